@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# sandlock build. Out of tree under $(BUILDDIR) (default build/):
+#   make                         libsandlock.so (soname libsandlock.so.0), libsandlock.a (the
+#                                internal archive the tests and the CLI link), sandlock, sandlock.pc
+#   make check                   unit tests (prove) and black-box tests (pytest)
+#   make SANITIZE=1              ASan + UBSan build (BUILDDIR defaults to build-asan)
+#   make WERROR=1                warnings are errors (CI)
+#   make install PREFIX=/usr/local DESTDIR=...
+#   make format-check            clang-format over the tree
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+VERSION := 0.1.0
+SOVERSION := 0
+
+ifeq ($(SANITIZE),1)
+BUILDDIR ?= build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILDDIR ?= build
+SANFLAGS :=
+endif
+
+CC ?= cc
+WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla \
+	-Wpointer-arith -Wundef -Wwrite-strings -Wmissing-declarations -Wno-unused-parameter \
+	-Wimplicit-fallthrough
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+HARDEN := -fstack-protector-strong -fstack-clash-protection
+ifneq ($(SANITIZE),1)
+HARDEN += -D_FORTIFY_SOURCE=2
+endif
+OPT ?= -O2 -g
+
+CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -Isrc/basic
+CFLAGS_ALL := -std=gnu17 $(OPT) $(WARNINGS) $(HARDEN) $(SANFLAGS) -fPIC -fvisibility=hidden \
+	-pthread $(CFLAGS)
+LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAGS)
+LIBS := -lseccomp
+
+LIB_SRCS := $(wildcard src/basic/*.c src/policy/*.c src/plan/*.c src/launch/*.c \
+	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/*.c)
+CLI_SRCS := $(wildcard cli/*.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/obj/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILDDIR)/obj/%.o)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILDDIR)/tests/%)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILDDIR)/bench/%)
+
+SHLIB := $(BUILDDIR)/libsandlock.so.$(VERSION)
+SONAME := libsandlock.so.$(SOVERSION)
+
+all: $(BUILDDIR)/libsandlock.a $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
+	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS)
+
+$(BUILDDIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILDDIR)/libsandlock.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHLIB): $(LIB_OBJS) src/libsandlock.sym
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libsandlock.sym \
+		$(LDFLAGS_ALL) -o $@ $(LIB_OBJS) $(LIBS)
+	ln -sf libsandlock.so.$(VERSION) $(BUILDDIR)/$(SONAME)
+	ln -sf $(SONAME) $(BUILDDIR)/libsandlock.so
+
+# The CLI uses the public header only; it links the archive statically so that starting it
+# does not load one more shared object (see docs/PERFORMANCE.md).
+$(BUILDDIR)/sandlock: $(CLI_OBJS) $(BUILDDIR)/libsandlock.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/libsandlock.a $(LIBS)
+
+$(BUILDDIR)/obj/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -Iinclude $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILDDIR)/examples/spawn: examples/spawn.c $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< -L$(BUILDDIR) -lsandlock \
+		-Wl,-rpath,'$$ORIGIN/..'
+
+$(BUILDDIR)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILDDIR)/libsandlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
+		$(BUILDDIR)/libsandlock.a $(LIBS)
+
+# Fuzz targets: built here with a main() that replays the corpus (tests run it); built with
+# libFuzzer by `make fuzz` (clang).
+$(BUILDDIR)/tests/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(BUILDDIR)/libsandlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) \
+		-DCORPUS_DIR=\"tests/fuzz/corpus/$*\" -o $@ $< tests/fuzz/replay.c \
+		$(BUILDDIR)/libsandlock.a $(LIBS)
+
+$(BUILDDIR)/bench/%: bench/%.c $(BUILDDIR)/libsandlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILDDIR)/libsandlock.a $(LIBS)
+
+$(BUILDDIR)/sandlock.pc: sandlock.pc.in
+	@mkdir -p $(BUILDDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+FUZZ_CC ?= clang
+fuzz: $(FUZZ_SRCS) $(LIB_SRCS)
+	@mkdir -p $(BUILDDIR)/libfuzzer
+	for f in $(FUZZ_SRCS); do \
+		$(FUZZ_CC) $(CPPFLAGS_ALL) -g -O1 -fsanitize=fuzzer,address,undefined \
+			-o $(BUILDDIR)/libfuzzer/$$(basename $$f .c) $$f $(LIB_SRCS) $(LIBS) -pthread \
+			|| exit 1; \
+	done
+
+check: all
+	tests/run --build $(BUILDDIR)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libsandlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsandlock.so
+	install -m 0644 include/sandlock.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 0755 $(BUILDDIR)/sandlock $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(BUILDDIR)/sandlock.pc $(DESTDIR)$(PKGCONFIGDIR)/
+
+format-check:
+	clang-format --dry-run --Werror $(LIB_SRCS) $(CLI_SRCS) include/sandlock.h
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all check install format-check clean fuzz
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cli: the `sandlock` program, one file per verb, on the public API only. Only the CLI prints
+ * and maps errors to exit codes (CLI.md).
+ */
+#pragma once
+
+#define EXIT_USAGE 2
+#define EXIT_POLICY 1
+#define EXIT_TIMEOUT 124
+#define EXIT_LAUNCH 127
+
+int verb_run(int argc, char **argv);
+int verb_check(int argc, char **argv);
+
+/* "sandlock: <message>" on stderr; returns @code. */
+int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

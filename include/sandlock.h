@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sandlock.h: the only public header of libsandlock, a rootless process sandbox for Linux
+ * (Landlock + seccomp-bpf + a seccomp user-notification supervisor).
+ *
+ * Conventions, for every function below:
+ *  - Functions return >= 0 on success and a negative errno on failure. The errno set a function
+ *    can return is listed on its declaration; nothing else is returned.
+ *  - Out-parameters named ret_* are written only on success; reterr (a sandlock_error_t **,
+ *    may be NULL) is written only on failure, with a new error object the caller frees with
+ *    sandlock_error_free().
+ *  - Handles are opaque. Every *_free() accepts NULL.
+ *  - The ABI holds no bool, enum or bitfield: flags and modes are uint32_t, so ctypes and cgo
+ *    see one layout. Option structs are size-versioned: set .size = sizeof(struct) first.
+ *  - The library never prints, exits or aborts, and every descriptor it opens is O_CLOEXEC.
+ *  - Threads: a policy must not be changed while another thread uses it; a sandbox handle may
+ *    be used from any thread (wait, kill, pause and resume are thread-safe).
+ */
+#ifndef SANDLOCK_H
+#define SANDLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SANDLOCK_VERSION_MAJOR 0
+#define SANDLOCK_VERSION_MINOR 1
+#define SANDLOCK_VERSION_MICRO 0
+
+typedef struct sandlock_error sandlock_error_t;
+typedef struct sandlock_policy sandlock_policy_t;
+typedef struct sandlock_sandbox sandlock_sandbox_t;
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+/* The negative errno the failing call returned. */
+int sandlock_error_code(const sandlock_error_t *err);
+/* A one-line human message, e.g. "fs_read: /nope: No such file or directory". Owned by @err. */
+const char *sandlock_error_message(const sandlock_error_t *err);
+/* The confinement step that failed in the child ("execve", "landlock_restrict_self", ...) when
+ * the error comes from the child's launch sequence, otherwise NULL. Owned by @err. */
+const char *sandlock_error_step(const sandlock_error_t *err);
+void sandlock_error_free(sandlock_error_t *err);
+
+/* ---- library and kernel ----------------------------------------------------------------- */
+
+/* "MAJOR.MINOR.MICRO" of the loaded library. Static storage. */
+const char *sandlock_version(void);
+
+/* The running kernel's Landlock ABI version (>= 1), or -EOPNOTSUPP when Landlock is missing
+ * or disabled. */
+int sandlock_landlock_abi_version(void);
+
+/* The Landlock ABI a sandbox with every protection strict (the default) needs: 6. */
+int sandlock_min_landlock_abi(void);
+
+/* Landlock protections, each with an ABI floor (sandlock_protection_abi_floor()). */
+#define SANDLOCK_PROTECTION_FS_REFER 0u                    /* ABI 2 */
+#define SANDLOCK_PROTECTION_FS_TRUNCATE 1u                 /* ABI 3 */
+#define SANDLOCK_PROTECTION_NET_TCP 2u                     /* ABI 4 */
+#define SANDLOCK_PROTECTION_FS_IOCTL_DEV 3u                /* ABI 5 */
+#define SANDLOCK_PROTECTION_SIGNAL_SCOPE 4u                /* ABI 6 */
+#define SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE 5u  /* ABI 6 */
+#define SANDLOCK_PROTECTION_COUNT 6u
+
+/* What the policy asks of a protection (sandlock_policy_set_protection). */
+#define SANDLOCK_PROTECTION_STRICT 0u   /* enforce; refuse to start where the kernel lacks it */
+#define SANDLOCK_PROTECTION_DEGRADED 1u /* enforce where available, skip where not */
+#define SANDLOCK_PROTECTION_DISABLED 2u /* never enforce */
+
+/* What a protection resolves to on this kernel (sandlock_policy_protection_status). */
+#define SANDLOCK_STATUS_ACTIVE 0u      /* enforced */
+#define SANDLOCK_STATUS_DEGRADED 1u    /* allowed to degrade, and this kernel lacks it */
+#define SANDLOCK_STATUS_DISABLED 2u    /* disabled by the policy */
+#define SANDLOCK_STATUS_UNAVAILABLE 3u /* strict, and this kernel lacks it: spawning fails */
+
+/* The protection's name in the kernel-doc form ("FsRefer", ...) or NULL for an unknown value.
+ * sandlock_protection_from_name() also accepts the CLI form ("fs-refer").
+ * Returns the protection (>= 0) or -EINVAL. */
+const char *sandlock_protection_name(uint32_t protection);
+int sandlock_protection_from_name(const char *name);
+/* The minimum Landlock ABI of @protection, or -EINVAL. */
+int sandlock_protection_abi_floor(uint32_t protection);
+
+/* ---- policy ----------------------------------------------------------------------------- */
+
+/* A new empty policy: no filesystem access, no network, the default seccomp blocklist, every
+ * protection strict, supervised. Errors: -ENOMEM. */
+int sandlock_policy_new(sandlock_policy_t **ret_policy);
+void sandlock_policy_free(sandlock_policy_t *policy);
+
+/* Grant read + execute (recursive for a directory) / read + write on @path. Copies @path. The
+ * path must be absolute or is made absolute against the caller's cwd; it is opened when the
+ * sandbox is spawned, and a missing path is then an error naming it.
+ * Errors: -EINVAL (NULL or empty path), -ENOMEM. */
+int sandlock_policy_add_fs_read(sandlock_policy_t *policy, const char *path);
+int sandlock_policy_add_fs_write(sandlock_policy_t *policy, const char *path);
+
+/* Set @name=@value in the child's environment (after clean_env); a later call for the same
+ * name wins. Copies both. Errors: -EINVAL (empty name, or a name holding '=' or NUL), -ENOMEM. */
+int sandlock_policy_set_env(sandlock_policy_t *policy, const char *name, const char *value);
+/* Start the child's environment from PATH, HOME, USER, TERM and LANG only. */
+int sandlock_policy_set_clean_env(sandlock_policy_t *policy, uint32_t enable);
+/* The child's working directory. Copies @path; NULL unsets. Errors: -EINVAL, -ENOMEM. */
+int sandlock_policy_set_cwd(sandlock_policy_t *policy, const char *path);
+/* RLIMIT_NOFILE (soft and hard) of the child, clamped to the limits the caller holds.
+ * Errors: -EINVAL (0). */
+int sandlock_policy_set_max_open_files(sandlock_policy_t *policy, uint64_t limit);
+/* RLIMIT_CORE = 0 (no core dumps), survives execve. */
+int sandlock_policy_set_no_coredump(sandlock_policy_t *policy, uint32_t enable);
+/* PR_SET_THP_DISABLE for the child and its descendants. */
+int sandlock_policy_set_no_huge_pages(sandlock_policy_t *policy, uint32_t enable);
+/* personality(ADDR_NO_RANDOMIZE) for the child and its descendants. */
+int sandlock_policy_set_no_randomize_memory(sandlock_policy_t *policy, uint32_t enable);
+/* Pin the child to this CPU (repeatable). Errors: -EINVAL (core >= CPU_SETSIZE). */
+int sandlock_policy_add_cpu_core(sandlock_policy_t *policy, uint32_t core);
+/* Sandbox name and the child's virtual hostname: at most 64 bytes, no '/', not "." or "..".
+ * Copies @name; NULL restores the default "sandbox-<pid>". Errors: -EINVAL, -ENOMEM. */
+int sandlock_policy_set_name(sandlock_policy_t *policy, const char *name,
+			     sandlock_error_t **reterr);
+/* Run without the user-notification supervisor: Landlock + a kernel-only deny filter. */
+int sandlock_policy_set_no_supervisor(sandlock_policy_t *policy, uint32_t enable);
+/* Block a syscall or a group ("sysv_ipc") on top of the default blocklist; re-allow a group
+ * of the default blocklist. Copies @name; checked when the sandbox is spawned (unknown names,
+ * a group both allowed and denied, a denied member of an allowed group are errors).
+ * Errors: -EINVAL (NULL or empty), -ENOMEM. */
+int sandlock_policy_add_extra_deny_syscall(sandlock_policy_t *policy, const char *name);
+int sandlock_policy_add_extra_allow_syscall(sandlock_policy_t *policy, const char *group);
+/* Set a protection's mode (SANDLOCK_PROTECTION_STRICT|DEGRADED|DISABLED); last call wins.
+ * Errors: -EINVAL. */
+int sandlock_policy_set_protection(sandlock_policy_t *policy, uint32_t protection,
+				   uint32_t mode);
+/* The resolved status (SANDLOCK_STATUS_*) of @protection under @policy on this kernel.
+ * Errors: -EINVAL. */
+int sandlock_policy_protection_status(const sandlock_policy_t *policy, uint32_t protection);
+
+/* Check the policy as spawn would (names, paths, protections against this kernel) without
+ * running anything. Errors: -EINVAL, -ENOENT (a grant path), -EOPNOTSUPP (a strict protection
+ * or Landlock missing), -ENOMEM, others from opening grant paths. */
+int sandlock_policy_check(const sandlock_policy_t *policy, sandlock_error_t **reterr);
+
+/* Apply the policy's Landlock filesystem rules to the calling thread in place (and threads it
+ * creates later), with no fork and no exec; sets NO_NEW_PRIVS. Irreversible. A policy with
+ * anything but filesystem grants and protection modes set is rejected with -EINVAL.
+ * Errors: -EINVAL, -ENOENT, -EOPNOTSUPP, -ENOMEM, -EPERM. */
+int sandlock_confine(const sandlock_policy_t *policy, sandlock_error_t **reterr);
+
+/* ---- spawning --------------------------------------------------------------------------- */
+
+#define SANDLOCK_STDIO_INHERIT 0u /* the caller's descriptor */
+#define SANDLOCK_STDIO_NULL 1u    /* /dev/null */
+#define SANDLOCK_STDIO_PIPE 2u    /* stdin: a pipe the caller writes (sandlock_sandbox_stdin_fd);
+				   * stdout/stderr: captured (sandlock_sandbox_stdout/stderr) */
+#define SANDLOCK_STDIO_FD 3u      /* the descriptor in stdin_fd/stdout_fd/stderr_fd (dup'ed) */
+
+#define SANDLOCK_SPAWN_INTERACTIVE (1u << 0) /* make the sandbox the terminal's foreground
+					      * process group, give the terminal back after */
+#define SANDLOCK_SPAWN_PARKED (1u << 1)      /* stop between confinement and exec until
+					      * sandlock_sandbox_start() */
+
+typedef struct sandlock_spawn_opts {
+	uint64_t size; /* sizeof(sandlock_spawn_opts_t) */
+	uint32_t flags;
+	uint32_t stdin_mode, stdout_mode, stderr_mode;
+	int32_t stdin_fd, stdout_fd, stderr_fd;
+	uint32_t reserved;
+	uint64_t timeout_ms; /* 0 = none: kill the whole sandbox after this long */
+} sandlock_spawn_opts_t;
+
+/* Spawn @argv[0] (PATH search in the child's environment) confined by @policy. @argv is a
+ * NULL-terminated vector, copied. @opts may be NULL (everything inherited, no timeout).
+ * Returns when the command is running (exec succeeded), or when it is parked.
+ * Errors: -EINVAL (bad policy or options), -ENOENT/-EACCES/-ENOEXEC/... (the child's step
+ * failed; sandlock_error_step() names it), -EOPNOTSUPP (a protection this kernel lacks),
+ * -EBUSY (a supervised sandbox inside another supervised sandbox), -ENOMEM, -EAGAIN. */
+int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
+		   const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,
+		   sandlock_error_t **reterr);
+
+/* Let a parked sandbox exec. Errors as sandlock_spawn; -EALREADY if not parked. */
+int sandlock_sandbox_start(sandlock_sandbox_t *sandbox, sandlock_error_t **reterr);
+
+/* Wait for the sandbox to end: its command exited and the rest of it is gone, captured output
+ * is complete. @timeout_ms < 0 waits forever. Errors: -ETIMEDOUT. */
+int sandlock_sandbox_wait(sandlock_sandbox_t *sandbox, int64_t timeout_ms);
+
+/* A descriptor that becomes readable when the sandbox has ended (for poll/epoll loops). Owned
+ * by the sandbox. */
+int sandlock_sandbox_done_fd(const sandlock_sandbox_t *sandbox);
+
+/* Signal every process of the sandbox (every process group it created). kill is SIGKILL;
+ * pause/resume are SIGSTOP/SIGCONT. Errors: -ESRCH (the sandbox has ended), -EINVAL. */
+int sandlock_sandbox_signal(sandlock_sandbox_t *sandbox, int32_t signo);
+int sandlock_sandbox_kill(sandlock_sandbox_t *sandbox);
+int sandlock_sandbox_pause(sandlock_sandbox_t *sandbox);
+int sandlock_sandbox_resume(sandlock_sandbox_t *sandbox);
+
+/* The command's pid (in the caller's pid namespace). */
+int32_t sandlock_sandbox_pid(const sandlock_sandbox_t *sandbox);
+/* The sandbox's name (its virtual hostname). Owned by the sandbox. */
+const char *sandlock_sandbox_name(const sandlock_sandbox_t *sandbox);
+/* The write end of the child's stdin with SANDLOCK_STDIO_PIPE, else -EBADF. Owned by the
+ * sandbox until sandlock_sandbox_close_stdin(). */
+int sandlock_sandbox_stdin_fd(const sandlock_sandbox_t *sandbox);
+int sandlock_sandbox_close_stdin(sandlock_sandbox_t *sandbox);
+
+/* ---- outcome (valid once sandlock_sandbox_wait() returned 0) ---------------------------- */
+
+#define SANDLOCK_EXIT_RUNNING 0u /* not ended yet */
+#define SANDLOCK_EXIT_CODE 1u    /* exited with sandlock_sandbox_exit_code() */
+#define SANDLOCK_EXIT_SIGNAL 2u  /* killed by sandlock_sandbox_exit_signal() */
+#define SANDLOCK_EXIT_TIMEOUT 3u /* killed because timeout_ms expired */
+
+uint32_t sandlock_sandbox_exit_kind(const sandlock_sandbox_t *sandbox);
+int32_t sandlock_sandbox_exit_code(const sandlock_sandbox_t *sandbox);
+int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sandbox);
+/* Captured bytes (SANDLOCK_STDIO_PIPE), owned by the sandbox; *ret_len gets the length. NULL
+ * with length 0 when nothing was captured. */
+const uint8_t *sandlock_sandbox_stdout(const sandlock_sandbox_t *sandbox, size_t *ret_len);
+const uint8_t *sandlock_sandbox_stderr(const sandlock_sandbox_t *sandbox, size_t *ret_len);
+
+/* Kill the sandbox if it still runs, wait for it, release everything. */
+void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * api-policy: the exported policy setters and protection queries. Each validates its arguments,
+ * stores a copy in the policy object and returns a documented errno; nothing else is exported
+ * from here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "macro.h"
+#include "policy/policy.h"
+#include "strv.h"
+
+_public_ int sandlock_policy_new(sandlock_policy_t **ret_policy)
+{
+	if (!ret_policy)
+		return -EINVAL;
+	struct sandlock_policy *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*ret_policy = p;
+	return 0;
+}
+
+_public_ void sandlock_policy_free(sandlock_policy_t *p)
+{
+	if (!p)
+		return;
+	strv_free(p->fs_read);
+	strv_free(p->fs_write);
+	strv_free(p->env);
+	strv_free(p->extra_deny);
+	strv_free(p->extra_allow);
+	free(p->cwd);
+	free(p->name);
+	free(p);
+}
+
+static int add_nonempty(char ***v, const char *s)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	return strv_extend(v, s);
+}
+
+_public_ int sandlock_policy_add_fs_read(sandlock_policy_t *p, const char *path)
+{
+	return p ? add_nonempty(&p->fs_read, path) : -EINVAL;
+}
+
+_public_ int sandlock_policy_add_fs_write(sandlock_policy_t *p, const char *path)
+{
+	return p ? add_nonempty(&p->fs_write, path) : -EINVAL;
+}
+
+_public_ int sandlock_policy_set_env(sandlock_policy_t *p, const char *name, const char *value)
+{
+	if (!p || !name || !*name || strchr(name, '=') || !value)
+		return -EINVAL;
+	return policy_set_env(p, name, value);
+}
+
+static int set_path(char **slot, const char *path)
+{
+	char *c = NULL;
+
+	if (path) {
+		if (!*path)
+			return -EINVAL;
+		c = strdup(path);
+		if (!c)
+			return -ENOMEM;
+	}
+	free(*slot);
+	*slot = c;
+	return 0;
+}
+
+_public_ int sandlock_policy_set_cwd(sandlock_policy_t *p, const char *path)
+{
+	return p ? set_path(&p->cwd, path) : -EINVAL;
+}
+
+#define DEFINE_FLAG_SETTER(field)                                                               \
+	_public_ int sandlock_policy_set_##field(sandlock_policy_t *p, uint32_t enable)         \
+	{                                                                                       \
+		if (!p)                                                                         \
+			return -EINVAL;                                                         \
+		p->field = !!enable;                                                            \
+		return 0;                                                                       \
+	}
+
+DEFINE_FLAG_SETTER(clean_env)
+DEFINE_FLAG_SETTER(no_coredump)
+DEFINE_FLAG_SETTER(no_huge_pages)
+DEFINE_FLAG_SETTER(no_randomize_memory)
+DEFINE_FLAG_SETTER(no_supervisor)
+
+_public_ int sandlock_policy_set_max_open_files(sandlock_policy_t *p, uint64_t limit)
+{
+	if (!p || limit == 0)
+		return -EINVAL;
+	p->max_open_files = limit;
+	return 0;
+}
+
+_public_ int sandlock_policy_add_cpu_core(sandlock_policy_t *p, uint32_t core)
+{
+	if (!p || core >= CPU_SETSIZE)
+		return -EINVAL;
+	if (!p->has_cpu_cores)
+		CPU_ZERO(&p->cpu_cores);
+	p->has_cpu_cores = 1;
+	CPU_SET(core, &p->cpu_cores);
+	return 0;
+}
+
+_public_ int sandlock_policy_set_name(sandlock_policy_t *p, const char *name,
+				      sandlock_error_t **reterr)
+{
+	if (!p)
+		return -EINVAL;
+	if (name) {
+		int r = policy_check_name(name, reterr);
+		if (r < 0)
+			return r;
+	}
+	return set_path(&p->name, name);
+}
+
+_public_ int sandlock_policy_add_extra_deny_syscall(sandlock_policy_t *p, const char *name)
+{
+	return p ? add_nonempty(&p->extra_deny, name) : -EINVAL;
+}
+
+_public_ int sandlock_policy_add_extra_allow_syscall(sandlock_policy_t *p, const char *group)
+{
+	return p ? add_nonempty(&p->extra_allow, group) : -EINVAL;
+}
+
+_public_ int sandlock_policy_set_protection(sandlock_policy_t *p, uint32_t protection,
+					    uint32_t mode)
+{
+	if (!p || protection >= SANDLOCK_PROTECTION_COUNT || mode > SANDLOCK_PROTECTION_DISABLED)
+		return -EINVAL;
+	p->protection[protection] = (uint8_t)mode;
+	return 0;
+}
+
+_public_ const char *sandlock_protection_name(uint32_t protection)
+{
+	return protection < SANDLOCK_PROTECTION_COUNT ? protection_table[protection].name : NULL;
+}
+
+_public_ int sandlock_protection_from_name(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		if (strcmp(name, protection_table[i].name) == 0 ||
+		    strcmp(name, protection_table[i].cli_name) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+_public_ int sandlock_protection_abi_floor(uint32_t protection)
+{
+	return protection < SANDLOCK_PROTECTION_COUNT ? protection_table[protection].abi_floor
+						      : -EINVAL;
+}
+

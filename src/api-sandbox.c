@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * api-sandbox: the exported spawn and sandbox functions. Each validates its arguments, calls
+ * sandbox/ and returns a documented errno.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "macro.h"
+#include "sandbox/sandbox.h"
+
+_public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
+			    const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,
+			    sandlock_error_t **reterr)
+{
+	if (!policy || !argv || !ret_sandbox)
+		return error_set(reterr, -EINVAL, "sandlock_spawn: NULL argument");
+	if (opts && opts->size < sizeof(uint64_t) + 4 * sizeof(uint32_t))
+		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->size too small");
+	return sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
+}
+
+_public_ int sandlock_sandbox_start(sandlock_sandbox_t *sb, sandlock_error_t **reterr)
+{
+	if (!sb)
+		return error_set(reterr, -EINVAL, "sandlock_sandbox_start: NULL sandbox");
+	return sandbox_start(sb, reterr);
+}
+
+_public_ int sandlock_sandbox_wait(sandlock_sandbox_t *sb, int64_t timeout_ms)
+{
+	return sb ? sandbox_wait(sb, timeout_ms) : -EINVAL;
+}
+
+_public_ int sandlock_sandbox_done_fd(const sandlock_sandbox_t *sb)
+{
+	return sb ? sb->done_efd : -EINVAL;
+}
+
+_public_ int sandlock_sandbox_signal(sandlock_sandbox_t *sb, int32_t signo)
+{
+	if (!sb || signo <= 0 || signo >= _NSIG)
+		return -EINVAL;
+	int r = sandbox_signal(sb, signo);
+	return r == -ESRCH || r == -EINVAL ? r : r < 0 ? -ESRCH : 0;
+}
+
+_public_ int sandlock_sandbox_kill(sandlock_sandbox_t *sb)
+{
+	return sandlock_sandbox_signal(sb, SIGKILL);
+}
+
+_public_ int sandlock_sandbox_pause(sandlock_sandbox_t *sb)
+{
+	return sandlock_sandbox_signal(sb, SIGSTOP);
+}
+
+_public_ int sandlock_sandbox_resume(sandlock_sandbox_t *sb)
+{
+	return sandlock_sandbox_signal(sb, SIGCONT);
+}
+
+_public_ int32_t sandlock_sandbox_pid(const sandlock_sandbox_t *sb)
+{
+	return sb ? sb->pid : -EINVAL;
+}
+
+_public_ const char *sandlock_sandbox_name(const sandlock_sandbox_t *sb)
+{
+	return sb ? sb->name : NULL;
+}
+
+_public_ int sandlock_sandbox_stdin_fd(const sandlock_sandbox_t *sb)
+{
+	return sb && sb->stdin_w >= 0 ? sb->stdin_w : -EBADF;
+}
+
+_public_ int sandlock_sandbox_close_stdin(sandlock_sandbox_t *sb)
+{
+	if (!sb || sb->stdin_w < 0)
+		return -EBADF;
+	int fd = sb->stdin_w;
+	sb->stdin_w = -1;
+	close(fd);
+	return 0;
+}
+
+_public_ uint32_t sandlock_sandbox_exit_kind(const sandlock_sandbox_t *sb)
+{
+	return sb && sb->ended ? sb->exit_kind : SANDLOCK_EXIT_RUNNING;
+}
+
+_public_ int32_t sandlock_sandbox_exit_code(const sandlock_sandbox_t *sb)
+{
+	return sb && sb->ended && sb->exit_kind == SANDLOCK_EXIT_CODE ? sb->exit_code : -1;
+}
+
+_public_ int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sb)
+{
+	if (!sb || !sb->ended)
+		return 0;
+	return sb->exit_kind == SANDLOCK_EXIT_SIGNAL || sb->exit_kind == SANDLOCK_EXIT_TIMEOUT
+		       ? sb->exit_signal
+		       : 0;
+}
+
+static const uint8_t *buffer_get(const struct sandlock_sandbox *sb, const struct buffer *b,
+				 size_t *ret_len)
+{
+	size_t len = sb->ended ? b->len : 0;
+
+	if (ret_len)
+		*ret_len = len;
+	return len ? b->data : NULL;
+}
+
+_public_ const uint8_t *sandlock_sandbox_stdout(const sandlock_sandbox_t *sb, size_t *ret_len)
+{
+	if (!sb) {
+		if (ret_len)
+			*ret_len = 0;
+		return NULL;
+	}
+	return buffer_get(sb, &sb->out, ret_len);
+}
+
+_public_ const uint8_t *sandlock_sandbox_stderr(const sandlock_sandbox_t *sb, size_t *ret_len)
+{
+	if (!sb) {
+		if (ret_len)
+			*ret_len = 0;
+		return NULL;
+	}
+	return buffer_get(sb, &sb->err, ret_len);
+}
+
+_public_ void sandlock_sandbox_free(sandlock_sandbox_t *sb)
+{
+	sandbox_free(sb);
+}

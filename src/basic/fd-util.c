@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fd-util: descriptor helpers. Nothing here knows about sandboxes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+
+int safe_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+	}
+	return -1;
+}
+
+void closep(int *fd)
+{
+	*fd = safe_close(*fd);
+}
+
+void close_pair(int pair[2])
+{
+	pair[0] = safe_close(pair[0]);
+	pair[1] = safe_close(pair[1]);
+}
+
+int read_full(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (k == 0)
+			return -EPIPE;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int write_full(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int fd_set_nonblock(int fd, int on)
+{
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0)
+		return negative_errno();
+	int nflags = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+	if (nflags != flags && fcntl(fd, F_SETFL, nflags) < 0)
+		return negative_errno();
+	return 0;
+}

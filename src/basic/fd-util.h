@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fd-util: descriptor helpers (close that keeps errno, cleanup attribute, pipes). No project
+ * types.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Close @fd if >= 0, keep errno, return -1 (so "fd = safe_close(fd)" resets it). */
+int safe_close(int fd);
+void closep(int *fd);
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+/* Close both ends of a pipe pair and reset them to -1. */
+void close_pair(int pair[2]);
+
+/* Read or write exactly @n bytes, retrying on EINTR and short transfers. Returns 0, -errno, or
+ * -EPIPE (read: end of file before @n bytes). */
+int read_full(int fd, void *buf, size_t n);
+int write_full(int fd, const void *buf, size_t n);
+
+/* Set or clear O_NONBLOCK. */
+int fd_set_nonblock(int fd, int on);

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * launch: the child's confinement sequence.
+ *
+ *   stdio -> signals -> setpgid -> PDEATHSIG -> process knobs -> chdir -> NO_NEW_PRIVS
+ *   -> landlock_restrict_self -> seccomp (+ listener) -> listener to the parent -> wait for "go"
+ *   -> close fds >= 3 -> rlimits -> execve (PATH search)
+ *
+ * Everything here runs in a child cloned from a possibly multi-threaded parent, so it uses raw
+ * syscalls only and touches no allocator, lock or stdio. The plan was built in the parent.
+ */
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "syscall-util.h"
+
+static const char *const step_names[_LAUNCH_STEP_MAX] = {
+	[LAUNCH_STEP_STDIO] = "dup2",
+	[LAUNCH_STEP_SIGNALS] = "rt_sigaction",
+	[LAUNCH_STEP_SETPGID] = "setpgid",
+	[LAUNCH_STEP_PDEATHSIG] = "prctl(PR_SET_PDEATHSIG)",
+	[LAUNCH_STEP_PERSONALITY] = "personality(ADDR_NO_RANDOMIZE)",
+	[LAUNCH_STEP_THP] = "prctl(PR_SET_THP_DISABLE)",
+	[LAUNCH_STEP_COREDUMP] = "setrlimit(RLIMIT_CORE)",
+	[LAUNCH_STEP_AFFINITY] = "sched_setaffinity",
+	[LAUNCH_STEP_CHDIR] = "chdir",
+	[LAUNCH_STEP_NO_NEW_PRIVS] = "prctl(PR_SET_NO_NEW_PRIVS)",
+	[LAUNCH_STEP_LANDLOCK] = "landlock_restrict_self",
+	[LAUNCH_STEP_SECCOMP] = "seccomp",
+	[LAUNCH_STEP_SEND_LISTENER] = "sendmsg(listener)",
+	[LAUNCH_STEP_WAIT] = "wait for start",
+	[LAUNCH_STEP_CLOSE_FDS] = "close_range",
+	[LAUNCH_STEP_RLIMIT] = "setrlimit(RLIMIT_NOFILE)",
+	[LAUNCH_STEP_EXECVE] = "execve",
+};
+
+const char *launch_step_name(int step)
+{
+	if (step < 0 || step >= _LAUNCH_STEP_MAX)
+		return "launch";
+	return step_names[step];
+}
+
+static _noreturn_ void child_exit(int code)
+{
+	for (;;)
+		syscall(SYS_exit_group, code);
+}
+
+static _noreturn_ void fail(const struct launch_io *io, int step, int err)
+{
+	struct launch_report rep = { .step = step, .err = err };
+
+	(void)!syscall(SYS_write, io->errpipe, &rep, sizeof(rep));
+	child_exit(127);
+}
+
+/* The kernel's sigaction layout (not glibc's). */
+struct k_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+static int reset_signals(void)
+{
+	/* The parent thread blocks every signal, so nothing runs a handler of the parent in
+	 * here. Handlers are reset by execve anyway; SIG_IGN is not, and a host such as Python
+	 * ignores SIGPIPE and SIGXFSZ, which a command expects at their defaults (as
+	 * subprocess's restore_signals does). Other dispositions stay inherited, so "nohup
+	 * sandlock run ..." keeps its meaning. */
+	static const int restore[] = { SIGPIPE, SIGXFSZ };
+	struct k_sigaction sa = { .handler = SIG_DFL };
+
+	for (size_t i = 0; i < ELEMENTSOF(restore); i++)
+		if (syscall(SYS_rt_sigaction, restore[i], &sa, NULL, sizeof(uint64_t)) < 0)
+			return -1;
+	return 0;
+}
+
+static void apply_knobs(const struct plan *plan, const struct launch_io *io)
+{
+	if (plan->no_randomize_memory) {
+		/* Before the filter: personality(2) is on the default blocklist. The persona
+		 * survives execve. */
+		long cur = syscall(SYS_personality, 0xffffffffUL);
+		if (cur < 0 || syscall(SYS_personality, (unsigned long)cur | ADDR_NO_RANDOMIZE) < 0)
+			fail(io, LAUNCH_STEP_PERSONALITY, errno);
+	}
+	if (plan->no_huge_pages && syscall(SYS_prctl, PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
+		fail(io, LAUNCH_STEP_THP, errno);
+	if (plan->no_coredump) {
+		/* RLIMIT_CORE, not PR_SET_DUMPABLE: execve resets the dumpable flag of the new
+		 * program's mm, while rlimits survive it. */
+		struct rlimit rl = { 0, 0 };
+		if (syscall(SYS_prlimit64, 0, RLIMIT_CORE, &rl, NULL) < 0)
+			fail(io, LAUNCH_STEP_COREDUMP, errno);
+	}
+	if (plan->has_cpus &&
+	    syscall(SYS_sched_setaffinity, 0, sizeof(plan->cpus), &plan->cpus) < 0)
+		fail(io, LAUNCH_STEP_AFFINITY, errno);
+}
+
+static int install_filter(const struct plan *plan)
+{
+	unsigned flags = 0;
+	int r;
+
+	if (plan->supervised)
+		flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	r = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, (void *)&plan->prog);
+	if (r < 0 && errno == EINVAL && (flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)) {
+		/* Before 5.19: a signal can interrupt a trapped syscall that the supervisor is
+		 * answering; handlers then see the notification vanish (ID_VALID fails). */
+		flags &= ~SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+		r = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, (void *)&plan->prog);
+	}
+	return r;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char dummy = 'L';
+	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+
+	memset(u.buf, 0, sizeof(u.buf));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return syscall(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static _noreturn_ void exec_command(const struct plan *plan, const struct launch_io *io)
+{
+	int seen_eacces = 0;
+
+	/* The PATH search of execvp(3): skip what is not there, remember a denied candidate,
+	 * stop at any other error, and hand a file without a binary format to /bin/sh. */
+	for (size_t i = 0; plan->exec_paths[i]; i++) {
+		syscall(SYS_execve, plan->exec_paths[i], plan->argv, plan->envp);
+		int err = errno;
+		switch (err) {
+		case ENOEXEC:
+			plan->sh_argv[1] = plan->exec_paths[i];
+			syscall(SYS_execve, "/bin/sh", plan->sh_argv, plan->envp);
+			fail(io, LAUNCH_STEP_EXECVE, ENOEXEC);
+		case EACCES:
+			seen_eacces = 1;
+			break;
+		case ENOENT:
+		case ENOTDIR:
+		case ESTALE:
+		case ENODEV:
+		case ETIMEDOUT:
+			break;
+		default:
+			fail(io, LAUNCH_STEP_EXECVE, err);
+		}
+	}
+	fail(io, LAUNCH_STEP_EXECVE, seen_eacces ? EACCES : ENOENT);
+}
+
+_noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io)
+{
+	for (int i = 0; i < 3; i++)
+		if (io->stdio[i] >= 0 && syscall(SYS_dup3, io->stdio[i], i, 0) < 0)
+			fail(io, LAUNCH_STEP_STDIO, errno);
+	if (reset_signals() < 0)
+		fail(io, LAUNCH_STEP_SIGNALS, errno);
+	if (syscall(SYS_setpgid, 0, 0) < 0)
+		fail(io, LAUNCH_STEP_SETPGID, errno);
+	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(io, LAUNCH_STEP_PDEATHSIG, errno);
+	if (syscall(SYS_getppid) != io->parent) /* the parent died before PDEATHSIG was set */
+		child_exit(127);
+	apply_knobs(plan, io);
+	if (plan->cwd && syscall(SYS_chdir, plan->cwd) < 0)
+		fail(io, LAUNCH_STEP_CHDIR, errno);
+	/* Before the filter: seccomp needs it unprivileged, and it keeps a setuid binary from
+	 * gaining what the policy never granted. */
+	if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(io, LAUNCH_STEP_NO_NEW_PRIVS, errno);
+	if (sys_landlock_restrict_self(plan->ruleset_fd, 0) < 0)
+		fail(io, LAUNCH_STEP_LANDLOCK, errno);
+
+	int listener = install_filter(plan);
+	if (listener < 0)
+		fail(io, LAUNCH_STEP_SECCOMP, errno);
+	if (plan->supervised) {
+		if (send_fd(io->sock, listener) < 0)
+			fail(io, LAUNCH_STEP_SEND_LISTENER, errno);
+		syscall(SYS_close, listener); /* the listener never stays in the child */
+	}
+
+	char go;
+	if (syscall(SYS_read, io->sock, &go, 1) != 1)
+		child_exit(127); /* the parent gave up on this sandbox */
+
+	/* Descriptors inherited from the parent were opened before confinement, and the kernel
+	 * would keep honouring them whatever Landlock says: close them all. The error pipe is
+	 * O_CLOEXEC and goes at execve. */
+	if ((io->errpipe > 3 && sys_close_range(3, (unsigned)io->errpipe - 1, 0) < 0) ||
+	    sys_close_range((unsigned)io->errpipe + 1, ~0U, 0) < 0)
+		fail(io, LAUNCH_STEP_CLOSE_FDS, errno);
+	if (plan->has_nofile) {
+		struct rlimit rl = { plan->nofile, plan->nofile };
+		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL) < 0)
+			fail(io, LAUNCH_STEP_RLIMIT, errno);
+	}
+	uint64_t none = 0;
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none)) < 0)
+		fail(io, LAUNCH_STEP_SIGNALS, errno);
+	exec_command(plan, io);
+}

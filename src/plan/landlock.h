@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan/landlock: the Landlock half of the plan. Probes the ABI and builds a ruleset fd in the
+ * parent (rule paths are opened here, so a missing path is reported before anything runs); the
+ * child only calls landlock_restrict_self() on the inherited fd.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "error.h"
+#include "policy/policy.h"
+
+/* The kernel's Landlock ABI (cached), or -EOPNOTSUPP. */
+int landlock_abi(void);
+
+/* Build the ruleset for @p under the resolved protection @status. @fs_only leaves out the network
+ * and IPC-scope parts (sandlock_confine). Returns the ruleset fd (O_CLOEXEC) or -errno. */
+int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
+			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int fs_only,
+			   struct sandlock_error **reterr);
+
+/* The access masks used for a read or a write grant under @handled (exposed for unit tests). */
+uint64_t landlock_fs_handled(int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT]);
+uint64_t landlock_read_access(uint64_t handled, int is_dir);
+uint64_t landlock_write_access(uint64_t handled, int is_dir);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan: policy -> plan. All allocation and every check that can fail happen here, in the
+ * parent. The child (launch/) reads the plan and never allocates.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "landlock.h"
+#include "plan.h"
+#include "seccomp.h"
+#include "strv.h"
+#include "supervisor/dispatch.h"
+
+extern char **environ;
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+char **plan_build_env(const struct sandlock_policy *p, char *const *environ_)
+{
+	static const char *const clean_keep[] = { "PATH", "HOME", "USER", "TERM", "LANG" };
+	_cleanup_strv_free_ char **env = NULL;
+
+	if (p->clean_env) {
+		for (size_t i = 0; i < ELEMENTSOF(clean_keep); i++) {
+			const char *v = strv_env_get(environ_, clean_keep[i]);
+			if (v && strv_env_set(&env, clean_keep[i], v) < 0)
+				return NULL;
+		}
+	} else if (environ_ && !(env = strv_copy(environ_)))
+		return NULL;
+
+	for (size_t i = 0; p->env && p->env[i]; i++) {
+		const char *eq = strchr(p->env[i], '=');
+		_cleanup_free_ char *name = strndup(p->env[i], (size_t)(eq - p->env[i]));
+		if (!name || strv_env_set(&env, name, eq + 1) < 0)
+			return NULL;
+	}
+	if (!env)
+		env = calloc(1, sizeof(char *));
+	return TAKE_PTR(env);
+}
+
+char **plan_exec_paths(const char *cmd, const char *path)
+{
+	_cleanup_strv_free_ char **v = NULL;
+
+	if (strchr(cmd, '/')) {
+		if (strv_extend(&v, cmd) < 0)
+			return NULL;
+		return TAKE_PTR(v);
+	}
+	if (!path)
+		path = DEFAULT_PATH;
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dlen = (size_t)(end - p);
+		char *full = malloc(dlen + strlen(cmd) + 2);
+		if (!full)
+			return NULL;
+		if (dlen == 0) /* an empty element is the current directory */
+			strcpy(full, cmd);
+		else
+			sprintf(full, "%.*s/%s", (int)dlen, p, cmd);
+		if (strv_push(&v, full) < 0) {
+			free(full);
+			return NULL;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	if (!v)
+		v = calloc(1, sizeof(char *));
+	return TAKE_PTR(v);
+}
+
+static char **build_sh_argv(char *const *argv)
+{
+	size_t n = strv_length(argv);
+	char **v = calloc(n + 2, sizeof(char *));
+
+	if (!v)
+		return NULL;
+	/* v[1] is the candidate path, filled in by the child; it points into exec_paths. */
+	v[0] = (char *)"/bin/sh";
+	for (size_t i = 1; i < n; i++)
+		v[i + 1] = argv[i];
+	return v;
+}
+
+static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan,
+			      struct sandlock_error **reterr)
+{
+	if (p->max_open_files) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return error_set(reterr, negative_errno(), "getrlimit: %s",
+					 strerror(errno));
+		/* An upper bound, never a grant: clamp to what sandlock itself holds. */
+		plan->has_nofile = 1;
+		plan->nofile = MIN(p->max_open_files, MIN(rl.rlim_cur, rl.rlim_max));
+	}
+	plan->no_coredump = p->no_coredump;
+	plan->no_huge_pages = p->no_huge_pages;
+	plan->no_randomize_memory = p->no_randomize_memory;
+	plan->has_cpus = p->has_cpu_cores;
+	plan->cpus = p->cpu_cores;
+	if (p->cwd && !(plan->cwd = strdup(p->cwd)))
+		return -ENOMEM;
+	if (p->name && !(plan->name = strdup(p->name)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int plan_command(const struct sandlock_policy *p, const char *const *argv,
+			struct plan *plan, struct sandlock_error **reterr)
+{
+	if (!argv || !argv[0])
+		return error_set(reterr, -EINVAL, "no command to run");
+	if (!argv[0][0])
+		return error_set(reterr, -ENOENT, "the command name is empty");
+
+	plan->argv = strv_copy((char *const *)argv);
+	plan->envp = plan->argv ? plan_build_env(p, environ) : NULL;
+	plan->exec_paths = plan->envp ? plan_exec_paths(argv[0], strv_env_get(plan->envp, "PATH"))
+				      : NULL;
+	plan->sh_argv = plan->exec_paths ? build_sh_argv(plan->argv) : NULL;
+	if (!plan->sh_argv)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
+	       struct sandlock_error **reterr)
+{
+	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor };
+	int traps[64];
+	int r;
+
+	plan.abi = landlock_abi();
+	if (plan.abi < 0)
+		return error_set(reterr, -EOPNOTSUPP,
+				 "Landlock is not available on this kernel (needs Linux 5.13 with "
+				 "landlock in the lsm= list)");
+	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
+	if (r < 0)
+		return r;
+	/* Refuse what only the supervisor can enforce, naming it. */
+	if (p->no_supervisor && p->name)
+		return error_set(reterr, -EINVAL,
+				 "no_supervisor: cannot enforce name (the virtual hostname needs "
+				 "the supervisor)");
+
+	r = plan_command(p, argv, &plan, reterr);
+	if (r == 0)
+		r = plan_process_knobs(p, &plan, reterr);
+	if (r == 0) {
+		size_t n = plan.supervised ? dispatch_trap_set(p, traps, ELEMENTSOF(traps)) : 0;
+		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
+	}
+	if (r == 0) {
+		r = landlock_ruleset_build(p, plan.abi, plan.status, 0, reterr);
+		if (r >= 0) {
+			plan.ruleset_fd = r;
+			r = 0;
+		}
+	}
+	if (r < 0) {
+		plan_done(&plan);
+		return r == -ENOMEM ? error_set(reterr, r, "out of memory") : r;
+	}
+	*ret = plan;
+	return 0;
+}
+
+void plan_done(struct plan *plan)
+{
+	plan->ruleset_fd = safe_close(plan->ruleset_fd);
+	seccomp_program_done(&plan->prog);
+	free(plan->sh_argv); /* its strings belong to argv and exec_paths */
+	plan->sh_argv = NULL;
+	plan->argv = strv_free(plan->argv);
+	plan->envp = strv_free(plan->envp);
+	plan->exec_paths = strv_free(plan->exec_paths);
+	free(plan->cwd);
+	plan->cwd = NULL;
+	free(plan->name);
+	plan->name = NULL;
+}

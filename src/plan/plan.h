@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan: a policy turned into everything the child needs, built in the parent before fork so
+ * that the child only makes async-signal-safe syscalls: the Landlock ruleset fd, the BPF program,
+ * argv/envp, the exec candidates of the PATH search, the resolved rlimits and CPU set.
+ */
+#pragma once
+
+#include <linux/filter.h>
+#include <sched.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy/policy.h"
+
+struct plan {
+	int ruleset_fd;
+	struct sock_fprog prog;
+	int supervised;
+	int abi;
+	uint32_t status[SANDLOCK_PROTECTION_COUNT];
+
+	char **argv;
+	char **envp;
+	char **exec_paths; /* the PATH search, in order; argv[0] itself when it holds a '/' */
+	char **sh_argv;    /* "/bin/sh" <path> argv[1..]: the ENOEXEC fallback of execvp */
+	char *cwd;
+
+	int has_nofile;
+	uint64_t nofile;
+	int no_coredump;
+	int no_huge_pages;
+	int no_randomize_memory;
+	int has_cpus;
+	cpu_set_t cpus;
+	char *name; /* NULL: "sandbox-<pid>" once the pid is known */
+};
+
+/* Everything that can fail or allocate. On failure nothing is left open. */
+int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
+	       struct sandlock_error **reterr);
+void plan_done(struct plan *plan);
+
+/* The envp the child gets under @p, built from @environ (exposed for unit tests). */
+char **plan_build_env(const struct sandlock_policy *p, char *const *environ_);
+/* The exec candidates of @cmd under the PATH value @path (NULL: the default search path). */
+char **plan_exec_paths(const char *cmd, const char *path);

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan/seccomp: blocklist, argument filters and trap set compiled with libseccomp into a BPF
+ * program held in memory. Runs in the parent only.
+ */
+#include <errno.h>
+#include <linux/sockios.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "seccomp.h"
+#include "strv.h"
+
+const char *const seccomp_default_blocklist[] = {
+	"mount", "umount2", "pivot_root", "swapon", "swapoff", "reboot", "sethostname",
+	"setdomainname", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+	"delete_module", "unshare", "setns", "perf_event_open", "bpf", "userfaultfd", "keyctl",
+	"add_key", "request_key", "ptrace", "process_vm_readv", "process_vm_writev",
+	"open_by_handle_at", "name_to_handle_at", "ioperm", "iopl", "quotactl", "acct",
+	"lookup_dcookie", "nfsservctl", "io_uring_setup", "io_uring_enter", "io_uring_register",
+	"personality", NULL,
+};
+
+static const char *const sysv_ipc_members[] = {
+	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semctl", "semtimedop", NULL,
+};
+
+/* Groups of the default blocklist that extra_allow_syscalls may re-allow and extra_deny_syscalls
+ * may name. Blocked unless allowed. */
+const struct syscall_group seccomp_groups[] = {
+	{ "sysv_ipc", sysv_ipc_members },
+	{ NULL, NULL },
+};
+
+const struct syscall_group *seccomp_group_find(const char *name)
+{
+	for (const struct syscall_group *g = seccomp_groups; g->name; g++)
+		if (strcmp(g->name, name) == 0)
+			return g;
+	return NULL;
+}
+
+static int names_contain(const char *const *names, const char *s)
+{
+	for (size_t i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static const struct syscall_group *group_of(const char *syscall)
+{
+	for (const struct syscall_group *g = seccomp_groups; g->name; g++)
+		if (names_contain(g->members, syscall))
+			return g;
+	return NULL;
+}
+
+int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error **reterr)
+{
+	for (size_t i = 0; p->extra_allow && p->extra_allow[i]; i++) {
+		const char *n = p->extra_allow[i];
+
+		if (seccomp_group_find(n))
+			continue;
+		if (seccomp_syscall_resolve_name(n) != __NR_SCMP_ERROR)
+			return error_set(reterr, -EINVAL,
+					 "extra_allow_syscalls: %s is a syscall, only groups can be "
+					 "re-allowed (groups: sysv_ipc)",
+					 n);
+		return error_set(reterr, -EINVAL,
+				 "extra_allow_syscalls: unknown group %s (groups: sysv_ipc)", n);
+	}
+	for (size_t i = 0; p->extra_deny && p->extra_deny[i]; i++) {
+		const char *n = p->extra_deny[i];
+		const struct syscall_group *g = seccomp_group_find(n);
+
+		if (g && strv_contains(p->extra_allow, n))
+			return error_set(reterr, -EINVAL,
+					 "syscall group %s is both allowed and denied", n);
+		if (g)
+			continue;
+		if (seccomp_syscall_resolve_name(n) == __NR_SCMP_ERROR)
+			return error_set(reterr, -EINVAL, "extra_deny_syscalls: unknown syscall %s",
+					 n);
+		g = group_of(n);
+		if (g && strv_contains(p->extra_allow, g->name))
+			return error_set(reterr, -EINVAL,
+					 "extra_deny_syscalls: %s is a member of %s, which "
+					 "extra_allow_syscalls re-allows",
+					 n, g->name);
+	}
+	return 0;
+}
+
+/* Calls @fn for the number of every syscall denied under @p (duplicates possible). */
+static int for_each_denied(const struct sandlock_policy *p, int (*fn)(int nr, void *u), void *u)
+{
+	const char *const *lists[4] = { seccomp_default_blocklist, NULL, NULL, NULL };
+	size_t n = 1;
+	int r;
+
+	for (const struct syscall_group *g = seccomp_groups; g->name; g++)
+		if (!strv_contains(p->extra_allow, g->name) || strv_contains(p->extra_deny, g->name))
+			lists[n++] = g->members;
+	for (size_t l = 0; l < n; l++)
+		for (size_t i = 0; lists[l][i]; i++) {
+			int nr = seccomp_syscall_resolve_name(lists[l][i]);
+			if (nr != __NR_SCMP_ERROR && (r = fn(nr, u)) != 0)
+				return r;
+		}
+	for (size_t i = 0; p->extra_deny && p->extra_deny[i]; i++) {
+		if (seccomp_group_find(p->extra_deny[i]))
+			continue; /* expanded above */
+		int nr = seccomp_syscall_resolve_name(p->extra_deny[i]);
+		if (nr != __NR_SCMP_ERROR && (r = fn(nr, u)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int match_nr(int nr, void *u)
+{
+	return nr == *(int *)u;
+}
+
+int seccomp_is_denied(const struct sandlock_policy *p, int nr)
+{
+	return for_each_denied(p, match_nr, &nr);
+}
+
+struct deny_ctx {
+	scmp_filter_ctx ctx;
+	uint8_t seen[1024];
+};
+
+static int add_deny(int nr, void *u)
+{
+	struct deny_ctx *d = u;
+
+	if (nr >= 0 && nr < (int)sizeof(d->seen)) {
+		if (d->seen[nr])
+			return 0;
+		d->seen[nr] = 1;
+	}
+	int r = seccomp_rule_add(d->ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	return r == -EEXIST ? 0 : r;
+}
+
+/* The argument filters of the default policy. Integer arguments the kernel reads as int are
+ * compared on their low 32 bits only (MASKED_EQ with 0xffffffff), so garbage in the upper half
+ * of the register cannot slip a request past the filter. */
+static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
+{
+	static const uint64_t ns_flags[] = {
+		CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+		CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, 0x00000080 /* CLONE_NEWTIME */,
+	};
+	static const uint64_t ioctls[] = {
+		TIOCSTI, TIOCLINUX, SIOCGIFNAME, SIOCGIFCONF, SIOCGIFFLAGS, SIOCGIFADDR,
+		SIOCGIFDSTADDR, SIOCGIFBRDADDR, SIOCGIFNETMASK, SIOCGIFMETRIC, SIOCGIFMEM,
+		SIOCGIFMTU, SIOCGIFENCAP, SIOCGIFHWADDR, SIOCGIFSLAVE, SIOCGIFINDEX, SIOCGIFPFLAGS,
+		SIOCGIFCOUNT, SIOCGIFBR, SIOCGIFTXQLEN, SIOCGIFMAP, SIOCETHTOOL,
+	};
+	static const uint64_t prctls[] = { PR_SET_SECUREBITS, PR_SET_PTRACER };
+	static const struct {
+		uint64_t family, type;
+	} sockets[] = {
+		{ AF_INET, SOCK_RAW }, { AF_INET6, SOCK_RAW },
+		{ AF_INET, SOCK_DGRAM }, { AF_INET6, SOCK_DGRAM },
+	};
+	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
+	int r;
+
+	if (!denied[SCMP_SYS(clone)])
+		for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+					     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+			if (r < 0)
+				return r;
+		}
+	/* clone3 passes its flags in memory the filter cannot read: answer ENOSYS, and libc
+	 * falls back to clone(2), whose flags the rules above see. */
+	if (!denied[SCMP_SYS(clone3)]) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+		if (r < 0)
+			return r;
+	}
+	if (!denied[SCMP_SYS(ioctl)])
+		for (size_t i = 0; i < ELEMENTSOF(ioctls); i++) {
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+					     SCMP_A1(SCMP_CMP_MASKED_EQ, low32, ioctls[i]));
+			if (r < 0)
+				return r;
+		}
+	if (!denied[SCMP_SYS(prctl)])
+		for (size_t i = 0; i < ELEMENTSOF(prctls); i++) {
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
+					     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, prctls[i]));
+			if (r < 0)
+				return r;
+		}
+	if (!denied[SCMP_SYS(socket)])
+		for (size_t i = 0; i < ELEMENTSOF(sockets); i++) {
+			r = seccomp_rule_add(
+				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+				SCMP_A0(SCMP_CMP_MASKED_EQ, low32, sockets[i].family),
+				SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, sockets[i].type));
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+static int export_program(scmp_filter_ctx ctx, struct sock_fprog *ret)
+{
+	_cleanup_close_ int fd = memfd_create("sandlock-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	int r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return r;
+	off_t size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % sizeof(struct sock_filter) != 0 ||
+	    size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -E2BIG;
+	struct sock_filter *insns = malloc((size_t)size);
+	if (!insns)
+		return -ENOMEM;
+	if (pread(fd, insns, (size_t)size, 0) != size) {
+		free(insns);
+		return -EIO;
+	}
+	*ret = (struct sock_fprog){
+		.len = (unsigned short)(size / sizeof(struct sock_filter)),
+		.filter = insns,
+	};
+	return 0;
+}
+
+static void release_ctx(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+
+int seccomp_program_build(const struct sandlock_policy *p, int supervised, const int *traps,
+			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
+{
+	int r = seccomp_check_names(p, reterr);
+	if (r < 0)
+		return r;
+
+	__attribute__((cleanup(release_ctx))) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return error_set(reterr, -ENOMEM, "seccomp_init failed");
+	/* A foreign ABI (i386 on x86_64, and x32, which libseccomp's x86_64 filter rejects by
+	 * its syscall bit) kills the process: its syscall numbers mean other syscalls. */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r == 0) /* the child sets NO_NEW_PRIVS itself, in its confinement order */
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (r == 0) /* binary search over syscall numbers instead of a linear chain */
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (r < 0)
+		return error_set(reterr, r, "seccomp_attr_set: %s", strerror(-r));
+
+	struct deny_ctx d = { .ctx = ctx };
+	r = for_each_denied(p, add_deny, &d);
+	if (r == 0)
+		r = add_arg_filters(ctx, d.seen);
+	for (size_t i = 0; r == 0 && supervised && i < n_traps; i++)
+		if (!(traps[i] < (int)sizeof(d.seen) && d.seen[traps[i]]))
+			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, traps[i], 0);
+	if (r < 0)
+		return error_set(reterr, r, "seccomp_rule_add: %s", strerror(-r));
+
+	r = export_program(ctx, ret);
+	if (r < 0)
+		return error_set(reterr, r, "seccomp_export_bpf: %s", strerror(-r));
+	return 0;
+}
+
+void seccomp_program_done(struct sock_fprog *prog)
+{
+	free(prog->filter);
+	prog->filter = NULL;
+	prog->len = 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan/seccomp: the seccomp half of the plan. Compiles the policy's blocklist, argument filters
+ * and trap set with libseccomp and exports the BPF program to memory in the parent; the child
+ * loads it with seccomp(2) and the listener flags it wants.
+ */
+#pragma once
+
+#include <linux/filter.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "policy/policy.h"
+
+/* The default blocklist (names) and the syscall groups, exposed for tests and `sandlock check`. */
+extern const char *const seccomp_default_blocklist[];
+
+struct syscall_group {
+	const char *name;
+	const char *const *members;
+};
+extern const struct syscall_group seccomp_groups[];
+const struct syscall_group *seccomp_group_find(const char *name);
+
+/* Check extra_deny_syscalls and extra_allow_syscalls: unknown names, a group both allowed and
+ * denied, a denied member of an allowed group. */
+int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error **reterr);
+
+/* Whether syscall @nr ends up denied (EPERM) under @p. */
+int seccomp_is_denied(const struct sandlock_policy *p, int nr);
+
+/* Build the program. @traps lists the syscalls answered by the supervisor (ignored when
+ * @supervised is 0); a syscall both trapped and denied stays denied. On success *@ret owns a
+ * malloc'ed filter, released with seccomp_program_done(). */
+int seccomp_program_build(const struct sandlock_policy *p, int supervised, const int *traps,
+			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
+void seccomp_program_done(struct sock_fprog *prog);

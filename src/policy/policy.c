@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy: the protection table, environment updates and the checks that need no kernel. The
+ * exported setters are in api-policy.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "macro.h"
+#include "policy.h"
+#include "strv.h"
+
+const struct protection_info protection_table[SANDLOCK_PROTECTION_COUNT] = {
+	[SANDLOCK_PROTECTION_FS_REFER] = { "FsRefer", "fs-refer", 2 },
+	[SANDLOCK_PROTECTION_FS_TRUNCATE] = { "FsTruncate", "fs-truncate", 3 },
+	[SANDLOCK_PROTECTION_NET_TCP] = { "NetTcp", "net-tcp", 4 },
+	[SANDLOCK_PROTECTION_FS_IOCTL_DEV] = { "FsIoctlDev", "fs-ioctl-dev", 5 },
+	[SANDLOCK_PROTECTION_SIGNAL_SCOPE] = { "SignalScope", "signal-scope", 6 },
+	[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] = { "AbstractUnixSocketScope",
+							     "abstract-unix-socket-scope", 6 },
+};
+
+int policy_set_env(struct sandlock_policy *p, const char *name, const char *value)
+{
+	return strv_env_set(&p->env, name, value);
+}
+
+int policy_check_name(const char *name, struct sandlock_error **reterr)
+{
+	size_t len = strlen(name);
+
+	if (len == 0)
+		return error_set(reterr, -EINVAL, "name: must not be empty");
+	if (len > 64)
+		return error_set(reterr, -EINVAL, "name: %zu bytes, at most 64 allowed", len);
+	if (strchr(name, '/'))
+		return error_set(reterr, -EINVAL, "name: must not contain '/'");
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return error_set(reterr, -EINVAL, "name: must not be \".\" or \"..\"");
+	return 0;
+}
+
+int policy_resolve_protections(const struct sandlock_policy *p, int abi,
+			       uint32_t status[SANDLOCK_PROTECTION_COUNT],
+			       struct sandlock_error **reterr)
+{
+	int r = 0;
+
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
+		const struct protection_info *info = &protection_table[i];
+
+		if (p->protection[i] == SANDLOCK_PROTECTION_DISABLED)
+			status[i] = SANDLOCK_STATUS_DISABLED;
+		else if (abi >= info->abi_floor)
+			status[i] = SANDLOCK_STATUS_ACTIVE;
+		else if (p->protection[i] == SANDLOCK_PROTECTION_DEGRADED)
+			status[i] = SANDLOCK_STATUS_DEGRADED;
+		else {
+			status[i] = SANDLOCK_STATUS_UNAVAILABLE;
+			if (r == 0)
+				r = error_set(reterr, -EOPNOTSUPP,
+					      "protection %s needs Landlock ABI %d, this kernel has %d "
+					      "(allow it to degrade with --allow-degraded %s)",
+					      info->name, info->abi_floor, abi, info->cli_name);
+		}
+	}
+	return r;
+}
+
+void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size)
+{
+	const struct {
+		const char *field;
+		int set;
+	} fields[] = {
+		{ "env", !!p->env },
+		{ "clean_env", p->clean_env },
+		{ "cwd", !!p->cwd },
+		{ "max_open_files", p->max_open_files != 0 },
+		{ "no_coredump", p->no_coredump },
+		{ "no_huge_pages", p->no_huge_pages },
+		{ "no_randomize_memory", p->no_randomize_memory },
+		{ "cpu_cores", p->has_cpu_cores },
+		{ "name", !!p->name },
+		{ "no_supervisor", p->no_supervisor },
+		{ "extra_deny_syscalls", !!p->extra_deny },
+		{ "extra_allow_syscalls", !!p->extra_allow },
+	};
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+		if (!fields[i].set)
+			continue;
+		int n = snprintf(buf + off, size - off, "%s%s", off ? ", " : "", fields[i].field);
+		if (n < 0 || (size_t)n >= size - off)
+			return;
+		off += (size_t)n;
+	}
+}

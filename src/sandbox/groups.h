@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * groups: the process groups a sandbox consists of. Kill, pause and resume reach a sandbox one
+ * process group at a time, so every group it creates (setsid, setpgid) is recorded before the
+ * kernel creates it. Each record holds a pidfd of the leader (so a signal never reaches an
+ * unrelated group that reuses the number) and a "lifeline": a pipe whose two ends sandlock holds
+ * with O_ASYNC, owner = the group and F_SETSIG = SIGKILL. When sandlock's process dies, however
+ * it dies, the kernel closes the ends one after the other and the first close signals the other
+ * end's owner: the whole group gets SIGKILL. That is what leaves no orphans behind a SIGKILLed
+ * sandlock, with no namespace and no cgroup.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <sys/types.h>
+
+struct group {
+	pid_t pgid;
+	int leader_pidfd;
+	int lifeline[2];
+};
+
+struct groups {
+	pthread_mutex_t lock;
+	struct group *v;
+	size_t n;
+};
+
+void groups_init(struct groups *g);
+/* Record the group led by @leader, whose pidfd @leader_pidfd the call takes over (also on
+ * failure). A group already recorded with a live leader is kept. -errno on failure. */
+int groups_track(struct groups *g, pid_t leader, int leader_pidfd);
+/* Whether @pgid is a recorded group that still has members. */
+int groups_owns(struct groups *g, pid_t pgid);
+/* Send @sig to every recorded group. Returns how many groups had members, or -errno. */
+int groups_signal(struct groups *g, int sig);
+/* Release everything; closing the lifelines kills whatever is left in the groups. */
+void groups_done(struct groups *g);

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sandbox: spawn, the launch handshake, and the per-sandbox thread.
+ *
+ *  caller thread                      sandbox thread                     child
+ *  plan_build, pipes, thread  ---->   clone(CLONE_PIDFD)  ------------>  launch_child(): confine
+ *                                     setpgid, groups, tty               send listener, wait
+ *                                     recv listener, supervisor
+ *                                     [parked: wait for start]
+ *                                     "go" ------------------------------>  close fds, execve
+ *  <---- launch result -------------  error pipe: EOF = exec'd
+ *                                     event loop until the sandbox ends
+ *
+ * When the command exits, whatever is left of the sandbox is killed (every recorded process
+ * group), captured output is drained, and the outcome is published.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "launch/launch.h"
+#include "sandbox.h"
+#include "syscall-util.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* How long to keep draining captured output after the command exited and the rest of the
+ * sandbox was killed. Only a descriptor passed out of the sandbox can keep a pipe open that
+ * long. */
+#define DRAIN_GRACE_MS 2000
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- launch (sandbox thread) ------------------------------------------------------------- */
+
+static int recv_fd(int sock)
+{
+	char dummy;
+	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+
+	ssize_t n;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return negative_errno();
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (n == 0 || !c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPIPE; /* the child failed before it could send it */
+	int fd;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* Read the child's verdict: EOF means execve succeeded (the pipe was O_CLOEXEC). */
+static int read_launch_report(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	struct launch_report rep;
+	int r = read_full(sb->errpipe[0], &rep, sizeof(rep));
+
+	if (r == -EPIPE)
+		return 0;
+	if (r < 0)
+		return error_set(reterr, r, "reading the launch status: %s", strerror(-r));
+
+	const char *step = launch_step_name(rep.step);
+	int err = rep.err > 0 ? rep.err : EIO;
+	if (rep.step == LAUNCH_STEP_EXECVE)
+		return error_set_step(reterr, -err, step, "execve %s: %s", sb->plan.argv[0],
+				      strerror(err));
+	if (rep.step == LAUNCH_STEP_SECCOMP && err == EBUSY)
+		return error_set_step(reterr, -err, step,
+				      "seccomp: %s: already inside a supervised sandbox (the "
+				      "kernel allows one listener per process); run the inner "
+				      "sandlock with --no-supervisor",
+				      strerror(err));
+	if (rep.step == LAUNCH_STEP_CHDIR)
+		return error_set_step(reterr, -err, step, "chdir %s: %s", sb->plan.cwd,
+				      strerror(err));
+	return error_set_step(reterr, -err, step, "%s: %s", step, strerror(err));
+}
+
+static void reap_child(struct sandlock_sandbox *sb, int options)
+{
+	siginfo_t si = { 0 };
+
+	if (sb->pidfd < 0 || sb->exit_kind != SANDLOCK_EXIT_RUNNING)
+		return;
+	if (waitid((idtype_t)P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | options) < 0 ||
+	    si.si_pid == 0)
+		return;
+	if (sb->timed_out) {
+		sb->exit_kind = SANDLOCK_EXIT_TIMEOUT;
+		sb->exit_signal = SIGKILL;
+	} else if (si.si_code == CLD_EXITED) {
+		sb->exit_kind = SANDLOCK_EXIT_CODE;
+		sb->exit_code = si.si_status;
+	} else {
+		sb->exit_kind = SANDLOCK_EXIT_SIGNAL;
+		sb->exit_signal = si.si_status;
+	}
+}
+
+static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	struct launch_io io = {
+		.stdio = { sb->child_stdio[0], sb->child_stdio[1], sb->child_stdio[2] },
+		.sock = sb->ctl[1],
+		.errpipe = sb->errpipe[1],
+		.parent = getpid(),
+	};
+
+	pid_t pid = sys_clone_pidfd(&sb->pidfd);
+	if (pid < 0) {
+		sb->pidfd = -1;
+		return error_set(reterr, negative_errno(), "clone: %s", strerror(errno));
+	}
+	if (pid == 0)
+		launch_child(&sb->plan, &io);
+
+	sb->pid = pid;
+	sb->ctl[1] = safe_close(sb->ctl[1]);
+	sb->errpipe[1] = safe_close(sb->errpipe[1]);
+	for (int i = 0; i < 3; i++)
+		sb->child_stdio[i] = safe_close(sb->child_stdio[i]);
+	/* Both sides set the group, so it exists whichever runs first (the shell idiom). */
+	(void)setpgid(pid, pid);
+	if (!sb->plan.name)
+		snprintf(sb->name, sizeof(sb->name), "sandbox-%d", pid);
+
+	int r = groups_track(&sb->groups, pid, fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3));
+	if (r < 0)
+		return error_set(reterr, r, "recording the sandbox's process group: %s",
+				 strerror(-r));
+	if (sb->tty_fd >= 0 && tcsetpgrp(sb->tty_fd, pid) < 0)
+		return error_set(reterr, negative_errno(), "tcsetpgrp: %s", strerror(errno));
+
+	if (sb->plan.supervised) {
+		int listener = recv_fd(sb->ctl[0]);
+		if (listener < 0) {
+			r = read_launch_report(sb, reterr);
+			return r < 0 ? r : error_set(reterr, listener, "receiving the listener: %s",
+						      strerror(-listener));
+		}
+		r = supervisor_init(&sb->sv, listener, sb->name, &sb->groups);
+		if (r < 0)
+			return error_set(reterr, r, "supervisor: %s", strerror(-r));
+		sb->has_sv = 1;
+	}
+	return 0;
+}
+
+static int launch_go(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	char go = 'G';
+
+	/* A child that died meanwhile makes this fail with EPIPE; its report says why. */
+	(void)!send(sb->ctl[0], &go, 1, MSG_NOSIGNAL);
+	return read_launch_report(sb, reterr);
+}
+
+/* ---- event loop (sandbox thread) --------------------------------------------------------- */
+
+enum { EV_PIDFD, EV_LISTENER, EV_OUT, EV_ERR, EV_TIMER };
+
+static int buffer_drain(struct buffer *b, int fd)
+{
+	for (;;) {
+		if (b->cap - b->len < 65536) {
+			size_t ncap = b->cap ? b->cap * 2 : 65536;
+			uint8_t *n = realloc(b->data, ncap);
+			if (!n)
+				return -ENOMEM;
+			b->data = n;
+			b->cap = ncap;
+		}
+		ssize_t k = read(fd, b->data + b->len, b->cap - b->len);
+		if (k > 0) {
+			b->len += (size_t)k;
+			continue;
+		}
+		if (k == 0)
+			return 0; /* EOF */
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN ? 1 : negative_errno();
+	}
+}
+
+static void epoll_add(int epfd, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	if (fd >= 0)
+		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int arm_timeout(uint64_t timeout_ms)
+{
+	if (!timeout_ms)
+		return -1;
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(timeout_ms / 1000),
+			      .tv_nsec = (long)(timeout_ms % 1000) * 1000000 },
+	};
+	if (timerfd_settime(fd, 0, &its, NULL) < 0)
+		return safe_close(fd);
+	return fd;
+}
+
+struct loop {
+	int epfd;
+	int timer;
+	int main_done;
+	int64_t deadline;
+};
+
+static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct epoll_event *ev)
+{
+	int *pipe_fd;
+
+	switch (ev->data.u64) {
+	case EV_LISTENER:
+		if ((ev->events & EPOLLIN) && supervisor_handle(&sb->sv) == 0)
+			break;
+		if (ev->events & (EPOLLHUP | EPOLLERR | EPOLLIN)) {
+			/* No task uses the filter any more, or the listener broke. */
+			(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, sb->sv.listener, NULL);
+			supervisor_done(&sb->sv);
+			sb->has_sv = 0;
+		}
+		break;
+	case EV_PIDFD:
+		reap_child(sb, WNOHANG);
+		if (sb->exit_kind == SANDLOCK_EXIT_RUNNING)
+			break;
+		(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, sb->pidfd, NULL);
+		l->main_done = 1;
+		l->deadline = now_ms() + DRAIN_GRACE_MS;
+		/* The command is done: so is the rest of the sandbox. */
+		(void)groups_signal(&sb->groups, SIGKILL);
+		break;
+	case EV_TIMER:
+		if (!l->main_done) {
+			sb->timed_out = 1;
+			(void)groups_signal(&sb->groups, SIGKILL);
+		}
+		l->timer = safe_close(l->timer);
+		break;
+	case EV_OUT:
+	case EV_ERR:
+		pipe_fd = ev->data.u64 == EV_OUT ? &sb->out_r : &sb->err_r;
+		if (buffer_drain(ev->data.u64 == EV_OUT ? &sb->out : &sb->err, *pipe_fd) <= 0)
+			*pipe_fd = safe_close(*pipe_fd); /* EOF (or out of memory: stop capturing) */
+		break;
+	}
+}
+
+static void event_loop(struct sandlock_sandbox *sb)
+{
+	struct loop l = { .epfd = epoll_create1(EPOLL_CLOEXEC), .timer = -1, .deadline = -1 };
+
+	if (l.epfd < 0) {
+		/* Cannot supervise: end the sandbox rather than leave it unanswered. */
+		(void)groups_signal(&sb->groups, SIGKILL);
+		reap_child(sb, 0);
+		return;
+	}
+	l.timer = arm_timeout(sb->timeout_ms);
+	epoll_add(l.epfd, sb->pidfd, EV_PIDFD);
+	epoll_add(l.epfd, sb->has_sv ? sb->sv.listener : -1, EV_LISTENER);
+	epoll_add(l.epfd, sb->out_r, EV_OUT);
+	epoll_add(l.epfd, sb->err_r, EV_ERR);
+	epoll_add(l.epfd, l.timer, EV_TIMER);
+
+	for (;;) {
+		int wait_ms = -1;
+		if (l.main_done) {
+			if (sb->out_r < 0 && sb->err_r < 0)
+				break;
+			int64_t left = l.deadline - now_ms();
+			if (left <= 0)
+				break;
+			wait_ms = (int)left;
+		}
+		struct epoll_event evs[8];
+		int n = epoll_wait(l.epfd, evs, ELEMENTSOF(evs), wait_ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++)
+			on_event(sb, &l, &evs[i]);
+	}
+	safe_close(l.timer);
+	safe_close(l.epfd);
+	if (sb->exit_kind == SANDLOCK_EXIT_RUNNING) {
+		(void)groups_signal(&sb->groups, SIGKILL);
+		reap_child(sb, 0);
+	}
+}
+
+/* ---- the thread -------------------------------------------------------------------------- */
+
+static void publish_state(struct sandlock_sandbox *sb, enum sandbox_state state)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->state = state;
+	pthread_cond_broadcast(&sb->cond);
+	pthread_mutex_unlock(&sb->lock);
+}
+
+/* Wait for sandbox_start() or a cancel. Returns 0 to go on. */
+static int wait_parked(struct sandlock_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->state = SANDBOX_PARKED;
+	pthread_cond_broadcast(&sb->cond);
+	while (!sb->start_requested && !sb->cancel)
+		pthread_cond_wait(&sb->cond, &sb->lock);
+	int cancel = sb->cancel;
+	pthread_mutex_unlock(&sb->lock);
+	return cancel ? -ECANCELED : 0;
+}
+
+static void finish(struct sandlock_sandbox *sb)
+{
+	if (sb->has_sv) {
+		supervisor_done(&sb->sv);
+		sb->has_sv = 0;
+	}
+	if (sb->tty_fd >= 0) /* SIGTTOU is blocked on this thread, so this works from the
+			      * background */
+		(void)tcsetpgrp(sb->tty_fd, sb->own_pgrp);
+	sb->ctl[0] = safe_close(sb->ctl[0]);
+
+	pthread_mutex_lock(&sb->lock);
+	sb->ended = 1;
+	pthread_cond_broadcast(&sb->cond);
+	pthread_mutex_unlock(&sb->lock);
+	uint64_t one = 1;
+	(void)!write(sb->done_efd, &one, sizeof(one));
+}
+
+static void *sandbox_thread(void *arg)
+{
+	struct sandlock_sandbox *sb = arg;
+	struct sandlock_error *err = NULL;
+
+	int r = launch_clone(sb, &err);
+	if (r == 0 && (sb->flags & SANDLOCK_SPAWN_PARKED))
+		r = wait_parked(sb);
+	if (r == -ECANCELED)
+		sb->ctl[0] = safe_close(sb->ctl[0]); /* the child reads EOF and exits */
+	else if (r == 0)
+		r = launch_go(sb, &err);
+
+	pthread_mutex_lock(&sb->lock);
+	sb->launch_r = r;
+	sb->launch_err = err;
+	pthread_mutex_unlock(&sb->lock);
+
+	if (r == 0) {
+		publish_state(sb, SANDBOX_RUNNING);
+		event_loop(sb);
+	} else {
+		/* A child still waiting for "go" reads EOF and exits; one that failed a step
+		 * exits 127 by itself; anything else the parent gave up on is killed. */
+		sb->ctl[0] = safe_close(sb->ctl[0]);
+		if (sb->pidfd >= 0 && !(err && err->step))
+			(void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+		reap_child(sb, 0);
+		publish_state(sb, SANDBOX_FAILED);
+	}
+	finish(sb);
+	return NULL;
+}
+
+/* ---- spawn and control (caller threads) -------------------------------------------------- */
+
+static int stdio_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
+		       struct sandlock_error **reterr)
+{
+	const uint32_t modes[3] = { o->stdin_mode, o->stdout_mode, o->stderr_mode };
+	const int fds[3] = { o->stdin_fd, o->stdout_fd, o->stderr_fd };
+	int *ours[3] = { &sb->stdin_w, &sb->out_r, &sb->err_r };
+
+	for (int i = 0; i < 3; i++) {
+		int p[2];
+		switch (modes[i]) {
+		case SANDLOCK_STDIO_INHERIT:
+			break;
+		case SANDLOCK_STDIO_NULL:
+			sb->child_stdio[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (sb->child_stdio[i] < 0)
+				return error_set(reterr, negative_errno(), "/dev/null: %s",
+						 strerror(errno));
+			break;
+		case SANDLOCK_STDIO_PIPE:
+			if (pipe2(p, O_CLOEXEC) < 0)
+				return error_set(reterr, negative_errno(), "pipe: %s",
+						 strerror(errno));
+			sb->child_stdio[i] = i == 0 ? p[0] : p[1];
+			*ours[i] = i == 0 ? p[1] : p[0];
+			if (i > 0)
+				(void)fd_set_nonblock(p[0], 1);
+			break;
+		case SANDLOCK_STDIO_FD:
+			/* A copy above 2, so the child's dup3 onto 0..2 never meets itself. */
+			sb->child_stdio[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+			if (sb->child_stdio[i] < 0)
+				return error_set(reterr, negative_errno(), "stdio fd %d: %s",
+						 fds[i], strerror(errno));
+			break;
+		default:
+			return error_set(reterr, -EINVAL, "unknown stdio mode %u", modes[i]);
+		}
+	}
+	return 0;
+}
+
+static struct sandlock_sandbox *sandbox_new(void)
+{
+	struct sandlock_sandbox *sb = calloc(1, sizeof(*sb));
+	pthread_condattr_t ca;
+
+	if (!sb)
+		return NULL;
+	sb->pidfd = sb->tty_fd = sb->stdin_w = sb->out_r = sb->err_r = sb->done_efd = -1;
+	sb->ctl[0] = sb->ctl[1] = sb->errpipe[0] = sb->errpipe[1] = -1;
+	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
+	sb->plan.ruleset_fd = -1;
+	pthread_mutex_init(&sb->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sb->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	groups_init(&sb->groups);
+	return sb;
+}
+
+static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
+			 struct sandlock_error **reterr)
+{
+	int r = stdio_setup(sb, o, reterr);
+	if (r < 0)
+		return r;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sb->ctl) < 0 ||
+	    pipe2(sb->errpipe, O_CLOEXEC) < 0 ||
+	    (sb->done_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return error_set(reterr, negative_errno(), "%s", strerror(errno));
+	/* launch_child() needs its error pipe above 2. */
+	if (sb->errpipe[1] < 3) {
+		int fd = fcntl(sb->errpipe[1], F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return error_set(reterr, negative_errno(), "%s", strerror(errno));
+		safe_close(sb->errpipe[1]);
+		sb->errpipe[1] = fd;
+	}
+	if (o->flags & SANDLOCK_SPAWN_INTERACTIVE) {
+		sb->tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+		if (sb->tty_fd < 0)
+			return error_set(reterr, -ENOTTY,
+					 "interactive: no controlling terminal (/dev/tty: %s)",
+					 strerror(errno));
+		sb->own_pgrp = getpgrp();
+	}
+	return 0;
+}
+
+static int start_thread(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	sigset_t all, old;
+
+	/* The thread, and the child it clones, start with every signal blocked: no handler of
+	 * the host can run in the child, and the host's signals go to its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&sb->thread, NULL, sandbox_thread, sb);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		return error_set(reterr, -r, "pthread_create: %s", strerror(r));
+	sb->has_thread = 1;
+	return 0;
+}
+
+/* Wait until the launch is decided (running, parked or failed); returns the launch result. */
+static int wait_launched(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	pthread_mutex_lock(&sb->lock);
+	while (sb->state == SANDBOX_LAUNCHING ||
+	       (sb->state == SANDBOX_PARKED && sb->start_requested))
+		pthread_cond_wait(&sb->cond, &sb->lock);
+	int r = sb->state == SANDBOX_FAILED ? sb->launch_r : 0;
+	if (r < 0 && reterr && !*reterr) {
+		*reterr = sb->launch_err;
+		sb->launch_err = NULL;
+	}
+	pthread_mutex_unlock(&sb->lock);
+	return r;
+}
+
+int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
+		  const sandlock_spawn_opts_t *opts, struct sandlock_sandbox **ret,
+		  struct sandlock_error **reterr)
+{
+	sandlock_spawn_opts_t o = { .size = sizeof(o) };
+
+	if (opts)
+		memcpy(&o, opts, MIN((size_t)opts->size, sizeof(o)));
+	struct sandlock_sandbox *sb = sandbox_new();
+	if (!sb)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	sb->flags = o.flags;
+	sb->timeout_ms = o.timeout_ms;
+
+	int r = plan_build(p, argv, &sb->plan, reterr);
+	if (r == 0) {
+		if (sb->plan.name)
+			snprintf(sb->name, sizeof(sb->name), "%s", sb->plan.name);
+		r = spawn_prepare(sb, &o, reterr);
+	}
+	if (r == 0)
+		r = start_thread(sb, reterr);
+	if (r == 0)
+		r = wait_launched(sb, reterr);
+	if (r < 0) {
+		sandbox_free(sb);
+		return r;
+	}
+	*ret = sb;
+	return 0;
+}
+
+int sandbox_start(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	pthread_mutex_lock(&sb->lock);
+	if (sb->state != SANDBOX_PARKED || sb->start_requested) {
+		pthread_mutex_unlock(&sb->lock);
+		return error_set(reterr, -EALREADY, "the sandbox is not parked");
+	}
+	sb->start_requested = 1;
+	pthread_cond_broadcast(&sb->cond);
+	pthread_mutex_unlock(&sb->lock);
+	return wait_launched(sb, reterr);
+}
+
+int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms)
+{
+	struct timespec deadline;
+	int r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	if (timeout_ms >= 0) {
+		deadline.tv_sec += timeout_ms / 1000;
+		deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
+		if (deadline.tv_nsec >= 1000000000) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000;
+		}
+	}
+	pthread_mutex_lock(&sb->lock);
+	while (!sb->ended && r == 0)
+		r = timeout_ms < 0 ? pthread_cond_wait(&sb->cond, &sb->lock)
+				   : pthread_cond_timedwait(&sb->cond, &sb->lock, &deadline);
+	int ended = sb->ended;
+	pthread_mutex_unlock(&sb->lock);
+	return ended ? 0 : -ETIMEDOUT;
+}
+
+int sandbox_signal(struct sandlock_sandbox *sb, int sig)
+{
+	pthread_mutex_lock(&sb->lock);
+	int ended = sb->ended;
+	if (sb->state == SANDBOX_PARKED && sig == SIGKILL) {
+		sb->cancel = 1;
+		pthread_cond_broadcast(&sb->cond);
+	}
+	pthread_mutex_unlock(&sb->lock);
+	if (ended)
+		return -ESRCH;
+	int r = groups_signal(&sb->groups, sig);
+	return r == 0 ? -ESRCH : r < 0 ? r : 0;
+}
+
+void sandbox_free(struct sandlock_sandbox *sb)
+{
+	if (!sb)
+		return;
+	if (sb->has_thread) {
+		pthread_mutex_lock(&sb->lock);
+		sb->cancel = 1;
+		int ended = sb->ended;
+		pthread_cond_broadcast(&sb->cond);
+		pthread_mutex_unlock(&sb->lock);
+		if (!ended)
+			(void)groups_signal(&sb->groups, SIGKILL);
+		pthread_join(sb->thread, NULL);
+	}
+	if (sb->has_sv)
+		supervisor_done(&sb->sv);
+	groups_done(&sb->groups); /* closing the lifelines kills any straggler */
+	plan_done(&sb->plan);
+	error_free(sb->launch_err);
+	safe_close(sb->pidfd);
+	close_pair(sb->ctl);
+	close_pair(sb->errpipe);
+	for (int i = 0; i < 3; i++)
+		safe_close(sb->child_stdio[i]);
+	safe_close(sb->stdin_w);
+	safe_close(sb->out_r);
+	safe_close(sb->err_r);
+	safe_close(sb->tty_fd);
+	safe_close(sb->done_efd);
+	free(sb->out.data);
+	free(sb->err.data);
+	pthread_cond_destroy(&sb->cond);
+	pthread_mutex_destroy(&sb->lock);
+	free(sb);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sandbox: one running sandbox. It owns the plan, the child, the sandbox thread (which clones
+ * the child, so the child's PDEATHSIG is tied to a thread that lives as long as the sandbox, and
+ * then runs the event loop: notifications, the child's pidfd, captured output, the timeout), the
+ * process groups and the outcome. The exported wrappers are in api-sandbox.c.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "groups.h"
+#include "plan/plan.h"
+#include "supervisor/supervisor.h"
+
+struct buffer {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+enum sandbox_state {
+	SANDBOX_LAUNCHING,
+	SANDBOX_PARKED,
+	SANDBOX_RUNNING,
+	SANDBOX_FAILED, /* the child's launch failed; ended is set */
+};
+
+struct sandlock_sandbox {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* state, start_requested, cancel, ended */
+	enum sandbox_state state;
+	int start_requested;
+	int cancel;
+	int ended;
+	int launch_r;
+	struct sandlock_error *launch_err;
+
+	struct plan plan;
+	uint32_t flags;
+	uint64_t timeout_ms;
+	char name[65];
+
+	pid_t pid;
+	int pidfd;
+	int ctl[2];          /* [0] ours, [1] the child's: listener out, "go" in */
+	int errpipe[2];      /* [0] ours, [1] the child's */
+	int child_stdio[3];  /* the child's ends, closed here after clone */
+	int stdin_w, out_r, err_r;
+	int tty_fd;
+	pid_t own_pgrp;
+
+	pthread_t thread;
+	int has_thread;
+	int done_efd;
+	struct groups groups;
+	struct supervisor sv;
+	int has_sv;
+	struct buffer out, err;
+	int timed_out;
+	uint32_t exit_kind;
+	int32_t exit_code, exit_signal;
+};
+
+int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
+		  const sandlock_spawn_opts_t *opts, struct sandlock_sandbox **ret,
+		  struct sandlock_error **reterr);
+int sandbox_start(struct sandlock_sandbox *sb, struct sandlock_error **reterr);
+int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms);
+int sandbox_signal(struct sandlock_sandbox *sb, int sig);
+void sandbox_free(struct sandlock_sandbox *sb);

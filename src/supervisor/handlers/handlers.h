@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers: the notification handlers, one file per syscall family. Each decides on copies of
+ * the task's memory and arguments and answers through notif_answer_*(); see dispatch.h.
+ */
+#pragma once
+
+#include <linux/seccomp.h>
+
+struct supervisor;
+
+/* uname.c */
+int handle_uname(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
+/* pgroup.c */
+int handle_setsid(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);
+int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/pgroup: setsid(2) and setpgid(2). A process group the sandbox creates is recorded
+ * (leader pidfd + lifeline, sandbox/groups.c) before the kernel creates it, so kill and timeouts
+ * reach it; a move into a group that is not the sandbox's is refused, because signalling that
+ * group would hit processes outside the sandbox (sandlock's own group is in the same session,
+ * and the kernel would allow the move).
+ *
+ * Both are answered with CONTINUE. That is safe because neither syscall takes a pointer: the
+ * decision is made on register values (seccomp_data.args), which the kernel uses unchanged when
+ * it resumes the syscall; there is no user memory to re-read.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "handlers.h"
+#include "sandbox/groups.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+#include "syscall-util.h"
+
+static pid_t caller_tgid(const struct seccomp_notif *req)
+{
+	pid_t tgid;
+
+	return proc_status_field((pid_t)req->pid, "Tgid", &tgid) == 0 ? tgid : (pid_t)req->pid;
+}
+
+/* Record the group @leader is about to lead, then CONTINUE. */
+static int track_new_group(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp, pid_t caller, pid_t leader)
+{
+	pid_t ppid;
+
+	/* The kernel moves only the caller or one of its children; anything else fails there
+	 * (ESRCH), and recording it would aim later signals outside the sandbox. */
+	if (leader != caller &&
+	    (proc_status_field(leader, "PPid", &ppid) < 0 || ppid != caller)) {
+		/* CONTINUE: no pointer argument (see the file comment); the kernel refuses it. */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	int pidfd = sys_pidfd_open(leader, 0);
+	if (pidfd < 0)
+		return errno == ESRCH ? NOTIF_GONE : -EPERM;
+	/* The caller is parked in this syscall; a still-valid notification proves the pids read
+	 * above were not recycled under the check. */
+	if (!notif_id_valid(sv->listener, req->id)) {
+		close(pidfd);
+		return NOTIF_GONE;
+	}
+	/* Fail closed: a group we could not record must not be created. */
+	if (groups_track(sv->groups, leader, pidfd) < 0)
+		return -EPERM;
+	/* CONTINUE: no pointer argument (see the file comment). */
+	notif_answer_continue(resp);
+	return 0;
+}
+
+int handle_setsid(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp)
+{
+	pid_t caller = caller_tgid(req);
+
+	return track_new_group(sv, req, resp, caller, caller);
+}
+
+int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
+{
+	/* The kernel reads both arguments as pid_t (int). */
+	pid_t pid = (pid_t)req->data.args[0], pgid = (pid_t)req->data.args[1];
+	pid_t caller = caller_tgid(req);
+
+	if (pid < 0 || pgid < 0) {
+		/* CONTINUE: no pointer argument (see the file comment); the kernel answers
+		 * EINVAL. */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	pid_t target = pid ? pid : caller;
+	if (!pgid)
+		pgid = target;
+	if (pgid != target) {
+		if (!groups_owns(sv->groups, pgid))
+			return -EPERM;
+		/* CONTINUE: no pointer argument (see the file comment); the group is ours. */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	return track_new_group(sv, req, resp, caller, target);
+}

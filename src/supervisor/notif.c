@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * notif: answers, ID_VALID and race-free access to the trapped task's memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "notif.h"
+
+int notif_id_valid(int listener, uint64_t id)
+{
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static int open_mem(const struct seccomp_notif *req, int flags)
+{
+	char path[sizeof("/proc//mem") + 10];
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", req->pid);
+	int fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? NOTIF_GONE : negative_errno();
+	return fd;
+}
+
+static ssize_t mem_read_proc(const struct seccomp_notif *req, uint64_t addr, void *buf,
+			     size_t len)
+{
+	_cleanup_close_ int fd = open_mem(req, O_RDONLY);
+	if (fd < 0) {
+		errno = fd == NOTIF_GONE ? ESRCH : -fd;
+		return -1;
+	}
+	return pread(fd, buf, len, (off_t)addr);
+}
+
+int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr, void *buf,
+		   size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	ssize_t n = process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0);
+	if (n < 0 && (errno == EPERM || errno == ENOSYS))
+		n = mem_read_proc(req, addr, buf, len);
+	int saved = errno;
+	/* The pid may have been recycled between the notification and the read: only a
+	 * notification still pending proves the copy came from the trapped task. */
+	if (!notif_id_valid(listener, req->id))
+		return NOTIF_GONE;
+	errno = saved;
+	if (n < 0)
+		return errno == EPERM || errno == EACCES ? -errno : -EFAULT;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr,
+		    const void *buf, size_t len)
+{
+	_cleanup_close_ int fd = open_mem(req, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	/* The descriptor is bound to the address space it was opened on. If the task died and
+	 * its pid was reused before the open, the notification is no longer valid: checking
+	 * after the open proves the descriptor points at the trapped task. */
+	if (!notif_id_valid(listener, req->id))
+		return NOTIF_GONE;
+	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int proc_status_field(pid_t pid, const char *field, pid_t *ret)
+{
+	char path[sizeof("/proc//status") + 10], buf[2048];
+	size_t flen = strlen(field);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+			long v = strtol(line + flen + 1, NULL, 10);
+			if (v <= 0)
+				return -EINVAL;
+			*ret = (pid_t)v;
+			return 0;
+		}
+	return -EINVAL;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * notif: the primitives handlers build on: answers, the ID_VALID check, and access to the
+ * trapped task's memory that is safe against the task dying and its pid being reused.
+ *
+ * TOCTOU rules (DESIGN.md): read user memory once into supervisor memory, then check
+ * ID_VALID, then decide on the copy; emulate the syscall instead of letting the kernel re-read
+ * the memory, unless an independent kernel mechanism enforces the same property (say which at
+ * the CONTINUE).
+ */
+#pragma once
+
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct supervisor;
+
+/* Returned instead of an errno when the notification vanished (the task died or was
+ * interrupted): there is nobody to answer. Not a valid errno, so never sent to a task. */
+#define NOTIF_GONE INT32_MIN
+
+/* Whether the notification @id is still pending (its task is alive and still in the syscall). */
+int notif_id_valid(int listener, uint64_t id);
+
+static inline void notif_answer_value(struct seccomp_notif_resp *resp, int64_t val)
+{
+	resp->val = val;
+	resp->error = 0;
+	resp->flags = 0;
+}
+
+/* Fail the syscall with @err, a negative errno (a positive value is taken as its negation). */
+static inline void notif_answer_errno(struct seccomp_notif_resp *resp, int err)
+{
+	resp->val = 0;
+	resp->error = err < 0 ? err : -err;
+	resp->flags = 0;
+}
+
+/* Let the kernel run the syscall as the task asked. Every call site carries a comment naming
+ * the kernel mechanism that makes that safe. */
+static inline void notif_answer_continue(struct seccomp_notif_resp *resp)
+{
+	resp->val = 0;
+	resp->error = 0;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+}
+
+/* Copy @len bytes at @addr of the trapped task into @buf: process_vm_readv, then ID_VALID, so a
+ * copy taken from a recycled pid is discarded. Where process_vm_readv is filtered (sandlock
+ * nested in a sandbox whose blocklist has it), /proc/<tid>/mem is read instead, with the same
+ * check. -EFAULT, -EPERM, -EACCES, NOTIF_GONE. */
+int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr, void *buf,
+		   size_t len);
+/* Write @len bytes to @addr in the trapped task: open /proc/<tid>/mem, check ID_VALID (the
+ * descriptor then pins the right address space whatever happens to the pid), pwrite.
+ * -EFAULT, -EPERM (the task made itself non-dumpable), -EACCES (sandlock is itself confined
+ * without write access to /proc), NOTIF_GONE. */
+int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr,
+		    const void *buf, size_t len);
+
+/* A numeric field ("Tgid", "PPid") of /proc/<pid>/status. -ESRCH, -EINVAL. */
+int proc_status_field(pid_t pid, const char *field, pid_t *ret);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * supervisor: answers the seccomp user notifications of one sandbox. It receives a notification,
+ * looks the syscall up in the dispatch table and sends the handler's answer. It runs on the
+ * sandbox's own thread (sandbox/), never blocks on the child, and fails closed: a syscall with
+ * no handler or a handler that cannot decide gets an error, never CONTINUE.
+ */
+#pragma once
+
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct groups;
+
+struct supervisor {
+	int listener;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	struct seccomp_notif_sizes sizes;
+	const char *name;      /* the sandbox's name: uname's nodename */
+	struct groups *groups; /* the sandbox's process groups */
+	uint64_t answered;
+};
+
+/* Take over @listener (closed by supervisor_done, also on failure). Enables the synchronous
+ * wake-up of the supervisor thread where the kernel has it (6.6+). */
+int supervisor_init(struct supervisor *sv, int listener, const char *name, struct groups *groups);
+/* Receive one pending notification and answer it. Returns 0, or -errno when the listener is
+ * unusable. A notification whose task died meanwhile is not an error. */
+int supervisor_handle(struct supervisor *sv);
+void supervisor_done(struct supervisor *sv);
