@@ -61,7 +61,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILDDIR)/bench/%)
 SHLIB := $(BUILDDIR)/libsandlock.so.$(VERSION)
 SONAME := libsandlock.so.$(SOVERSION)
 
-all: $(BUILDDIR)/libsandlock.a $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
+all: $(BUILDDIR)/libsandlock.a $(if $(SANFLAGS),$(BUILDDIR)/SANITIZED) $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
 	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS)
 
 $(BUILDDIR)/obj/%.o: %.c
@@ -108,6 +108,11 @@ $(BUILDDIR)/tests/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(BUILDDIR)/li
 $(BUILDDIR)/bench/%: bench/%.c $(BUILDDIR)/libsandlock.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILDDIR)/libsandlock.a $(LIBS)
+
+# Marks a sanitizer build for the tests (tests/integration/conftest.py).
+$(BUILDDIR)/SANITIZED:
+	@mkdir -p $(BUILDDIR)
+	touch $@
 
 $(BUILDDIR)/sandlock.pc: sandlock.pc.in
 	@mkdir -p $(BUILDDIR)

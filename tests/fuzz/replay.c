@@ -48,25 +48,34 @@ static void replay_file(const char *path)
 	printf("ok %d - %s\n", ++n, path);
 }
 
+static void replay_path(const char *arg)
+{
+	struct stat st;
+
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(arg);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			char path[4096];
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", arg, de->d_name);
+			replay_file(path);
+		}
+		if (d)
+			closedir(d);
+	} else
+		replay_file(arg);
+}
+
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			DIR *d = opendir(argv[i]);
-			struct dirent *de;
-			while (d && (de = readdir(d))) {
-				char path[4096];
-				if (de->d_name[0] == '.')
-					continue;
-				snprintf(path, sizeof(path), "%s/%s", argv[i], de->d_name);
-				replay_file(path);
-			}
-			if (d)
-				closedir(d);
-		} else
-			replay_file(argv[i]);
-	}
+#ifdef CORPUS_DIR
+	if (argc == 1)
+		replay_path(CORPUS_DIR); /* run from the source root, as tests/run does */
+#endif
+	for (int i = 1; i < argc; i++)
+		replay_path(argv[i]);
 	printf("1..%d\n", n);
-	return 0;
+	return n > 0 ? 0 : 1; /* an empty corpus is a broken test */
 }
