@@ -13,7 +13,8 @@ int verb_check(int argc, char **argv)
 {
 	if (argc > 1) {
 		if (strcmp(argv[1], "--help") == 0) {
-			printf("Usage: sandlock check\n\nReport the kernel's Landlock ABI and which "
+			printf("Usage: sandlock check\n\nReport the kernel's Landlock ABI and "
+			       "which "
 			       "protections a sandbox gets here.\n");
 			return 0;
 		}

@@ -33,7 +33,7 @@ struct run_option {
 	int short_name;
 	const char *meta; /* NULL: takes no value */
 	const char *help;
-	apply_fn apply;   /* NULL: not supported yet */
+	apply_fn apply; /* NULL: not supported yet */
 };
 
 /* Value errors are usage errors (exit 2); the hint names the flag. */
@@ -307,8 +307,8 @@ static void build_getopt(struct option *longs, char *shorts)
 	shorts[s++] = ':'; /* report a missing value as ':' */
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		longs[i] = (struct option){ options[i].name,
-					    options[i].meta ? required_argument : no_argument,
-					    NULL, 256 + (int)i };
+					    options[i].meta ? required_argument : no_argument, NULL,
+					    256 + (int)i };
 		if (options[i].short_name) {
 			shorts[s++] = (char)options[i].short_name;
 			if (options[i].meta)
@@ -353,8 +353,8 @@ static int parse_args(struct run_ctx *c, int argc, char **argv)
 		}
 		if (ch == '?' || ch == ':') {
 			const char *what = argv[optind - 1];
-			cli_error(EXIT_USAGE, "%s: %s", ch == '?' ? "unknown flag" : "missing value",
-				  what);
+			cli_error(EXIT_USAGE, "%s: %s",
+				  ch == '?' ? "unknown flag" : "missing value", what);
 			return usage_hint();
 		}
 		o = ch >= 256 ? &options[ch - 256] : find_short(ch);

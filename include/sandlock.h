@@ -58,16 +58,16 @@ int sandlock_landlock_abi_version(void);
 int sandlock_min_landlock_abi(void);
 
 /* Landlock protections, each with an ABI floor (sandlock_protection_abi_floor()). */
-#define SANDLOCK_PROTECTION_FS_REFER 0u                    /* ABI 2 */
-#define SANDLOCK_PROTECTION_FS_TRUNCATE 1u                 /* ABI 3 */
-#define SANDLOCK_PROTECTION_NET_TCP 2u                     /* ABI 4 */
-#define SANDLOCK_PROTECTION_FS_IOCTL_DEV 3u                /* ABI 5 */
-#define SANDLOCK_PROTECTION_SIGNAL_SCOPE 4u                /* ABI 6 */
-#define SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE 5u  /* ABI 6 */
+#define SANDLOCK_PROTECTION_FS_REFER 0u			  /* ABI 2 */
+#define SANDLOCK_PROTECTION_FS_TRUNCATE 1u		  /* ABI 3 */
+#define SANDLOCK_PROTECTION_NET_TCP 2u			  /* ABI 4 */
+#define SANDLOCK_PROTECTION_FS_IOCTL_DEV 3u		  /* ABI 5 */
+#define SANDLOCK_PROTECTION_SIGNAL_SCOPE 4u		  /* ABI 6 */
+#define SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE 5u /* ABI 6 */
 #define SANDLOCK_PROTECTION_COUNT 6u
 
 /* What the policy asks of a protection (sandlock_policy_set_protection). */
-#define SANDLOCK_PROTECTION_STRICT 0u   /* enforce; refuse to start where the kernel lacks it */
+#define SANDLOCK_PROTECTION_STRICT 0u	/* enforce; refuse to start where the kernel lacks it */
 #define SANDLOCK_PROTECTION_DEGRADED 1u /* enforce where available, skip where not */
 #define SANDLOCK_PROTECTION_DISABLED 2u /* never enforce */
 
@@ -131,8 +131,7 @@ int sandlock_policy_add_extra_deny_syscall(sandlock_policy_t *policy, const char
 int sandlock_policy_add_extra_allow_syscall(sandlock_policy_t *policy, const char *group);
 /* Set a protection's mode (SANDLOCK_PROTECTION_STRICT|DEGRADED|DISABLED); last call wins.
  * Errors: -EINVAL. */
-int sandlock_policy_set_protection(sandlock_policy_t *policy, uint32_t protection,
-				   uint32_t mode);
+int sandlock_policy_set_protection(sandlock_policy_t *policy, uint32_t protection, uint32_t mode);
 /* The resolved status (SANDLOCK_STATUS_*) of @protection under @policy on this kernel.
  * Errors: -EINVAL. */
 int sandlock_policy_protection_status(const sandlock_policy_t *policy, uint32_t protection);
@@ -151,15 +150,18 @@ int sandlock_confine(const sandlock_policy_t *policy, sandlock_error_t **reterr)
 /* ---- spawning --------------------------------------------------------------------------- */
 
 #define SANDLOCK_STDIO_INHERIT 0u /* the caller's descriptor */
-#define SANDLOCK_STDIO_NULL 1u    /* /dev/null */
-#define SANDLOCK_STDIO_PIPE 2u    /* stdin: a pipe the caller writes (sandlock_sandbox_stdin_fd);
-				   * stdout/stderr: captured (sandlock_sandbox_stdout/stderr) */
-#define SANDLOCK_STDIO_FD 3u      /* the descriptor in stdin_fd/stdout_fd/stderr_fd (dup'ed) */
+#define SANDLOCK_STDIO_NULL 1u	  /* /dev/null */
+#define SANDLOCK_STDIO_PIPE                                                                        \
+	2u		     /* stdin: a pipe the caller writes (sandlock_sandbox_stdin_fd);       \
+			      * stdout/stderr: captured (sandlock_sandbox_stdout/stderr) */
+#define SANDLOCK_STDIO_FD 3u /* the descriptor in stdin_fd/stdout_fd/stderr_fd (dup'ed) */
 
-#define SANDLOCK_SPAWN_INTERACTIVE (1u << 0) /* make the sandbox the terminal's foreground
-					      * process group, give the terminal back after */
-#define SANDLOCK_SPAWN_PARKED (1u << 1)      /* stop between confinement and exec until
-					      * sandlock_sandbox_start() */
+#define SANDLOCK_SPAWN_INTERACTIVE                                                                 \
+	(1u << 0) /* make the sandbox the terminal's foreground                                    \
+		   * process group, give the terminal back after */
+#define SANDLOCK_SPAWN_PARKED                                                                      \
+	(1u << 1) /* stop between confinement and exec until                                       \
+		   * sandlock_sandbox_start() */
 
 typedef struct sandlock_spawn_opts {
 	uint64_t size; /* sizeof(sandlock_spawn_opts_t) */
@@ -210,8 +212,8 @@ int sandlock_sandbox_close_stdin(sandlock_sandbox_t *sandbox);
 /* ---- outcome (valid once sandlock_sandbox_wait() returned 0) ---------------------------- */
 
 #define SANDLOCK_EXIT_RUNNING 0u /* not ended yet */
-#define SANDLOCK_EXIT_CODE 1u    /* exited with sandlock_sandbox_exit_code() */
-#define SANDLOCK_EXIT_SIGNAL 2u  /* killed by sandlock_sandbox_exit_signal() */
+#define SANDLOCK_EXIT_CODE 1u	 /* exited with sandlock_sandbox_exit_code() */
+#define SANDLOCK_EXIT_SIGNAL 2u	 /* killed by sandlock_sandbox_exit_signal() */
 #define SANDLOCK_EXIT_TIMEOUT 3u /* killed because timeout_ms expired */
 
 uint32_t sandlock_sandbox_exit_kind(const sandlock_sandbox_t *sandbox);

@@ -84,13 +84,13 @@ _public_ int sandlock_policy_set_cwd(sandlock_policy_t *p, const char *path)
 	return p ? set_path(&p->cwd, path) : -EINVAL;
 }
 
-#define DEFINE_FLAG_SETTER(field)                                                               \
-	_public_ int sandlock_policy_set_##field(sandlock_policy_t *p, uint32_t enable)         \
-	{                                                                                       \
-		if (!p)                                                                         \
-			return -EINVAL;                                                         \
-		p->field = !!enable;                                                            \
-		return 0;                                                                       \
+#define DEFINE_FLAG_SETTER(field)                                                                  \
+	_public_ int sandlock_policy_set_##field(sandlock_policy_t *p, uint32_t enable)            \
+	{                                                                                          \
+		if (!p)                                                                            \
+			return -EINVAL;                                                            \
+		p->field = !!enable;                                                               \
+		return 0;                                                                          \
 	}
 
 DEFINE_FLAG_SETTER(clean_env)
@@ -171,4 +171,3 @@ _public_ int sandlock_protection_abi_floor(uint32_t protection)
 	return protection < SANDLOCK_PROTECTION_COUNT ? protection_table[protection].abi_floor
 						      : -EINVAL;
 }
-

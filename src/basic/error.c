@@ -9,8 +9,8 @@
 
 #include "error.h"
 
-static int error_vset(struct sandlock_error **reterr, int code, const char *step,
-		      const char *fmt, va_list ap)
+static int error_vset(struct sandlock_error **reterr, int code, const char *step, const char *fmt,
+		      va_list ap)
 {
 	if (!reterr || *reterr)
 		return code;
@@ -47,8 +47,7 @@ int error_set(struct sandlock_error **reterr, int code, const char *fmt, ...)
 	return code;
 }
 
-int error_set_step(struct sandlock_error **reterr, int code, const char *step, const char *fmt,
-		   ...)
+int error_set_step(struct sandlock_error **reterr, int code, const char *step, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

@@ -19,6 +19,6 @@ struct sandlock_error {
  * message cannot be allocated the slot stays empty; the code is still returned. */
 int error_set(struct sandlock_error **reterr, int code, const char *fmt, ...) _printf_(3, 4);
 /* Same, naming the child's @step. */
-int error_set_step(struct sandlock_error **reterr, int code, const char *step, const char *fmt,
-		   ...) _printf_(4, 5);
+int error_set_step(struct sandlock_error **reterr, int code, const char *step, const char *fmt, ...)
+	_printf_(4, 5);
 void error_free(struct sandlock_error *e);

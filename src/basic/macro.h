@@ -21,17 +21,17 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Hand ownership of a pointer or fd out of a _cleanup_ variable. */
-#define TAKE_PTR(p)                                                                               \
-	({                                                                                        \
-		__typeof__(p) _p_ = (p);                                                          \
-		(p) = NULL;                                                                       \
-		_p_;                                                                              \
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p_ = (p);                                                           \
+		(p) = NULL;                                                                        \
+		_p_;                                                                               \
 	})
-#define TAKE_FD(fd)                                                                               \
-	({                                                                                        \
-		int _fd_ = (fd);                                                                  \
-		(fd) = -1;                                                                        \
-		_fd_;                                                                             \
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd_ = (fd);                                                                   \
+		(fd) = -1;                                                                         \
+		_fd_;                                                                              \
 	})
 
 static inline void freep(void *p)

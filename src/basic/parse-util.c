@@ -62,7 +62,10 @@ int parse_size(const char *s, uint64_t *ret)
 		char suffix;
 		unsigned shift;
 	} units[] = {
-		{ 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 },
+		{ 'K', 10 },
+		{ 'M', 20 },
+		{ 'G', 30 },
+		{ 'T', 40 },
 	};
 	const char *end;
 	uint64_t v;

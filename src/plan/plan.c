@@ -118,8 +118,8 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	return 0;
 }
 
-static int plan_command(const struct sandlock_policy *p, const char *const *argv,
-			struct plan *plan, struct sandlock_error **reterr)
+static int plan_command(const struct sandlock_policy *p, const char *const *argv, struct plan *plan,
+			struct sandlock_error **reterr)
 {
 	if (!argv || !argv[0])
 		return error_set(reterr, -EINVAL, "no command to run");
@@ -128,8 +128,8 @@ static int plan_command(const struct sandlock_policy *p, const char *const *argv
 
 	plan->argv = strv_copy((char *const *)argv);
 	plan->envp = plan->argv ? plan_build_env(p, environ) : NULL;
-	plan->exec_paths = plan->envp ? plan_exec_paths(argv[0], strv_env_get(plan->envp, "PATH"))
-				      : NULL;
+	plan->exec_paths =
+		plan->envp ? plan_exec_paths(argv[0], strv_env_get(plan->envp, "PATH")) : NULL;
 	plan->sh_argv = plan->exec_paths ? build_sh_argv(plan->argv) : NULL;
 	if (!plan->sh_argv)
 		return error_set(reterr, -ENOMEM, "out of memory");

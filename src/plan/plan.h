@@ -23,7 +23,7 @@ struct plan {
 	char **argv;
 	char **envp;
 	char **exec_paths; /* the PATH search, in order; argv[0] itself when it holds a '/' */
-	char **sh_argv;    /* "/bin/sh" <path> argv[1..]: the ENOEXEC fallback of execvp */
+	char **sh_argv;	   /* "/bin/sh" <path> argv[1..]: the ENOEXEC fallback of execvp */
 	char *cwd;
 
 	int has_nofile;

@@ -19,18 +19,48 @@
 #include "strv.h"
 
 const char *const seccomp_default_blocklist[] = {
-	"mount", "umount2", "pivot_root", "swapon", "swapoff", "reboot", "sethostname",
-	"setdomainname", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-	"delete_module", "unshare", "setns", "perf_event_open", "bpf", "userfaultfd", "keyctl",
-	"add_key", "request_key", "ptrace", "process_vm_readv", "process_vm_writev",
-	"open_by_handle_at", "name_to_handle_at", "ioperm", "iopl", "quotactl", "acct",
-	"lookup_dcookie", "nfsservctl", "io_uring_setup", "io_uring_enter", "io_uring_register",
-	"personality", NULL,
+	"mount",
+	"umount2",
+	"pivot_root",
+	"swapon",
+	"swapoff",
+	"reboot",
+	"sethostname",
+	"setdomainname",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"unshare",
+	"setns",
+	"perf_event_open",
+	"bpf",
+	"userfaultfd",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"open_by_handle_at",
+	"name_to_handle_at",
+	"ioperm",
+	"iopl",
+	"quotactl",
+	"acct",
+	"lookup_dcookie",
+	"nfsservctl",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
+	"personality",
+	NULL,
 };
 
 static const char *const sysv_ipc_members[] = {
-	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
-	"semget", "semop", "semctl", "semtimedop", NULL,
+	"shmget", "shmat",  "shmdt", "shmctl", "msgget",     "msgsnd", "msgrcv",
+	"msgctl", "semget", "semop", "semctl", "semtimedop", NULL,
 };
 
 /* Groups of the default blocklist that extra_allow_syscalls may re-allow and extra_deny_syscalls
@@ -72,10 +102,11 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 		if (seccomp_group_find(n))
 			continue;
 		if (seccomp_syscall_resolve_name(n) != __NR_SCMP_ERROR)
-			return error_set(reterr, -EINVAL,
-					 "extra_allow_syscalls: %s is a syscall, only groups can be "
-					 "re-allowed (groups: sysv_ipc)",
-					 n);
+			return error_set(
+				reterr, -EINVAL,
+				"extra_allow_syscalls: %s is a syscall, only groups can be "
+				"re-allowed (groups: sysv_ipc)",
+				n);
 		return error_set(reterr, -EINVAL,
 				 "extra_allow_syscalls: unknown group %s (groups: sysv_ipc)", n);
 	}
@@ -109,7 +140,8 @@ static int for_each_denied(const struct sandlock_policy *p, int (*fn)(int nr, vo
 	int r;
 
 	for (const struct syscall_group *g = seccomp_groups; g->name; g++)
-		if (!strv_contains(p->extra_allow, g->name) || strv_contains(p->extra_deny, g->name))
+		if (!strv_contains(p->extra_allow, g->name) ||
+		    strv_contains(p->extra_deny, g->name))
 			lists[n++] = g->members;
 	for (size_t l = 0; l < n; l++)
 		for (size_t i = 0; lists[l][i]; i++) {
@@ -161,21 +193,24 @@ static int add_deny(int nr, void *u)
 static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 {
 	static const uint64_t ns_flags[] = {
-		CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-		CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, 0x00000080 /* CLONE_NEWTIME */,
+		CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+		CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET, 0x00000080 /* CLONE_NEWTIME */,
 	};
 	static const uint64_t ioctls[] = {
-		TIOCSTI, TIOCLINUX, SIOCGIFNAME, SIOCGIFCONF, SIOCGIFFLAGS, SIOCGIFADDR,
-		SIOCGIFDSTADDR, SIOCGIFBRDADDR, SIOCGIFNETMASK, SIOCGIFMETRIC, SIOCGIFMEM,
-		SIOCGIFMTU, SIOCGIFENCAP, SIOCGIFHWADDR, SIOCGIFSLAVE, SIOCGIFINDEX, SIOCGIFPFLAGS,
-		SIOCGIFCOUNT, SIOCGIFBR, SIOCGIFTXQLEN, SIOCGIFMAP, SIOCETHTOOL,
+		TIOCSTI,      TIOCLINUX,      SIOCGIFNAME,    SIOCGIFCONF,    SIOCGIFFLAGS,
+		SIOCGIFADDR,  SIOCGIFDSTADDR, SIOCGIFBRDADDR, SIOCGIFNETMASK, SIOCGIFMETRIC,
+		SIOCGIFMEM,   SIOCGIFMTU,     SIOCGIFENCAP,   SIOCGIFHWADDR,  SIOCGIFSLAVE,
+		SIOCGIFINDEX, SIOCGIFPFLAGS,  SIOCGIFCOUNT,   SIOCGIFBR,      SIOCGIFTXQLEN,
+		SIOCGIFMAP,   SIOCETHTOOL,
 	};
 	static const uint64_t prctls[] = { PR_SET_SECUREBITS, PR_SET_PTRACER };
 	static const struct {
 		uint64_t family, type;
 	} sockets[] = {
-		{ AF_INET, SOCK_RAW }, { AF_INET6, SOCK_RAW },
-		{ AF_INET, SOCK_DGRAM }, { AF_INET6, SOCK_DGRAM },
+		{ AF_INET, SOCK_RAW },
+		{ AF_INET6, SOCK_RAW },
+		{ AF_INET, SOCK_DGRAM },
+		{ AF_INET6, SOCK_DGRAM },
 	};
 	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
 	int r;

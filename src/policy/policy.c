@@ -61,10 +61,11 @@ int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 		else {
 			status[i] = SANDLOCK_STATUS_UNAVAILABLE;
 			if (r == 0)
-				r = error_set(reterr, -EOPNOTSUPP,
-					      "protection %s needs Landlock ABI %d, this kernel has %d "
-					      "(allow it to degrade with --allow-degraded %s)",
-					      info->name, info->abi_floor, abi, info->cli_name);
+				r = error_set(
+					reterr, -EOPNOTSUPP,
+					"protection %s needs Landlock ABI %d, this kernel has %d "
+					"(allow it to degrade with --allow-degraded %s)",
+					info->name, info->abi_floor, abi, info->cli_name);
 		}
 	}
 	return r;

@@ -12,9 +12,9 @@
 #include "sandlock.h"
 
 struct sandlock_policy {
-	char **fs_read;  /* paths, as given */
+	char **fs_read; /* paths, as given */
 	char **fs_write;
-	char **env;      /* "NAME=VALUE", one entry per name, in the order first set */
+	char **env; /* "NAME=VALUE", one entry per name, in the order first set */
 	int clean_env;
 	char *cwd;
 	uint64_t max_open_files; /* 0: unset */

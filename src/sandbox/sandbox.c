@@ -158,7 +158,9 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 	if (!sb->plan.name)
 		snprintf(sb->name, sizeof(sb->name), "sandbox-%d", pid);
 
-	int r = groups_track(&sb->groups, pid, fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3));
+	int leader_pidfd = fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3);
+	int r = leader_pidfd < 0 ? negative_errno()
+				 : groups_track(&sb->groups, pid, leader_pidfd);
 	if (r < 0)
 		return error_set(reterr, r, "recording the sandbox's process group: %s",
 				 strerror(-r));
@@ -169,8 +171,9 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 		int listener = recv_fd(sb->ctl[0]);
 		if (listener < 0) {
 			r = read_launch_report(sb, reterr);
-			return r < 0 ? r : error_set(reterr, listener, "receiving the listener: %s",
-						      strerror(-listener));
+			return r < 0 ? r
+				     : error_set(reterr, listener, "receiving the listener: %s",
+						 strerror(-listener));
 		}
 		r = supervisor_init(&sb->sv, listener, sb->name, &sb->groups);
 		if (r < 0)
@@ -225,20 +228,19 @@ static void epoll_add(int epfd, int fd, uint64_t tag)
 		(void)epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static int arm_timeout(uint64_t timeout_ms)
+/* The timerfd was created at spawn, so a failure there is a spawn error and never a silently
+ * missing limit; it starts counting here, when the command starts, not while it was parked.
+ * Returns 0, or -errno (then the caller ends the sandbox: fail closed). */
+static int arm_timeout(int fd, uint64_t timeout_ms)
 {
-	if (!timeout_ms)
-		return -1;
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (fd < 0)
-		return -1;
 	struct itimerspec its = {
 		.it_value = { .tv_sec = (time_t)(timeout_ms / 1000),
 			      .tv_nsec = (long)(timeout_ms % 1000) * 1000000 },
 	};
-	if (timerfd_settime(fd, 0, &its, NULL) < 0)
-		return safe_close(fd);
-	return fd;
+
+	if (fd < 0)
+		return 0;
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? negative_errno() : 0;
 }
 
 struct loop {
@@ -284,7 +286,8 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 	case EV_ERR:
 		pipe_fd = ev->data.u64 == EV_OUT ? &sb->out_r : &sb->err_r;
 		if (buffer_drain(ev->data.u64 == EV_OUT ? &sb->out : &sb->err, *pipe_fd) <= 0)
-			*pipe_fd = safe_close(*pipe_fd); /* EOF (or out of memory: stop capturing) */
+			*pipe_fd =
+				safe_close(*pipe_fd); /* EOF (or out of memory: stop capturing) */
 		break;
 	}
 }
@@ -299,7 +302,11 @@ static void event_loop(struct sandlock_sandbox *sb)
 		reap_child(sb, 0);
 		return;
 	}
-	l.timer = arm_timeout(sb->timeout_ms);
+	l.timer = TAKE_FD(sb->timer_fd);
+	if (arm_timeout(l.timer, sb->timeout_ms) < 0) {
+		sb->timed_out = 1;
+		(void)groups_signal(&sb->groups, SIGKILL);
+	}
 	epoll_add(l.epfd, sb->pidfd, EV_PIDFD);
 	epoll_add(l.epfd, sb->has_sv ? sb->sv.listener : -1, EV_LISTENER);
 	epoll_add(l.epfd, sb->out_r, EV_OUT);
@@ -458,6 +465,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 	if (!sb)
 		return NULL;
 	sb->pidfd = sb->tty_fd = sb->stdin_w = sb->out_r = sb->err_r = sb->done_efd = -1;
+	sb->timer_fd = -1;
 	sb->ctl[0] = sb->ctl[1] = sb->errpipe[0] = sb->errpipe[1] = -1;
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
@@ -488,6 +496,9 @@ static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_
 		safe_close(sb->errpipe[1]);
 		sb->errpipe[1] = fd;
 	}
+	if (sb->timeout_ms &&
+	    (sb->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
+		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
 	if (o->flags & SANDLOCK_SPAWN_INTERACTIVE) {
 		sb->tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
 		if (sb->tty_fd < 0)
@@ -643,6 +654,7 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	safe_close(sb->err_r);
 	safe_close(sb->tty_fd);
 	safe_close(sb->done_efd);
+	safe_close(sb->timer_fd);
 	free(sb->out.data);
 	free(sb->err.data);
 	pthread_cond_destroy(&sb->cond);

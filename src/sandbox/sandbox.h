@@ -45,9 +45,9 @@ struct sandlock_sandbox {
 
 	pid_t pid;
 	int pidfd;
-	int ctl[2];          /* [0] ours, [1] the child's: listener out, "go" in */
-	int errpipe[2];      /* [0] ours, [1] the child's */
-	int child_stdio[3];  /* the child's ends, closed here after clone */
+	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
+	int errpipe[2];	    /* [0] ours, [1] the child's */
+	int child_stdio[3]; /* the child's ends, closed here after clone */
 	int stdin_w, out_r, err_r;
 	int tty_fd;
 	pid_t own_pgrp;
@@ -55,6 +55,7 @@ struct sandlock_sandbox {
 	pthread_t thread;
 	int has_thread;
 	int done_efd;
+	int timer_fd; /* the timeout, armed when the command starts */
 	struct groups groups;
 	struct supervisor sv;
 	int has_sv;

@@ -31,8 +31,7 @@ static int open_mem(const struct seccomp_notif *req, int flags)
 	return fd;
 }
 
-static ssize_t mem_read_proc(const struct seccomp_notif *req, uint64_t addr, void *buf,
-			     size_t len)
+static ssize_t mem_read_proc(const struct seccomp_notif *req, uint64_t addr, void *buf, size_t len)
 {
 	_cleanup_close_ int fd = open_mem(req, O_RDONLY);
 	if (fd < 0) {
@@ -62,8 +61,8 @@ int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr,
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr,
-		    const void *buf, size_t len)
+int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr, const void *buf,
+		    size_t len)
 {
 	_cleanup_close_ int fd = open_mem(req, O_WRONLY);
 	if (fd < 0)
@@ -90,7 +89,8 @@ int proc_status_field(pid_t pid, const char *field, pid_t *ret)
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = '\0';
-	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
 			long v = strtol(line + flen + 1, NULL, 10);
 			if (v <= 0)

@@ -58,8 +58,8 @@ int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr,
  * descriptor then pins the right address space whatever happens to the pid), pwrite.
  * -EFAULT, -EPERM (the task made itself non-dumpable), -EACCES (sandlock is itself confined
  * without write access to /proc), NOTIF_GONE. */
-int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr,
-		    const void *buf, size_t len);
+int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr, const void *buf,
+		    size_t len);
 
 /* A numeric field ("Tgid", "PPid") of /proc/<pid>/status. -ESRCH, -EINVAL. */
 int proc_status_field(pid_t pid, const char *field, pid_t *ret);

@@ -34,8 +34,7 @@ static int track_new_group(struct supervisor *sv, const struct seccomp_notif *re
 
 	/* The kernel moves only the caller or one of its children; anything else fails there
 	 * (ESRCH), and recording it would aim later signals outside the sandbox. */
-	if (leader != caller &&
-	    (proc_status_field(leader, "PPid", &ppid) < 0 || ppid != caller)) {
+	if (leader != caller && (proc_status_field(leader, "PPid", &ppid) < 0 || ppid != caller)) {
 		/* CONTINUE: no pointer argument (see the file comment); the kernel refuses it. */
 		notif_answer_continue(resp);
 		return 0;
