@@ -123,7 +123,8 @@ FUZZ_CC ?= clang
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS)
 	@mkdir -p $(BUILDDIR)/libfuzzer
 	for f in $(FUZZ_SRCS); do \
-		$(FUZZ_CC) $(CPPFLAGS_ALL) -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(FUZZ_CC) $(CPPFLAGS_ALL) -std=gnu17 -g -O1 -Wall -Wextra \
+			-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 			-o $(BUILDDIR)/libfuzzer/$$(basename $$f .c) $$f $(LIB_SRCS) $(LIBS) -pthread \
 			|| exit 1; \
 	done

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "macro.h"
@@ -46,14 +47,35 @@ static int add_nonempty(char ***v, const char *s)
 	return strv_extend(v, s);
 }
 
+/* A relative grant means "relative to where the caller is now", so it is made absolute here,
+ * not when the sandbox is spawned (the caller may chdir in between). */
+static int add_path(char ***v, const char *path)
+{
+	if (!path || !*path)
+		return -EINVAL;
+	if (path[0] == '/')
+		return strv_extend(v, path);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return negative_errno();
+	_cleanup_free_ char *abs = malloc(strlen(cwd) + strlen(path) + 2);
+	if (!abs)
+		return -ENOMEM;
+	sprintf(abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", path);
+	int r = strv_push(v, abs);
+	if (r == 0)
+		abs = NULL;
+	return r;
+}
+
 _public_ int sandlock_policy_add_fs_read(sandlock_policy_t *p, const char *path)
 {
-	return p ? add_nonempty(&p->fs_read, path) : -EINVAL;
+	return p ? add_path(&p->fs_read, path) : -EINVAL;
 }
 
 _public_ int sandlock_policy_add_fs_write(sandlock_policy_t *p, const char *path)
 {
-	return p ? add_nonempty(&p->fs_write, path) : -EINVAL;
+	return p ? add_path(&p->fs_write, path) : -EINVAL;
 }
 
 _public_ int sandlock_policy_set_env(sandlock_policy_t *p, const char *name, const char *value)

@@ -32,6 +32,8 @@ struct port_set {
 int parse_ports(const char *s, struct port_set *set);
 void port_set_done(struct port_set *set);
 
-/* "0,1", "0-3,8": CPU numbers below @max. Calls @add for each. -EINVAL or -ERANGE. */
+/* "0,1", "0-3,8": CPU numbers below @max. Calls @add for each, in order; on a syntax error
+ * @add may already have been called for the entries before it, so callers collect into scratch
+ * state. -EINVAL or -ERANGE. */
 int parse_cpu_list(const char *s, uint32_t max, int (*add)(uint32_t cpu, void *userdata),
 		   void *userdata);

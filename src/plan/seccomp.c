@@ -119,8 +119,16 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 					 "syscall group %s is both allowed and denied", n);
 		if (g)
 			continue;
-		if (seccomp_syscall_resolve_name(n) == __NR_SCMP_ERROR)
+		int nr = seccomp_syscall_resolve_name(n);
+		if (nr == __NR_SCMP_ERROR)
 			return error_set(reterr, -EINVAL, "extra_deny_syscalls: unknown syscall %s",
+					 n);
+		/* libseccomp knows every architecture's names and gives the ones this
+		 * architecture lacks (socketcall, ipc on x86_64) negative pseudo numbers, which
+		 * would deny nothing. */
+		if (nr < 0)
+			return error_set(reterr, -EINVAL,
+					 "extra_deny_syscalls: %s does not exist on this architecture",
 					 n);
 		g = group_of(n);
 		if (g && strv_contains(p->extra_allow, g->name))
@@ -187,14 +195,67 @@ static int add_deny(int nr, void *u)
 	return r == -EEXIST ? 0 : r;
 }
 
+/* One rule per value: @nr with argument @arg masked by @mask equal to a value -> errno @err. */
+static int add_masked_rules(scmp_filter_ctx ctx, int nr, int err, unsigned arg, uint64_t mask,
+			    const uint64_t *values, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct scmp_arg_cmp cmp = { .arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = mask,
+					    .datum_b = values[i] };
+		int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, 1, &cmp);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* socket(2): raw and datagram IP sockets are EPERM (the network rules will open UDP and ICMP
+ * per rule); families other than UNIX, IPv4, IPv6 and netlink are EAFNOSUPPORT, so AF_PACKET
+ * and friends stay closed even to a sandbox running as root. */
+static int add_socket_rules(scmp_filter_ctx ctx)
+{
+	static const struct {
+		uint64_t family, type;
+	} ip_types[] = {
+		{ AF_INET, SOCK_RAW },
+		{ AF_INET6, SOCK_RAW },
+		{ AF_INET, SOCK_DGRAM },
+		{ AF_INET6, SOCK_DGRAM },
+	};
+	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
+	uint64_t families[AF_MAX];
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(ip_types); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, ip_types[i].family),
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, ip_types[i].type));
+		if (r < 0)
+			return r;
+	}
+	for (uint64_t f = 0; f < AF_MAX; f++)
+		if (f != AF_UNIX && f != AF_INET && f != AF_INET6 && f != AF_NETLINK)
+			families[n++] = f;
+	r = add_masked_rules(ctx, SCMP_SYS(socket), EAFNOSUPPORT, 0, low32, families, n);
+	if (r < 0)
+		return r;
+	/* Families the kernel may add later, and any value with garbage in the upper half. */
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+				SCMP_A0(SCMP_CMP_GE, AF_MAX));
+}
+
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are
  * compared on their low 32 bits only (MASKED_EQ with 0xffffffff), so garbage in the upper half
  * of the register cannot slip a request past the filter. */
 static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 {
+	/* CLONE_NEWTIME (0x80) is absent on purpose: clone(2) reads its low byte as the exit
+	 * signal and only clone3 and unshare accept that flag; clone3 is ENOSYS below and
+	 * unshare is on the blocklist. */
 	static const uint64_t ns_flags[] = {
 		CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-		CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET, 0x00000080 /* CLONE_NEWTIME */,
+		CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET,
 	};
 	static const uint64_t ioctls[] = {
 		TIOCSTI,      TIOCLINUX,      SIOCGIFNAME,    SIOCGIFCONF,    SIOCGIFFLAGS,
@@ -204,55 +265,24 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 		SIOCGIFMAP,   SIOCETHTOOL,
 	};
 	static const uint64_t prctls[] = { PR_SET_SECUREBITS, PR_SET_PTRACER };
-	static const struct {
-		uint64_t family, type;
-	} sockets[] = {
-		{ AF_INET, SOCK_RAW },
-		{ AF_INET6, SOCK_RAW },
-		{ AF_INET, SOCK_DGRAM },
-		{ AF_INET6, SOCK_DGRAM },
-	};
-	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
-	int r;
+	const uint64_t low32 = 0xffffffffu;
+	int r = 0;
 
-	if (!denied[SCMP_SYS(clone)])
-		for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-					     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
-			if (r < 0)
-				return r;
-		}
+	for (size_t i = 0; r == 0 && !denied[SCMP_SYS(clone)] && i < ELEMENTSOF(ns_flags); i++)
+		r = add_masked_rules(ctx, SCMP_SYS(clone), EPERM, 0, ns_flags[i], &ns_flags[i], 1);
 	/* clone3 passes its flags in memory the filter cannot read: answer ENOSYS, and libc
 	 * falls back to clone(2), whose flags the rules above see. */
-	if (!denied[SCMP_SYS(clone3)]) {
+	if (r == 0 && !denied[SCMP_SYS(clone3)])
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-		if (r < 0)
-			return r;
-	}
-	if (!denied[SCMP_SYS(ioctl)])
-		for (size_t i = 0; i < ELEMENTSOF(ioctls); i++) {
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-					     SCMP_A1(SCMP_CMP_MASKED_EQ, low32, ioctls[i]));
-			if (r < 0)
-				return r;
-		}
-	if (!denied[SCMP_SYS(prctl)])
-		for (size_t i = 0; i < ELEMENTSOF(prctls); i++) {
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
-					     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, prctls[i]));
-			if (r < 0)
-				return r;
-		}
-	if (!denied[SCMP_SYS(socket)])
-		for (size_t i = 0; i < ELEMENTSOF(sockets); i++) {
-			r = seccomp_rule_add(
-				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-				SCMP_A0(SCMP_CMP_MASKED_EQ, low32, sockets[i].family),
-				SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, sockets[i].type));
-			if (r < 0)
-				return r;
-		}
-	return 0;
+	if (r == 0 && !denied[SCMP_SYS(ioctl)])
+		r = add_masked_rules(ctx, SCMP_SYS(ioctl), EPERM, 1, low32, ioctls,
+				     ELEMENTSOF(ioctls));
+	if (r == 0 && !denied[SCMP_SYS(prctl)])
+		r = add_masked_rules(ctx, SCMP_SYS(prctl), EPERM, 0, low32, prctls,
+				     ELEMENTSOF(prctls));
+	if (r == 0 && !denied[SCMP_SYS(socket)])
+		r = add_socket_rules(ctx);
+	return r;
 }
 
 static int export_program(scmp_filter_ctx ctx, struct sock_fprog *ret)
