@@ -1,0 +1,863 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-api: the public API, through the public header only: the setters and their errnos,
+ * policy checks, sandlock_confine in a forked child, and spawning: capture, a failing exec, a
+ * parked start, waits with timeouts, kill, the sandbox timeout, pause/resume, signals after the
+ * end. Each behaviour has a control.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandlock.h"
+#include "tap.h"
+
+static void msleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static void test_setters(void)
+{
+	sandlock_policy_t *p = NULL;
+
+	is_int(sandlock_policy_new(NULL), -EINVAL, "policy_new(NULL) is -EINVAL");
+	is_int(sandlock_policy_new(&p), 0, "policy_new");
+	ok(p != NULL, "  returns a policy");
+	sandlock_policy_free(NULL);
+	ok(1, "policy_free(NULL) returns");
+
+	is_int(sandlock_policy_add_fs_read(p, "/usr"), 0, "add_fs_read(\"/usr\")");
+	is_int(sandlock_policy_add_fs_read(p, ""), -EINVAL, "add_fs_read(\"\") is -EINVAL");
+	is_int(sandlock_policy_add_fs_read(p, NULL), -EINVAL, "add_fs_read(NULL) is -EINVAL");
+	is_int(sandlock_policy_add_fs_read(NULL, "/usr"), -EINVAL, "add_fs_read(NULL policy)");
+	is_int(sandlock_policy_add_fs_write(p, "/tmp"), 0, "add_fs_write(\"/tmp\")");
+	is_int(sandlock_policy_add_fs_write(p, ""), -EINVAL, "add_fs_write(\"\") is -EINVAL");
+	is_int(sandlock_policy_add_fs_write(p, NULL), -EINVAL, "add_fs_write(NULL) is -EINVAL");
+
+	is_int(sandlock_policy_set_env(p, "FOO", "bar"), 0, "set_env(FOO, bar)");
+	is_int(sandlock_policy_set_env(p, "FOO", ""), 0, "set_env(FOO, \"\") (empty value ok)");
+	is_int(sandlock_policy_set_env(p, "A=B", "c"), -EINVAL, "set_env with '=' in the name");
+	is_int(sandlock_policy_set_env(p, "=", "c"), -EINVAL, "set_env(\"=\")");
+	is_int(sandlock_policy_set_env(p, "", "c"), -EINVAL, "set_env with an empty name");
+	is_int(sandlock_policy_set_env(p, NULL, "c"), -EINVAL, "set_env with a NULL name");
+	is_int(sandlock_policy_set_env(p, "X", NULL), -EINVAL, "set_env with a NULL value");
+
+	is_int(sandlock_policy_set_clean_env(p, 1), 0, "set_clean_env(1)");
+	is_int(sandlock_policy_set_cwd(p, "/tmp"), 0, "set_cwd(\"/tmp\")");
+	is_int(sandlock_policy_set_cwd(p, ""), -EINVAL, "set_cwd(\"\") is -EINVAL");
+	is_int(sandlock_policy_set_cwd(p, NULL), 0, "set_cwd(NULL) unsets");
+
+	is_int(sandlock_policy_set_max_open_files(p, 64), 0, "set_max_open_files(64)");
+	is_int(sandlock_policy_set_max_open_files(p, 0), -EINVAL,
+	       "set_max_open_files(0) is -EINVAL");
+	is_int(sandlock_policy_set_no_coredump(p, 1), 0, "set_no_coredump(1)");
+	is_int(sandlock_policy_set_no_huge_pages(p, 1), 0, "set_no_huge_pages(1)");
+	is_int(sandlock_policy_set_no_randomize_memory(p, 1), 0, "set_no_randomize_memory(1)");
+	is_int(sandlock_policy_set_no_supervisor(p, 0), 0, "set_no_supervisor(0)");
+
+	is_int(sandlock_policy_add_cpu_core(p, 0), 0, "add_cpu_core(0)");
+	is_int(sandlock_policy_add_cpu_core(p, CPU_SETSIZE - 1), 0, "add_cpu_core(CPU_SETSIZE-1)");
+	is_int(sandlock_policy_add_cpu_core(p, CPU_SETSIZE), -EINVAL,
+	       "add_cpu_core(CPU_SETSIZE) is -EINVAL");
+	is_int(sandlock_policy_add_cpu_core(p, UINT32_MAX), -EINVAL,
+	       "add_cpu_core(UINT32_MAX) is -EINVAL");
+
+	is_int(sandlock_policy_add_extra_deny_syscall(p, "uname"), 0, "add_extra_deny(\"uname\")");
+	is_int(sandlock_policy_add_extra_deny_syscall(p, ""), -EINVAL, "add_extra_deny(\"\")");
+	is_int(sandlock_policy_add_extra_deny_syscall(p, NULL), -EINVAL, "add_extra_deny(NULL)");
+	is_int(sandlock_policy_add_extra_allow_syscall(p, "sysv_ipc"), 0,
+	       "add_extra_allow(sysv_ipc)");
+	is_int(sandlock_policy_add_extra_allow_syscall(p, ""), -EINVAL, "add_extra_allow(\"\")");
+
+	for (uint32_t m = SANDLOCK_PROTECTION_STRICT; m <= SANDLOCK_PROTECTION_DISABLED; m++)
+		is_int(sandlock_policy_set_protection(p, SANDLOCK_PROTECTION_NET_TCP, m), 0,
+		       "set_protection(NET_TCP, %u)", m);
+	is_int(sandlock_policy_set_protection(p, SANDLOCK_PROTECTION_COUNT,
+					      SANDLOCK_PROTECTION_STRICT),
+	       -EINVAL, "set_protection(COUNT, ...) is -EINVAL");
+	is_int(sandlock_policy_set_protection(p, 0, SANDLOCK_PROTECTION_DISABLED + 1), -EINVAL,
+	       "set_protection(.., DISABLED+1) is -EINVAL");
+	is_int(sandlock_policy_set_protection(p, 0, UINT32_MAX), -EINVAL,
+	       "set_protection(.., UINT32_MAX) is -EINVAL");
+	is_int(sandlock_policy_set_protection(NULL, 0, 0), -EINVAL, "set_protection(NULL policy)");
+
+	is_int(sandlock_policy_protection_status(p, SANDLOCK_PROTECTION_NET_TCP),
+	       SANDLOCK_STATUS_DISABLED, "protection_status: disabled by the policy");
+	is_int(sandlock_policy_protection_status(p, SANDLOCK_PROTECTION_COUNT), -EINVAL,
+	       "protection_status(COUNT) is -EINVAL");
+	is_int(sandlock_policy_protection_status(NULL, 0), -EINVAL, "protection_status(NULL)");
+	if (sandlock_landlock_abi_version() >= 2)
+		is_int(sandlock_policy_protection_status(p, SANDLOCK_PROTECTION_FS_REFER),
+		       SANDLOCK_STATUS_ACTIVE, "protection_status: strict FsRefer is active here");
+	sandlock_policy_free(p);
+}
+
+static void check_name(sandlock_policy_t *p, const char *name, int want_r, const char *want_msg)
+{
+	sandlock_error_t *e = NULL;
+	int r = sandlock_policy_set_name(p, name, &e);
+
+	is_int(r, want_r, "set_name(\"%.20s%s\") is %d", name ? name : "(null)",
+	       name && strlen(name) > 20 ? "..." : "", want_r);
+	if (want_msg) {
+		is_str(sandlock_error_message(e), want_msg, "  message");
+		is_int(sandlock_error_code(e), want_r, "  error code");
+	} else
+		ok(e == NULL, "  no error object");
+	sandlock_error_free(e);
+}
+
+static void test_name(void)
+{
+	sandlock_policy_t *p = NULL;
+	char n64[65], n65[66];
+
+	sandlock_policy_new(&p);
+	memset(n64, 'a', 64);
+	n64[64] = 0;
+	memset(n65, 'a', 65);
+	n65[65] = 0;
+	check_name(p, "box-1", 0, NULL);
+	check_name(p, n64, 0, NULL);
+	check_name(p, "...", 0, NULL);
+	check_name(p, NULL, 0, NULL);
+	check_name(p, "", -EINVAL, "name: must not be empty");
+	check_name(p, n65, -EINVAL, "name: 65 bytes, at most 64 allowed");
+	check_name(p, "a/b", -EINVAL, "name: must not contain '/'");
+	check_name(p, "/", -EINVAL, "name: must not contain '/'");
+	check_name(p, ".", -EINVAL, "name: must not be \".\" or \"..\"");
+	check_name(p, "..", -EINVAL, "name: must not be \".\" or \"..\"");
+	is_int(sandlock_policy_set_name(p, "", NULL), -EINVAL, "set_name with a NULL reterr");
+	sandlock_policy_free(p);
+}
+
+static sandlock_policy_t *system_policy(void)
+{
+	static const char *const dirs[] = { "/usr", "/lib", "/lib64", "/bin" };
+	sandlock_policy_t *p = NULL;
+	struct stat st;
+
+	if (sandlock_policy_new(&p) < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (stat(dirs[i], &st) == 0)
+			sandlock_policy_add_fs_read(p, dirs[i]);
+	/* Run on any Landlock kernel; the protections themselves are tested elsewhere. */
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		sandlock_policy_set_protection(p, i, SANDLOCK_PROTECTION_DEGRADED);
+	return p;
+}
+
+static void test_check(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_error_t *e = NULL;
+
+	is_int(sandlock_policy_check(NULL, &e), -EINVAL, "policy_check(NULL) is -EINVAL");
+	sandlock_error_free(e);
+	e = NULL;
+	int r = sandlock_policy_check(p, &e);
+	if (!ok(r == 0, "policy_check of the system read grants passes (control)"))
+		diag("  %d %s", r, sandlock_error_message(e));
+	sandlock_error_free(e);
+	e = NULL;
+
+	sandlock_policy_add_fs_read(p, "/nonexistent-sandlock-test/x");
+	is_int(sandlock_policy_check(p, &e), -ENOENT,
+	       "policy_check with a missing grant is -ENOENT");
+	is_str(sandlock_error_message(e),
+	       "fs_read: /nonexistent-sandlock-test/x: No such file or directory",
+	       "  the message names the field and the path");
+	is_int(sandlock_error_code(e), -ENOENT, "  error code");
+	ok(sandlock_error_step(e) == NULL, "  no child step");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_free(p);
+
+	p = system_policy();
+	sandlock_policy_add_extra_deny_syscall(p, "nosuchcall");
+	is_int(sandlock_policy_check(p, &e), -EINVAL, "policy_check with an unknown syscall");
+	is_str(sandlock_error_message(e), "extra_deny_syscalls: unknown syscall nosuchcall",
+	       "  message");
+	sandlock_error_free(e);
+	sandlock_policy_free(p);
+
+	ok(sandlock_error_code(NULL) == 0 && sandlock_error_message(NULL) == NULL &&
+		   sandlock_error_step(NULL) == NULL,
+	   "error accessors accept NULL");
+	sandlock_error_free(NULL);
+	is_str(sandlock_version(), "0.1.0", "sandlock_version");
+}
+
+struct confine_report {
+	int before_r, confine_r, inside_r, outside_r, outside_errno, write_r, write_errno;
+	char msg[200];
+};
+
+static int try_read(const char *path)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	int e = errno;
+	close(fd);
+	return n < 0 ? -e : (int)n;
+}
+
+static void test_confine(void)
+{
+	sandlock_policy_t *p = NULL;
+	sandlock_error_t *e = NULL;
+	const char *outside = access("/etc/hostname", R_OK) == 0 ? "/etc/hostname" : "/etc/passwd";
+
+	sandlock_policy_new(&p);
+	sandlock_policy_add_fs_read(p, "/tmp");
+	sandlock_policy_set_env(p, "A", "1");
+	is_int(sandlock_confine(p, &e), -EINVAL, "confine refuses a policy with env set");
+	is_str(sandlock_error_message(e), "confine applies filesystem rules only; also set: env",
+	       "  the message names env");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_free(p);
+
+	sandlock_policy_new(&p);
+	sandlock_policy_set_cwd(p, "/");
+	sandlock_policy_set_no_coredump(p, 1);
+	is_int(sandlock_confine(p, &e), -EINVAL, "confine refuses cwd and no_coredump");
+	is_str(sandlock_error_message(e),
+	       "confine applies filesystem rules only; also set: cwd, no_coredump",
+	       "  the message lists both");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_free(p);
+	is_int(sandlock_confine(NULL, NULL), -EINVAL, "confine(NULL) is -EINVAL");
+
+	if (sandlock_landlock_abi_version() < 0) {
+		diag("Landlock unavailable: confine in a child skipped");
+		return;
+	}
+	char dir[] = "/tmp/sl-api-XXXXXX", file[64];
+	if (!ok(mkdtemp(dir) != NULL, "a temp dir"))
+		return;
+	snprintf(file, sizeof(file), "%s/data", dir);
+	int fd = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	(void)!write(fd, "hello", 5);
+	close(fd);
+
+	p = NULL;
+	sandlock_policy_new(&p);
+	sandlock_policy_add_fs_read(p, dir);
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		sandlock_policy_set_protection(p, i, SANDLOCK_PROTECTION_DEGRADED);
+
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct confine_report rep = { 0 };
+		close(pfd[0]);
+		rep.before_r = try_read(outside);
+		rep.confine_r = sandlock_confine(p, &e);
+		if (e)
+			snprintf(rep.msg, sizeof(rep.msg), "%s", sandlock_error_message(e));
+		rep.inside_r = try_read(file);
+		rep.outside_r = try_read(outside);
+		char wpath[80];
+		snprintf(wpath, sizeof(wpath), "%s/new", dir);
+		rep.write_r = open(wpath, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		rep.write_errno = errno;
+		(void)!write(pfd[1], &rep, sizeof(rep));
+		_exit(0);
+	}
+	close(pfd[1]);
+	struct confine_report rep = { 0 };
+	ssize_t n = read(pfd[0], &rep, sizeof(rep));
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	if (ok(n == (ssize_t)sizeof(rep), "confine: the child reported")) {
+		ok(rep.before_r > 0, "confine: control: %s is readable before confine (%d)",
+		   outside, rep.before_r);
+		is_int(rep.confine_r, 0, "confine: sandlock_confine succeeds");
+		if (rep.msg[0])
+			diag("  %s", rep.msg);
+		is_int(rep.inside_r, 5, "confine: reading inside the read grant works");
+		is_int(rep.outside_r, -EACCES, "confine: reading %s fails with EACCES", outside);
+		ok(rep.write_r < 0 && rep.write_errno == EACCES,
+		   "confine: creating a file in a read-only grant fails with EACCES");
+	}
+	sandlock_policy_free(p);
+	char wpath[80];
+	snprintf(wpath, sizeof(wpath), "%s/new", dir);
+	unlink(wpath);
+	unlink(file);
+	rmdir(dir);
+}
+
+static sandlock_spawn_opts_t capture_opts(void)
+{
+	sandlock_spawn_opts_t o = { .size = sizeof(o) };
+	o.stdin_mode = SANDLOCK_STDIO_NULL;
+	o.stdout_mode = SANDLOCK_STDIO_PIPE;
+	o.stderr_mode = SANDLOCK_STDIO_PIPE;
+	return o;
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* Poll until the state is (want_t: is, else: is not) 'T', for up to 2 s. */
+static char wait_state(pid_t pid, int want_t)
+{
+	char s = '?';
+	for (int i = 0; i < 200; i++) {
+		s = proc_state(pid);
+		if ((s == 'T') == want_t)
+			break;
+		msleep(10);
+	}
+	return s;
+}
+
+static void read_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+}
+
+/* The value of a "Name:\tvalue" line of /proc/<pid>/status. */
+static void status_field(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	buf[0] = 0;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, name, strlen(name)) == 0) {
+			char *v = line + strlen(name);
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			snprintf(buf, size, "%s", v);
+			break;
+		}
+	fclose(f);
+}
+
+static void test_spawn(void)
+{
+	if (sandlock_landlock_abi_version() < 0) {
+		diag("Landlock unavailable: spawn tests skipped");
+		return;
+	}
+	sandlock_policy_t *p = system_policy();
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	size_t len;
+	int r;
+
+	/* /bin/true and /bin/echo with capture */
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, &e);
+	if (!ok(r == 0, "spawn /bin/true"))
+		diag("  %d %s", r, sandlock_error_message(e));
+	sandlock_error_free(e);
+	e = NULL;
+	if (r == 0) {
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_CODE, "  exit kind CODE");
+		is_int(sandlock_sandbox_exit_code(sb), 0, "  exit code 0");
+		ok(sandlock_sandbox_stdout(sb, &len) == NULL && len == 0, "  nothing captured");
+		sandlock_sandbox_free(sb);
+	}
+
+	r = sandlock_spawn(p, (const char *const[]){ "echo", "hello", "world", NULL }, &o, &sb, &e);
+	if (!ok(r == 0, "spawn echo (PATH search)"))
+		diag("  %d %s", r, sandlock_error_message(e));
+	sandlock_error_free(e);
+	e = NULL;
+	if (r == 0) {
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
+		ok(out && len == 12 && memcmp(out, "hello world\n", 12) == 0,
+		   "  stdout captured: \"hello world\\n\" (%zu bytes)", len);
+		ok(sandlock_sandbox_stderr(sb, &len) == NULL && len == 0, "  stderr empty");
+		ok(sandlock_sandbox_pid(sb) > 0, "  a pid");
+		char want[32];
+		snprintf(want, sizeof(want), "sandbox-%d", sandlock_sandbox_pid(sb));
+		is_str(sandlock_sandbox_name(sb), want, "  the default name is sandbox-<pid>");
+		sandlock_sandbox_free(sb);
+	}
+
+	r = sandlock_spawn(p,
+			   (const char *const[]){ "/bin/sh", "-c", "echo err >&2; exit 3", NULL },
+			   &o, &sb, &e);
+	ok(r == 0, "spawn sh -c 'exit 3'");
+	sandlock_error_free(e);
+	e = NULL;
+	if (r == 0) {
+		sandlock_sandbox_wait(sb, 10000);
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_CODE, "  exit kind CODE");
+		is_int(sandlock_sandbox_exit_code(sb), 3, "  exit code 3 (control for 0)");
+		const uint8_t *err = sandlock_sandbox_stderr(sb, &len);
+		ok(err && len == 4 && memcmp(err, "err\n", 4) == 0, "  stderr captured");
+		sandlock_sandbox_free(sb);
+	}
+
+	/* The policy confines: reading outside the grants fails, and with /etc granted works. */
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/cat", "/etc/passwd", NULL }, &o, &sb,
+			   &e);
+	ok(r == 0, "spawn cat /etc/passwd without a grant on /etc");
+	sandlock_error_free(e);
+	e = NULL;
+	if (r == 0) {
+		sandlock_sandbox_wait(sb, 10000);
+		is_int(sandlock_sandbox_exit_code(sb), 1, "  cat fails (exit 1)");
+		const uint8_t *err = sandlock_sandbox_stderr(sb, &len);
+		ok(err && memmem(err, len, "Permission denied", 17),
+		   "  with \"Permission denied\" (EACCES)");
+		ok(sandlock_sandbox_stdout(sb, &len) == NULL, "  and prints nothing");
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_policy_t *pe = system_policy();
+	sandlock_policy_add_fs_read(pe, "/etc");
+	r = sandlock_spawn(pe, (const char *const[]){ "/bin/cat", "/etc/passwd", NULL }, &o, &sb,
+			   NULL);
+	ok(r == 0, "control: spawn cat /etc/passwd with /etc granted");
+	if (r == 0) {
+		sandlock_sandbox_wait(sb, 10000);
+		is_int(sandlock_sandbox_exit_code(sb), 0, "  cat succeeds");
+		const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
+		ok(out && len > 5 && memcmp(out, "root:", 5) == 0, "  and prints the file");
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_policy_free(pe);
+
+	/* A command that does not exist. */
+	sb = NULL;
+	r = sandlock_spawn(p, (const char *const[]){ "/nonexistent-sandlock/cmd", NULL }, &o, &sb,
+			   &e);
+	is_int(r, -ENOENT, "spawn of a missing command is -ENOENT");
+	is_str(sandlock_error_step(e), "execve", "  the failing step is execve");
+	is_int(sandlock_error_code(e), -ENOENT, "  error code");
+	ok(sb == NULL, "  no sandbox handed out");
+	sandlock_error_free(e);
+	e = NULL;
+	/* A PATH of searchable directories only, so that the caller's PATH (which may hold
+	 * directories this user cannot search: EACCES, as execvp reports) does not matter. */
+	sandlock_policy_t *pp = system_policy();
+	sandlock_policy_set_env(pp, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	r = sandlock_spawn(pp, (const char *const[]){ "no-such-command-sandlock", NULL }, &o, &sb,
+			   &e);
+	is_int(r, -ENOENT, "spawn of a missing command by PATH search is -ENOENT");
+	is_str(sandlock_error_step(e), "execve", "  step execve");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_free(pp);
+
+	is_int(sandlock_spawn(NULL, (const char *const[]){ "/bin/true", NULL }, &o, &sb, NULL),
+	       -EINVAL, "spawn with a NULL policy is -EINVAL");
+	sandlock_spawn_opts_t small = { .size = 4 };
+	is_int(sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &small, &sb, NULL),
+	       -EINVAL, "spawn with opts->size too small is -EINVAL");
+
+	/* Parked, then started. */
+	sandlock_spawn_opts_t po = capture_opts();
+	po.flags = SANDLOCK_SPAWN_PARKED;
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/sh", "-c", "echo started", NULL }, &po,
+			   &sb, &e);
+	if (!ok(r == 0, "spawn parked"))
+		diag("  %d %s", r, sandlock_error_message(e));
+	sandlock_error_free(e);
+	e = NULL;
+	if (r == 0) {
+		char comm[32];
+		msleep(100);
+		read_comm(sandlock_sandbox_pid(sb), comm, sizeof(comm));
+		ok(strcmp(comm, "sh") != 0 && comm[0], "  parked: not exec'd yet (comm '%s')",
+		   comm);
+		is_int(sandlock_sandbox_wait(sb, 100), -ETIMEDOUT, "  parked: wait(100) times out");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_RUNNING,
+		       "  exit kind RUNNING");
+		is_int(sandlock_sandbox_start(sb, &e), 0, "  start");
+		sandlock_error_free(e);
+		e = NULL;
+		is_int(sandlock_sandbox_start(sb, &e), -EALREADY, "  a second start is -EALREADY");
+		sandlock_error_free(e);
+		e = NULL;
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
+		ok(out && len == 8 && memcmp(out, "started\n", 8) == 0, "  it ran after start");
+		is_int(sandlock_sandbox_exit_code(sb), 0, "  exit code 0");
+		sandlock_sandbox_free(sb);
+	}
+	/* Parked means confined: the child already runs under its filter and NO_NEW_PRIVS. */
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &po, &sb, NULL);
+	if (ok(r == 0, "spawn parked, to kill it before it starts")) {
+		char nnp[16], secc[16];
+		status_field(sandlock_sandbox_pid(sb), "NoNewPrivs:", nnp, sizeof(nnp));
+		status_field(sandlock_sandbox_pid(sb), "Seccomp:", secc, sizeof(secc));
+		is_str(nnp, "1", "  parked: NoNewPrivs is set");
+		is_str(secc, "2", "  parked: seccomp is in filter mode");
+		status_field(getpid(), "Seccomp:", secc, sizeof(secc));
+		is_str(secc, "0", "  control: this process has no filter");
+		is_int(sandlock_sandbox_kill(sb), 0, "  kill while parked");
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait ends");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_SIGNAL, "  exit kind SIGNAL");
+		is_int(sandlock_sandbox_exit_signal(sb), SIGKILL, "  signal 9");
+		is_int(sandlock_sandbox_start(sb, &e), -EALREADY,
+		       "  start after the kill is -EALREADY");
+		sandlock_error_free(e);
+		e = NULL;
+		sandlock_sandbox_free(sb);
+	}
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &po, &sb, NULL);
+	if (ok(r == 0, "spawn parked, to free it without starting")) {
+		pid_t pid = sandlock_sandbox_pid(sb);
+		sandlock_sandbox_free(sb);
+		ok(kill(pid, 0) < 0 && errno == ESRCH, "  free reaps the parked child");
+	}
+
+	/* The supervisor answers uname with the sandbox's name. */
+	sandlock_policy_t *pn = system_policy();
+	sandlock_policy_set_name(pn, "box-one", NULL);
+	r = sandlock_spawn(pn, (const char *const[]){ "/bin/uname", "-n", NULL }, &o, &sb, NULL);
+	if (ok(r == 0, "spawn uname -n with name box-one")) {
+		sandlock_sandbox_wait(sb, 10000);
+		const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
+		ok(out && len == 8 && memcmp(out, "box-one\n", 8) == 0,
+		   "  the hostname is box-one");
+		is_str(sandlock_sandbox_name(sb), "box-one", "  sandbox_name is box-one");
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_policy_free(pn);
+	pn = system_policy();
+	sandlock_policy_set_no_supervisor(pn, 1);
+	r = sandlock_spawn(pn, (const char *const[]){ "/bin/uname", "-n", NULL }, &o, &sb, NULL);
+	if (ok(r == 0, "control: spawn uname -n without the supervisor")) {
+		char host[256] = "", want[260];
+		gethostname(host, sizeof(host) - 1);
+		snprintf(want, sizeof(want), "%s\n", host);
+		sandlock_sandbox_wait(sb, 10000);
+		const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
+		ok(out && len == strlen(want) && memcmp(out, want, len) == 0,
+		   "  the real hostname (%s)", host);
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_policy_free(pn);
+
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, NULL);
+	if (r == 0) {
+		is_int(sandlock_sandbox_start(sb, &e), -EALREADY,
+		       "start of a sandbox that was not parked is -EALREADY");
+		sandlock_error_free(e);
+		e = NULL;
+		sandlock_sandbox_free(sb);
+	}
+
+	/* wait(0) on a sleeping sandbox, then kill. */
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &o, &sb, NULL);
+	if (ok(r == 0, "spawn sleep 30")) {
+		is_int(sandlock_sandbox_wait(sb, 0), -ETIMEDOUT, "  wait(0) is -ETIMEDOUT");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_RUNNING, "  still RUNNING");
+		ok(sandlock_sandbox_done_fd(sb) >= 0, "  a done fd");
+		is_int(sandlock_sandbox_kill(sb), 0, "  kill");
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait after kill");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_SIGNAL, "  exit kind SIGNAL");
+		is_int(sandlock_sandbox_exit_signal(sb), SIGKILL, "  signal 9");
+		is_int(sandlock_sandbox_exit_code(sb), -1, "  no exit code");
+		is_int(sandlock_sandbox_wait(sb, 0), 0, "  wait(0) on an ended sandbox is 0");
+		is_int(sandlock_sandbox_signal(sb, SIGTERM), -ESRCH,
+		       "  signal after the end is -ESRCH");
+		is_int(sandlock_sandbox_kill(sb), -ESRCH, "  kill after the end is -ESRCH");
+		is_int(sandlock_sandbox_pause(sb), -ESRCH, "  pause after the end is -ESRCH");
+		sandlock_sandbox_free(sb);
+	}
+
+	/* The sandbox's own timeout. */
+	sandlock_spawn_opts_t to = capture_opts();
+	to.timeout_ms = 300;
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &to, &sb, NULL);
+	if (ok(r == 0, "spawn sleep 30 with timeout_ms 300")) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_TIMEOUT,
+		       "  exit kind TIMEOUT");
+		is_int(sandlock_sandbox_exit_signal(sb), SIGKILL, "  killed by SIGKILL");
+		ok(ms >= 200 && ms < 5000, "  ended after about 300 ms (%ld ms)", ms);
+		sandlock_sandbox_free(sb);
+	}
+	to.timeout_ms = 10000;
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &to, &sb, NULL);
+	if (ok(r == 0, "control: a command that ends before its timeout")) {
+		sandlock_sandbox_wait(sb, 10000);
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_CODE, "  exit kind CODE");
+		sandlock_sandbox_free(sb);
+	}
+
+	/* The timeout counts from the start, not while parked. */
+	sandlock_spawn_opts_t pto = capture_opts();
+	pto.flags = SANDLOCK_SPAWN_PARKED;
+	pto.timeout_ms = 400;
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "0.1", NULL }, &pto, &sb, NULL);
+	if (ok(r == 0, "spawn parked sleep 0.1 with timeout_ms 400")) {
+		msleep(600); /* longer than the timeout, while parked */
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_RUNNING,
+		       "  still parked after 600 ms: the timeout has not fired");
+		is_int(sandlock_sandbox_start(sb, NULL), 0, "  start");
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_CODE,
+		       "  exit kind CODE: 100 ms of work fit in the 400 ms from the start");
+		is_int(sandlock_sandbox_exit_code(sb), 0, "  exit code 0");
+		sandlock_sandbox_free(sb);
+	}
+
+	/* spawn with NULL opts: everything inherited, no timeout. */
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, NULL, &sb, NULL);
+	if (ok(r == 0, "spawn with NULL opts")) {
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		is_int(sandlock_sandbox_exit_code(sb), 0, "  exit code 0");
+		is_int(sandlock_sandbox_stdin_fd(sb), -EBADF, "  no stdin pipe: -EBADF");
+		sandlock_sandbox_free(sb);
+	}
+
+	/* pause / resume */
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &o, &sb, NULL);
+	if (ok(r == 0, "spawn sleep 30 for pause/resume")) {
+		pid_t pid = sandlock_sandbox_pid(sb);
+		char s = proc_state(pid);
+		ok(s != 'T' && s != '?', "  control: running, not stopped (state %c)", s);
+		is_int(sandlock_sandbox_pause(sb), 0, "  pause");
+		s = wait_state(pid, 1);
+		is_int(s, 'T', "  paused: state T");
+		is_int(sandlock_sandbox_resume(sb), 0, "  resume");
+		s = wait_state(pid, 0);
+		ok(s != 'T' && s != '?', "  resumed: state %c, not T", s);
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_RUNNING, "  still RUNNING");
+		is_int(sandlock_sandbox_signal(sb, 0), -EINVAL, "  signal(0) is -EINVAL");
+		is_int(sandlock_sandbox_signal(sb, 4096), -EINVAL, "  signal(4096) is -EINVAL");
+		is_int(sandlock_sandbox_signal(sb, SIGTERM), 0, "  signal(SIGTERM)");
+		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_SIGNAL, "  exit kind SIGNAL");
+		is_int(sandlock_sandbox_exit_signal(sb), SIGTERM, "  signal SIGTERM");
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_sandbox_free(NULL);
+	ok(1, "sandbox_free(NULL) returns");
+	sandlock_policy_free(p);
+}
+
+/* The header: a relative path "is made absolute against the caller's cwd". A later chdir of the
+ * caller must not change which directory the grant names. */
+static void test_relative_path(void)
+{
+	char dir[] = "/tmp/sl-rel-XXXXXX", sub[64], old[4096];
+	sandlock_error_t *e = NULL;
+
+	if (sandlock_landlock_abi_version() < 0 || !getcwd(old, sizeof(old)) || !mkdtemp(dir))
+		return;
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	mkdir(sub, 0755);
+
+	sandlock_policy_t *p = system_policy();
+	if (chdir(dir) == 0) {
+		is_int(sandlock_policy_add_fs_read(p, "sub"), 0, "add_fs_read(\"sub\") in %s", dir);
+		int r = sandlock_policy_check(p, &e);
+		ok(r == 0, "control: policy_check in the same cwd passes");
+		sandlock_error_free(e);
+		e = NULL;
+		(void)!chdir("/");
+		r = sandlock_policy_check(p, &e);
+		if (!ok(r == 0, "after the caller's chdir(\"/\"), the grant still names %s", sub))
+			diag("BUG: relative grant paths are resolved at spawn/check time, not made "
+			     "absolute when added (got %d: %s)",
+			     r, sandlock_error_message(e) ? sandlock_error_message(e) : "");
+		sandlock_error_free(e);
+	}
+	(void)!chdir(old);
+	sandlock_policy_free(p);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+/* Run @argv under @p with stdout captured into @out (NUL-terminated). Returns the exit code,
+ * or -1000 - exit kind when it did not exit normally, or the spawn error. */
+static int run_capture(sandlock_policy_t *p, const char *const *argv, char *out, size_t size)
+{
+	sandlock_spawn_opts_t o = capture_opts();
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	size_t len;
+
+	out[0] = 0;
+	int r = sandlock_spawn(p, argv, &o, &sb, &e);
+	if (r < 0) {
+		diag("  spawn %s: %d %s", argv[0], r, sandlock_error_message(e));
+		sandlock_error_free(e);
+		return r;
+	}
+	sandlock_sandbox_wait(sb, 10000);
+	const uint8_t *data = sandlock_sandbox_stdout(sb, &len);
+	if (data) {
+		len = len < size - 1 ? len : size - 1;
+		memcpy(out, data, len);
+		out[len] = 0;
+	}
+	r = sandlock_sandbox_exit_kind(sb) == SANDLOCK_EXIT_CODE
+		    ? sandlock_sandbox_exit_code(sb)
+		    : -1000 - (int)sandlock_sandbox_exit_kind(sb);
+	sandlock_sandbox_free(sb);
+	return r;
+}
+
+/* The process knobs reach the child, each against a control without it. */
+static void test_knobs(void)
+{
+	if (sandlock_landlock_abi_version() < 0)
+		return;
+	char out[4096], want[4096];
+	sandlock_policy_t *p;
+	sandlock_error_t *e = NULL;
+
+	p = system_policy();
+	sandlock_policy_set_cwd(p, "/nonexistent-sandlock-cwd");
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	is_int(sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, &e), -ENOENT,
+	       "a missing cwd is -ENOENT");
+	is_str(sandlock_error_step(e), "chdir", "  step chdir");
+	is_str(sandlock_error_message(e),
+	       "chdir /nonexistent-sandlock-cwd: No such file or directory", "  message");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_set_cwd(p, "/tmp");
+	is_int(run_capture(p, (const char *const[]){ "/bin/pwd", NULL }, out, sizeof(out)), 0,
+	       "cwd /tmp: pwd runs");
+	is_str(out, "/tmp\n", "  and prints /tmp");
+	sandlock_policy_free(p);
+
+	const char *const ulimit_n[] = { "/bin/sh", "-c", "ulimit -n", NULL };
+	const char *const ulimit_c[] = { "/bin/sh", "-c", "ulimit -c", NULL };
+	p = system_policy();
+	is_int(run_capture(p, ulimit_n, out, sizeof(out)), 0, "control: ulimit -n");
+	ok(strcmp(out, "37\n") != 0, "  control: not 37 (%.*s)", (int)strcspn(out, "\n"), out);
+	sandlock_policy_set_max_open_files(p, 37);
+	is_int(run_capture(p, ulimit_n, out, sizeof(out)), 0, "max_open_files 37: ulimit -n");
+	is_str(out, "37\n", "  prints 37");
+	sandlock_policy_free(p);
+
+	struct rlimit rl;
+	p = system_policy();
+	if (getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur != 0) {
+		is_int(run_capture(p, ulimit_c, out, sizeof(out)), 0, "control: ulimit -c");
+		ok(strcmp(out, "0\n") != 0, "  control: not 0");
+	}
+	sandlock_policy_set_no_coredump(p, 1);
+	is_int(run_capture(p, ulimit_c, out, sizeof(out)), 0, "no_coredump: ulimit -c");
+	is_str(out, "0\n", "  prints 0");
+	sandlock_policy_free(p);
+
+	const char *const pers[] = { "/bin/cat", "/proc/self/personality", NULL };
+	p = system_policy();
+	sandlock_policy_add_fs_read(p, "/proc");
+	is_int(run_capture(p, pers, out, sizeof(out)), 0, "control: cat /proc/self/personality");
+	is_str(out, "00000000\n", "  control: no ADDR_NO_RANDOMIZE");
+	sandlock_policy_set_no_randomize_memory(p, 1);
+	is_int(run_capture(p, pers, out, sizeof(out)), 0, "no_randomize_memory: personality");
+	is_str(out, "00040000\n", "  ADDR_NO_RANDOMIZE is set");
+	sandlock_policy_free(p);
+
+	cpu_set_t cs;
+	if (sched_getaffinity(0, sizeof(cs), &cs) == 0 && CPU_COUNT(&cs) > 1 && CPU_ISSET(0, &cs)) {
+		const char *const nproc[] = { "/usr/bin/nproc", NULL };
+		p = system_policy();
+		is_int(run_capture(p, nproc, out, sizeof(out)), 0, "control: nproc");
+		snprintf(want, sizeof(want), "%d\n", CPU_COUNT(&cs));
+		is_str(out, want, "  control: all %d CPUs", CPU_COUNT(&cs));
+		sandlock_policy_add_cpu_core(p, 0);
+		is_int(run_capture(p, nproc, out, sizeof(out)), 0, "cpu_cores 0: nproc");
+		is_str(out, "1\n", "  one CPU");
+		sandlock_policy_free(p);
+	}
+
+	/* clean_env keeps PATH HOME USER TERM LANG (those set here), then the policy's env. */
+	static const char *const keep[] = { "PATH", "HOME", "USER", "TERM", "LANG" };
+	const char *const env[] = { "/usr/bin/env", NULL };
+	setenv("SANDLOCK_TEST_SECRET", "s3cret", 1);
+	p = system_policy();
+	is_int(run_capture(p, env, out, sizeof(out)), 0, "control: env");
+	ok(strstr(out, "SANDLOCK_TEST_SECRET=s3cret\n") != NULL,
+	   "  control: the caller's environment is inherited by default");
+	sandlock_policy_set_clean_env(p, 1);
+	sandlock_policy_set_env(p, "FOO", "bar");
+	sandlock_policy_set_env(p, "HOME", "/sandbox-home");
+	/* Expected: the kept variables present here, in that order, HOME overridden in place,
+	 * then FOO (an override of an absent variable is appended after them). */
+	want[0] = 0;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		const char *v = getenv(keep[i]);
+		if (v && strcmp(keep[i], "HOME") == 0)
+			v = "/sandbox-home";
+		if (v)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s=%s\n",
+				 keep[i], v);
+	}
+	snprintf(want + strlen(want), sizeof(want) - strlen(want), "FOO=bar\n%s",
+		 getenv("HOME") ? "" : "HOME=/sandbox-home\n");
+	is_int(run_capture(p, env, out, sizeof(out)), 0, "clean_env + env: env");
+	is_str(out, want, "  exactly the kept variables, HOME overridden, then FOO");
+	sandlock_policy_free(p);
+	unsetenv("SANDLOCK_TEST_SECRET");
+}
+
+int main(void)
+{
+	test_setters();
+	test_name();
+	test_check();
+	test_confine();
+	test_spawn();
+	test_knobs();
+	test_relative_path();
+	return done_testing();
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-plan: the child's environment, the PATH search candidates, the trap set, and the checks
+ * plan_build makes before anything runs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "plan/landlock.h"
+#include "plan/plan.h"
+#include "strv.h"
+#include "supervisor/dispatch.h"
+#include "tap.h"
+
+#define V(...) ((char **)(const char *[]){ __VA_ARGS__, NULL })
+
+static int strv_equal(char *const *v, const char *const *want)
+{
+	size_t i;
+
+	if (!v)
+		return 0;
+	for (i = 0; want[i]; i++)
+		if (!v[i] || strcmp(v[i], want[i]) != 0)
+			return 0;
+	return v[i] == NULL;
+}
+
+static void dump(char *const *v)
+{
+	if (!v)
+		diag("  (NULL vector)");
+	for (size_t i = 0; v && v[i]; i++)
+		diag("  [%zu] '%s'", i, v[i]);
+}
+
+#define CHECK_STRV(v, name, ...)                                                                   \
+	do {                                                                                       \
+		static const char *const _want[] = { __VA_ARGS__, NULL };                          \
+		if (!ok(strv_equal(v, _want), "%s", name))                                         \
+			dump(v);                                                                   \
+	} while (0)
+
+#define CHECK_EMPTY_STRV(v, name)                                                                  \
+	do {                                                                                       \
+		if (!ok((v) != NULL && (v)[0] == NULL, "%s", name))                                \
+			dump(v);                                                                   \
+	} while (0)
+
+static void test_env(void)
+{
+	char **host = V("FOO=1", "PATH=/usr/bin:/bin", "SECRET=x", "LANG=C.UTF-8", "HOME=/root",
+			"TERMINFO=/t", "TERM=xterm", "LC_ALL=C");
+	struct sandlock_policy p = { 0 };
+	char **env;
+
+	env = plan_build_env(&p, host);
+	CHECK_STRV(env, "no clean_env, no overrides: a copy of environ, in order", "FOO=1",
+		   "PATH=/usr/bin:/bin", "SECRET=x", "LANG=C.UTF-8", "HOME=/root", "TERMINFO=/t",
+		   "TERM=xterm", "LC_ALL=C");
+	ok(env && env != host && env[0] != host[0], "  a deep copy");
+	strv_free(env);
+
+	p.clean_env = 1;
+	env = plan_build_env(&p, host);
+	CHECK_STRV(env, "clean_env keeps PATH HOME TERM LANG present (USER absent), no others",
+		   "PATH=/usr/bin:/bin", "HOME=/root", "TERM=xterm", "LANG=C.UTF-8");
+	ok(env && !strv_env_get(env, "SECRET") && !strv_env_get(env, "TERMINFO") &&
+		   !strv_env_get(env, "LC_ALL") && !strv_env_get(env, "USER"),
+	   "  SECRET, TERMINFO (prefix of TERM), LC_ALL and the absent USER are not there");
+	strv_free(env);
+
+	env = plan_build_env(&p, V("USER=u", "X=1"));
+	CHECK_STRV(env, "clean_env with only USER present keeps USER", "USER=u");
+	strv_free(env);
+
+	env = plan_build_env(&p, V("X=1"));
+	CHECK_EMPTY_STRV(env, "clean_env with none of the five: an empty vector, not NULL");
+	strv_free(env);
+
+	env = plan_build_env(&p, NULL);
+	CHECK_EMPTY_STRV(env, "clean_env with a NULL environ: an empty vector");
+	strv_free(env);
+
+	p.env = V("HOME=/sandbox", "NEW=v=w", "EMPTY=");
+	env = plan_build_env(&p, host);
+	CHECK_STRV(env, "clean_env + overrides: HOME replaced in place, new ones appended in order",
+		   "PATH=/usr/bin:/bin", "HOME=/sandbox", "TERM=xterm", "LANG=C.UTF-8", "NEW=v=w",
+		   "EMPTY=");
+	strv_free(env);
+
+	p.clean_env = 0;
+	p.env = V("SECRET=hidden", "PATH=/opt/bin");
+	env = plan_build_env(&p, host);
+	CHECK_STRV(env, "no clean_env + overrides: replaced in place, order of environ kept",
+		   "FOO=1", "PATH=/opt/bin", "SECRET=hidden", "LANG=C.UTF-8", "HOME=/root",
+		   "TERMINFO=/t", "TERM=xterm", "LC_ALL=C");
+	strv_free(env);
+
+	p.env = V("A=1");
+	env = plan_build_env(&p, NULL);
+	CHECK_STRV(env, "overrides over a NULL environ", "A=1");
+	strv_free(env);
+
+	p.env = NULL;
+	env = plan_build_env(&p, NULL);
+	CHECK_EMPTY_STRV(env, "no clean_env, NULL environ, no overrides: an empty vector");
+	strv_free(env);
+
+	/* The host's environ is never changed. */
+	CHECK_STRV(host, "the given environ is untouched", "FOO=1", "PATH=/usr/bin:/bin",
+		   "SECRET=x", "LANG=C.UTF-8", "HOME=/root", "TERMINFO=/t", "TERM=xterm",
+		   "LC_ALL=C");
+}
+
+static void test_exec_paths(void)
+{
+	char **v;
+
+	v = plan_exec_paths("ls", "/a:/b");
+	CHECK_STRV(v, "ls with PATH /a:/b", "/a/ls", "/b/ls");
+	strv_free(v);
+
+	v = plan_exec_paths("ls", ":/b");
+	CHECK_STRV(v, "a leading empty element is the cwd: plain ls", "ls", "/b/ls");
+	strv_free(v);
+
+	v = plan_exec_paths("ls", "/a::/b");
+	CHECK_STRV(v, "an empty middle element", "/a/ls", "ls", "/b/ls");
+	strv_free(v);
+
+	v = plan_exec_paths("ls", "/a:");
+	CHECK_STRV(v, "a trailing empty element", "/a/ls", "ls");
+	strv_free(v);
+
+	v = plan_exec_paths("ls", "");
+	CHECK_STRV(v, "PATH empty: the cwd only", "ls");
+	strv_free(v);
+
+	v = plan_exec_paths("ls", "/a/");
+	CHECK_STRV(v, "a trailing slash is kept as given", "/a//ls");
+	strv_free(v);
+
+	v = plan_exec_paths("./ls", "/a:/b");
+	CHECK_STRV(v, "a name with '/' is itself, no search", "./ls");
+	strv_free(v);
+
+	v = plan_exec_paths("/bin/true", NULL);
+	CHECK_STRV(v, "an absolute path is itself", "/bin/true");
+	strv_free(v);
+
+	v = plan_exec_paths("sub/cmd", NULL);
+	CHECK_STRV(v, "a relative path with '/' is itself", "sub/cmd");
+	strv_free(v);
+
+	v = plan_exec_paths("ls", NULL);
+	CHECK_STRV(v, "PATH NULL: the default search path", "/usr/local/bin/ls", "/usr/bin/ls",
+		   "/bin/ls");
+	strv_free(v);
+}
+
+static void test_trap_set(void)
+{
+	struct sandlock_policy p = { 0 };
+	int nrs[16];
+	size_t n = dispatch_trap_set(&p, nrs, 16);
+	int has_uname = 0, has_setsid = 0, has_setpgid = 0, others = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (nrs[i] == SYS_uname)
+			has_uname++;
+		else if (nrs[i] == SYS_setsid)
+			has_setsid++;
+		else if (nrs[i] == SYS_setpgid)
+			has_setpgid++;
+		else
+			others++;
+	}
+	ok(has_uname == 1, "the default trap set holds uname once");
+	ok(has_setsid == 1, "the default trap set holds setsid once");
+	ok(has_setpgid == 1, "the default trap set holds setpgid once");
+	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
+	is_int(n, 3, "three syscalls");
+	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
+	ok(dispatch_lookup(SYS_uname) != NULL, "dispatch_lookup(uname) has a handler");
+	ok(dispatch_lookup(SYS_setsid) != NULL, "dispatch_lookup(setsid) has a handler");
+	ok(dispatch_lookup(SYS_setpgid) != NULL, "dispatch_lookup(setpgid) has a handler");
+
+	int small[2] = { -1, -1 };
+	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");
+	is_int(dispatch_trap_set(&p, small, 0), 0, "max 0: nothing written");
+}
+
+static void test_plan_build(void)
+{
+	if (landlock_abi() < 0) {
+		diag("Landlock unavailable: plan_build checks skipped");
+		return;
+	}
+	struct sandlock_policy p = { 0 };
+	struct plan plan;
+	struct sandlock_error *e = NULL;
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		p.protection[i] = SANDLOCK_PROTECTION_DEGRADED;
+
+	is_int(plan_build(&p, (const char *const[]){ NULL }, &plan, &e), -EINVAL,
+	       "plan_build with an empty argv is -EINVAL");
+	is_str(e ? e->message : NULL, "no command to run", "  message");
+	error_free(e);
+	e = NULL;
+	is_int(plan_build(&p, (const char *const[]){ "", NULL }, &plan, &e), -ENOENT,
+	       "plan_build with an empty command name is -ENOENT");
+	error_free(e);
+	e = NULL;
+
+	p.no_supervisor = 1;
+	p.name = (char *)"box";
+	is_int(plan_build(&p, (const char *const[]){ "true", NULL }, &plan, &e), -EINVAL,
+	       "no_supervisor with a name is -EINVAL");
+	ok(e && strstr(e->message, "no_supervisor") && strstr(e->message, "name"),
+	   "  the message names no_supervisor and name");
+	error_free(e);
+	e = NULL;
+
+	p.name = NULL;
+	int r = plan_build(&p, (const char *const[]){ "true", "x", NULL }, &plan, &e);
+	if (ok(r == 0, "control: no_supervisor without a name builds")) {
+		ok(plan.ruleset_fd >= 0, "  a ruleset fd");
+		ok(plan.prog.len > 0 && plan.prog.filter, "  a BPF program");
+		is_int(plan.supervised, 0, "  unsupervised");
+		CHECK_STRV(plan.argv, "  argv copied", "true", "x");
+		ok(plan.exec_paths && plan.exec_paths[0] && strchr(plan.exec_paths[0], '/'),
+		   "  exec candidates from PATH");
+		ok(plan.sh_argv && strcmp(plan.sh_argv[0], "/bin/sh") == 0 &&
+			   plan.sh_argv[1] == NULL && plan.sh_argv[2] == plan.argv[1],
+		   "  sh_argv is /bin/sh, <path slot>, argv[1..]");
+		plan_done(&plan);
+		ok(plan.ruleset_fd == -1 && plan.argv == NULL && plan.prog.filter == NULL,
+		   "  plan_done releases everything");
+	} else
+		diag("  %d %s", r, e ? e->message : "");
+	error_free(e);
+}
+
+int main(void)
+{
+	test_env();
+	test_exec_paths();
+	test_trap_set();
+	test_plan_build();
+	return done_testing();
+}

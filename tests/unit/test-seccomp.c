@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-seccomp: the default blocklist, the syscall groups, the name checks, and the compiled BPF
+ * program. The program is checked by what it does, not by its bytes: a small classic-BPF
+ * interpreter (the subset the kernel's seccomp accepts) runs it over a struct seccomp_data and
+ * the returned action is compared, each time with a control that differs in one field. A
+ * forked child then loads the program into the kernel and shows the same verdicts for real.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plan/seccomp.h"
+#include "policy/policy.h"
+#include "strv.h"
+#include "supervisor/dispatch.h"
+#include "tap.h"
+
+#ifndef SECCOMP_RET_KILL_PROCESS
+#define SECCOMP_RET_KILL_PROCESS 0x80000000U
+#endif
+#ifndef SECCOMP_RET_USER_NOTIF
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
+#endif
+#define X32_SYSCALL_BIT 0x40000000U
+
+#define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
+#define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+
+static const char *const want_blocklist[] = {
+	"mount",
+	"umount2",
+	"pivot_root",
+	"swapon",
+	"swapoff",
+	"reboot",
+	"sethostname",
+	"setdomainname",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"unshare",
+	"setns",
+	"perf_event_open",
+	"bpf",
+	"userfaultfd",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"open_by_handle_at",
+	"name_to_handle_at",
+	"ioperm",
+	"iopl",
+	"quotactl",
+	"acct",
+	"lookup_dcookie",
+	"nfsservctl",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
+	"personality",
+	NULL,
+};
+
+static const char *const want_sysv_ipc[] = {
+	"shmget", "shmat",  "shmdt", "shmctl", "msgget",     "msgsnd", "msgrcv",
+	"msgctl", "semget", "semop", "semctl", "semtimedop", NULL,
+};
+
+/* ---- a classic BPF interpreter, seccomp flavour ------------------------------------------ */
+
+struct bpf_outcome {
+	int ok;	      /* 0: the program is malformed for seccomp (err says why) */
+	uint32_t ret; /* the action */
+	char err[160];
+};
+
+static struct bpf_outcome bpf_fail(unsigned pc, uint16_t code, const char *why)
+{
+	struct bpf_outcome o = { 0 };
+
+	snprintf(o.err, sizeof(o.err), "insn %u (code 0x%04x): %s", pc, code, why);
+	return o;
+}
+
+static int bpf_alu(uint16_t op, uint32_t *a, uint32_t v)
+{
+	switch (op) {
+	case BPF_ADD:
+		*a += v;
+		return 0;
+	case BPF_SUB:
+		*a -= v;
+		return 0;
+	case BPF_MUL:
+		*a *= v;
+		return 0;
+	case BPF_DIV:
+		if (!v)
+			return -1;
+		*a /= v;
+		return 0;
+	case BPF_MOD:
+		if (!v)
+			return -1;
+		*a %= v;
+		return 0;
+	case BPF_OR:
+		*a |= v;
+		return 0;
+	case BPF_AND:
+		*a &= v;
+		return 0;
+	case BPF_XOR:
+		*a ^= v;
+		return 0;
+	case BPF_LSH:
+		*a = v < 32 ? *a << v : 0;
+		return 0;
+	case BPF_RSH:
+		*a = v < 32 ? *a >> v : 0;
+		return 0;
+	case BPF_NEG:
+		*a = -*a;
+		return 0;
+	}
+	return -1;
+}
+
+static struct bpf_outcome bpf_run(const struct sock_fprog *prog, const struct seccomp_data *d)
+{
+	const uint8_t *data = (const uint8_t *)d;
+	uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = { 0 };
+
+	if (!prog->filter || prog->len == 0 || prog->len > BPF_MAXINSNS)
+		return bpf_fail(0, 0, "bad program length");
+	for (unsigned pc = 0; pc < prog->len; pc++) {
+		const struct sock_filter *f = &prog->filter[pc];
+		uint16_t cls = BPF_CLASS(f->code);
+		uint32_t v = BPF_SRC(f->code) == BPF_X ? X : f->k;
+		int cond;
+
+		switch (cls) {
+		case BPF_LD:
+		case BPF_LDX: {
+			uint32_t *dst = cls == BPF_LD ? &A : &X;
+			switch (f->code & ~BPF_CLASS(0xffff)) {
+			case BPF_W | BPF_ABS:
+				if (cls != BPF_LD)
+					return bpf_fail(pc, f->code, "LDX ABS");
+				/* The kernel's seccomp checker: aligned 32-bit loads inside
+				 * struct seccomp_data only. */
+				if (f->k % 4 || f->k + 4 > sizeof(*d))
+					return bpf_fail(pc, f->code, "unaligned/out-of-range load");
+				memcpy(dst, data + f->k, 4);
+				break;
+			case BPF_W | BPF_LEN:
+				*dst = sizeof(*d);
+				break;
+			case BPF_IMM:
+				*dst = f->k;
+				break;
+			case BPF_MEM:
+				if (f->k >= BPF_MEMWORDS)
+					return bpf_fail(pc, f->code, "scratch index");
+				*dst = M[f->k];
+				break;
+			default:
+				return bpf_fail(pc, f->code,
+						"unknown load (seccomp allows W ABS only)");
+			}
+			break;
+		}
+		case BPF_ST:
+		case BPF_STX:
+			if (f->code != cls || f->k >= BPF_MEMWORDS)
+				return bpf_fail(pc, f->code, "bad store");
+			M[f->k] = cls == BPF_ST ? A : X;
+			break;
+		case BPF_ALU:
+			if (bpf_alu(BPF_OP(f->code), &A, v) < 0)
+				return bpf_fail(pc, f->code, "unknown ALU op or division by zero");
+			break;
+		case BPF_JMP:
+			if (BPF_OP(f->code) == BPF_JA) {
+				if ((uint64_t)pc + 1 + f->k >= prog->len)
+					return bpf_fail(pc, f->code, "jump out of the program");
+				pc += f->k;
+				break;
+			}
+			switch (BPF_OP(f->code)) {
+			case BPF_JEQ:
+				cond = A == v;
+				break;
+			case BPF_JGT:
+				cond = A > v;
+				break;
+			case BPF_JGE:
+				cond = A >= v;
+				break;
+			case BPF_JSET:
+				cond = (A & v) != 0;
+				break;
+			default:
+				return bpf_fail(pc, f->code, "unknown jump");
+			}
+			{
+				unsigned off = cond ? f->jt : f->jf;
+				if (pc + 1 + off >= prog->len)
+					return bpf_fail(pc, f->code, "branch out of the program");
+				pc += off;
+			}
+			break;
+		case BPF_RET: {
+			struct bpf_outcome o = { .ok = 1 };
+			if (BPF_RVAL(f->code) == BPF_K)
+				o.ret = f->k;
+			else if (BPF_RVAL(f->code) == BPF_A)
+				o.ret = A;
+			else
+				return bpf_fail(pc, f->code, "RET X is not valid");
+			return o;
+		}
+		case BPF_MISC:
+			if (BPF_MISCOP(f->code) == BPF_TAX)
+				X = A;
+			else if (BPF_MISCOP(f->code) == BPF_TXA)
+				A = X;
+			else
+				return bpf_fail(pc, f->code, "unknown MISC op");
+			break;
+		default:
+			return bpf_fail(pc, f->code, "unknown class");
+		}
+	}
+	return bpf_fail(prog->len, 0, "fell off the end without RET");
+}
+
+static const char *action_name(uint32_t r, char *buf, size_t size)
+{
+	switch (r & SECCOMP_RET_ACTION_FULL) {
+	case SECCOMP_RET_KILL_PROCESS:
+		return "KILL_PROCESS";
+	case SECCOMP_RET_KILL_THREAD:
+		return "KILL_THREAD";
+	case SECCOMP_RET_TRAP:
+		return "TRAP";
+	case SECCOMP_RET_ALLOW:
+		return "ALLOW";
+	case SECCOMP_RET_USER_NOTIF:
+		return "USER_NOTIF";
+	case SECCOMP_RET_LOG:
+		return "LOG";
+	case SECCOMP_RET_TRACE:
+		return "TRACE";
+	case SECCOMP_RET_ERRNO:
+		snprintf(buf, size, "ERRNO(%s)",
+			 strerrorname_np((int)(r & SECCOMP_RET_DATA)) ?: "?");
+		return buf;
+	}
+	snprintf(buf, size, "0x%08x", r);
+	return buf;
+}
+
+static uint32_t eval(const struct sock_fprog *prog, uint32_t arch, int nr, uint64_t a0, uint64_t a1,
+		     uint64_t a2)
+{
+	struct seccomp_data d = {
+		.nr = nr,
+		.arch = arch,
+		.instruction_pointer = 0x7f0000001000ULL,
+		.args = { a0, a1, a2, 0, 0, 0 },
+	};
+	struct bpf_outcome o = bpf_run(prog, &d);
+
+	if (!o.ok) {
+		diag("BPF interpreter: %s", o.err);
+		return 0xffffffffU; /* matches no expected action */
+	}
+	return o.ret;
+}
+
+#define EXPECT(prog, arch, nr, a0, a1, a2, want, ...)                                              \
+	do {                                                                                       \
+		uint32_t _got = eval(prog, arch, nr, a0, a1, a2);                                  \
+		char _b1[48], _b2[48];                                                             \
+		if (!ok(_got == (uint32_t)(want), __VA_ARGS__))                                    \
+			diag("  got %s, expected %s", action_name(_got, _b1, sizeof(_b1)),         \
+			     action_name(want, _b2, sizeof(_b2)));                                 \
+	} while (0)
+
+#define X86 AUDIT_ARCH_X86_64
+
+/* The interpreter refuses what it does not know, so a new opcode cannot pass silently. */
+static void test_interpreter(void)
+{
+	struct sock_filter good[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 7, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 7),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter bad_load[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter bad_op[] = {
+		{ 0x07 | 0x08, 0, 0, 0 }, /* MISC with an unknown op */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter no_ret[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+	};
+	struct sock_fprog p1 = { 4, good }, p2 = { 2, bad_load }, p3 = { 2, bad_op },
+			  p4 = { 1, no_ret };
+	struct seccomp_data d = { .nr = 7 };
+
+	struct bpf_outcome o = bpf_run(&p1, &d);
+	ok(o.ok && o.ret == (SECCOMP_RET_ERRNO | 7), "interpreter: a matching JEQ takes jt");
+	d.nr = 8;
+	o = bpf_run(&p1, &d);
+	ok(o.ok && o.ret == SECCOMP_RET_ALLOW, "interpreter: a non-matching JEQ takes jf");
+	ok(!bpf_run(&p2, &d).ok, "interpreter: a byte load is refused (seccomp allows W only)");
+	ok(!bpf_run(&p3, &d).ok, "interpreter: an unknown opcode is refused");
+	ok(!bpf_run(&p4, &d).ok, "interpreter: falling off the end is refused");
+}
+
+/* ---- tables and names -------------------------------------------------------------------- */
+
+static size_t names_len(const char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	return n;
+}
+
+static void test_tables(void)
+{
+	size_t n = names_len(seccomp_default_blocklist), want = names_len(want_blocklist);
+	is_int(n, want, "the default blocklist has %zu entries", want);
+	int same = n == want;
+	for (size_t i = 0; same && i < n; i++)
+		if (strcmp(seccomp_default_blocklist[i], want_blocklist[i]) != 0) {
+			diag("  entry %zu: '%s', expected '%s'", i, seccomp_default_blocklist[i],
+			     want_blocklist[i]);
+			same = 0;
+		}
+	ok(same, "the default blocklist is exactly the specified list, in order");
+
+	for (size_t i = 0; want_blocklist[i]; i++)
+		ok(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, want_blocklist[i]) >= 0,
+		   "blocklist entry %s is a syscall on x86_64", want_blocklist[i]);
+
+	const struct syscall_group *g = seccomp_group_find("sysv_ipc");
+	ok(g != NULL, "seccomp_group_find(\"sysv_ipc\") finds the group");
+	ok(seccomp_group_find("sysv") == NULL, "seccomp_group_find(\"sysv\") finds nothing");
+	ok(seccomp_group_find("shmget") == NULL, "a member name is not a group name");
+	ok(seccomp_groups[0].name && seccomp_groups[1].name == NULL, "sysv_ipc is the only group");
+	if (g) {
+		n = names_len(g->members);
+		want = names_len(want_sysv_ipc);
+		is_int(n, want, "sysv_ipc has %zu members", want);
+		same = n == want;
+		for (size_t i = 0; same && i < n; i++)
+			same = strcmp(g->members[i], want_sysv_ipc[i]) == 0;
+		ok(same, "sysv_ipc's members are exactly the specified list, in order");
+	}
+	/* The groups are not also in the always-on list, or re-allowing them would be a no-op. */
+	int overlap = 0;
+	for (size_t i = 0; want_sysv_ipc[i]; i++)
+		for (size_t j = 0; seccomp_default_blocklist[j]; j++)
+			overlap |= strcmp(want_sysv_ipc[i], seccomp_default_blocklist[j]) == 0;
+	ok(!overlap, "no sysv_ipc member is in the default blocklist itself");
+}
+
+static void check_names(char **allow, char **deny, int want_r, const char *want_msg,
+			const char *name)
+{
+	struct sandlock_policy p = { .extra_allow = allow, .extra_deny = deny };
+	struct sandlock_error *e = NULL;
+
+	is_int(seccomp_check_names(&p, &e), want_r, "check_names: %s", name);
+	if (want_msg)
+		is_str(e ? e->message : NULL, want_msg, "  message");
+	else
+		ok(e == NULL, "  no error object on success");
+	if (e)
+		is_int(e->code, want_r, "  the error object carries the same code");
+	error_free(e);
+}
+
+#define V(...) ((char **)(const char *[]){ __VA_ARGS__, NULL })
+
+static void test_check_names(void)
+{
+	check_names(NULL, NULL, 0, NULL, "an empty policy is fine");
+	check_names(V("sysv_ipc"), NULL, 0, NULL, "re-allowing sysv_ipc is fine");
+	check_names(NULL, V("sysv_ipc", "uname", "getcwd"), 0, NULL,
+		    "denying a group and syscalls is fine");
+	check_names(NULL, V("shmget"), 0, NULL,
+		    "denying a member of a group not re-allowed is fine");
+	check_names(NULL, V("nosuchcall"), -EINVAL,
+		    "extra_deny_syscalls: unknown syscall nosuchcall",
+		    "unknown syscall in extra_deny");
+	check_names(V("shmget"), NULL, -EINVAL,
+		    "extra_allow_syscalls: shmget is a syscall, only groups can be re-allowed "
+		    "(groups: sysv_ipc)",
+		    "a syscall in extra_allow");
+	check_names(V("nosuchgroup"), NULL, -EINVAL,
+		    "extra_allow_syscalls: unknown group nosuchgroup (groups: sysv_ipc)",
+		    "an unknown group in extra_allow");
+	check_names(V("sysv_ipc"), V("sysv_ipc"), -EINVAL,
+		    "syscall group sysv_ipc is both allowed and denied",
+		    "a group both allowed and denied");
+	check_names(V("sysv_ipc"), V("uname", "sysv_ipc"), -EINVAL,
+		    "syscall group sysv_ipc is both allowed and denied",
+		    "a group both ways, after another deny");
+	check_names(
+		V("sysv_ipc"), V("semop"), -EINVAL,
+		"extra_deny_syscalls: semop is a member of sysv_ipc, which extra_allow_syscalls "
+		"re-allows",
+		"a denied member of an allowed group");
+	check_names(V("mount"), NULL, -EINVAL,
+		    "extra_allow_syscalls: mount is a syscall, only groups can be re-allowed "
+		    "(groups: sysv_ipc)",
+		    "the blocklist cannot be re-allowed by name");
+}
+
+static void test_is_denied(void)
+{
+	struct sandlock_policy p = { 0 };
+
+	for (size_t i = 0; want_blocklist[i]; i++) {
+		int nr = seccomp_syscall_resolve_name(want_blocklist[i]);
+		ok(seccomp_is_denied(&p, nr), "is_denied: %s", want_blocklist[i]);
+	}
+	ok(!seccomp_is_denied(&p, __NR_read), "is_denied: read is not");
+	ok(!seccomp_is_denied(&p, __NR_uname), "is_denied: uname is not");
+	ok(seccomp_is_denied(&p, __NR_shmget), "is_denied: shmget (sysv_ipc blocked by default)");
+	ok(seccomp_is_denied(&p, __NR_semtimedop), "is_denied: semtimedop");
+
+	p.extra_allow = V("sysv_ipc");
+	ok(!seccomp_is_denied(&p, __NR_shmget), "is_denied: shmget not once sysv_ipc is allowed");
+	ok(!seccomp_is_denied(&p, __NR_msgrcv), "is_denied: msgrcv not once sysv_ipc is allowed");
+	ok(seccomp_is_denied(&p, __NR_mount), "is_denied: mount still");
+
+	p.extra_allow = NULL;
+	p.extra_deny = V("uname");
+	ok(seccomp_is_denied(&p, __NR_uname), "is_denied: uname once extra-denied");
+	ok(!seccomp_is_denied(&p, __NR_getcwd), "is_denied: getcwd not (control)");
+}
+
+/* ---- the program ------------------------------------------------------------------------- */
+
+static int build(const struct sandlock_policy *p, int supervised, struct sock_fprog *prog)
+{
+	int traps[16];
+	size_t n = dispatch_trap_set(p, traps, 16);
+	struct sandlock_error *e = NULL;
+	int r = seccomp_program_build(p, supervised, traps, n, prog, &e);
+
+	if (r < 0)
+		diag("seccomp_program_build: %d %s", r, e ? e->message : "");
+	error_free(e);
+	return r;
+}
+
+static void test_program_default(void)
+{
+	struct sandlock_policy p = { 0 };
+	struct sock_fprog prog = { 0 };
+
+	if (!ok(build(&p, 0, &prog) == 0, "build the default unsupervised program"))
+		return;
+	ok(prog.len > 0 && prog.len <= BPF_MAXINSNS, "  program length %u is sane", prog.len);
+
+	for (size_t i = 0; want_blocklist[i]; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, want_blocklist[i]);
+		EXPECT(&prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM", want_blocklist[i]);
+	}
+	EXPECT(&prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW, "read -> ALLOW");
+	EXPECT(&prog, X86, __NR_write, 1, 0, 0, SECCOMP_RET_ALLOW, "write -> ALLOW");
+	EXPECT(&prog, X86, __NR_getpid, 0, 0, 0, SECCOMP_RET_ALLOW, "getpid -> ALLOW");
+	for (size_t i = 0; want_sysv_ipc[i]; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, want_sysv_ipc[i]);
+		EXPECT(&prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM (sysv_ipc by default)",
+		       want_sysv_ipc[i]);
+	}
+
+	/* clone: namespace flags denied, a thread or a fork allowed. */
+	EXPECT(&prog, X86, __NR_clone, SIGCHLD, 0, 0, SECCOMP_RET_ALLOW, "clone(SIGCHLD) -> ALLOW");
+	EXPECT(&prog, X86, __NR_clone,
+	       CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, 0,
+	       0, SECCOMP_RET_ALLOW, "clone(thread flags) -> ALLOW");
+	EXPECT(&prog, X86, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, RET_EPERM,
+	       "clone(CLONE_NEWUSER) -> EPERM");
+	static const struct {
+		uint64_t flag;
+		const char *name;
+	} ns[] = {
+		{ CLONE_NEWNS, "CLONE_NEWNS" },	  { CLONE_NEWCGROUP, "CLONE_NEWCGROUP" },
+		{ CLONE_NEWUTS, "CLONE_NEWUTS" }, { CLONE_NEWIPC, "CLONE_NEWIPC" },
+		{ CLONE_NEWPID, "CLONE_NEWPID" }, { CLONE_NEWNET, "CLONE_NEWNET" },
+	};
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		EXPECT(&prog, X86, __NR_clone, ns[i].flag | SIGCHLD, 0, 0, RET_EPERM,
+		       "clone(%s) -> EPERM", ns[i].name);
+	EXPECT(&prog, X86, __NR_clone, 0xffffffff00000000ULL | CLONE_NEWUSER, 0, 0, RET_EPERM,
+	       "clone(CLONE_NEWUSER with upper bits set) -> EPERM");
+	/* 0x80 (CLONE_NEWTIME) is the exit-signal byte for clone(2); only clone3 (ENOSYS) and
+	 * unshare (blocked) accept it, so the filter leaves it alone. */
+	EXPECT(&prog, X86, __NR_clone, 0x80, 0, 0, SECCOMP_RET_ALLOW,
+	       "clone(0x80: an exit signal, not CLONE_NEWTIME) -> ALLOW");
+	EXPECT(&prog, X86, __NR_clone3, 0, 88, 0, RET_ENOSYS, "clone3 -> ENOSYS");
+	EXPECT(&prog, X86, __NR_fork, 0, 0, 0, SECCOMP_RET_ALLOW, "fork -> ALLOW");
+
+	/* ioctl: the cmd is an int, so only its low 32 bits count. */
+	EXPECT(&prog, X86, __NR_ioctl, 0, TIOCSTI, 0, RET_EPERM, "ioctl(TIOCSTI) -> EPERM");
+	EXPECT(&prog, X86, __NR_ioctl, 0, 0xdeadbeef00000000ULL | TIOCSTI, 0, RET_EPERM,
+	       "ioctl(TIOCSTI | garbage << 32) -> EPERM");
+	EXPECT(&prog, X86, __NR_ioctl, 0, TIOCLINUX, 0, RET_EPERM, "ioctl(TIOCLINUX) -> EPERM");
+	EXPECT(&prog, X86, __NR_ioctl, 0, TIOCGWINSZ, 0, SECCOMP_RET_ALLOW,
+	       "ioctl(TIOCGWINSZ) -> ALLOW");
+	EXPECT(&prog, X86, __NR_ioctl, 0, FIONREAD, 0, SECCOMP_RET_ALLOW,
+	       "ioctl(FIONREAD) -> ALLOW");
+	EXPECT(&prog, X86, __NR_ioctl, 0, 0x100000000ULL, 0, SECCOMP_RET_ALLOW,
+	       "ioctl(cmd 0 with garbage << 32) -> ALLOW");
+
+	/* prctl */
+	EXPECT(&prog, X86, __NR_prctl, PR_SET_SECUREBITS, 0, 0, RET_EPERM,
+	       "prctl(PR_SET_SECUREBITS) -> EPERM");
+	EXPECT(&prog, X86, __NR_prctl, PR_SET_PTRACER, 0, 0, RET_EPERM,
+	       "prctl(PR_SET_PTRACER) -> EPERM");
+	EXPECT(&prog, X86, __NR_prctl, 0xffffffff00000000ULL | PR_SET_SECUREBITS, 0, 0, RET_EPERM,
+	       "prctl(PR_SET_SECUREBITS | garbage << 32) -> EPERM");
+	EXPECT(&prog, X86, __NR_prctl, PR_SET_NAME, 0, 0, SECCOMP_RET_ALLOW,
+	       "prctl(PR_SET_NAME) -> ALLOW");
+	EXPECT(&prog, X86, __NR_prctl, PR_GET_SECUREBITS, 0, 0, SECCOMP_RET_ALLOW,
+	       "prctl(PR_GET_SECUREBITS) -> ALLOW");
+
+	/* socket families other than UNIX, INET, INET6, NETLINK: EAFNOSUPPORT. */
+	EXPECT(&prog, X86, __NR_socket, AF_PACKET, SOCK_RAW, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
+	       "socket(AF_PACKET, SOCK_RAW) -> EAFNOSUPPORT");
+	EXPECT(&prog, X86, __NR_socket, AF_VSOCK, SOCK_STREAM, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
+	       "socket(AF_VSOCK) -> EAFNOSUPPORT");
+	EXPECT(&prog, X86, __NR_socket, 0x100000000ULL | AF_UNIX, SOCK_STREAM, 0,
+	       SECCOMP_RET_ERRNO | EAFNOSUPPORT,
+	       "socket(AF_UNIX with garbage << 32) -> EAFNOSUPPORT (fail closed)");
+	EXPECT(&prog, X86, __NR_socket, AF_NETLINK, SOCK_RAW, 0, SECCOMP_RET_ALLOW,
+	       "socket(AF_NETLINK) -> ALLOW");
+
+	/* socket: raw and datagram IP sockets are the supervisor's (or nobody's). */
+	EXPECT(&prog, X86, __NR_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 0, RET_EPERM,
+	       "socket(AF_INET, SOCK_RAW|SOCK_CLOEXEC) -> EPERM");
+	EXPECT(&prog, X86, __NR_socket, AF_INET6, SOCK_RAW, 0, RET_EPERM,
+	       "socket(AF_INET6, SOCK_RAW) -> EPERM");
+	EXPECT(&prog, X86, __NR_socket, AF_INET6, SOCK_DGRAM, 0, RET_EPERM,
+	       "socket(AF_INET6, SOCK_DGRAM) -> EPERM");
+	EXPECT(&prog, X86, __NR_socket, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0, RET_EPERM,
+	       "socket(AF_INET, SOCK_DGRAM|SOCK_NONBLOCK) -> EPERM");
+	EXPECT(&prog, X86, __NR_socket, 0xffffffff00000000ULL | AF_INET, SOCK_RAW, 0, RET_EPERM,
+	       "socket(AF_INET | garbage << 32, SOCK_RAW) -> EPERM");
+	EXPECT(&prog, X86, __NR_socket, AF_UNIX, SOCK_DGRAM, 0, SECCOMP_RET_ALLOW,
+	       "socket(AF_UNIX, SOCK_DGRAM) -> ALLOW");
+	EXPECT(&prog, X86, __NR_socket, AF_INET, SOCK_STREAM, 0, SECCOMP_RET_ALLOW,
+	       "socket(AF_INET, SOCK_STREAM) -> ALLOW");
+	EXPECT(&prog, X86, __NR_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0, SECCOMP_RET_ALLOW,
+	       "socket(AF_INET6, SOCK_STREAM|SOCK_CLOEXEC) -> ALLOW");
+
+	/* A foreign ABI is killed. */
+	EXPECT(&prog, AUDIT_ARCH_I386, 20 /* getpid on i386 */, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+	       "i386 arch -> KILL_PROCESS");
+	EXPECT(&prog, AUDIT_ARCH_I386, __NR_read, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+	       "i386 arch, any nr -> KILL_PROCESS");
+	EXPECT(&prog, AUDIT_ARCH_AARCH64, __NR_read, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+	       "aarch64 arch -> KILL_PROCESS");
+	uint32_t x32 = eval(&prog, X86, (int)(X32_SYSCALL_BIT | __NR_getpid), 0, 0, 0);
+	char b[48];
+	if (!ok(x32 == SECCOMP_RET_KILL_PROCESS || x32 == SECCOMP_RET_KILL_THREAD,
+		"x32 (nr | 0x40000000, x86_64 arch) -> a kill action (got %s)",
+		action_name(x32, b, sizeof(b))))
+		diag("BUG: x32 syscalls are not killed by the filter");
+	else
+		is_int(x32, SECCOMP_RET_KILL_PROCESS, "x32 -> KILL_PROCESS precisely");
+	x32 = eval(&prog, X86, (int)(X32_SYSCALL_BIT | 165 /* mount */), 0, 0, 0);
+	ok(x32 == SECCOMP_RET_KILL_PROCESS || x32 == SECCOMP_RET_KILL_THREAD,
+	   "x32 mount -> a kill action (got %s)", action_name(x32, b, sizeof(b)));
+
+	/* Unsupervised: the trap set runs at kernel speed. */
+	EXPECT(&prog, X86, __NR_uname, 0, 0, 0, SECCOMP_RET_ALLOW, "unsupervised: uname -> ALLOW");
+	EXPECT(&prog, X86, __NR_setsid, 0, 0, 0, SECCOMP_RET_ALLOW,
+	       "unsupervised: setsid -> ALLOW");
+	EXPECT(&prog, X86, __NR_setpgid, 0, 0, 0, SECCOMP_RET_ALLOW,
+	       "unsupervised: setpgid -> ALLOW");
+	seccomp_program_done(&prog);
+	ok(prog.filter == NULL && prog.len == 0, "seccomp_program_done clears the program");
+}
+
+static void test_program_policies(void)
+{
+	struct sock_fprog prog = { 0 };
+
+	/* sysv_ipc re-allowed */
+	struct sandlock_policy p = { .extra_allow = V("sysv_ipc") };
+	if (ok(build(&p, 0, &prog) == 0, "build with extra_allow sysv_ipc")) {
+		for (size_t i = 0; want_sysv_ipc[i]; i++) {
+			int nr = seccomp_syscall_resolve_name(want_sysv_ipc[i]);
+			EXPECT(&prog, X86, nr, 0, 0, 0, SECCOMP_RET_ALLOW,
+			       "  %s -> ALLOW once sysv_ipc is re-allowed", want_sysv_ipc[i]);
+		}
+		EXPECT(&prog, X86, __NR_mount, 0, 0, 0, RET_EPERM, "  mount -> EPERM still");
+		EXPECT(&prog, X86, __NR_personality, 0, 0, 0, RET_EPERM,
+		       "  personality -> EPERM still");
+		seccomp_program_done(&prog);
+	}
+
+	/* extra_deny of the group: stays denied (and the name is not taken as a syscall). */
+	p = (struct sandlock_policy){ .extra_deny = V("sysv_ipc") };
+	if (ok(build(&p, 0, &prog) == 0, "build with extra_deny sysv_ipc")) {
+		for (size_t i = 0; want_sysv_ipc[i]; i++) {
+			int nr = seccomp_syscall_resolve_name(want_sysv_ipc[i]);
+			EXPECT(&prog, X86, nr, 0, 0, 0, RET_EPERM, "  %s -> EPERM (group expanded)",
+			       want_sysv_ipc[i]);
+		}
+		EXPECT(&prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW, "  read -> ALLOW");
+		seccomp_program_done(&prog);
+	}
+
+	/* extra_deny of plain syscalls, with a control. */
+	p = (struct sandlock_policy){ .extra_deny = V("getcwd", "uname") };
+	if (ok(build(&p, 1, &prog) == 0, "build supervised with extra_deny getcwd, uname")) {
+		EXPECT(&prog, X86, __NR_getcwd, 0, 0, 0, RET_EPERM, "  getcwd -> EPERM");
+		EXPECT(&prog, X86, __NR_uname, 0, 0, 0, RET_EPERM,
+		       "  an extra-denied uname stays EPERM although supervised");
+		EXPECT(&prog, X86, __NR_setsid, 0, 0, 0, SECCOMP_RET_USER_NOTIF,
+		       "  setsid -> USER_NOTIF (still trapped)");
+		EXPECT(&prog, X86, __NR_getcwd + 1, 0, 0, 0, SECCOMP_RET_ALLOW,
+		       "  the syscall after getcwd (chdir) -> ALLOW");
+		seccomp_program_done(&prog);
+	}
+
+	/* Supervised default: the trap set goes to the supervisor. */
+	p = (struct sandlock_policy){ 0 };
+	if (ok(build(&p, 1, &prog) == 0, "build the default supervised program")) {
+		EXPECT(&prog, X86, __NR_uname, 0, 0, 0, SECCOMP_RET_USER_NOTIF,
+		       "  supervised: uname -> USER_NOTIF");
+		EXPECT(&prog, X86, __NR_setsid, 0, 0, 0, SECCOMP_RET_USER_NOTIF,
+		       "  supervised: setsid -> USER_NOTIF");
+		EXPECT(&prog, X86, __NR_setpgid, 0, 0, 0, SECCOMP_RET_USER_NOTIF,
+		       "  supervised: setpgid -> USER_NOTIF");
+		EXPECT(&prog, X86, __NR_getpgid, 0, 0, 0, SECCOMP_RET_ALLOW,
+		       "  supervised: getpgid -> ALLOW (not trapped)");
+		EXPECT(&prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW,
+		       "  supervised: read -> ALLOW");
+		EXPECT(&prog, X86, __NR_mount, 0, 0, 0, RET_EPERM, "  supervised: mount -> EPERM");
+		EXPECT(&prog, AUDIT_ARCH_I386, __NR_uname, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+		       "  supervised: i386 -> KILL_PROCESS");
+		seccomp_program_done(&prog);
+	}
+
+	/* A build with bad names fails before compiling anything. */
+	p = (struct sandlock_policy){ .extra_deny = V("nosuchcall") };
+	struct sandlock_error *e = NULL;
+	prog = (struct sock_fprog){ 0 };
+	is_int(seccomp_program_build(&p, 0, NULL, 0, &prog, &e), -EINVAL,
+	       "build with an unknown syscall is -EINVAL");
+	is_str(e ? e->message : NULL, "extra_deny_syscalls: unknown syscall nosuchcall",
+	       "  with the check_names message");
+	ok(prog.filter == NULL, "  and no program");
+	error_free(e);
+}
+
+/* ---- the kernel agrees ------------------------------------------------------------------- */
+
+struct child_report {
+	long pers_before, pers_after;
+	int pers_errno;
+	int load_r, load_errno;
+	long pid_raw;
+	int pid_libc;
+	long name_r;
+	int shm_r, shm_errno;
+};
+
+static int load(const struct sock_fprog *prog)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
+}
+
+static void test_kernel(void)
+{
+	struct sandlock_policy p = { 0 };
+	struct sock_fprog prog = { 0 };
+
+	if (!ok(build(&p, 0, &prog) == 0, "kernel: build the unsupervised program"))
+		return;
+
+	int fds[2];
+	if (pipe(fds) < 0) {
+		ok(0, "pipe");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct child_report rep = { 0 };
+		close(fds[0]);
+		rep.pers_before = syscall(SYS_personality, 0xffffffffUL);
+		rep.load_r = load(&prog);
+		rep.load_errno = errno;
+		errno = 0;
+		rep.pers_after = syscall(SYS_personality, 0xffffffffUL);
+		rep.pers_errno = errno;
+		rep.pid_raw = syscall(SYS_getpid);
+		rep.pid_libc = getpid();
+		rep.name_r = prctl(PR_SET_NAME, "sl-test", 0, 0, 0);
+		errno = 0;
+		rep.shm_r = (int)syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 0600);
+		rep.shm_errno = errno;
+		(void)!write(fds[1], &rep, sizeof(rep));
+		_exit(0);
+	}
+	close(fds[1]);
+	struct child_report rep = { 0 };
+	ssize_t n = read(fds[0], &rep, sizeof(rep));
+	close(fds[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (!ok(n == (ssize_t)sizeof(rep), "kernel: the child reported")) {
+		seccomp_program_done(&prog);
+		return;
+	}
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kernel: the child exited 0");
+	ok(rep.pers_before >= 0,
+	   "kernel: control: personality(0xffffffff) works before the filter");
+	if (!ok(rep.load_r == 0, "kernel: seccomp(SET_MODE_FILTER) loads the program"))
+		diag("  returned %d, errno %d", rep.load_r, rep.load_errno);
+	is_int(rep.pers_after, -1, "kernel: personality(0xffffffff) fails under the filter");
+	is_int(rep.pers_errno, EPERM, "kernel:   with EPERM");
+	is_int(rep.pid_raw, pid, "kernel: getpid works under the filter");
+	is_int(rep.pid_libc, pid, "kernel: libc getpid too");
+	is_int(rep.name_r, 0, "kernel: prctl(PR_SET_NAME) works under the filter");
+	is_int(rep.shm_r, -1, "kernel: shmget fails under the filter");
+	is_int(rep.shm_errno, EPERM, "kernel:   with EPERM");
+
+	/* x32: without the filter the call does not kill (it runs, or ENOSYS without x32). */
+	pid = fork();
+	if (pid == 0) {
+		long r = syscall(X32_SYSCALL_BIT | __NR_getpid);
+		(void)r;
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "kernel: control: a raw x32 getpid without the filter does not kill");
+
+	pid = fork();
+	if (pid == 0) {
+		if (load(&prog) != 0)
+			_exit(3);
+		syscall(X32_SYSCALL_BIT | __NR_getpid);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	if (!ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+		"kernel: a raw x32 getpid under the filter kills the child with SIGSYS"))
+		diag("  status 0x%x (exited %d, code %d)", st, WIFEXITED(st), WEXITSTATUS(st));
+	seccomp_program_done(&prog);
+}
+
+int main(void)
+{
+#if !defined(__x86_64__)
+	skip_all("these checks evaluate the x86_64 program");
+#endif
+	test_interpreter();
+	test_tables();
+	test_check_names();
+	test_is_denied();
+	test_program_default();
+	test_program_policies();
+	test_kernel();
+	return done_testing();
+}
