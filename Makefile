@@ -53,6 +53,9 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/obj/%.o)
+# The seccomp programs of the default policy shapes, compiled at build time (src/plan/seccomp.h).
+PREBUILT_OBJ := $(BUILDDIR)/obj/gen/seccomp-prebuilt.o
+ALL_LIB_OBJS := $(LIB_OBJS) $(PREBUILT_OBJ)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILDDIR)/obj/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILDDIR)/tests/%)
@@ -68,20 +71,33 @@ $(BUILDDIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(BUILDDIR)/libsandlock.a: $(LIB_OBJS)
+$(BUILDDIR)/tools/seccomp-gen: tools/seccomp-gen.c tools/prebuilt-none.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILDDIR)/gen/seccomp-prebuilt.c: $(BUILDDIR)/tools/seccomp-gen
+	@mkdir -p $(dir $@)
+	$< > $@.tmp && mv $@.tmp $@
+
+$(PREBUILT_OBJ): $(BUILDDIR)/gen/seccomp-prebuilt.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILDDIR)/libsandlock.a: $(ALL_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(SHLIB): $(LIB_OBJS) src/libsandlock.sym
+$(SHLIB): $(ALL_LIB_OBJS) src/libsandlock.sym
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libsandlock.sym \
-		$(LDFLAGS_ALL) -o $@ $(LIB_OBJS) $(LIBS)
+		$(LDFLAGS_ALL) -o $@ $(ALL_LIB_OBJS) $(LIBS)
 	ln -sf libsandlock.so.$(VERSION) $(BUILDDIR)/$(SONAME)
 	ln -sf $(SONAME) $(BUILDDIR)/libsandlock.so
 
-# The CLI uses the public header only; it links the archive statically so that starting it
-# does not load one more shared object (see docs/PERFORMANCE.md).
+# The CLI uses the public header only; it links the archive and libseccomp statically so that
+# starting it loads no shared object but libc (see docs/PERFORMANCE.md).
 $(BUILDDIR)/sandlock: $(CLI_OBJS) $(BUILDDIR)/libsandlock.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/libsandlock.a $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/libsandlock.a \
+		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic
 
 $(BUILDDIR)/obj/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
@@ -120,12 +136,13 @@ $(BUILDDIR)/sandlock.pc: sandlock.pc.in
 		-e 's|@VERSION@|$(VERSION)|' $< > $@
 
 FUZZ_CC ?= clang
-fuzz: $(FUZZ_SRCS) $(LIB_SRCS)
+fuzz: $(FUZZ_SRCS) $(LIB_SRCS) $(BUILDDIR)/gen/seccomp-prebuilt.c
 	@mkdir -p $(BUILDDIR)/libfuzzer
 	for f in $(FUZZ_SRCS); do \
 		$(FUZZ_CC) $(CPPFLAGS_ALL) -std=gnu17 -g -O1 -Wall -Wextra \
 			-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-			-o $(BUILDDIR)/libfuzzer/$$(basename $$f .c) $$f $(LIB_SRCS) $(LIBS) -pthread \
+			-o $(BUILDDIR)/libfuzzer/$$(basename $$f .c) $$f $(LIB_SRCS) \
+			$(BUILDDIR)/gen/seccomp-prebuilt.c $(LIBS) -pthread \
 			|| exit 1; \
 	done
 
@@ -150,4 +167,4 @@ clean:
 
 .PHONY: all check install format-check clean fuzz
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(ALL_LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -317,12 +317,55 @@ static void release_ctx(scmp_filter_ctx *ctx)
 		seccomp_release(*ctx);
 }
 
+/* The policy is of the shape the build precompiled (no extra denials; sysv_ipc allowed or
+ * not): its key for seccomp_prebuilt_table, or -1. */
+static int prebuilt_key(const struct sandlock_policy *p, int supervised)
+{
+	if (p->extra_deny)
+		return -1;
+	for (size_t i = 0; p->extra_allow && p->extra_allow[i]; i++)
+		if (strcmp(p->extra_allow[i], "sysv_ipc") != 0)
+			return -1;
+	return (supervised ? 2 : 0) | (p->extra_allow ? 1 : 0);
+}
+
+/* Copy the precompiled program for @p if there is one built with exactly these traps. */
+static int prebuilt_lookup(const struct sandlock_policy *p, int supervised, const int *traps,
+			   size_t n_traps, struct sock_fprog *ret)
+{
+	int key = prebuilt_key(p, supervised);
+
+	for (size_t i = 0; key >= 0 && i < seccomp_prebuilt_count; i++) {
+		const struct seccomp_prebuilt *b = &seccomp_prebuilt_table[i];
+		if (b->key != key || (supervised && (b->n_traps != n_traps ||
+						     memcmp(b->traps, traps, n_traps * sizeof(int)))))
+			continue;
+		struct sock_filter *insns = malloc(b->len * sizeof(*insns));
+		if (!insns)
+			return -ENOMEM;
+		memcpy(insns, b->insns, b->len * sizeof(*insns));
+		*ret = (struct sock_fprog){ .len = b->len, .filter = insns };
+		return 1;
+	}
+	return 0;
+}
+
 int seccomp_program_build(const struct sandlock_policy *p, int supervised, const int *traps,
 			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
 {
 	int r = seccomp_check_names(p, reterr);
 	if (r < 0)
 		return r;
+	r = prebuilt_lookup(p, supervised, traps, n_traps, ret);
+	if (r != 0)
+		return r < 0 ? error_set(reterr, r, "out of memory") : 0;
+	return seccomp_program_compile(p, supervised, traps, n_traps, ret, reterr);
+}
+
+int seccomp_program_compile(const struct sandlock_policy *p, int supervised, const int *traps,
+			    size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
+{
+	int r;
 
 	__attribute__((cleanup(release_ctx))) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)

@@ -35,3 +35,22 @@ int seccomp_is_denied(const struct sandlock_policy *p, int nr);
 int seccomp_program_build(const struct sandlock_policy *p, int supervised, const int *traps,
 			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
 void seccomp_program_done(struct sock_fprog *prog);
+
+/* Compile with libseccomp, bypassing the precompiled programs (the generator and the tests use
+ * it; seccomp_program_build picks a precompiled program when the policy has the default shape). */
+int seccomp_program_compile(const struct sandlock_policy *p, int supervised, const int *traps,
+			    size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
+
+/* Programs compiled at build time by tools/seccomp-gen (the output of seccomp_program_compile
+ * for the default policy shapes), so that spawning a default sandbox does not run libseccomp's
+ * compiler, which costs about 0.2 ms in a fresh process. key: bit 1 supervised, bit 0
+ * sysv_ipc allowed. tests/unit/test-seccomp.c checks each against a fresh compile. */
+struct seccomp_prebuilt {
+	int key;
+	const int *traps;
+	size_t n_traps;
+	const struct sock_filter *insns;
+	unsigned short len;
+};
+extern const struct seccomp_prebuilt seccomp_prebuilt_table[];
+extern const size_t seccomp_prebuilt_count;

@@ -167,6 +167,20 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 	if (sb->tty_fd >= 0 && tcsetpgrp(sb->tty_fd, pid) < 0)
 		return error_set(reterr, negative_errno(), "tcsetpgrp: %s", strerror(errno));
 
+	return 0;
+}
+
+/* Let the child exec, take its listener, and read its verdict. "go" goes first: the child sent
+ * the listener before it started waiting, so both are in flight at once and the launch costs
+ * one round trip less. A trapped syscall the command makes before the supervisor exists simply
+ * waits for it. */
+static int launch_go(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	char go = 'G';
+	int r;
+
+	/* A child that died meanwhile makes this fail with EPIPE; its report says why. */
+	(void)!send(sb->ctl[0], &go, 1, MSG_NOSIGNAL);
 	if (sb->plan.supervised) {
 		int listener = recv_fd(sb->ctl[0]);
 		if (listener < 0) {
@@ -180,15 +194,6 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 			return error_set(reterr, r, "supervisor: %s", strerror(-r));
 		sb->has_sv = 1;
 	}
-	return 0;
-}
-
-static int launch_go(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
-{
-	char go = 'G';
-
-	/* A child that died meanwhile makes this fail with EPIPE; its report says why. */
-	(void)!send(sb->ctl[0], &go, 1, MSG_NOSIGNAL);
 	return read_launch_report(sb, reterr);
 }
 

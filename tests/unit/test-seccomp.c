@@ -709,6 +709,54 @@ static int load(const struct sock_fprog *prog)
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
 }
 
+/* The programs compiled at build time must be exactly what libseccomp compiles now for the same
+ * policy shape; and a policy outside those shapes must not get one. */
+static void test_prebuilt(void)
+{
+	char *allow[] = { (char *)"sysv_ipc", NULL };
+	char *deny[] = { (char *)"getcwd", NULL };
+	int traps[64];
+	struct sandlock_policy none = { 0 };
+	size_t n = dispatch_trap_set(&none, traps, 64);
+
+	is_int(seccomp_prebuilt_count, 4, "four precompiled shapes");
+	for (int key = 0; key < 4; key++) {
+		struct sandlock_policy p = { 0 };
+		struct sock_fprog built, fresh;
+		if (key & 1)
+			p.extra_allow = allow;
+		int r1 = seccomp_program_build(&p, key & 2, traps, n, &built, NULL);
+		int r2 = seccomp_program_compile(&p, key & 2, traps, n, &fresh, NULL);
+		ok(r1 == 0 && r2 == 0 && built.len == fresh.len &&
+			   memcmp(built.filter, fresh.filter, fresh.len * sizeof(*fresh.filter)) == 0,
+		   "precompiled program %d (supervised=%d sysv_ipc=%d) equals a fresh compile", key,
+		   !!(key & 2), key & 1);
+		seccomp_program_done(&built);
+		seccomp_program_done(&fresh);
+	}
+
+	/* Control: an extra denial changes the program, and build must compile it. */
+	struct sandlock_policy p = { .extra_deny = deny };
+	struct sock_fprog built, plain;
+	struct sandlock_policy d = { 0 };
+	seccomp_program_build(&p, 1, traps, n, &built, NULL);
+	seccomp_program_build(&d, 1, traps, n, &plain, NULL);
+	ok(built.len != plain.len ||
+		   memcmp(built.filter, plain.filter, plain.len * sizeof(*plain.filter)) != 0,
+	   "a policy with extra_deny gets its own program, not a precompiled one");
+	struct seccomp_data data = { .nr = __NR_getcwd, .arch = AUDIT_ARCH_X86_64 };
+	is_int(bpf_run(&built, &data).ret, RET_EPERM, "... and it denies getcwd");
+	is_int(bpf_run(&plain, &data).ret, SECCOMP_RET_ALLOW, "... the default one allows getcwd");
+	seccomp_program_done(&built);
+	seccomp_program_done(&plain);
+
+	/* Control: a trap set other than the default is compiled, not looked up. */
+	int one[] = { __NR_getcwd };
+	seccomp_program_build(&d, 1, one, 1, &built, NULL);
+	is_int(bpf_run(&built, &data).ret, SECCOMP_RET_USER_NOTIF, "a custom trap set is honoured");
+	seccomp_program_done(&built);
+}
+
 static void test_kernel(void)
 {
 	struct sandlock_policy p = { 0 };
@@ -800,6 +848,7 @@ int main(void)
 	test_is_denied();
 	test_program_default();
 	test_program_policies();
+	test_prebuilt();
 	test_kernel();
 	return done_testing();
 }
