@@ -69,7 +69,6 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	/* The kernel reads both arguments as pid_t (int). */
 	pid_t pid = (pid_t)req->data.args[0], pgid = (pid_t)req->data.args[1];
-	pid_t caller = caller_tgid(req);
 
 	if (pid < 0 || pgid < 0) {
 		/* CONTINUE: no pointer argument (see the file comment); the kernel answers
@@ -77,15 +76,19 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_continue(resp);
 		return 0;
 	}
-	pid_t target = pid ? pid : caller;
-	if (!pgid)
-		pgid = target;
-	if (pgid != target) {
-		if (!groups_owns(sv->groups, pgid))
-			return -EPERM;
-		/* CONTINUE: no pointer argument (see the file comment); the group is ours. */
+	/* Moving into, or staying in, a group of the sandbox is fine whoever asks: the common
+	 * case (shells do it for every job) needs no look at /proc. */
+	if (pgid != 0 && groups_owns(sv->groups, pgid)) {
+		/* CONTINUE: no pointer argument (see the file comment); the group is ours and
+		 * has members, which pins its number. */
 		notif_answer_continue(resp);
 		return 0;
 	}
+	pid_t caller = caller_tgid(req);
+	pid_t target = pid ? pid : caller;
+	if (!pgid)
+		pgid = target;
+	if (pgid != target)
+		return -EPERM; /* a group outside the sandbox */
 	return track_new_group(sv, req, resp, caller, target);
 }
