@@ -17,6 +17,9 @@
 #include "cli.h"
 #include "sandlock.h"
 
+/* sandlock_policy_add_cpu_core() refuses CPUs at or above this (glibc's CPU_SETSIZE). */
+#define CPU_SETSIZE_LIMIT 1024UL
+
 struct run_ctx {
 	sandlock_policy_t *policy;
 	uint64_t timeout_ms;
@@ -106,20 +109,32 @@ static int opt_max_open_files(struct run_ctx *c, const char *arg, const char *fl
 	return sandlock_policy_set_max_open_files(c->policy, v);
 }
 
+/* "0,1", "0-3,8": every entry a number or a range; an empty entry is an error. */
 static int opt_cpu_cores(struct run_ctx *c, const char *arg, const char *flag)
 {
-	char buf[1024];
-	if (strlen(arg) >= sizeof(buf))
-		return bad_value(flag, arg, "too long");
-	strcpy(buf, arg);
-	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		uint64_t core;
-		if (parse_u64(tok, &core) < 0 || core > UINT32_MAX ||
-		    sandlock_policy_add_cpu_core(c->policy, (uint32_t)core) < 0)
-			return bad_value(flag, arg, "expected CPU numbers such as 0,1");
+	const char *p = arg;
+
+	for (;;) {
+		char *end;
+		if (*p < '0' || *p > '9')
+			return bad_value(flag, arg, "expected CPU numbers such as 0,1 or 0-3");
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return bad_value(flag, arg, "expected a range such as 0-3");
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= CPU_SETSIZE_LIMIT)
+			return bad_value(flag, arg, "CPU number out of range");
+		for (unsigned long core = lo; core <= hi; core++)
+			if (sandlock_policy_add_cpu_core(c->policy, (uint32_t)core) < 0)
+				return bad_value(flag, arg, "CPU number out of range");
+		if (!*end)
+			return 0;
+		if (*end != ',')
+			return bad_value(flag, arg, "expected CPU numbers such as 0,1 or 0-3");
+		p = end + 1;
 	}
-	return 0;
 }
 
 static int opt_no_coredump(struct run_ctx *c, const char *arg, const char *flag)

@@ -28,6 +28,7 @@ int main(int argc, char **argv)
 	}
 	if (first >= argc) {
 		fprintf(stderr, "usage: spawn [--write DIR] CMD [ARGS...]\n");
+		sandlock_policy_free(policy);
 		return 2;
 	}
 

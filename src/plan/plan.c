@@ -140,7 +140,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	       struct sandlock_error **reterr)
 {
 	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor };
-	int traps[64];
+	struct trap traps[32];
 	int r;
 
 	plan.abi = landlock_abi();
@@ -161,7 +161,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
 	if (r == 0) {
-		size_t n = plan.supervised ? dispatch_trap_set(p, traps, ELEMENTSOF(traps)) : 0;
+		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
 	}
 	if (r == 0) {

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -282,6 +283,16 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 				     ELEMENTSOF(prctls));
 	if (r == 0 && !denied[SCMP_SYS(socket)])
 		r = add_socket_rules(ctx);
+	/* Every process of the user, inside the sandbox or not: never, whatever "who" says.
+	 * (Written without a condition on "who" on purpose: libseccomp 2.5 drops a rule
+	 * "which == X && who == 0" when the same action also has "who != 0", which the
+	 * unsupervised trap set adds; tests/unit/test-seccomp.c checks both modes.) */
+	if (r == 0 && !denied[SCMP_SYS(setpriority)])
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpriority), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, PRIO_USER));
+	if (r == 0 && !denied[SCMP_SYS(ioprio_set)])
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, 3 /* IOPRIO_WHO_USER */));
 	return r;
 }
 
@@ -330,15 +341,15 @@ static int prebuilt_key(const struct sandlock_policy *p, int supervised)
 }
 
 /* Copy the precompiled program for @p if there is one built with exactly these traps. */
-static int prebuilt_lookup(const struct sandlock_policy *p, int supervised, const int *traps,
-			   size_t n_traps, struct sock_fprog *ret)
+static int prebuilt_lookup(const struct sandlock_policy *p, int supervised,
+			   const struct trap *traps, size_t n_traps, struct sock_fprog *ret)
 {
 	int key = prebuilt_key(p, supervised);
 
 	for (size_t i = 0; key >= 0 && i < seccomp_prebuilt_count; i++) {
 		const struct seccomp_prebuilt *b = &seccomp_prebuilt_table[i];
-		if (b->key != key || (supervised && (b->n_traps != n_traps ||
-						     memcmp(b->traps, traps, n_traps * sizeof(int)))))
+		if (b->key != key || b->n_traps != n_traps ||
+		    memcmp(b->traps, traps, n_traps * sizeof(*traps)) != 0)
 			continue;
 		struct sock_filter *insns = malloc(b->len * sizeof(*insns));
 		if (!insns)
@@ -350,8 +361,9 @@ static int prebuilt_lookup(const struct sandlock_policy *p, int supervised, cons
 	return 0;
 }
 
-int seccomp_program_build(const struct sandlock_policy *p, int supervised, const int *traps,
-			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
+int seccomp_program_build(const struct sandlock_policy *p, int supervised,
+			  const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			  struct sandlock_error **reterr)
 {
 	int r = seccomp_check_names(p, reterr);
 	if (r < 0)
@@ -362,8 +374,24 @@ int seccomp_program_build(const struct sandlock_policy *p, int supervised, const
 	return seccomp_program_compile(p, supervised, traps, n_traps, ret, reterr);
 }
 
-int seccomp_program_compile(const struct sandlock_policy *p, int supervised, const int *traps,
-			    size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
+/* Route @t to the supervisor, or deny it when there is none to check it. */
+static int add_trap(scmp_filter_ctx ctx, int supervised, const struct trap *t)
+{
+	struct scmp_arg_cmp cmp[ELEMENTSOF(t->cond)];
+
+	if (!supervised && !t->deny_unsupervised)
+		return 0;
+	for (uint32_t i = 0; i < t->n_conds && i < ELEMENTSOF(cmp); i++)
+		cmp[i] = (struct scmp_arg_cmp){ .arg = t->cond[i].arg,
+						.op = (enum scmp_compare)t->cond[i].op,
+						.datum_a = t->cond[i].datum };
+	return seccomp_rule_add_array(ctx, supervised ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM),
+				      t->nr, MIN(t->n_conds, ELEMENTSOF(cmp)), cmp);
+}
+
+int seccomp_program_compile(const struct sandlock_policy *p, int supervised,
+			    const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			    struct sandlock_error **reterr)
 {
 	int r;
 
@@ -384,9 +412,9 @@ int seccomp_program_compile(const struct sandlock_policy *p, int supervised, con
 	r = for_each_denied(p, add_deny, &d);
 	if (r == 0)
 		r = add_arg_filters(ctx, d.seen);
-	for (size_t i = 0; r == 0 && supervised && i < n_traps; i++)
-		if (!(traps[i] < (int)sizeof(d.seen) && d.seen[traps[i]]))
-			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, traps[i], 0);
+	for (size_t i = 0; r == 0 && i < n_traps; i++)
+		if (!(traps[i].nr < (int)sizeof(d.seen) && d.seen[traps[i].nr]))
+			r = add_trap(ctx, supervised, &traps[i]);
 	if (r < 0)
 		return error_set(reterr, r, "seccomp_rule_add: %s", strerror(-r));
 

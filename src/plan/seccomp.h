@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "policy/policy.h"
+#include "supervisor/dispatch.h"
 
 /* The default blocklist (names) and the syscall groups, exposed for tests and `sandlock check`. */
 extern const char *const seccomp_default_blocklist[];
@@ -29,17 +30,19 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 /* Whether syscall @nr ends up denied (EPERM) under @p. */
 int seccomp_is_denied(const struct sandlock_policy *p, int nr);
 
-/* Build the program. @traps lists the syscalls answered by the supervisor (ignored when
- * @supervised is 0); a syscall both trapped and denied stays denied. On success *@ret owns a
- * malloc'ed filter, released with seccomp_program_done(). */
-int seccomp_program_build(const struct sandlock_policy *p, int supervised, const int *traps,
-			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
+/* Build the program. @traps (dispatch_trap_set) are routed to the supervisor when @supervised,
+ * and otherwise denied where they say so; a syscall both trapped and denied stays denied. On
+ * success *@ret owns a malloc'ed filter, released with seccomp_program_done(). */
+int seccomp_program_build(const struct sandlock_policy *p, int supervised,
+			  const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			  struct sandlock_error **reterr);
 void seccomp_program_done(struct sock_fprog *prog);
 
 /* Compile with libseccomp, bypassing the precompiled programs (the generator and the tests use
  * it; seccomp_program_build picks a precompiled program when the policy has the default shape). */
-int seccomp_program_compile(const struct sandlock_policy *p, int supervised, const int *traps,
-			    size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
+int seccomp_program_compile(const struct sandlock_policy *p, int supervised,
+			    const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			    struct sandlock_error **reterr);
 
 /* Programs compiled at build time by tools/seccomp-gen (the output of seccomp_program_compile
  * for the default policy shapes), so that spawning a default sandbox does not run libseccomp's
@@ -47,7 +50,7 @@ int seccomp_program_compile(const struct sandlock_policy *p, int supervised, con
  * sysv_ipc allowed. tests/unit/test-seccomp.c checks each against a fresh compile. */
 struct seccomp_prebuilt {
 	int key;
-	const int *traps;
+	const struct trap *traps;
 	size_t n_traps;
 	const struct sock_filter *insns;
 	unsigned short len;

@@ -2,6 +2,8 @@
 /*
  * dispatch: syscall number -> handler, and the policy-derived trap set.
  */
+#include <seccomp.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "dispatch.h"
@@ -9,38 +11,53 @@
 #include "macro.h"
 
 struct dispatch_entry {
-	int nr;
+	struct trap trap;
 	notif_handler_t handler;
-	/* Whether @p needs this syscall trapped; NULL: every supervised sandbox does. */
+	/* Whether @p needs this syscall trapped; NULL: every sandbox does. */
 	int (*needed)(const struct sandlock_policy *p);
 };
 
-/* Supervised sandboxes always trap:
+#define NOT_ZERO(a) { .arg = (a), .op = SCMP_CMP_NE, .datum = 0 }
+
+/* Every sandbox traps:
  *  - uname: the virtual hostname is the sandbox's name (default sandbox-<pid>);
  *  - setsid, setpgid: the process groups the sandbox creates are recorded before they exist,
- *    so kill, timeouts and the lifeline reach descendants that leave the first group.
- * All three are rare; a policy of filesystem grants only traps nothing else, and its other
- * syscalls run at kernel speed. */
+ *    so kill, timeouts and the lifeline reach descendants that leave the first group;
+ *  - the calls that change another process's limits, priority or scheduling when they name
+ *    another process (pid or who not 0): the kernel checks only the uid there, and Landlock
+ *    does not scope them, so the supervisor limits them to the sandbox's own processes.
+ *    Calls on the caller itself (0) are not trapped.
+ * All are rare; a policy of filesystem grants only traps nothing else, and its other syscalls
+ * run at kernel speed. */
 static const struct dispatch_entry table[] = {
-	{ SYS_uname, handle_uname, NULL },
-	{ SYS_setsid, handle_setsid, NULL },
-	{ SYS_setpgid, handle_setpgid, NULL },
+	{ { .nr = SYS_uname }, handle_uname, NULL },
+	{ { .nr = SYS_setsid }, handle_setsid, NULL },
+	{ { .nr = SYS_setpgid }, handle_setpgid, NULL },
+	{ { SYS_prlimit64, 2, { NOT_ZERO(0), NOT_ZERO(2) }, 1 }, handle_other_process, NULL },
+	{ { SYS_setpriority, 1, { NOT_ZERO(1) }, 1 }, handle_other_process, NULL },
+	{ { SYS_ioprio_set, 1, { NOT_ZERO(1) }, 1 }, handle_other_process, NULL },
+	{ { SYS_sched_setaffinity, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
+	{ { SYS_sched_setscheduler, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
+	{ { SYS_sched_setparam, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
+	{ { SYS_sched_setattr, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 };
 
-size_t dispatch_trap_set(const struct sandlock_policy *p, int *nrs, size_t max)
+size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(table) && n < max; i++)
-		if (!table[i].needed || table[i].needed(p))
-			nrs[n++] = table[i].nr;
+		if (!table[i].needed || table[i].needed(p)) {
+			memset(&traps[n], 0, sizeof(traps[n]));
+			traps[n++] = table[i].trap;
+		}
 	return n;
 }
 
 notif_handler_t dispatch_lookup(int nr)
 {
 	for (size_t i = 0; i < ELEMENTSOF(table); i++)
-		if (table[i].nr == nr)
+		if (table[i].trap.nr == nr)
 			return table[i].handler;
 	return NULL;
 }

@@ -4,9 +4,14 @@ example the way users call them. SANDLOCK_BUILD names the build directory (defau
 A test that needs a kernel feature calls require(); with SANDLOCK_MUST_WORK=1 (CI) a missing
 feature fails the test instead of skipping it."""
 
+import json
 import os
 import pathlib
+import platform
+import signal
 import subprocess
+import time
+import uuid
 
 import pytest
 
@@ -91,3 +96,106 @@ def sandbox_dir(tmp_path):
     d = tmp_path / "box"
     d.mkdir()
     return d
+
+
+# ---- helpers shared by the behaviour tests ------------------------------------------------------
+
+PY = "/usr/bin/python3"
+X86_64 = platform.machine() == "x86_64"
+
+# x86_64 syscall numbers the tests call through syscall(2), so that libc wrappers and their
+# fallbacks cannot hide what the kernel (or the filter) answered.
+NR = {
+    "getpid": 39, "socket": 41, "clone": 56, "kill": 62, "shmget": 29, "shmctl": 31,
+    "getcwd": 79, "ptrace": 101, "personality": 135, "prctl": 157, "mount": 165,
+    "keyctl": 250, "unshare": 272, "io_uring_setup": 425, "clone3": 435, "ioctl": 16,
+}
+
+# Prepended to every Python snippet: sc(NR, args...) returns [result, errno] (errno 0 on
+# success); out(v) prints v as one JSON line.
+PRELUDE = """\
+import ctypes, errno, json, os, signal, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def sc(nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    return [r, ctypes.get_errno() if r == -1 else 0]
+def out(v):
+    sys.stdout.write(json.dumps(v) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def py_inside(code, *flags, timeout=60, **kw):
+    """Run a Python snippet (with PRELUDE) confined by SYSTEM_READ + @flags. CompletedProcess."""
+    return run(*SYSTEM_READ, *flags, "--", PY, "-c", PRELUDE + code, timeout=timeout, **kw)
+
+
+def py_outside(code, timeout=60, **kw):
+    """The same snippet run directly, for the negative control."""
+    return subprocess.run([PY, "-c", PRELUDE + code], capture_output=True, timeout=timeout,
+                          **kw)
+
+
+def result_json(proc):
+    """The JSON line a snippet printed; fails the test with the snippet's stderr otherwise."""
+    assert proc.returncode == 0, (proc.returncode, proc.stderr.decode(errors="replace"))
+    return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+
+
+def pids_with_argv(argv):
+    """Live (non-zombie) processes whose argv is exactly @argv."""
+    want = "\0".join(argv) + "\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if cmd == want and process_alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+def wait_until(predicate, timeout=10.0, interval=0.02):
+    """Poll @predicate until it returns a true value (returned) or @timeout seconds pass
+    (returns the last false value)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = predicate()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(interval)
+
+
+@pytest.fixture
+def unique_sleep():
+    """unique_sleep() returns a fresh ["sleep", "<unique seconds>"] argv; every process still
+    running one of them is killed when the test ends, so a failing test leaks nothing."""
+    made = []
+
+    def make():
+        secs = str(100000 + uuid.uuid4().int % 800000)
+        argv = ["sleep", secs]
+        made.append(argv)
+        return argv
+
+    yield make
+    for argv in made:
+        for pid in pids_with_argv(argv):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def default_signals():
+    """preexec_fn: a background job of a non-interactive shell inherits SIGINT and SIGQUIT
+    ignored, and so would sandlock's command. Give the child default dispositions, as a
+    terminal would."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)

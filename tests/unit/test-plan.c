@@ -164,31 +164,30 @@ static void test_exec_paths(void)
 static void test_trap_set(void)
 {
 	struct sandlock_policy p = { 0 };
-	int nrs[16];
-	size_t n = dispatch_trap_set(&p, nrs, 16);
-	int has_uname = 0, has_setsid = 0, has_setpgid = 0, others = 0;
+	struct trap traps[32];
+	size_t n = dispatch_trap_set(&p, traps, 32);
+	int always = 0, conditional = 0, others = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (nrs[i] == SYS_uname)
-			has_uname++;
-		else if (nrs[i] == SYS_setsid)
-			has_setsid++;
-		else if (nrs[i] == SYS_setpgid)
-			has_setpgid++;
+		int nr = traps[i].nr;
+		if (nr == SYS_uname || nr == SYS_setsid || nr == SYS_setpgid)
+			always += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
+		else if (nr == SYS_prlimit64 || nr == SYS_setpriority || nr == SYS_ioprio_set ||
+			 nr == SYS_sched_setaffinity || nr == SYS_sched_setscheduler ||
+			 nr == SYS_sched_setparam || nr == SYS_sched_setattr)
+			conditional += traps[i].n_conds > 0 && traps[i].deny_unsupervised;
 		else
 			others++;
+		ok(dispatch_lookup(nr) != NULL, "trap %d has a handler", nr);
 	}
-	ok(has_uname == 1, "the default trap set holds uname once");
-	ok(has_setsid == 1, "the default trap set holds setsid once");
-	ok(has_setpgid == 1, "the default trap set holds setpgid once");
+	is_int(always, 3, "uname, setsid, setpgid are trapped unconditionally, allowed unsupervised");
+	is_int(conditional, 7,
+	       "the 7 calls on another process are trapped only when naming one, denied unsupervised");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
-	is_int(n, 3, "three syscalls");
+	is_int(n, 10, "ten traps");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
-	ok(dispatch_lookup(SYS_uname) != NULL, "dispatch_lookup(uname) has a handler");
-	ok(dispatch_lookup(SYS_setsid) != NULL, "dispatch_lookup(setsid) has a handler");
-	ok(dispatch_lookup(SYS_setpgid) != NULL, "dispatch_lookup(setpgid) has a handler");
 
-	int small[2] = { -1, -1 };
+	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");
 	is_int(dispatch_trap_set(&p, small, 0), 0, "max 0: nothing written");
 }

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -474,8 +475,8 @@ static void test_is_denied(void)
 
 static int build(const struct sandlock_policy *p, int supervised, struct sock_fprog *prog)
 {
-	int traps[16];
-	size_t n = dispatch_trap_set(p, traps, 16);
+	struct trap traps[32];
+	size_t n = dispatch_trap_set(p, traps, 32);
 	struct sandlock_error *e = NULL;
 	int r = seccomp_program_build(p, supervised, traps, n, prog, &e);
 
@@ -709,15 +710,68 @@ static int load(const struct sock_fprog *prog)
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
 }
 
+/* Calls that change another process: trapped (supervised) or denied (unsupervised) only when
+ * they name another process; PRIO_USER / IOPRIO_WHO_USER never. */
+static void test_other_process(void)
+{
+	struct sandlock_policy p = { 0 };
+	struct sock_fprog sup, unsup;
+	const uint32_t NOTIF = SECCOMP_RET_USER_NOTIF, ALLOW = SECCOMP_RET_ALLOW;
+
+	if (!ok(build(&p, 1, &sup) == 0 && build(&p, 0, &unsup) == 0,
+		"build both programs for the other-process checks"))
+		return;
+	static const struct {
+		int nr;
+		uint64_t a0, a1, a2;
+		uint32_t supervised, unsupervised;
+		const char *what;
+	} cases[] = {
+		{ __NR_prlimit64, 0, RLIMIT_NOFILE, 0x1000, ALLOW, ALLOW, "prlimit64(0, set)" },
+		{ __NR_prlimit64, 1234, RLIMIT_NOFILE, 0x1000, NOTIF, RET_EPERM,
+		  "prlimit64(pid, set)" },
+		{ __NR_prlimit64, 1234, RLIMIT_NOFILE, 0, ALLOW, ALLOW, "prlimit64(pid, get only)" },
+		{ __NR_setpriority, PRIO_PROCESS, 0, 5, ALLOW, ALLOW, "setpriority(PROCESS, 0)" },
+		{ __NR_setpriority, PRIO_PROCESS, 1234, 5, NOTIF, RET_EPERM,
+		  "setpriority(PROCESS, pid)" },
+		{ __NR_setpriority, PRIO_PGRP, 0, 5, ALLOW, ALLOW, "setpriority(PGRP, 0)" },
+		{ __NR_setpriority, PRIO_PGRP, 1234, 5, NOTIF, RET_EPERM, "setpriority(PGRP, pgid)" },
+		{ __NR_setpriority, PRIO_USER, 0, 5, RET_EPERM, RET_EPERM, "setpriority(USER, 0)" },
+		{ __NR_setpriority, 0xffffffff00000000ULL | PRIO_USER, 0, 5, RET_EPERM, RET_EPERM,
+		  "setpriority(USER | garbage << 32, 0)" },
+		{ __NR_ioprio_set, 3, 0, 0, RET_EPERM, RET_EPERM, "ioprio_set(WHO_USER, 0)" },
+		{ __NR_ioprio_set, 1, 0, 0, ALLOW, ALLOW, "ioprio_set(WHO_PROCESS, 0)" },
+		{ __NR_ioprio_set, 1, 1234, 0, NOTIF, RET_EPERM, "ioprio_set(WHO_PROCESS, pid)" },
+		{ __NR_sched_setaffinity, 0, 128, 0x1000, ALLOW, ALLOW, "sched_setaffinity(0)" },
+		{ __NR_sched_setaffinity, 1234, 128, 0x1000, NOTIF, RET_EPERM,
+		  "sched_setaffinity(pid)" },
+		{ __NR_sched_setscheduler, 1234, 0, 0x1000, NOTIF, RET_EPERM,
+		  "sched_setscheduler(pid)" },
+		{ __NR_sched_setparam, 1234, 0x1000, 0, NOTIF, RET_EPERM, "sched_setparam(pid)" },
+		{ __NR_sched_setattr, 1234, 0x1000, 0, NOTIF, RET_EPERM, "sched_setattr(pid)" },
+		{ __NR_sched_setattr, 0, 0x1000, 0, ALLOW, ALLOW, "sched_setattr(0)" },
+		{ __NR_sched_getaffinity, 1234, 128, 0x1000, ALLOW, ALLOW,
+		  "sched_getaffinity(pid) (reading is not trapped)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT(&sup, X86, cases[i].nr, cases[i].a0, cases[i].a1, cases[i].a2,
+		       cases[i].supervised, "supervised: %s", cases[i].what);
+		EXPECT(&unsup, X86, cases[i].nr, cases[i].a0, cases[i].a1, cases[i].a2,
+		       cases[i].unsupervised, "unsupervised: %s", cases[i].what);
+	}
+	seccomp_program_done(&sup);
+	seccomp_program_done(&unsup);
+}
+
 /* The programs compiled at build time must be exactly what libseccomp compiles now for the same
  * policy shape; and a policy outside those shapes must not get one. */
 static void test_prebuilt(void)
 {
 	char *allow[] = { (char *)"sysv_ipc", NULL };
 	char *deny[] = { (char *)"getcwd", NULL };
-	int traps[64];
+	struct trap traps[32];
 	struct sandlock_policy none = { 0 };
-	size_t n = dispatch_trap_set(&none, traps, 64);
+	size_t n = dispatch_trap_set(&none, traps, 32);
 
 	is_int(seccomp_prebuilt_count, 4, "four precompiled shapes");
 	for (int key = 0; key < 4; key++) {
@@ -751,7 +805,7 @@ static void test_prebuilt(void)
 	seccomp_program_done(&plain);
 
 	/* Control: a trap set other than the default is compiled, not looked up. */
-	int one[] = { __NR_getcwd };
+	struct trap one[] = { { .nr = __NR_getcwd } };
 	seccomp_program_build(&d, 1, one, 1, &built, NULL);
 	is_int(bpf_run(&built, &data).ret, SECCOMP_RET_USER_NOTIF, "a custom trap set is honoured");
 	seccomp_program_done(&built);
@@ -848,6 +902,7 @@ int main(void)
 	test_is_denied();
 	test_program_default();
 	test_program_policies();
+	test_other_process();
 	test_prebuilt();
 	test_kernel();
 	return done_testing();

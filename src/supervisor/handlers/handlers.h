@@ -17,3 +17,7 @@ int handle_setsid(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
 int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
+/* other-process.c: prlimit64, setpriority, ioprio_set, sched_set{affinity,scheduler,param,attr}
+ * naming another process. */
+int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp);

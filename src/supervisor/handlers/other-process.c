@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/other-process: syscalls that change another process's resource limits, nice value,
+ * I/O priority or scheduling (prlimit64 with a new limit, setpriority, ioprio_set,
+ * sched_setaffinity, sched_setscheduler, sched_setparam, sched_setattr). For these the kernel only
+ * compares uids, and Landlock's scoping covers signals, not them: without this a sandboxed
+ * process could, say, lower the CPU-time limit of any process of the same user and so kill it.
+ * They are trapped only when they name a process other than the caller (the BPF program lets
+ * "0", the caller, through), and allowed when the target is one of the sandbox's processes:
+ * a member of a process group the sandbox created (sandbox/groups.c).
+ *
+ * Allowed calls are answered with CONTINUE. The decision is on register values (pid, which,
+ * who), which the kernel uses unchanged when it resumes the syscall; the pointer arguments
+ * (limits, masks, attributes) carry no part of the decision. What remains is the pid number:
+ * the kernel looks it up again, so a target that exits, is reaped, and whose number goes round
+ * the whole pid space to an outside process between our check and that lookup would be hit
+ * instead. pid allocation is cyclic, so that takes pid_max new processes within the few
+ * microseconds of this handler; the user-facing alternative, refusing every call on another
+ * process, would break thread pinning (pthread_setaffinity_np names a thread id).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "handlers.h"
+#include "sandbox/groups.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+enum target_kind {
+	TARGET_PROCESS,
+	TARGET_GROUP,
+	TARGET_USER, /* every process of a uid: never the sandbox's alone */
+	TARGET_INVALID,
+};
+
+/* ioprio_set(2)'s "which" values (linux/ioprio.h). */
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_WHO_PGRP 2
+#define IOPRIO_WHO_USER 3
+
+/* The process group of @pid (a process or a thread), from /proc/<pid>/stat. */
+static int process_group_of(pid_t pid, pid_t *ret)
+{
+	char path[sizeof("/proc//stat") + 10], buf[1024];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
+	const char *p = strrchr(buf, ')');
+	int pgrp;
+	if (!p || sscanf(p + 1, " %*c %*d %d", &pgrp) != 1 || pgrp <= 0)
+		return -ESRCH;
+	*ret = pgrp;
+	return 0;
+}
+
+static enum target_kind classify(const struct seccomp_notif *req, pid_t *target)
+{
+	/* Every "which", pid and who is an int for the kernel: compare the low 32 bits. */
+	int which = (int)req->data.args[0];
+
+	switch (req->data.nr) {
+	case SYS_setpriority:
+		*target = (pid_t)req->data.args[1];
+		return which == PRIO_PROCESS ? TARGET_PROCESS
+		       : which == PRIO_PGRP  ? TARGET_GROUP
+		       : which == PRIO_USER  ? TARGET_USER
+					     : TARGET_INVALID;
+	case SYS_ioprio_set:
+		*target = (pid_t)req->data.args[1];
+		return which == IOPRIO_WHO_PROCESS ? TARGET_PROCESS
+		       : which == IOPRIO_WHO_PGRP  ? TARGET_GROUP
+		       : which == IOPRIO_WHO_USER  ? TARGET_USER
+						   : TARGET_INVALID;
+	default: /* prlimit64 and sched_set*: the pid is the first argument */
+		*target = (pid_t)req->data.args[0];
+		return TARGET_PROCESS;
+	}
+}
+
+int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp)
+{
+	pid_t target, pgrp;
+	enum target_kind kind = classify(req, &target);
+
+	switch (kind) {
+	case TARGET_USER:
+		return -EPERM;
+	case TARGET_INVALID:
+		/* CONTINUE: integers only (see the file comment); the kernel answers EINVAL. */
+		notif_answer_continue(resp);
+		return 0;
+	case TARGET_GROUP:
+		if (target != 0 && !groups_owns(sv->groups, target))
+			return -EPERM;
+		break;
+	case TARGET_PROCESS:
+		if (target < 0)
+			break; /* the kernel answers EINVAL or ESRCH */
+		if (target != 0) {
+			int r = process_group_of(target, &pgrp);
+			if (r < 0)
+				return r; /* no such process: what the kernel would say */
+			if (!groups_owns(sv->groups, pgrp))
+				return -EPERM;
+		}
+		break;
+	}
+	/* CONTINUE: the target is the caller (0), or a process or group of the sandbox; the
+	 * decision rests on register values only (see the file comment). */
+	notif_answer_continue(resp);
+	return 0;
+}
