@@ -224,7 +224,7 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 		{ AF_INET6, SOCK_DGRAM },
 	};
 	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
-	uint64_t families[AF_MAX];
+	uint64_t families[AF_NETLINK];
 	size_t n = 0;
 	int r;
 
@@ -235,15 +235,16 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 		if (r < 0)
 			return r;
 	}
-	for (uint64_t f = 0; f < AF_MAX; f++)
-		if (f != AF_UNIX && f != AF_INET && f != AF_INET6 && f != AF_NETLINK)
+	/* The families below AF_NETLINK one by one; everything above it in one comparison, which
+	 * is on the full 64 bits, so garbage in the upper half is refused too. */
+	for (uint64_t f = 0; f < AF_NETLINK; f++)
+		if (f != AF_UNIX && f != AF_INET && f != AF_INET6)
 			families[n++] = f;
 	r = add_masked_rules(ctx, SCMP_SYS(socket), EAFNOSUPPORT, 0, low32, families, n);
 	if (r < 0)
 		return r;
-	/* Families the kernel may add later, and any value with garbage in the upper half. */
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				SCMP_A0(SCMP_CMP_GE, AF_MAX));
+				SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
 }
 
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are

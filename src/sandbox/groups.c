@@ -125,8 +125,14 @@ int groups_owns(struct groups *g, pid_t pgid)
 	int owns = 0;
 
 	pthread_mutex_lock(&g->lock);
-	for (size_t i = 0; i < g->n && !owns; i++)
-		owns = g->v[i].pgid == pgid && signal_group(&g->v[i], 0) == 0;
+	for (size_t i = 0; i < g->n && !owns; i++) {
+		if (g->v[i].pgid != pgid)
+			continue;
+		/* A leader that is alive holds the number, so no group outside the sandbox can
+		 * have it: cheaper than signalling the group (one poll). Once the leader is gone,
+		 * the group is ours while it has members, which the pidfd's signal proves. */
+		owns = !has_exited(g->v[i].leader_pidfd) || signal_group(&g->v[i], 0) == 0;
+	}
 	pthread_mutex_unlock(&g->lock);
 	return owns;
 }

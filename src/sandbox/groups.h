@@ -30,7 +30,8 @@ void groups_init(struct groups *g);
 /* Record the group led by @leader, whose pidfd @leader_pidfd the call takes over (also on
  * failure). A group already recorded with a live leader is kept. -errno on failure. */
 int groups_track(struct groups *g, pid_t leader, int leader_pidfd);
-/* Whether @pgid is a recorded group that still has members. */
+/* Whether @pgid is a recorded group: its leader is alive (its pid pins the number), or the
+ * group still has members. The kernel itself refuses a move into an empty group. */
 int groups_owns(struct groups *g, pid_t pgid);
 /* Send @sig to every recorded group. Returns how many groups had members, or -errno. */
 int groups_signal(struct groups *g, int sig);
