@@ -37,7 +37,7 @@
  *   raw kept mem fd   pwrite through a /proc/<pid>/mem descriptor kept open (the write alone)
  *   raw vm_writev     the same utsname written with process_vm_writev instead
  *   raw epoll+mem     /proc/mem work behind epoll_wait, the shape of sandlock's event loop
- *   lib handle()      sandlock's own supervisor_init() + supervisor_handle() in a blocking loop
+ *   lib handle()      sandlock's own supervisor_prepare/attach() + supervisor_handle() in a loop
  *                     (its dispatch, handle_uname and handle_setpgid, no event loop)
  *   sandlock          a real sandbox from sandlock_spawn(): this program re-executed as the
  *                     helper, answered by the sandbox thread's event loop
@@ -382,8 +382,9 @@ static void *lib_thread(struct worker *w)
 {
 	struct supervisor sv;
 
-	if (supervisor_init(&sv, w->listener, "lib-bench", &w->groups) < 0)
+	if (supervisor_prepare(&sv, "lib-bench", &w->groups) < 0)
 		return NULL;
+	supervisor_attach(&sv, w->listener);
 	while (supervisor_handle(&sv) == 0)
 		;
 	supervisor_done(&sv);
@@ -608,7 +609,10 @@ static int start_raw(struct worker *w)
 	if (uses_groups(w->mode)) {
 		/* Record the helper's group as sandlock records the sandbox's (launch_clone). */
 		int pidfd = fcntl(w->leader_pidfd, F_DUPFD_CLOEXEC, 3);
-		groups_init(&w->groups);
+		if (groups_init(&w->groups) < 0) {
+			fprintf(stderr, "notif: groups_init: out of memory\n");
+			exit(1);
+		}
 		w->has_groups = 1;
 		int r = pidfd < 0 ? -errno : groups_track(&w->groups, w->pid, pidfd);
 		if (r < 0) {
@@ -622,7 +626,7 @@ static int start_raw(struct worker *w)
 			close(sock[0]);
 			return w->listener;
 		}
-		/* sandlock's supervisor_init() asks for this too (6.6+); MODE_LIB does it there. */
+		/* sandlock's supervisor_attach() asks for this too (6.6+); MODE_LIB does it there. */
 		if (w->mode != MODE_VAL0_NOSYNC && w->mode != MODE_LIB) {
 			uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 			(void)ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);

@@ -3,7 +3,8 @@
  * launch: the child's confinement sequence.
  *
  *   stdio -> signals -> setpgid -> PDEATHSIG -> process knobs -> chdir -> NO_NEW_PRIVS
- *   -> landlock_restrict_self -> seccomp (+ listener) -> listener to the parent -> wait for "go"
+ *   -> landlock_restrict_self -> seccomp (+ listener) -> "ready" (+ listener) to the parent
+ *   -> wait for "go"
  *   -> close fds >= 3 -> rlimits -> execve (PATH search)
  *
  * Everything here runs in a child cloned from a possibly multi-threaded parent, so it uses raw
@@ -36,7 +37,7 @@ static const char *const step_names[_LAUNCH_STEP_MAX] = {
 	[LAUNCH_STEP_NO_NEW_PRIVS] = "prctl(PR_SET_NO_NEW_PRIVS)",
 	[LAUNCH_STEP_LANDLOCK] = "landlock_restrict_self",
 	[LAUNCH_STEP_SECCOMP] = "seccomp",
-	[LAUNCH_STEP_SEND_LISTENER] = "sendmsg(listener)",
+	[LAUNCH_STEP_SEND_LISTENER] = "sendmsg(ready)",
 	[LAUNCH_STEP_WAIT] = "wait for start",
 	[LAUNCH_STEP_CLOSE_FDS] = "close_range",
 	[LAUNCH_STEP_RLIMIT] = "setrlimit(RLIMIT_NOFILE)",
@@ -128,9 +129,11 @@ static int install_filter(const struct plan *plan)
 	return r;
 }
 
-static int send_fd(int sock, int fd)
+/* Tell the parent the child is confined: one byte, carrying the listener (SCM_RIGHTS) when
+ * there is one. */
+static int send_ready(int sock, int listener)
 {
-	char dummy = 'L';
+	char dummy = 'R';
 	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
 	union {
 		struct cmsghdr align;
@@ -139,16 +142,18 @@ static int send_fd(int sock, int fd)
 	struct msghdr msg = {
 		.msg_iov = &iov,
 		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
 	};
 
-	memset(u.buf, 0, sizeof(u.buf));
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (listener >= 0) {
+		memset(u.buf, 0, sizeof(u.buf));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	}
 	return syscall(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
@@ -208,11 +213,10 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 	int listener = install_filter(plan);
 	if (listener < 0)
 		fail(io, LAUNCH_STEP_SECCOMP, errno);
-	if (plan->supervised) {
-		if (send_fd(io->sock, listener) < 0)
-			fail(io, LAUNCH_STEP_SEND_LISTENER, errno);
+	if (send_ready(io->sock, plan->supervised ? listener : -1) < 0)
+		fail(io, LAUNCH_STEP_SEND_LISTENER, errno);
+	if (plan->supervised)
 		syscall(SYS_close, listener); /* the listener never stays in the child */
-	}
 
 	char go;
 	if (syscall(SYS_read, io->sock, &go, 1) != 1)

@@ -14,10 +14,14 @@
 #include "macro.h"
 #include "syscall-util.h"
 
-void groups_init(struct groups *g)
+int groups_init(struct groups *g)
 {
-	*g = (struct groups){ 0 };
+	*g = (struct groups){ .cap = 4 };
+	g->v = calloc(g->cap, sizeof(*g->v));
+	if (!g->v)
+		return -ENOMEM;
 	pthread_mutex_init(&g->lock, NULL);
+	return 0;
 }
 
 static int has_exited(int pidfd)
@@ -102,12 +106,15 @@ int groups_track(struct groups *g, pid_t leader, int leader_pidfd)
 			return 0;
 		}
 	prune_locked(g);
-	struct group *nv = realloc(g->v, (g->n + 1) * sizeof(*nv));
-	if (!nv) {
-		r = -ENOMEM;
-		goto fail;
+	if (g->n == g->cap) {
+		struct group *nv = realloc(g->v, 2 * g->cap * sizeof(*nv));
+		if (!nv) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		g->v = nv;
+		g->cap *= 2;
 	}
-	g->v = nv;
 	r = lifeline_open(leader, grp.lifeline);
 	if (r < 0)
 		goto fail;
@@ -161,6 +168,6 @@ void groups_done(struct groups *g)
 		group_release(&g->v[i]);
 	free(g->v);
 	g->v = NULL;
-	g->n = 0;
+	g->n = g->cap = 0;
 	pthread_mutex_destroy(&g->lock);
 }

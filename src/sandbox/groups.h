@@ -23,10 +23,12 @@ struct group {
 struct groups {
 	pthread_mutex_t lock;
 	struct group *v;
-	size_t n;
+	size_t n, cap;
 };
 
-void groups_init(struct groups *g);
+/* Allocates room for a few groups, so that recording the first ones (on the sandbox thread)
+ * does not allocate. -ENOMEM. */
+int groups_init(struct groups *g);
 /* Record the group led by @leader, whose pidfd @leader_pidfd the call takes over (also on
  * failure). A group already recorded with a live leader is kept. -errno on failure. */
 int groups_track(struct groups *g, pid_t leader, int leader_pidfd);

@@ -23,6 +23,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -53,7 +54,9 @@ static int64_t now_ms(void)
 
 /* ---- launch (sandbox thread) ------------------------------------------------------------- */
 
-static int recv_fd(int sock)
+/* The child's "ready": one byte, with the listener attached when there is one. Returns the
+ * listener, 0 when none came (unsupervised), or -errno (-EPIPE: the child failed first). */
+static int recv_ready(int sock, int want_fd)
 {
 	char dummy;
 	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
@@ -74,12 +77,17 @@ static int recv_fd(int sock)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return negative_errno();
+	if (n == 0)
+		return -EPIPE;
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (n == 0 || !c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EPIPE; /* the child failed before it could send it */
-	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
+	int fd = -1;
+	if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (!want_fd) {
+		safe_close(fd);
+		return 0;
+	}
+	return fd >= 0 ? fd : -EPROTO;
 }
 
 /* Read the child's verdict: EOF means execve succeeded (the pipe was O_CLOEXEC). */
@@ -170,29 +178,43 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 	return 0;
 }
 
-/* Let the child exec, take its listener, and read its verdict. "go" goes first: the child sent
- * the listener before it started waiting, so both are in flight at once and the launch costs
- * one round trip less. A trapped syscall the command makes before the supervisor exists simply
- * waits for it. */
-static int launch_go(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+/* Wait for the child to be confined and take its listener. */
+static int launch_ready(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	int listener = recv_ready(sb->ctl[0], sb->plan.supervised);
+
+	if (listener < 0) {
+		int r = read_launch_report(sb, reterr);
+		return r < 0 ? r
+			     : error_set(reterr, listener, "waiting for the child: %s",
+					 strerror(-listener));
+	}
+	if (sb->plan.supervised) {
+		supervisor_attach(&sb->sv, listener);
+		sb->has_sv = 1;
+	}
+	return 0;
+}
+
+static void send_go(struct sandlock_sandbox *sb)
 {
 	char go = 'G';
-	int r;
 
 	/* A child that died meanwhile makes this fail with EPIPE; its report says why. */
 	(void)!send(sb->ctl[0], &go, 1, MSG_NOSIGNAL);
-	if (sb->plan.supervised) {
-		int listener = recv_fd(sb->ctl[0]);
-		if (listener < 0) {
-			r = read_launch_report(sb, reterr);
-			return r < 0 ? r
-				     : error_set(reterr, listener, "receiving the listener: %s",
-						 strerror(-listener));
-		}
-		r = supervisor_init(&sb->sv, listener, sb->name, &sb->groups);
+}
+
+/* Let the child exec and read its verdict. A parked child is confined already (the parent
+ * waited for its "ready" before parking). Otherwise "go" goes first: the child sends "ready"
+ * before it starts waiting, so both are in flight at once and the launch costs one round trip
+ * less; a trapped syscall the command makes before the supervisor exists simply waits. */
+static int launch_go(struct sandlock_sandbox *sb, int parked, struct sandlock_error **reterr)
+{
+	send_go(sb);
+	if (!parked) {
+		int r = launch_ready(sb, reterr);
 		if (r < 0)
-			return error_set(reterr, r, "supervisor: %s", strerror(-r));
-		sb->has_sv = 1;
+			return r;
 	}
 	return read_launch_report(sb, reterr);
 }
@@ -266,7 +288,7 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 		if (ev->events & (EPOLLHUP | EPOLLERR | EPOLLIN)) {
 			/* No task uses the filter any more, or the listener broke. */
 			(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, sb->sv.listener, NULL);
-			supervisor_done(&sb->sv);
+			sb->sv.listener = safe_close(sb->sv.listener);
 			sb->has_sv = 0;
 		}
 		break;
@@ -369,7 +391,8 @@ static int wait_parked(struct sandlock_sandbox *sb)
 static void finish(struct sandlock_sandbox *sb)
 {
 	if (sb->has_sv) {
-		supervisor_done(&sb->sv);
+		/* Close the listener now: trapped calls of stragglers fail instead of waiting. */
+		sb->sv.listener = safe_close(sb->sv.listener);
 		sb->has_sv = 0;
 	}
 	if (sb->tty_fd >= 0) /* SIGTTOU is blocked on this thread, so this works from the
@@ -385,36 +408,59 @@ static void finish(struct sandlock_sandbox *sb)
 	(void)!write(sb->done_efd, &one, sizeof(one));
 }
 
+/* The launch failed: a child still waiting for "go" reads EOF and exits; one that failed a step
+ * exits 127 by itself; anything else the parent gave up on is killed. */
+static void launch_abandon(struct sandlock_sandbox *sb, const struct sandlock_error *err)
+{
+	sb->ctl[0] = safe_close(sb->ctl[0]);
+	if (sb->pidfd >= 0 && !(err && err->step))
+		(void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+	reap_child(sb, 0);
+}
+
+static void record_launch(struct sandlock_sandbox *sb, int r, struct sandlock_error *err)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->launch_r = r;
+	sb->launch_err = err;
+	pthread_mutex_unlock(&sb->lock);
+	publish_state(sb, r == 0 ? SANDBOX_RUNNING : SANDBOX_FAILED);
+}
+
+/* The sandbox thread of a launch done by the caller: the event loop only. */
+static void *loop_thread(void *arg)
+{
+	struct sandlock_sandbox *sb = arg;
+
+	event_loop(sb);
+	finish(sb);
+	return NULL;
+}
+
+/* The sandbox thread that also launches (parked sandboxes, callers other than the main thread). */
 static void *sandbox_thread(void *arg)
 {
 	struct sandlock_sandbox *sb = arg;
 	struct sandlock_error *err = NULL;
 
+	int parked = !!(sb->flags & SANDLOCK_SPAWN_PARKED);
 	int r = launch_clone(sb, &err);
-	if (r == 0 && (sb->flags & SANDLOCK_SPAWN_PARKED))
-		r = wait_parked(sb);
+	if (r == 0 && parked) {
+		/* Parked means confined: wait for the child's "ready" first. */
+		r = launch_ready(sb, &err);
+		if (r == 0)
+			r = wait_parked(sb);
+	}
 	if (r == -ECANCELED)
 		sb->ctl[0] = safe_close(sb->ctl[0]); /* the child reads EOF and exits */
 	else if (r == 0)
-		r = launch_go(sb, &err);
+		r = launch_go(sb, parked, &err);
 
-	pthread_mutex_lock(&sb->lock);
-	sb->launch_r = r;
-	sb->launch_err = err;
-	pthread_mutex_unlock(&sb->lock);
-
-	if (r == 0) {
-		publish_state(sb, SANDBOX_RUNNING);
+	if (r < 0)
+		launch_abandon(sb, err);
+	record_launch(sb, r, err);
+	if (r == 0)
 		event_loop(sb);
-	} else {
-		/* A child still waiting for "go" reads EOF and exits; one that failed a step
-		 * exits 127 by itself; anything else the parent gave up on is killed. */
-		sb->ctl[0] = safe_close(sb->ctl[0]);
-		if (sb->pidfd >= 0 && !(err && err->step))
-			(void)sys_pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
-		reap_child(sb, 0);
-		publish_state(sb, SANDBOX_FAILED);
-	}
 	finish(sb);
 	return NULL;
 }
@@ -474,12 +520,16 @@ static struct sandlock_sandbox *sandbox_new(void)
 	sb->ctl[0] = sb->ctl[1] = sb->errpipe[0] = sb->errpipe[1] = -1;
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
+	sb->sv.listener = -1;
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sb->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	groups_init(&sb->groups);
+	if (groups_init(&sb->groups) < 0) {
+		free(sb);
+		return NULL;
+	}
 	return sb;
 }
 
@@ -515,20 +565,59 @@ static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_
 	return 0;
 }
 
-static int start_thread(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+static int start_thread(struct sandlock_sandbox *sb, void *(*fn)(void *),
+			struct sandlock_error **reterr)
 {
 	sigset_t all, old;
 
-	/* The thread, and the child it clones, start with every signal blocked: no handler of
-	 * the host can run in the child, and the host's signals go to its own threads. */
+	/* The thread, and the child it may clone, start with every signal blocked: no handler
+	 * of the host can run in the child, and the host's signals go to its own threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&sb->thread, NULL, sandbox_thread, sb);
+	int r = pthread_create(&sb->thread, NULL, fn, sb);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
 		return error_set(reterr, -r, "pthread_create: %s", strerror(r));
 	sb->has_thread = 1;
 	return 0;
+}
+
+/* PR_SET_PDEATHSIG fires when the thread that cloned the child exits. The main thread lives as
+ * long as the process, so when it spawns, the launch happens right here, and the sandbox thread
+ * only runs the event loop: two thread hand-offs fewer, which is most of what a spawn costs
+ * beyond the kernel's own work. Any other thread could exit before its sandbox does, so there
+ * the sandbox thread launches (sandbox_thread). */
+static int launch_inline(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	struct sandlock_error *err = NULL;
+	sigset_t all, old;
+
+	/* The child starts with every signal blocked, as when the sandbox thread clones it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = launch_clone(sb, &err);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		r = launch_go(sb, 0, &err);
+	if (r == 0)
+		r = start_thread(sb, loop_thread, &err);
+	if (r < 0) {
+		launch_abandon(sb, err);
+		record_launch(sb, r, NULL);
+		finish(sb);
+		if (reterr && !*reterr)
+			*reterr = err;
+		else
+			error_free(err);
+		return r;
+	}
+	record_launch(sb, 0, NULL);
+	return 0;
+}
+
+static int is_main_thread(void)
+{
+	return (pid_t)syscall(SYS_gettid) == getpid();
 }
 
 /* Wait until the launch is decided (running, parked or failed); returns the launch result. */
@@ -567,10 +656,18 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 			snprintf(sb->name, sizeof(sb->name), "%s", sb->plan.name);
 		r = spawn_prepare(sb, &o, reterr);
 	}
-	if (r == 0)
-		r = start_thread(sb, reterr);
-	if (r == 0)
-		r = wait_launched(sb, reterr);
+	if (r == 0 && sb->plan.supervised) {
+		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups);
+		if (r < 0)
+			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
+	}
+	if (r == 0 && !(o.flags & SANDLOCK_SPAWN_PARKED) && is_main_thread())
+		r = launch_inline(sb, reterr);
+	else if (r == 0) {
+		r = start_thread(sb, sandbox_thread, reterr);
+		if (r == 0)
+			r = wait_launched(sb, reterr);
+	}
 	if (r < 0) {
 		sandbox_free(sb);
 		return r;
@@ -644,8 +741,7 @@ void sandbox_free(struct sandlock_sandbox *sb)
 			(void)groups_signal(&sb->groups, SIGKILL);
 		pthread_join(sb->thread, NULL);
 	}
-	if (sb->has_sv)
-		supervisor_done(&sb->sv);
+	supervisor_done(&sb->sv);
 	groups_done(&sb->groups); /* closing the lifelines kills any straggler */
 	plan_done(&sb->plan);
 	error_free(sb->launch_err);

@@ -14,15 +14,12 @@
 #include "supervisor.h"
 #include "syscall-util.h"
 
-int supervisor_init(struct supervisor *sv, int listener, const char *name, struct groups *groups)
+int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups)
 {
-	*sv = (struct supervisor){ .listener = listener, .name = name, .groups = groups };
+	*sv = (struct supervisor){ .listener = -1, .name = name, .groups = groups };
 
-	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sv->sizes) < 0) {
-		int r = negative_errno();
-		supervisor_done(sv);
-		return r;
-	}
+	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sv->sizes) < 0)
+		return negative_errno();
 	/* The kernel's structs may be larger than ours: allocate what it says. */
 	sv->req = calloc(1, MAX(sv->sizes.seccomp_notif, sizeof(struct seccomp_notif)));
 	sv->resp = calloc(1, MAX(sv->sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp)));
@@ -30,11 +27,16 @@ int supervisor_init(struct supervisor *sv, int listener, const char *name, struc
 		supervisor_done(sv);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+void supervisor_attach(struct supervisor *sv, int listener)
+{
+	sv->listener = listener;
 	/* 6.6+: wake this thread synchronously on a notification (the child's CPU switches
 	 * straight to us), which shortens every round trip. Optional. */
 	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
-	return 0;
 }
 
 int supervisor_handle(struct supervisor *sv)

@@ -23,9 +23,13 @@ struct supervisor {
 	uint64_t answered;
 };
 
-/* Take over @listener (closed by supervisor_done, also on failure). Enables the synchronous
- * wake-up of the supervisor thread where the kernel has it (6.6+). */
-int supervisor_init(struct supervisor *sv, int listener, const char *name, struct groups *groups);
+/* Allocate the notification buffers. Called by the thread that spawns, so that the sandbox
+ * thread never allocates on the launch path (its first malloc would make glibc create a whole
+ * arena). */
+int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups);
+/* Take over @listener (closed by supervisor_done). Enables the synchronous wake-up of the
+ * supervisor thread where the kernel has it (6.6+). */
+void supervisor_attach(struct supervisor *sv, int listener);
 /* Receive one pending notification and answer it. Returns 0, or -errno when the listener is
  * unusable. A notification whose task died meanwhile is not an error. */
 int supervisor_handle(struct supervisor *sv);

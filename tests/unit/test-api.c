@@ -6,6 +6,8 @@
  * end. Each behaviour has a control.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -850,6 +852,73 @@ static void test_knobs(void)
 	unsetenv("SANDLOCK_TEST_SECRET");
 }
 
+/* A sandbox spawned from a thread that then exits must live on: PR_SET_PDEATHSIG follows the
+ * thread that cloned the child, so sandlock clones from its own thread there. */
+struct thread_spawn {
+	sandlock_policy_t *policy;
+	sandlock_sandbox_t *sb;
+	int r;
+};
+
+static void *spawn_in_thread(void *arg)
+{
+	struct thread_spawn *t = arg;
+	sandlock_spawn_opts_t o = capture_opts();
+
+	t->r = sandlock_spawn(t->policy,
+			      (const char *const[]){ "/bin/sh", "-c", "sleep 0.3; echo alive", NULL },
+			      &o, &t->sb, NULL);
+	return NULL;
+}
+
+/* The control: a child with PDEATHSIG forked by a thread dies when that thread exits. */
+static void *fork_in_thread(void *arg)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		sleep(5);
+		_exit(0);
+	}
+	*(pid_t *)arg = pid;
+	msleep(50); /* let the child set PDEATHSIG before this thread exits */
+	return NULL;
+}
+
+static void test_spawn_from_thread(void)
+{
+	pid_t control = -1;
+	pthread_t cth;
+	int st = 0;
+	if (pthread_create(&cth, NULL, fork_in_thread, &control) == 0)
+		pthread_join(cth, NULL);
+	ok(control > 0 && waitpid(control, &st, 0) == control && WIFSIGNALED(st) &&
+		   WTERMSIG(st) == SIGKILL,
+	   "control: a PDEATHSIG child forked by an exiting thread is killed with it");
+
+	if (sandlock_landlock_abi_version() < 0) {
+		diag("Landlock unavailable: thread spawn test skipped");
+		return;
+	}
+	struct thread_spawn t = { .policy = system_policy() };
+	pthread_t th;
+	size_t len;
+
+	ok(pthread_create(&th, NULL, spawn_in_thread, &t) == 0 && pthread_join(th, NULL) == 0,
+	   "spawn from a thread that exits right after");
+	if (!ok(t.r == 0, "  spawn succeeded")) {
+		sandlock_policy_free(t.policy);
+		return;
+	}
+	is_int(sandlock_sandbox_wait(t.sb, 10000), 0, "  wait from another thread");
+	is_int(sandlock_sandbox_exit_kind(t.sb), SANDLOCK_EXIT_CODE,
+	       "  the command outlived the spawning thread (not killed by PDEATHSIG)");
+	const uint8_t *out = sandlock_sandbox_stdout(t.sb, &len);
+	ok(out && len == 6 && memcmp(out, "alive\n", 6) == 0, "  and finished its work");
+	sandlock_sandbox_free(t.sb);
+	sandlock_policy_free(t.policy);
+}
+
 int main(void)
 {
 	test_setters();
@@ -857,6 +926,7 @@ int main(void)
 	test_check();
 	test_confine();
 	test_spawn();
+	test_spawn_from_thread();
 	test_knobs();
 	test_relative_path();
 	return done_testing();
