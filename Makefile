@@ -157,7 +157,8 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsandlock.so
 	install -m 0644 include/sandlock.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0755 $(BUILDDIR)/sandlock $(DESTDIR)$(BINDIR)/
-	install -m 0644 $(BUILDDIR)/sandlock.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' sandlock.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/sandlock.pc
 
 format-check:
 	clang-format --dry-run --Werror $(LIB_SRCS) $(CLI_SRCS) include/sandlock.h
