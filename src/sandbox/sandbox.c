@@ -716,14 +716,19 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 {
 	pthread_mutex_lock(&sb->lock);
 	int ended = sb->ended;
+	pthread_mutex_unlock(&sb->lock);
+	if (ended)
+		return -ESRCH;
+	int r = groups_signal(&sb->groups, sig);
+
+	/* Only now release a parked launch: cancelling first would let the child exit and be
+	 * reaped before the signal, which would then find nobody. */
+	pthread_mutex_lock(&sb->lock);
 	if (sb->state == SANDBOX_PARKED && sig == SIGKILL) {
 		sb->cancel = 1;
 		pthread_cond_broadcast(&sb->cond);
 	}
 	pthread_mutex_unlock(&sb->lock);
-	if (ended)
-		return -ESRCH;
-	int r = groups_signal(&sb->groups, sig);
 	return r == 0 ? -ESRCH : r < 0 ? r : 0;
 }
 
