@@ -391,6 +391,97 @@ static void *lib_thread(struct worker *w)
 	return NULL;
 }
 
+/* The answer to a trapped setpgid, by mode: 0 or a negative errno for the response. */
+static int raw_answer_setpgid(struct worker *w, const struct seccomp_notif *req,
+			      struct seccomp_notif_resp *resp)
+{
+	switch (w->mode) {
+	case MODE_VAL0:
+	case MODE_VAL0_NOSYNC:
+		return 0; /* val = 0: the kernel skips setpgid */
+	case MODE_OWNS:
+	case MODE_EPOLL_OWNS:
+		return answer_owns(w, req, resp);
+	case MODE_ALIVE:
+		return answer_alive(w, req, resp);
+	default:
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		return 0;
+	}
+}
+
+/* The answer to a trapped uname, by mode; @cached_fd and @cached_pid: the thread's cache. */
+static int raw_answer_uname(struct worker *w, const struct seccomp_notif *req,
+			    struct seccomp_notif_resp *resp, int *cached_fd, uint32_t *cached_pid)
+{
+	switch (w->mode) {
+	case MODE_CONTINUE:
+	case MODE_EPOLL_CONTINUE:
+	case MODE_OWNS:
+	case MODE_EPOLL_OWNS:
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		return 0;
+	case MODE_PROCMEM:
+	case MODE_EPOLL_PROCMEM:
+		return answer_procmem(w->listener, req, resp);
+	case MODE_OPEN_ONLY:
+		return answer_open_only(w->listener, req, resp);
+	case MODE_CACHED_DIR:
+		return answer_cached_dir(w->listener, req, resp, cached_fd, cached_pid);
+	case MODE_CACHED_FD:
+		return answer_cached_fd(w->listener, req, resp, cached_fd, cached_pid);
+	case MODE_VMWRITEV:
+		return answer_vmwritev(w->listener, req, resp);
+	default: /* val = 0, error = 0 */
+		return 0;
+	}
+}
+
+static int raw_answer(struct worker *w, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp, int *cached_fd, uint32_t *cached_pid)
+{
+	if (req->data.nr == SYS_setpgid) {
+		/* Counted before the answer: the helper cannot report a batch before its last
+		 * call is counted. */
+		atomic_fetch_add(&w->trapped, 1);
+		return raw_answer_setpgid(w, req, resp);
+	}
+	if (req->data.nr != SYS_uname) {
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* setsid: never called */
+		return 0;
+	}
+	return raw_answer_uname(w, req, resp, cached_fd, cached_pid);
+}
+
+/* The next notification into @req (behind epoll_wait on @epfd, if >= 0): 1, 0 to try again,
+ * -1 to stop (the helper is gone, or an error). */
+static int raw_recv(int listener, int epfd, struct seccomp_notif *req, size_t req_size)
+{
+	if (epfd >= 0) {
+		struct epoll_event ev;
+		int n = epoll_wait(epfd, &ev, 1, -1);
+		if (n < 0 && errno == EINTR)
+			return 0;
+		if (n <= 0 || (ev.events & (EPOLLHUP | EPOLLERR)))
+			return -1;
+	}
+	memset(req, 0, req_size);
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+		return errno == EINTR || errno == ENOENT ? 0 : -1;
+	return 1;
+}
+
+/* An epoll instance watching @listener, or -1. */
+static int raw_epoll(int listener)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+	if (epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, listener, &ev) < 0)
+		epfd = safe_close(epfd);
+	return epfd;
+}
+
 static void *raw_thread(void *arg)
 {
 	struct worker *w = arg;
@@ -406,83 +497,19 @@ static void *raw_thread(void *arg)
 	size_t resp_size = MAX(sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
 	struct seccomp_notif *req = calloc(1, req_size);
 	struct seccomp_notif_resp *resp = calloc(1, resp_size);
-	if (req && resp && uses_epoll(w->mode)) {
-		struct epoll_event ev = { .events = EPOLLIN };
-		epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, w->listener, &ev) < 0)
-			epfd = safe_close(epfd);
-	}
+	if (req && resp && uses_epoll(w->mode))
+		epfd = raw_epoll(w->listener);
 	/* Loop until the helper is gone (or setup failed: then its trapped calls hang and the
 	 * orchestrator's poll times out with a message). */
 	while (req && resp && (!uses_epoll(w->mode) || epfd >= 0)) {
-		if (epfd >= 0) {
-			struct epoll_event ev;
-			int n = epoll_wait(epfd, &ev, 1, -1);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0 || (ev.events & (EPOLLHUP | EPOLLERR)))
-				break;
-		}
-		memset(req, 0, req_size);
-		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
-			if (errno == EINTR || errno == ENOENT)
-				continue;
+		int got = raw_recv(w->listener, epfd, req, req_size);
+		if (got == 0)
+			continue;
+		if (got < 0)
 			break;
-		}
 		memset(resp, 0, resp_size);
 		resp->id = req->id;
-		int r = 0;
-		if (req->data.nr == SYS_setpgid) {
-			/* Counted before the answer: the helper cannot report a batch before its
-			 * last call is counted. */
-			atomic_fetch_add(&w->trapped, 1);
-			switch (w->mode) {
-			case MODE_VAL0:
-			case MODE_VAL0_NOSYNC:
-				break; /* val = 0: the kernel skips setpgid */
-			case MODE_OWNS:
-			case MODE_EPOLL_OWNS:
-				r = answer_owns(w, req, resp);
-				break;
-			case MODE_ALIVE:
-				r = answer_alive(w, req, resp);
-				break;
-			default:
-				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-				break;
-			}
-		} else if (req->data.nr != SYS_uname) {
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* setsid: never called */
-		} else {
-			switch (w->mode) {
-			case MODE_CONTINUE:
-			case MODE_EPOLL_CONTINUE:
-			case MODE_OWNS:
-			case MODE_EPOLL_OWNS:
-				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-				break;
-			case MODE_PROCMEM:
-			case MODE_EPOLL_PROCMEM:
-				r = answer_procmem(w->listener, req, resp);
-				break;
-			case MODE_OPEN_ONLY:
-				r = answer_open_only(w->listener, req, resp);
-				break;
-			case MODE_CACHED_DIR:
-				r = answer_cached_dir(w->listener, req, resp, &cached_fd,
-						      &cached_pid);
-				break;
-			case MODE_CACHED_FD:
-				r = answer_cached_fd(w->listener, req, resp, &cached_fd,
-						     &cached_pid);
-				break;
-			case MODE_VMWRITEV:
-				r = answer_vmwritev(w->listener, req, resp);
-				break;
-			default: /* val = 0, error = 0 */
-				break;
-			}
-		}
+		int r = raw_answer(w, req, resp, &cached_fd, &cached_pid);
 		if (r == -ESRCH)
 			continue; /* the task is gone */
 		if (r < 0)
@@ -570,9 +597,64 @@ static int install_raw_filter(void)
 	return fd < 0 ? -errno : fd;
 }
 
+/* In the forked helper: its own group, the raw filter (its listener sent on @sock), then the
+ * helper loop on @in and @out. */
+static _Noreturn void raw_child(const struct worker *w, int in, int out, int sock)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Its own group, as sandlock's launch makes the command: the setpgid calls then take the
+	 * same kernel path as in the sandbox, and a recorded group (lifeline) holds the helper
+	 * alone. */
+	if (setpgid(0, 0) < 0)
+		_exit(127);
+	if (w->mode != MODE_BARE) {
+		int fd = install_raw_filter();
+		if (fd < 0 || send_fd(sock, fd) < 0)
+			_exit(127);
+		close(fd);
+	}
+	helper_loop(in, out);
+}
+
+/* Record the helper's group as sandlock records the sandbox's (launch_clone). */
+static int raw_track_group(struct worker *w)
+{
+	int pidfd = fcntl(w->leader_pidfd, F_DUPFD_CLOEXEC, 3);
+
+	if (groups_init(&w->groups) < 0) {
+		fprintf(stderr, "notif: groups_init: out of memory\n");
+		exit(1);
+	}
+	w->has_groups = 1;
+	return pidfd < 0 ? -errno : groups_track(&w->groups, w->pid, pidfd);
+}
+
+/* The helper's listener from @sock, and the thread that answers it. */
+static int raw_attach(struct worker *w, int sock)
+{
+	w->listener = recv_fd(sock);
+	if (w->listener < 0)
+		return w->listener;
+	/* sandlock's supervisor_attach() asks for this too (6.6+); MODE_LIB does it there. */
+	if (w->mode != MODE_VAL0_NOSYNC && w->mode != MODE_LIB) {
+		uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+		(void)ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
+	}
+	pthread_t t;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&t, NULL, raw_thread, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		return -r;
+	pthread_detach(t);
+	return 0;
+}
+
 static int start_raw(struct worker *w)
 {
-	int cmd[2], rep[2], sock[2];
+	int cmd[2], rep[2], sock[2], r = 0;
 
 	if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
@@ -580,21 +662,8 @@ static int start_raw(struct worker *w)
 	w->pid = fork();
 	if (w->pid < 0)
 		return -errno;
-	if (w->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* Its own group, as sandlock's launch makes the command: the setpgid calls then
-		 * take the same kernel path as in the sandbox, and a recorded group (lifeline)
-		 * holds the helper alone. */
-		if (setpgid(0, 0) < 0)
-			_exit(127);
-		if (w->mode != MODE_BARE) {
-			int fd = install_raw_filter();
-			if (fd < 0 || send_fd(sock[1], fd) < 0)
-				_exit(127);
-			close(fd);
-		}
-		helper_loop(cmd[0], rep[1]);
-	}
+	if (w->pid == 0)
+		raw_child(w, cmd[0], rep[1], sock[1]);
 	(void)setpgid(w->pid, w->pid); /* both sides, whichever runs first */
 	close(cmd[0]);
 	close(rep[1]);
@@ -602,49 +671,14 @@ static int start_raw(struct worker *w)
 	w->cmd_w = cmd[1];
 	w->rep_r = rep[0];
 	w->leader_pidfd = sys_pidfd_open(w->pid, 0);
-	if (w->leader_pidfd < 0) {
-		close(sock[0]);
-		return -errno;
-	}
-	if (uses_groups(w->mode)) {
-		/* Record the helper's group as sandlock records the sandbox's (launch_clone). */
-		int pidfd = fcntl(w->leader_pidfd, F_DUPFD_CLOEXEC, 3);
-		if (groups_init(&w->groups) < 0) {
-			fprintf(stderr, "notif: groups_init: out of memory\n");
-			exit(1);
-		}
-		w->has_groups = 1;
-		int r = pidfd < 0 ? -errno : groups_track(&w->groups, w->pid, pidfd);
-		if (r < 0) {
-			close(sock[0]);
-			return r;
-		}
-	}
-	if (w->mode != MODE_BARE) {
-		w->listener = recv_fd(sock[0]);
-		if (w->listener < 0) {
-			close(sock[0]);
-			return w->listener;
-		}
-		/* sandlock's supervisor_attach() asks for this too (6.6+); MODE_LIB does it there. */
-		if (w->mode != MODE_VAL0_NOSYNC && w->mode != MODE_LIB) {
-			uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-			(void)ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
-		}
-		pthread_t t;
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		int r = pthread_create(&t, NULL, raw_thread, w);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (r != 0) {
-			close(sock[0]);
-			return -r;
-		}
-		pthread_detach(t);
-	}
+	if (w->leader_pidfd < 0)
+		r = -errno;
+	if (r == 0 && uses_groups(w->mode))
+		r = raw_track_group(w);
+	if (r == 0 && w->mode != MODE_BARE)
+		r = raw_attach(w, sock[0]);
 	close(sock[0]);
-	return 0;
+	return r;
 }
 
 static int start_sandlock(struct worker *w, const char *self)
@@ -889,21 +923,18 @@ static int run_batch(struct worker *w, uint32_t op, size_t batch, double *out)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The options into @calls and @batch: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, size_t *calls, size_t *batch)
 {
-	size_t calls = 20000, batch = 500;
-	char self[PATH_MAX];
 	int opt;
 
-	if (argc == 2 && strcmp(argv[1], "--helper") == 0)
-		helper_loop(0, 1);
 	while ((opt = getopt(argc, argv, "n:b:h")) != -1) {
 		switch (opt) {
 		case 'n':
-			calls = strtoul(optarg, NULL, 10);
+			*calls = strtoul(optarg, NULL, 10);
 			break;
 		case 'b':
-			batch = strtoul(optarg, NULL, 10);
+			*batch = strtoul(optarg, NULL, 10);
 			break;
 		case 'h':
 			usage(stdout);
@@ -913,58 +944,58 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (batch < 10 || batch > UINT32_MAX || calls < batch * 5) {
+	if (*batch < 10 || *batch > UINT32_MAX || *calls < *batch * 5) {
 		fprintf(stderr, "notif: need -b >= 10 and -n >= 5 * -b\n");
 		return 2;
 	}
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len <= 0) {
-		fprintf(stderr, "notif: /proc/self/exe: %s\n", strerror(errno));
-		return 1;
-	}
-	self[len] = '\0';
-	signal(SIGPIPE, SIG_IGN);
+	return -1;
+}
 
-	static struct worker ws[] = {
-		{ .mode = MODE_BARE, .floor = 1 },
-		{ .ulabel = "(r) raw: RECV + SEND val=0",
-		  .slabel = "raw: RECV + SEND val=0 (the kernel skips setpgid)",
-		  .mode = MODE_VAL0,
-		  .floor = 1 },
-		{ .ulabel = "raw: RECV + SEND val=0, no SYNC_WAKE_UP",
-		  .slabel = "raw: RECV + SEND val=0, no SYNC_WAKE_UP",
-		  .mode = MODE_VAL0_NOSYNC },
-		{ .ulabel = "raw: RECV + SEND CONTINUE (the kernel runs uname)",
-		  .slabel = "(r) raw: RECV + SEND CONTINUE",
-		  .mode = MODE_CONTINUE },
-		{ .slabel = "(o) raw: + groups_owns() (handle_setpgid's work)", .mode = MODE_OWNS },
-		{ .slabel = "(p) raw: + poll(leader pidfd) instead (cheaper)", .mode = MODE_ALIVE },
-		{ .slabel = "(c) raw: epoll_wait + RECV + SEND CONTINUE",
-		  .mode = MODE_EPOLL_CONTINUE },
-		{ .slabel = "(eo) raw: epoll_wait + groups_owns()", .mode = MODE_EPOLL_OWNS },
-		{ .ulabel = "(m) raw: + utsname via /proc/pid/mem", .mode = MODE_PROCMEM },
-		{ .ulabel = "raw: + open/close /proc/pid/mem only", .mode = MODE_OPEN_ONLY },
-		{ .ulabel = "raw: + openat(kept /proc/pid dir, mem)", .mode = MODE_CACHED_DIR },
-		{ .ulabel = "raw: + utsname via a kept-open mem fd", .mode = MODE_CACHED_FD },
-		{ .ulabel = "raw: + utsname via process_vm_writev", .mode = MODE_VMWRITEV },
-		{ .ulabel = "(e) raw: epoll_wait + /proc/pid/mem", .mode = MODE_EPOLL_PROCMEM },
-		{ .ulabel = "(l) lib: supervisor_handle() loop",
-		  .slabel = "(l) lib: supervisor_handle() loop",
-		  .mode = MODE_LIB },
-		{ .ulabel = "(s) sandlock: sandlock_spawn, real supervisor",
-		  .slabel = "(s) sandlock: sandlock_spawn, real supervisor",
-		  .mode = MODE_SANDLOCK,
-		  .floor = 1 },
-	};
-	enum { N_WORKERS = sizeof(ws) / sizeof(ws[0]) };
-	size_t rounds = calls / batch;
-	pid_t own_pgrp = getpgrp();
-	int kernel_move = kernel_move_result(own_pgrp);
+static struct worker workers[] = {
+	{ .mode = MODE_BARE, .floor = 1 },
+	{ .ulabel = "(r) raw: RECV + SEND val=0",
+	  .slabel = "raw: RECV + SEND val=0 (the kernel skips setpgid)",
+	  .mode = MODE_VAL0,
+	  .floor = 1 },
+	{ .ulabel = "raw: RECV + SEND val=0, no SYNC_WAKE_UP",
+	  .slabel = "raw: RECV + SEND val=0, no SYNC_WAKE_UP",
+	  .mode = MODE_VAL0_NOSYNC },
+	{ .ulabel = "raw: RECV + SEND CONTINUE (the kernel runs uname)",
+	  .slabel = "(r) raw: RECV + SEND CONTINUE",
+	  .mode = MODE_CONTINUE },
+	{ .slabel = "(o) raw: + groups_owns() (handle_setpgid's work)", .mode = MODE_OWNS },
+	{ .slabel = "(p) raw: + poll(leader pidfd) instead (cheaper)", .mode = MODE_ALIVE },
+	{ .slabel = "(c) raw: epoll_wait + RECV + SEND CONTINUE", .mode = MODE_EPOLL_CONTINUE },
+	{ .slabel = "(eo) raw: epoll_wait + groups_owns()", .mode = MODE_EPOLL_OWNS },
+	{ .ulabel = "(m) raw: + utsname via /proc/pid/mem", .mode = MODE_PROCMEM },
+	{ .ulabel = "raw: + open/close /proc/pid/mem only", .mode = MODE_OPEN_ONLY },
+	{ .ulabel = "raw: + openat(kept /proc/pid dir, mem)", .mode = MODE_CACHED_DIR },
+	{ .ulabel = "raw: + utsname via a kept-open mem fd", .mode = MODE_CACHED_FD },
+	{ .ulabel = "raw: + utsname via process_vm_writev", .mode = MODE_VMWRITEV },
+	{ .ulabel = "(e) raw: epoll_wait + /proc/pid/mem", .mode = MODE_EPOLL_PROCMEM },
+	{ .ulabel = "(l) lib: supervisor_handle() loop",
+	  .slabel = "(l) lib: supervisor_handle() loop",
+	  .mode = MODE_LIB },
+	{ .ulabel = "(s) sandlock: sandlock_spawn, real supervisor",
+	  .slabel = "(s) sandlock: sandlock_spawn, real supervisor",
+	  .mode = MODE_SANDLOCK,
+	  .floor = 1 },
+};
+enum { N_WORKERS = sizeof(workers) / sizeof(workers[0]) };
 
+static const char *worker_label(const struct worker *w)
+{
+	return w->ulabel ? w->ulabel : w->slabel ? w->slabel : "bare";
+}
+
+/* Start every worker, with room for @rounds batches, and ask each helper its nodename (and lib
+ * and sandlock's a setpgid into @own_pgrp): 0, or 1 after a message. */
+static int start_workers(struct worker *ws, size_t rounds, const char *self, pid_t own_pgrp)
+{
 	for (size_t k = 0; k < N_WORKERS; k++) {
 		struct worker *w = &ws[k];
 		int r = w->mode == MODE_SANDLOCK ? start_sandlock(w, self) : start_raw(w);
-		const char *label = w->ulabel ? w->ulabel : w->slabel ? w->slabel : "bare";
+		const char *label = worker_label(w);
 		if (r < 0) {
 			fprintf(stderr, "notif: starting %s: %s\n", label, strerror(-r));
 			return 1;
@@ -984,11 +1015,15 @@ int main(int argc, char **argv)
 			w->move_err = r < 0 ? -r : 0;
 		}
 	}
+	return 0;
+}
 
-	/* Trapped, and answered by whom the label says. */
-	struct worker *bare = by_mode(ws, N_WORKERS, MODE_BARE);
+/* Trapped, and answered by whom the label says: 0, or 1 after a message. */
+static int check_trapped(struct worker *ws)
+{
 	struct worker *lib = by_mode(ws, N_WORKERS, MODE_LIB);
 	struct worker *sl = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
+
 	for (size_t k = 0; k < N_WORKERS; k++) {
 		struct worker *w = &ws[k];
 		const char *want = w->mode == MODE_SANDLOCK ? "sandlock-bench"
@@ -1010,7 +1045,12 @@ int main(int argc, char **argv)
 			strerror(lib->move_err), strerror(sl->move_err));
 		return 1;
 	}
+	return 0;
+}
 
+/* @rounds rounds of batches, the variants interleaved: 0, or 1 after a message. */
+static int measure_workers(struct worker *ws, size_t rounds, size_t batch)
+{
 	for (size_t i = 0; i < rounds; i++)
 		for (size_t j = 0; j < N_WORKERS; j++) {
 			struct worker *w = &ws[(i + j) % N_WORKERS];
@@ -1027,18 +1067,19 @@ int main(int argc, char **argv)
 					r = run_batch(w, OP_SETPGID, batch, w->setpgid_ns);
 			}
 			if (r < 0) {
-				fprintf(stderr, "notif: %s: %s\n",
-					w->ulabel   ? w->ulabel
-					: w->slabel ? w->slabel
-						    : "bare",
-					strerror(-r));
+				fprintf(stderr, "notif: %s: %s\n", worker_label(w), strerror(-r));
 				return 1;
 			}
 			w->n++;
 		}
+	return 0;
+}
 
-	double piece_ns[N_PIECES];
-	int pr = time_pieces(lib, piece_ns);
+static void report_floor(struct worker *ws, size_t rounds, size_t batch)
+{
+	struct worker *bare = by_mode(ws, N_WORKERS, MODE_BARE);
+	struct worker *val0 = by_mode(ws, N_WORKERS, MODE_VAL0);
+	struct worker *sl = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
 
 	printf("sandlock notification benchmark: %zu calls per variant and syscall, %zu "
 	       "interleaved batches of %zu\n",
@@ -1046,26 +1087,29 @@ int main(int argc, char **argv)
 	bench_print_machine(stdout);
 	printf("per-call latency in ns: median, p10, p90 of the per-batch means; ratio to the "
 	       "table's (r)\n\n");
-	struct worker *val0 = by_mode(ws, N_WORKERS, MODE_VAL0);
-	struct worker *cont = by_mode(ws, N_WORKERS, MODE_CONTINUE);
-	struct worker *owns = by_mode(ws, N_WORKERS, MODE_OWNS);
-	struct worker *alive = by_mode(ws, N_WORKERS, MODE_ALIVE);
-	struct worker *ec = by_mode(ws, N_WORKERS, MODE_EPOLL_CONTINUE);
-	struct worker *eo = by_mode(ws, N_WORKERS, MODE_EPOLL_OWNS);
-	struct worker *mem = by_mode(ws, N_WORKERS, MODE_PROCMEM);
-	struct worker *ep = by_mode(ws, N_WORKERS, MODE_EPOLL_PROCMEM);
 	printf("  %-52s %8s %8s %8s %8s\n", "untrapped floor", "median", "p10", "p90", "");
 	print_line("getpid, no filter", bare->getpid_ns, rounds, 0);
 	print_line("getpid, raw filter (uname, setsid, setpgid)", val0->getpid_ns, rounds, 0);
 	print_line("getpid, in a sandlock sandbox (its filter)", sl->getpid_ns, rounds, 0);
 	print_line("uname, no filter", bare->uname_ns, rounds, 0);
 	print_line("setpgid(0, own group), no filter", bare->setpgid_ns, rounds, 0);
+}
 
-	/* 1. setpgid */
+/* 1. setpgid */
+static void report_setpgid(struct worker *ws, size_t rounds)
+{
+	struct worker *cont = by_mode(ws, N_WORKERS, MODE_CONTINUE);
+	struct worker *owns = by_mode(ws, N_WORKERS, MODE_OWNS);
+	struct worker *ec = by_mode(ws, N_WORKERS, MODE_EPOLL_CONTINUE);
+	struct worker *eo = by_mode(ws, N_WORKERS, MODE_EPOLL_OWNS);
+	struct worker *lib = by_mode(ws, N_WORKERS, MODE_LIB);
+	struct worker *sl = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
+	struct worker *bare = by_mode(ws, N_WORKERS, MODE_BARE);
 	double rs = median_of(cont->setpgid_ns, rounds), os = median_of(owns->setpgid_ns, rounds);
 	double cs = median_of(ec->setpgid_ns, rounds), eos = median_of(eo->setpgid_ns, rounds);
 	double ls = median_of(lib->setpgid_ns, rounds), ss = median_of(sl->setpgid_ns, rounds);
 	double fs = median_of(bare->setpgid_ns, rounds);
+
 	printf("\n1. trapped setpgid(0, getpgrp()): a move into a group the sandbox owns\n"
 	       "   (handle_setpgid: groups_owns, then CONTINUE; the kernel runs setpgid)\n");
 	printf("  %-52s %8s %8s %8s %8s\n", "answered by", "median", "p10", "p90", "/ (r)");
@@ -1083,17 +1127,27 @@ int main(int argc, char **argv)
 	printf("  above the untrapped setpgid (%.0f ns): sandlock +%.0f ns vs raw +%.0f ns = "
 	       "%.2fx\n",
 	       fs, ss - fs, rs - fs, (ss - fs) / (rs - fs));
-	double ps = median_of(alive->setpgid_ns, rounds);
+	double ps = median_of(by_mode(ws, N_WORKERS, MODE_ALIVE)->setpgid_ns, rounds);
 	double no_hop = ss - (eos - os), cheap = ss - (os - ps);
 	printf("  estimates for (s): without the epoll hop (s - (eo - o)) %.0f = %.2fx; with the "
 	       "poll check\n    (s - (o - p)) %.0f = %.2fx; both %.0f = %.2fx\n",
 	       no_hop, no_hop / rs, cheap, cheap / rs, no_hop - (os - ps),
 	       (no_hop - (os - ps)) / rs);
+}
 
-	/* 2. uname */
+/* 2. uname */
+static void report_uname(struct worker *ws, size_t rounds)
+{
+	struct worker *val0 = by_mode(ws, N_WORKERS, MODE_VAL0);
+	struct worker *mem = by_mode(ws, N_WORKERS, MODE_PROCMEM);
+	struct worker *ep = by_mode(ws, N_WORKERS, MODE_EPOLL_PROCMEM);
+	struct worker *lib = by_mode(ws, N_WORKERS, MODE_LIB);
+	struct worker *sl = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
+	struct worker *bare = by_mode(ws, N_WORKERS, MODE_BARE);
 	double ru = median_of(val0->uname_ns, rounds), mu = median_of(mem->uname_ns, rounds);
 	double eu = median_of(ep->uname_ns, rounds), lu = median_of(lib->uname_ns, rounds);
 	double su = median_of(sl->uname_ns, rounds), fu = median_of(bare->uname_ns, rounds);
+
 	printf("\n2. trapped uname: a handler that writes the task's memory\n"
 	       "   (handle_uname: a utsname through a freshly opened /proc/<pid>/mem)\n");
 	printf("  %-52s %8s %8s %8s %8s\n", "answered by", "median", "p10", "p90", "/ (r)");
@@ -1110,6 +1164,20 @@ int main(int argc, char **argv)
 	printf("  above the untrapped uname (%.0f ns): sandlock +%.0f ns vs raw +%.0f ns = "
 	       "%.2fx\n",
 	       fu, su - fu, ru - fu, (su - fu) / (ru - fu));
+}
+
+/* The checks, the pieces (@pr: time_pieces' result) and the summary lines. */
+static void report_end(struct worker *ws, size_t rounds, int kernel_move, int pr,
+		       const double piece_ns[N_PIECES])
+{
+	struct worker *lib = by_mode(ws, N_WORKERS, MODE_LIB);
+	struct worker *sl = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
+	struct worker *mem = by_mode(ws, N_WORKERS, MODE_PROCMEM);
+	double rs = median_of(by_mode(ws, N_WORKERS, MODE_CONTINUE)->setpgid_ns, rounds);
+	double os = median_of(by_mode(ws, N_WORKERS, MODE_OWNS)->setpgid_ns, rounds);
+	double ss = median_of(sl->setpgid_ns, rounds);
+	double ru = median_of(by_mode(ws, N_WORKERS, MODE_VAL0)->uname_ns, rounds);
+	double mu = median_of(mem->uname_ns, rounds), su = median_of(sl->uname_ns, rounds);
 
 	printf("\nchecks: every raw setpgid batch was counted by its answering thread;\n"
 	       "  setpgid into this program's group: kernel alone %s, lib %s, sandlock %s;\n"
@@ -1136,7 +1204,10 @@ int main(int argc, char **argv)
 	printf("framework only (sandlock / the same work in a bare-bones loop): setpgid %.2fx, "
 	       "uname %.2fx\n",
 	       ss / os, su / mu);
+}
 
+static void stop_workers(struct worker *ws)
+{
 	for (size_t k = 0; k < N_WORKERS; k++) {
 		struct reply rep;
 		(void)transact(&ws[k], OP_QUIT, 0, 0, &rep);
@@ -1153,5 +1224,42 @@ int main(int argc, char **argv)
 		free(ws[k].uname_ns);
 		free(ws[k].setpgid_ns);
 	}
+}
+
+int main(int argc, char **argv)
+{
+	size_t calls = 20000, batch = 500;
+	char self[PATH_MAX];
+
+	if (argc == 2 && strcmp(argv[1], "--helper") == 0)
+		helper_loop(0, 1);
+	int r = parse_options(argc, argv, &calls, &batch);
+	if (r >= 0)
+		return r;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0) {
+		fprintf(stderr, "notif: /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
+	self[len] = '\0';
+	signal(SIGPIPE, SIG_IGN);
+
+	struct worker *ws = workers;
+	size_t rounds = calls / batch;
+	pid_t own_pgrp = getpgrp();
+	int kernel_move = kernel_move_result(own_pgrp);
+
+	if (start_workers(ws, rounds, self, own_pgrp) || check_trapped(ws) ||
+	    measure_workers(ws, rounds, batch))
+		return 1;
+
+	double piece_ns[N_PIECES];
+	int pr = time_pieces(by_mode(ws, N_WORKERS, MODE_LIB), piece_ns);
+
+	report_floor(ws, rounds, batch);
+	report_setpgid(ws, rounds);
+	report_uname(ws, rounds);
+	report_end(ws, rounds, kernel_move, pr, piece_ns);
+	stop_workers(ws);
 	return 0;
 }

@@ -236,88 +236,123 @@ static int wait_true(pid_t pid)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
-static int cold_child(const char *name)
-{
-	sandlock_policy_t *p = make_policy(0, 0);
-	struct sandlock_error *err = NULL;
-	uint32_t status[SANDLOCK_PROTECTION_COUNT];
-	struct sock_fprog prog = { 0 };
-	struct plan plan = { .ruleset_fd = -1 };
-	int64_t t[3] = { 0 };
-	int step = -1, r = -EINVAL;
+/* The state of one cold step, in the freshly exec'd copy. */
+struct cold_ctx {
+	sandlock_policy_t *p;
+	struct sandlock_error *err;
+	struct sock_fprog prog;
+	struct plan plan;
+	int64_t t[3];
+};
 
-	for (int i = 0; i < _COLD_MAX; i++)
-		if (strcmp(name, cold_names[i]) == 0)
-			step = i;
-	if (!p || step < 0)
-		return 1;
+static int cold_seccomp(struct cold_ctx *c, int step)
+{
+	struct trap traps[TRAPS_MAX];
+	size_t n = dispatch_trap_set(c->p, traps, TRAPS_MAX);
+	int r;
+
+	c->t[0] = bench_now_ns();
+	if (step == COLD_SECCOMP) /* the precompiled program of this default policy */
+		r = seccomp_program_build(c->p, 1, traps, n, &c->prog, &c->err);
+	else
+		r = seccomp_program_compile(c->p, 1, traps, n, &c->prog, &c->err);
+	c->t[1] = bench_now_ns();
+	return r;
+}
+
+static int cold_landlock(struct cold_ctx *c)
+{
+	uint32_t status[SANDLOCK_PROTECTION_COUNT];
+	int abi = landlock_abi();
+	int r = abi < 0 ? abi : policy_resolve_protections(c->p, abi, status, &c->err);
+
+	c->t[0] = bench_now_ns();
+	if (r == 0)
+		r = landlock_ruleset_build(c->p, abi, status, 0, &c->err);
+	c->t[1] = bench_now_ns();
+	if (r >= 0)
+		r = close(r);
+	return r;
+}
+
+/* Time @step (all but the child's confinement) into c->t[0..1]; 0 or a negative errno. */
+static int cold_measure(struct cold_ctx *c, int step)
+{
+	int r;
+
 	if (step == COLD_PLAN || step == COLD_CONFINE) {
-		t[0] = bench_now_ns();
-		r = plan_build(p, true_argv, &plan, &err);
-		t[1] = bench_now_ns();
+		c->t[0] = bench_now_ns();
+		r = plan_build(c->p, true_argv, &c->plan, &c->err);
+		c->t[1] = bench_now_ns();
 	} else if (step == COLD_SECCOMP || step == COLD_COMPILE) {
-		struct trap traps[TRAPS_MAX];
-		size_t n = dispatch_trap_set(p, traps, TRAPS_MAX);
-		t[0] = bench_now_ns();
-		if (step == COLD_SECCOMP) /* the precompiled program of this default policy */
-			r = seccomp_program_build(p, 1, traps, n, &prog, &err);
-		else
-			r = seccomp_program_compile(p, 1, traps, n, &prog, &err);
-		t[1] = bench_now_ns();
+		r = cold_seccomp(c, step);
 	} else if (step == COLD_LANDLOCK) {
-		int abi = landlock_abi();
-		r = abi < 0 ? abi : policy_resolve_protections(p, abi, status, &err);
-		t[0] = bench_now_ns();
-		if (r == 0)
-			r = landlock_ruleset_build(p, abi, status, 0, &err);
-		t[1] = bench_now_ns();
-		if (r >= 0)
-			r = close(r);
+		r = cold_landlock(c);
 	} else if (step == COLD_SPAWN) {
 		/* Where sandlock_spawn() returns and where wait() does depends on which thread
 		 * the scheduler runs first on a small machine; only the sum is stable. */
 		sandlock_sandbox_t *sb = NULL;
-		t[0] = bench_now_ns();
-		r = sandlock_spawn(p, true_argv, NULL, &sb, &err);
+		c->t[0] = bench_now_ns();
+		r = sandlock_spawn(c->p, true_argv, NULL, &sb, &c->err);
 		if (r == 0)
 			r = sandlock_sandbox_wait(sb, -1);
 		sandlock_sandbox_free(sb);
-		t[1] = bench_now_ns();
+		c->t[1] = bench_now_ns();
 	} else {
 		pid_t pid;
-		t[0] = bench_now_ns();
+		c->t[0] = bench_now_ns();
 		r = posix_spawn(&pid, true_argv[0], NULL, NULL, (char *const *)true_argv, environ);
 		r = r ? -r : wait_true(pid);
-		t[1] = bench_now_ns();
+		c->t[1] = bench_now_ns();
 	}
-	if (r == 0 && step == COLD_CONFINE) {
-		/* The child's confinement, as launch_child() does it (same flags). The listener
-		 * stays open; nothing here makes a trapped syscall. */
-		unsigned flags =
-			SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			r = -errno;
-		t[0] = bench_now_ns();
-		if (r == 0 && syscall(SYS_landlock_restrict_self, plan.ruleset_fd, 0) < 0)
-			r = -errno;
-		t[1] = bench_now_ns();
-		if (r == 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &plan.prog) < 0)
-			r = -errno;
-		t[2] = bench_now_ns();
-	}
+	return r;
+}
+
+/* The child's confinement, as launch_child() does it (same flags), into c->t[0..2]. The listener
+ * stays open; nothing here makes a trapped syscall. */
+static int cold_confine(struct cold_ctx *c)
+{
+	unsigned flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	int r = 0;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = -errno;
+	c->t[0] = bench_now_ns();
+	if (r == 0 && syscall(SYS_landlock_restrict_self, c->plan.ruleset_fd, 0) < 0)
+		r = -errno;
+	c->t[1] = bench_now_ns();
+	if (r == 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &c->plan.prog) < 0)
+		r = -errno;
+	c->t[2] = bench_now_ns();
+	return r;
+}
+
+static int cold_child(const char *name)
+{
+	struct cold_ctx c = { .p = make_policy(0, 0), .plan = { .ruleset_fd = -1 } };
+	int step = -1, r;
+
+	for (int i = 0; i < _COLD_MAX; i++)
+		if (strcmp(name, cold_names[i]) == 0)
+			step = i;
+	if (!c.p || step < 0)
+		return 1;
+	r = cold_measure(&c, step);
+	if (r == 0 && step == COLD_CONFINE)
+		r = cold_confine(&c);
 	if (r == 0)
-		printf("%lld %lld\n", (long long)(t[1] - t[0]),
-		       step == COLD_CONFINE ? (long long)(t[2] - t[1]) : 0LL);
+		printf("%lld %lld\n", (long long)(c.t[1] - c.t[0]),
+		       step == COLD_CONFINE ? (long long)(c.t[2] - c.t[1]) : 0LL);
 	if (step == COLD_CONFINE) {
 		/* Confined now: skip exit handlers that read /proc (LeakSanitizer's). */
 		fflush(stdout);
 		_exit(r == 0 ? 0 : 1);
 	}
 	if (step == COLD_PLAN || step == COLD_CONFINE)
-		plan_done(&plan);
-	seccomp_program_done(&prog);
-	error_free(err);
-	sandlock_policy_free(p);
+		plan_done(&c.plan);
+	seccomp_program_done(&c.prog);
+	error_free(c.err);
+	sandlock_policy_free(c.p);
 	return r == 0 ? 0 : 1;
 }
 
@@ -539,8 +574,9 @@ static void print_phase(const char *label, const double *cold, const double *war
 	printf("  %-52s %10s %10s\n", label, cs, ws);
 }
 
-/* @g: the in-process sandlock_spawn variant (g), whose runs are the warm spawn row. */
-static void run_phases(size_t runs, const struct variant *g)
+/* The table of run_phases: @cold and @warm hold the samples, @g is variant (g). */
+static void print_phases(size_t runs, double *cold[_COLD_MAX][COLD_VALUES], double *warm[_WARM_MAX],
+			 const struct variant *g)
 {
 	static const struct {
 		const char *label;
@@ -560,6 +596,25 @@ static void run_phases(size_t runs, const struct variant *g)
 		{ "ref: clone(CLONE_VM) + execve + wait, /bin/true", -1, 0, WARM_CLONE_VM },
 		{ "ref: pthread_create + join", -1, 0, WARM_THREAD },
 	};
+
+	printf("\nwhere the time goes: median us of %zu samples; cold = first call in a "
+	       "freshly exec'd\nprocess (what the CLI pays), warm = repeated in one "
+	       "process; the default supervised\nseccomp program has %u instructions\n",
+	       runs, default_program_len());
+	printf("  %-52s %10s %10s\n", "step", "cold", "warm");
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		const double *c =
+			rows[k].cold_step >= 0 ? cold[rows[k].cold_step][rows[k].cold_index] : NULL;
+		const double *w = rows[k].warm >= 0		  ? warm[rows[k].warm]
+				  : rows[k].warm == -2 && !g->off ? g->us
+								  : NULL;
+		print_phase(rows[k].label, c, w, runs);
+	}
+}
+
+/* @g: the in-process sandlock_spawn variant (g), whose runs are the warm spawn row. */
+static void run_phases(size_t runs, const struct variant *g)
+{
 	char self[PATH_MAX];
 	double *cold[_COLD_MAX][COLD_VALUES], *warm[_WARM_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -582,24 +637,10 @@ static void run_phases(size_t runs, const struct variant *g)
 		}
 	if (r == 0)
 		r = run_warm(warm, runs);
-	if (r < 0) {
+	if (r < 0)
 		printf("\nwhere the time goes: skipped (%s)\n", strerror(-r));
-	} else {
-		printf("\nwhere the time goes: median us of %zu samples; cold = first call in a "
-		       "freshly exec'd\nprocess (what the CLI pays), warm = repeated in one "
-		       "process; the default supervised\nseccomp program has %u instructions\n",
-		       runs, default_program_len());
-		printf("  %-52s %10s %10s\n", "step", "cold", "warm");
-		for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
-			const double *c = rows[k].cold_step >= 0
-						  ? cold[rows[k].cold_step][rows[k].cold_index]
-						  : NULL;
-			const double *w = rows[k].warm >= 0		  ? warm[rows[k].warm]
-					  : rows[k].warm == -2 && !g->off ? g->us
-									  : NULL;
-			print_phase(rows[k].label, c, w, runs);
-		}
-	}
+	else
+		print_phases(runs, cold, warm, g);
 	for (int s = 0; s < _COLD_MAX; s++)
 		for (int i = 0; i < COLD_VALUES; i++)
 			free(cold[s][i]);
@@ -617,25 +658,28 @@ static void usage(FILE *f)
 		   "  -q       only the four comparison variants, no breakdown\n");
 }
 
-int main(int argc, char **argv)
-{
-	char slbuf[PATH_MAX], bwbuf[PATH_MAX];
-	const char *sandlock = NULL;
-	size_t runs = 200;
-	int quick = 0, opt;
+struct options {
+	const char *sandlock;
+	size_t runs;
+	int quick;
+};
 
-	if (argc == 3 && strcmp(argv[1], "--cold") == 0)
-		return cold_child(argv[2]);
+/* The options into @o, @slbuf holding the default sandlock path: -1 to go on, else the exit
+ * status. */
+static int parse_options(int argc, char **argv, struct options *o, char *slbuf, size_t size)
+{
+	int opt;
+
 	while ((opt = getopt(argc, argv, "n:s:qh")) != -1) {
 		switch (opt) {
 		case 'n':
-			runs = strtoul(optarg, NULL, 10);
+			o->runs = strtoul(optarg, NULL, 10);
 			break;
 		case 's':
-			sandlock = optarg;
+			o->sandlock = optarg;
 			break;
 		case 'q':
-			quick = 1;
+			o->quick = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -645,34 +689,27 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (runs < 10) {
+	if (o->runs < 10) {
 		fprintf(stderr, "startup: -n must be at least 10\n");
 		return 2;
 	}
-	if (!sandlock)
-		sandlock = default_sandlock(slbuf, sizeof(slbuf));
-	if (access(sandlock, X_OK) < 0) {
-		fprintf(stderr, "startup: %s: %s (give the sandlock binary with -s)\n", sandlock,
+	if (!o->sandlock)
+		o->sandlock = default_sandlock(slbuf, size);
+	if (access(o->sandlock, X_OK) < 0) {
+		fprintf(stderr, "startup: %s: %s (give the sandlock binary with -s)\n", o->sandlock,
 			strerror(errno));
 		return 1;
 	}
-	const char *bwrap = find_in_path("bwrap", bwbuf, sizeof(bwbuf));
-	sandlock_policy_t *api_sup = make_policy(0, 0), *api_nosup = make_policy(1, 0);
+	return -1;
+}
 
+#define N_VARIANTS 8
+
+/* The command lines of the variants; (d) off without @bwrap. */
+static void set_variant_argvs(struct variant vs[N_VARIANTS], const char *sandlock,
+			      const char *bwrap)
+{
 #define GRANTS "-r", "/usr", "-r", "/lib", "-r", "/lib64", "-r", "/bin"
-	struct variant vs[] = {
-		{ .label = "(a) bare /bin/true" },
-		{ .label = "(b) sandlock run (fs grants, supervised)" },
-		{ .label = "(c) sandlock run --no-supervisor" },
-		{ .label = "(d) bwrap --ro-bind / / --dev --proc" },
-		{ .label = "(e) sandlock --version (exec+link only)", .quiet = 1, .extra = 1 },
-		{ .label = "(f) sandlock run, grants + -r /etc", .extra = 1 },
-		{ .label = "(g) sandlock_spawn() in-process", .kind = KIND_API, .extra = 1 },
-		{ .label = "(h) sandlock_spawn() in-process, no sup.",
-		  .kind = KIND_API,
-		  .extra = 1 },
-	};
-	enum { N_VARIANTS = sizeof(vs) / sizeof(vs[0]) };
 	set_argv(&vs[0], (const char *const[]){ "/bin/true", NULL });
 	set_argv(&vs[1], (const char *const[]){ sandlock, "run", GRANTS, "--", "/bin/true", NULL });
 	set_argv(&vs[2], (const char *const[]){ sandlock, "run", "--no-supervisor", GRANTS, "--",
@@ -685,14 +722,18 @@ int main(int argc, char **argv)
 						"/bin/true", NULL });
 	set_argv(&vs[6], (const char *const[]){ "/bin/true", NULL });
 	set_argv(&vs[7], (const char *const[]){ "/bin/true", NULL });
-	vs[6].policy = api_sup;
-	vs[7].policy = api_nosup;
 #undef GRANTS
 
 	if (!bwrap) {
 		vs[3].off = 1;
 		snprintf(vs[3].note, sizeof(vs[3].note), "bwrap not in PATH (Debian: bubblewrap)");
 	}
+}
+
+/* Allocate each variant's samples and warm it up (which also proves it works here): 0, or 1
+ * when one that must work does not. */
+static int prepare_variants(struct variant vs[N_VARIANTS], size_t runs, int quick)
+{
 	for (size_t k = 0; k < N_VARIANTS; k++) {
 		struct variant *v = &vs[k];
 		if (quick && v->extra) {
@@ -719,7 +760,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	return 0;
+}
 
+/* The variants interleaved, @runs rounds: 0, or 1 when a run fails. */
+static int measure_variants(struct variant vs[N_VARIANTS], size_t runs)
+{
 	for (size_t i = 0; i < runs; i++)
 		for (size_t k = 0; k < N_VARIANTS; k++) {
 			struct variant *v = &vs[k];
@@ -732,19 +778,23 @@ int main(int argc, char **argv)
 			}
 			v->us[v->n++] = t;
 		}
+	return 0;
+}
 
+static void report_variants(const struct variant vs[N_VARIANTS], const struct options *o)
+{
 	printf("sandlock startup benchmark: /bin/true, %zu runs per variant, interleaved "
 	       "(a b c d ... a b c d ...)\n",
-	       runs);
+	       o->runs);
 	bench_print_machine(stdout);
-	printf("sandlock: %s\n", sandlock);
+	printf("sandlock: %s\n", o->sandlock);
 	printf("wall time per run, from before posix_spawn to after waitpid (us)\n\n");
 	printf("  %-44s %8s %8s %8s %8s %8s\n", "variant", "median", "p10", "p90", "ratio", "+ms");
 	struct bench_stats bare = bench_stats_of(vs[0].us, vs[0].n);
 	for (size_t k = 0; k < N_VARIANTS; k++) {
-		if (k == 4 && !quick)
+		if (k == 4 && !o->quick)
 			printf("  breakdown:\n");
-		if (!(quick && vs[k].extra))
+		if (!(o->quick && vs[k].extra))
 			print_row(&vs[k], &bare);
 	}
 
@@ -756,9 +806,42 @@ int main(int argc, char **argv)
 		struct bench_stats bw = bench_stats_of(vs[3].us, vs[3].n);
 		printf("sandlock median / bwrap median: %.2f\n", sl.median / bw.median);
 	}
+}
 
-	if (!quick)
-		run_phases(runs, &vs[6]);
+int main(int argc, char **argv)
+{
+	char slbuf[PATH_MAX], bwbuf[PATH_MAX];
+	struct options o = { .runs = 200 };
+
+	if (argc == 3 && strcmp(argv[1], "--cold") == 0)
+		return cold_child(argv[2]);
+	int r = parse_options(argc, argv, &o, slbuf, sizeof(slbuf));
+	if (r >= 0)
+		return r;
+	const char *bwrap = find_in_path("bwrap", bwbuf, sizeof(bwbuf));
+	sandlock_policy_t *api_sup = make_policy(0, 0), *api_nosup = make_policy(1, 0);
+
+	struct variant vs[N_VARIANTS] = {
+		{ .label = "(a) bare /bin/true" },
+		{ .label = "(b) sandlock run (fs grants, supervised)" },
+		{ .label = "(c) sandlock run --no-supervisor" },
+		{ .label = "(d) bwrap --ro-bind / / --dev --proc" },
+		{ .label = "(e) sandlock --version (exec+link only)", .quiet = 1, .extra = 1 },
+		{ .label = "(f) sandlock run, grants + -r /etc", .extra = 1 },
+		{ .label = "(g) sandlock_spawn() in-process", .kind = KIND_API, .extra = 1 },
+		{ .label = "(h) sandlock_spawn() in-process, no sup.",
+		  .kind = KIND_API,
+		  .extra = 1 },
+	};
+	set_variant_argvs(vs, o.sandlock, bwrap);
+	vs[6].policy = api_sup;
+	vs[7].policy = api_nosup;
+	if (prepare_variants(vs, o.runs, o.quick) || measure_variants(vs, o.runs))
+		return 1;
+	report_variants(vs, &o);
+
+	if (!o.quick)
+		run_phases(o.runs, &vs[6]);
 	for (size_t k = 0; k < N_VARIANTS; k++)
 		free(vs[k].us);
 	sandlock_policy_free(api_sup);

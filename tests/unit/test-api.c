@@ -29,16 +29,8 @@ static void msleep(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static void test_setters(void)
+static void setters_fs_env(sandlock_policy_t *p)
 {
-	sandlock_policy_t *p = NULL;
-
-	is_int(sandlock_policy_new(NULL), -EINVAL, "policy_new(NULL) is -EINVAL");
-	is_int(sandlock_policy_new(&p), 0, "policy_new");
-	ok(p != NULL, "  returns a policy");
-	sandlock_policy_free(NULL);
-	ok(1, "policy_free(NULL) returns");
-
 	is_int(sandlock_policy_add_fs_read(p, "/usr"), 0, "add_fs_read(\"/usr\")");
 	is_int(sandlock_policy_add_fs_read(p, ""), -EINVAL, "add_fs_read(\"\") is -EINVAL");
 	is_int(sandlock_policy_add_fs_read(p, NULL), -EINVAL, "add_fs_read(NULL) is -EINVAL");
@@ -54,7 +46,10 @@ static void test_setters(void)
 	is_int(sandlock_policy_set_env(p, "", "c"), -EINVAL, "set_env with an empty name");
 	is_int(sandlock_policy_set_env(p, NULL, "c"), -EINVAL, "set_env with a NULL name");
 	is_int(sandlock_policy_set_env(p, "X", NULL), -EINVAL, "set_env with a NULL value");
+}
 
+static void setters_process(sandlock_policy_t *p)
+{
 	is_int(sandlock_policy_set_clean_env(p, 1), 0, "set_clean_env(1)");
 	is_int(sandlock_policy_set_cwd(p, "/tmp"), 0, "set_cwd(\"/tmp\")");
 	is_int(sandlock_policy_set_cwd(p, ""), -EINVAL, "set_cwd(\"\") is -EINVAL");
@@ -81,7 +76,10 @@ static void test_setters(void)
 	is_int(sandlock_policy_add_extra_allow_syscall(p, "sysv_ipc"), 0,
 	       "add_extra_allow(sysv_ipc)");
 	is_int(sandlock_policy_add_extra_allow_syscall(p, ""), -EINVAL, "add_extra_allow(\"\")");
+}
 
+static void setters_protection(sandlock_policy_t *p)
+{
 	for (uint32_t m = SANDLOCK_PROTECTION_STRICT; m <= SANDLOCK_PROTECTION_DISABLED; m++)
 		is_int(sandlock_policy_set_protection(p, SANDLOCK_PROTECTION_NET_TCP, m), 0,
 		       "set_protection(NET_TCP, %u)", m);
@@ -102,6 +100,21 @@ static void test_setters(void)
 	if (sandlock_landlock_abi_version() >= 2)
 		is_int(sandlock_policy_protection_status(p, SANDLOCK_PROTECTION_FS_REFER),
 		       SANDLOCK_STATUS_ACTIVE, "protection_status: strict FsRefer is active here");
+}
+
+static void test_setters(void)
+{
+	sandlock_policy_t *p = NULL;
+
+	is_int(sandlock_policy_new(NULL), -EINVAL, "policy_new(NULL) is -EINVAL");
+	is_int(sandlock_policy_new(&p), 0, "policy_new");
+	ok(p != NULL, "  returns a policy");
+	sandlock_policy_free(NULL);
+	ok(1, "policy_free(NULL) returns");
+
+	setters_fs_env(p);
+	setters_process(p);
+	setters_protection(p);
 	sandlock_policy_free(p);
 }
 
@@ -219,11 +232,11 @@ static int try_read(const char *path)
 	return n < 0 ? -e : (int)n;
 }
 
-static void test_confine(void)
+/* sandlock_confine refuses a policy with settings beyond the filesystem rules. */
+static void confine_refusals(void)
 {
 	sandlock_policy_t *p = NULL;
 	sandlock_error_t *e = NULL;
-	const char *outside = access("/etc/hostname", R_OK) == 0 ? "/etc/hostname" : "/etc/passwd";
 
 	sandlock_policy_new(&p);
 	sandlock_policy_add_fs_read(p, "/tmp");
@@ -246,6 +259,50 @@ static void test_confine(void)
 	e = NULL;
 	sandlock_policy_free(p);
 	is_int(sandlock_confine(NULL, NULL), -EINVAL, "confine(NULL) is -EINVAL");
+}
+
+/* In the forked child: confine under @p, try the reads and the write, report on @wfd. */
+static void confine_child(sandlock_policy_t *p, const char *dir, const char *file,
+			  const char *outside, int wfd)
+{
+	struct confine_report rep = { 0 };
+	sandlock_error_t *e = NULL;
+
+	rep.before_r = try_read(outside);
+	rep.confine_r = sandlock_confine(p, &e);
+	if (e)
+		snprintf(rep.msg, sizeof(rep.msg), "%s", sandlock_error_message(e));
+	rep.inside_r = try_read(file);
+	rep.outside_r = try_read(outside);
+	char wpath[80];
+	snprintf(wpath, sizeof(wpath), "%s/new", dir);
+	rep.write_r = open(wpath, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	rep.write_errno = errno;
+	(void)!write(wfd, &rep, sizeof(rep));
+	_exit(0);
+}
+
+static void confine_check(const struct confine_report *rep, ssize_t n, const char *outside)
+{
+	if (ok(n == (ssize_t)sizeof(*rep), "confine: the child reported")) {
+		ok(rep->before_r > 0, "confine: control: %s is readable before confine (%d)",
+		   outside, rep->before_r);
+		is_int(rep->confine_r, 0, "confine: sandlock_confine succeeds");
+		if (rep->msg[0])
+			diag("  %s", rep->msg);
+		is_int(rep->inside_r, 5, "confine: reading inside the read grant works");
+		is_int(rep->outside_r, -EACCES, "confine: reading %s fails with EACCES", outside);
+		ok(rep->write_r < 0 && rep->write_errno == EACCES,
+		   "confine: creating a file in a read-only grant fails with EACCES");
+	}
+}
+
+static void test_confine(void)
+{
+	sandlock_policy_t *p = NULL;
+	const char *outside = access("/etc/hostname", R_OK) == 0 ? "/etc/hostname" : "/etc/passwd";
+
+	confine_refusals();
 
 	if (sandlock_landlock_abi_version() < 0) {
 		diag("Landlock unavailable: confine in a child skipped");
@@ -259,7 +316,6 @@ static void test_confine(void)
 	(void)!write(fd, "hello", 5);
 	close(fd);
 
-	p = NULL;
 	sandlock_policy_new(&p);
 	sandlock_policy_add_fs_read(p, dir);
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
@@ -270,37 +326,15 @@ static void test_confine(void)
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct confine_report rep = { 0 };
 		close(pfd[0]);
-		rep.before_r = try_read(outside);
-		rep.confine_r = sandlock_confine(p, &e);
-		if (e)
-			snprintf(rep.msg, sizeof(rep.msg), "%s", sandlock_error_message(e));
-		rep.inside_r = try_read(file);
-		rep.outside_r = try_read(outside);
-		char wpath[80];
-		snprintf(wpath, sizeof(wpath), "%s/new", dir);
-		rep.write_r = open(wpath, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-		rep.write_errno = errno;
-		(void)!write(pfd[1], &rep, sizeof(rep));
-		_exit(0);
+		confine_child(p, dir, file, outside, pfd[1]);
 	}
 	close(pfd[1]);
 	struct confine_report rep = { 0 };
 	ssize_t n = read(pfd[0], &rep, sizeof(rep));
 	close(pfd[0]);
 	waitpid(pid, NULL, 0);
-	if (ok(n == (ssize_t)sizeof(rep), "confine: the child reported")) {
-		ok(rep.before_r > 0, "confine: control: %s is readable before confine (%d)",
-		   outside, rep.before_r);
-		is_int(rep.confine_r, 0, "confine: sandlock_confine succeeds");
-		if (rep.msg[0])
-			diag("  %s", rep.msg);
-		is_int(rep.inside_r, 5, "confine: reading inside the read grant works");
-		is_int(rep.outside_r, -EACCES, "confine: reading %s fails with EACCES", outside);
-		ok(rep.write_r < 0 && rep.write_errno == EACCES,
-		   "confine: creating a file in a read-only grant fails with EACCES");
-	}
+	confine_check(&rep, n, outside);
 	sandlock_policy_free(p);
 	char wpath[80];
 	snprintf(wpath, sizeof(wpath), "%s/new", dir);
@@ -383,20 +417,15 @@ static void status_field(pid_t pid, const char *name, char *buf, size_t size)
 	fclose(f);
 }
 
-static void test_spawn(void)
+/* /bin/true and echo with capture, and a nonzero exit. */
+static void spawn_capture(sandlock_policy_t *p)
 {
-	if (sandlock_landlock_abi_version() < 0) {
-		diag("Landlock unavailable: spawn tests skipped");
-		return;
-	}
-	sandlock_policy_t *p = system_policy();
 	sandlock_sandbox_t *sb = NULL;
 	sandlock_error_t *e = NULL;
 	sandlock_spawn_opts_t o = capture_opts();
 	size_t len;
 	int r;
 
-	/* /bin/true and /bin/echo with capture */
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, &e);
 	if (!ok(r == 0, "spawn /bin/true"))
 		diag("  %d %s", r, sandlock_error_message(e));
@@ -442,8 +471,17 @@ static void test_spawn(void)
 		ok(err && len == 4 && memcmp(err, "err\n", 4) == 0, "  stderr captured");
 		sandlock_sandbox_free(sb);
 	}
+}
 
-	/* The policy confines: reading outside the grants fails, and with /etc granted works. */
+/* The policy confines: reading outside the grants fails, and with /etc granted works. */
+static void spawn_confined(sandlock_policy_t *p)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	size_t len;
+	int r;
+
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/cat", "/etc/passwd", NULL }, &o, &sb,
 			   &e);
 	ok(r == 0, "spawn cat /etc/passwd without a grant on /etc");
@@ -471,9 +509,16 @@ static void test_spawn(void)
 		sandlock_sandbox_free(sb);
 	}
 	sandlock_policy_free(pe);
+}
 
-	/* A command that does not exist. */
-	sb = NULL;
+/* A command that does not exist, and invalid arguments. */
+static void spawn_failures(sandlock_policy_t *p)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	int r;
+
 	r = sandlock_spawn(p, (const char *const[]){ "/nonexistent-sandlock/cmd", NULL }, &o, &sb,
 			   &e);
 	is_int(r, -ENOENT, "spawn of a missing command is -ENOENT");
@@ -499,11 +544,17 @@ static void test_spawn(void)
 	sandlock_spawn_opts_t small = { .size = 4 };
 	is_int(sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &small, &sb, NULL),
 	       -EINVAL, "spawn with opts->size too small is -EINVAL");
+}
 
-	/* Parked, then started. */
-	sandlock_spawn_opts_t po = capture_opts();
-	po.flags = SANDLOCK_SPAWN_PARKED;
-	r = sandlock_spawn(p, (const char *const[]){ "/bin/sh", "-c", "echo started", NULL }, &po,
+/* Parked, then started. */
+static void spawn_parked_start(sandlock_policy_t *p, const sandlock_spawn_opts_t *po)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	size_t len;
+	int r;
+
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/sh", "-c", "echo started", NULL }, po,
 			   &sb, &e);
 	if (!ok(r == 0, "spawn parked"))
 		diag("  %d %s", r, sandlock_error_message(e));
@@ -530,8 +581,17 @@ static void test_spawn(void)
 		is_int(sandlock_sandbox_exit_code(sb), 0, "  exit code 0");
 		sandlock_sandbox_free(sb);
 	}
-	/* Parked means confined: the child already runs under its filter and NO_NEW_PRIVS. */
-	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &po, &sb, NULL);
+}
+
+/* Parked means confined: the child already runs under its filter and NO_NEW_PRIVS. Killed or
+ * freed before it starts. */
+static void spawn_parked_end(sandlock_policy_t *p, const sandlock_spawn_opts_t *po)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	int r;
+
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, po, &sb, NULL);
 	if (ok(r == 0, "spawn parked, to kill it before it starts")) {
 		char nnp[16], secc[16];
 		status_field(sandlock_sandbox_pid(sb), "NoNewPrivs:", nnp, sizeof(nnp));
@@ -550,14 +610,22 @@ static void test_spawn(void)
 		e = NULL;
 		sandlock_sandbox_free(sb);
 	}
-	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &po, &sb, NULL);
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, po, &sb, NULL);
 	if (ok(r == 0, "spawn parked, to free it without starting")) {
 		pid_t pid = sandlock_sandbox_pid(sb);
 		sandlock_sandbox_free(sb);
 		ok(kill(pid, 0) < 0 && errno == ESRCH, "  free reaps the parked child");
 	}
+}
 
-	/* The supervisor answers uname with the sandbox's name. */
+/* The supervisor answers uname with the sandbox's name. */
+static void spawn_name(void)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	size_t len;
+	int r;
+
 	sandlock_policy_t *pn = system_policy();
 	sandlock_policy_set_name(pn, "box-one", NULL);
 	r = sandlock_spawn(pn, (const char *const[]){ "/bin/uname", "-n", NULL }, &o, &sb, NULL);
@@ -584,6 +652,15 @@ static void test_spawn(void)
 		sandlock_sandbox_free(sb);
 	}
 	sandlock_policy_free(pn);
+}
+
+/* start of a sandbox that was not parked; wait(0) on a sleeping sandbox, then kill. */
+static void spawn_kill(sandlock_policy_t *p)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	int r;
 
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, NULL);
 	if (r == 0) {
@@ -594,7 +671,6 @@ static void test_spawn(void)
 		sandlock_sandbox_free(sb);
 	}
 
-	/* wait(0) on a sleeping sandbox, then kill. */
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &o, &sb, NULL);
 	if (ok(r == 0, "spawn sleep 30")) {
 		is_int(sandlock_sandbox_wait(sb, 0), -ETIMEDOUT, "  wait(0) is -ETIMEDOUT");
@@ -612,8 +688,14 @@ static void test_spawn(void)
 		is_int(sandlock_sandbox_pause(sb), -ESRCH, "  pause after the end is -ESRCH");
 		sandlock_sandbox_free(sb);
 	}
+}
 
-	/* The sandbox's own timeout. */
+/* The sandbox's own timeout; it counts from the start, not while parked. */
+static void spawn_timeout(sandlock_policy_t *p)
+{
+	sandlock_sandbox_t *sb = NULL;
+	int r;
+
 	sandlock_spawn_opts_t to = capture_opts();
 	to.timeout_ms = 300;
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &to, &sb, NULL);
@@ -637,7 +719,6 @@ static void test_spawn(void)
 		sandlock_sandbox_free(sb);
 	}
 
-	/* The timeout counts from the start, not while parked. */
 	sandlock_spawn_opts_t pto = capture_opts();
 	pto.flags = SANDLOCK_SPAWN_PARKED;
 	pto.timeout_ms = 400;
@@ -653,8 +734,14 @@ static void test_spawn(void)
 		is_int(sandlock_sandbox_exit_code(sb), 0, "  exit code 0");
 		sandlock_sandbox_free(sb);
 	}
+}
 
-	/* spawn with NULL opts: everything inherited, no timeout. */
+/* spawn with NULL opts: everything inherited, no timeout. */
+static void spawn_null_opts(sandlock_policy_t *p)
+{
+	sandlock_sandbox_t *sb = NULL;
+	int r;
+
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, NULL, &sb, NULL);
 	if (ok(r == 0, "spawn with NULL opts")) {
 		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait");
@@ -662,8 +749,15 @@ static void test_spawn(void)
 		is_int(sandlock_sandbox_stdin_fd(sb), -EBADF, "  no stdin pipe: -EBADF");
 		sandlock_sandbox_free(sb);
 	}
+}
 
-	/* pause / resume */
+/* pause / resume, and signals. */
+static void spawn_pause(sandlock_policy_t *p)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	int r;
+
 	r = sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &o, &sb, NULL);
 	if (ok(r == 0, "spawn sleep 30 for pause/resume")) {
 		pid_t pid = sandlock_sandbox_pid(sb);
@@ -684,6 +778,28 @@ static void test_spawn(void)
 		is_int(sandlock_sandbox_exit_signal(sb), SIGTERM, "  signal SIGTERM");
 		sandlock_sandbox_free(sb);
 	}
+}
+
+static void test_spawn(void)
+{
+	if (sandlock_landlock_abi_version() < 0) {
+		diag("Landlock unavailable: spawn tests skipped");
+		return;
+	}
+	sandlock_policy_t *p = system_policy();
+	sandlock_spawn_opts_t po = capture_opts();
+
+	po.flags = SANDLOCK_SPAWN_PARKED;
+	spawn_capture(p);
+	spawn_confined(p);
+	spawn_failures(p);
+	spawn_parked_start(p, &po);
+	spawn_parked_end(p, &po);
+	spawn_name();
+	spawn_kill(p);
+	spawn_timeout(p);
+	spawn_null_opts(p);
+	spawn_pause(p);
 	sandlock_sandbox_free(NULL);
 	ok(1, "sandbox_free(NULL) returns");
 	sandlock_policy_free(p);
@@ -752,12 +868,10 @@ static int run_capture(sandlock_policy_t *p, const char *const *argv, char *out,
 	return r;
 }
 
-/* The process knobs reach the child, each against a control without it. */
-static void test_knobs(void)
+/* cwd: a missing one fails in the child's chdir step, an existing one is where it runs. */
+static void knob_cwd(void)
 {
-	if (sandlock_landlock_abi_version() < 0)
-		return;
-	char out[4096], want[4096];
+	char out[4096];
 	sandlock_policy_t *p;
 	sandlock_error_t *e = NULL;
 
@@ -777,6 +891,13 @@ static void test_knobs(void)
 	       "cwd /tmp: pwd runs");
 	is_str(out, "/tmp\n", "  and prints /tmp");
 	sandlock_policy_free(p);
+}
+
+/* max_open_files and no_coredump, through ulimit. */
+static void knob_rlimits(void)
+{
+	char out[4096];
+	sandlock_policy_t *p;
 
 	const char *const ulimit_n[] = { "/bin/sh", "-c", "ulimit -n", NULL };
 	const char *const ulimit_c[] = { "/bin/sh", "-c", "ulimit -c", NULL };
@@ -798,6 +919,13 @@ static void test_knobs(void)
 	is_int(run_capture(p, ulimit_c, out, sizeof(out)), 0, "no_coredump: ulimit -c");
 	is_str(out, "0\n", "  prints 0");
 	sandlock_policy_free(p);
+}
+
+/* no_randomize_memory, through the personality; cpu_cores, through nproc. */
+static void knob_personality_cpus(void)
+{
+	char out[4096], want[4096];
+	sandlock_policy_t *p;
 
 	const char *const pers[] = { "/bin/cat", "/proc/self/personality", NULL };
 	p = system_policy();
@@ -821,10 +949,16 @@ static void test_knobs(void)
 		is_str(out, "1\n", "  one CPU");
 		sandlock_policy_free(p);
 	}
+}
 
-	/* clean_env keeps PATH HOME USER TERM LANG (those set here), then the policy's env. */
+/* clean_env keeps PATH HOME USER TERM LANG (those set here), then the policy's env. */
+static void knob_clean_env(void)
+{
 	static const char *const keep[] = { "PATH", "HOME", "USER", "TERM", "LANG" };
 	const char *const env[] = { "/usr/bin/env", NULL };
+	char out[4096], want[4096];
+	sandlock_policy_t *p;
+
 	setenv("SANDLOCK_TEST_SECRET", "s3cret", 1);
 	p = system_policy();
 	is_int(run_capture(p, env, out, sizeof(out)), 0, "control: env");
@@ -850,6 +984,17 @@ static void test_knobs(void)
 	is_str(out, want, "  exactly the kept variables, HOME overridden, then FOO");
 	sandlock_policy_free(p);
 	unsetenv("SANDLOCK_TEST_SECRET");
+}
+
+/* The process knobs reach the child, each against a control without it. */
+static void test_knobs(void)
+{
+	if (sandlock_landlock_abi_version() < 0)
+		return;
+	knob_cwd();
+	knob_rlimits();
+	knob_personality_cpus();
+	knob_clean_env();
 }
 
 /* A sandbox spawned from a thread that then exits must live on: PR_SET_PDEATHSIG follows the

@@ -147,111 +147,150 @@ static int bpf_alu(uint16_t op, uint32_t *a, uint32_t v)
 	return -1;
 }
 
+/* The machine state of bpf_run. */
+struct bpf_vm {
+	const uint8_t *data; /* the struct seccomp_data */
+	unsigned len;	     /* the program's length */
+	uint32_t A, X, M[BPF_MEMWORDS];
+};
+
+/* LD / LDX: NULL, or why the instruction is not valid for seccomp. */
+static const char *bpf_load(struct bpf_vm *vm, const struct sock_filter *f)
+{
+	uint16_t cls = BPF_CLASS(f->code);
+	uint32_t *dst = cls == BPF_LD ? &vm->A : &vm->X;
+
+	switch (f->code & ~BPF_CLASS(0xffff)) {
+	case BPF_W | BPF_ABS:
+		if (cls != BPF_LD)
+			return "LDX ABS";
+		/* The kernel's seccomp checker: aligned 32-bit loads inside struct seccomp_data
+		 * only. */
+		if (f->k % 4 || f->k + 4 > sizeof(struct seccomp_data))
+			return "unaligned/out-of-range load";
+		memcpy(dst, vm->data + f->k, 4);
+		return NULL;
+	case BPF_W | BPF_LEN:
+		*dst = sizeof(struct seccomp_data);
+		return NULL;
+	case BPF_IMM:
+		*dst = f->k;
+		return NULL;
+	case BPF_MEM:
+		if (f->k >= BPF_MEMWORDS)
+			return "scratch index";
+		*dst = vm->M[f->k];
+		return NULL;
+	default:
+		return "unknown load (seccomp allows W ABS only)";
+	}
+}
+
+/* JMP at *@pc: moves *@pc to the instruction before the target; NULL, or why not valid. */
+static const char *bpf_jump(const struct bpf_vm *vm, const struct sock_filter *f, unsigned *pc)
+{
+	uint32_t v = BPF_SRC(f->code) == BPF_X ? vm->X : f->k;
+	int cond;
+
+	if (BPF_OP(f->code) == BPF_JA) {
+		if ((uint64_t)*pc + 1 + f->k >= vm->len)
+			return "jump out of the program";
+		*pc += f->k;
+		return NULL;
+	}
+	switch (BPF_OP(f->code)) {
+	case BPF_JEQ:
+		cond = vm->A == v;
+		break;
+	case BPF_JGT:
+		cond = vm->A > v;
+		break;
+	case BPF_JGE:
+		cond = vm->A >= v;
+		break;
+	case BPF_JSET:
+		cond = (vm->A & v) != 0;
+		break;
+	default:
+		return "unknown jump";
+	}
+	unsigned off = cond ? f->jt : f->jf;
+	if (*pc + 1 + off >= vm->len)
+		return "branch out of the program";
+	*pc += off;
+	return NULL;
+}
+
+static struct bpf_outcome bpf_ret(const struct bpf_vm *vm, unsigned pc, const struct sock_filter *f)
+{
+	struct bpf_outcome o = { .ok = 1 };
+
+	if (BPF_RVAL(f->code) == BPF_K)
+		o.ret = f->k;
+	else if (BPF_RVAL(f->code) == BPF_A)
+		o.ret = vm->A;
+	else
+		return bpf_fail(pc, f->code, "RET X is not valid");
+	return o;
+}
+
+/* ST, STX, ALU and MISC: NULL, or why the instruction is not valid. */
+static const char *bpf_other(struct bpf_vm *vm, const struct sock_filter *f)
+{
+	uint16_t cls = BPF_CLASS(f->code);
+	uint32_t v = BPF_SRC(f->code) == BPF_X ? vm->X : f->k;
+
+	switch (cls) {
+	case BPF_ST:
+	case BPF_STX:
+		if (f->code != cls || f->k >= BPF_MEMWORDS)
+			return "bad store";
+		vm->M[f->k] = cls == BPF_ST ? vm->A : vm->X;
+		return NULL;
+	case BPF_ALU:
+		if (bpf_alu(BPF_OP(f->code), &vm->A, v) < 0)
+			return "unknown ALU op or division by zero";
+		return NULL;
+	case BPF_MISC:
+		if (BPF_MISCOP(f->code) == BPF_TAX)
+			vm->X = vm->A;
+		else if (BPF_MISCOP(f->code) == BPF_TXA)
+			vm->A = vm->X;
+		else
+			return "unknown MISC op";
+		return NULL;
+	default:
+		return "unknown class";
+	}
+}
+
 static struct bpf_outcome bpf_run(const struct sock_fprog *prog, const struct seccomp_data *d)
 {
-	const uint8_t *data = (const uint8_t *)d;
-	uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = { 0 };
+	struct bpf_vm vm = { .data = (const uint8_t *)d };
 
 	if (!prog->filter || prog->len == 0 || prog->len > BPF_MAXINSNS)
 		return bpf_fail(0, 0, "bad program length");
+	vm.len = prog->len;
 	for (unsigned pc = 0; pc < prog->len; pc++) {
 		const struct sock_filter *f = &prog->filter[pc];
-		uint16_t cls = BPF_CLASS(f->code);
-		uint32_t v = BPF_SRC(f->code) == BPF_X ? X : f->k;
-		int cond;
+		const char *why;
 
-		switch (cls) {
+		switch (BPF_CLASS(f->code)) {
 		case BPF_LD:
-		case BPF_LDX: {
-			uint32_t *dst = cls == BPF_LD ? &A : &X;
-			switch (f->code & ~BPF_CLASS(0xffff)) {
-			case BPF_W | BPF_ABS:
-				if (cls != BPF_LD)
-					return bpf_fail(pc, f->code, "LDX ABS");
-				/* The kernel's seccomp checker: aligned 32-bit loads inside
-				 * struct seccomp_data only. */
-				if (f->k % 4 || f->k + 4 > sizeof(*d))
-					return bpf_fail(pc, f->code, "unaligned/out-of-range load");
-				memcpy(dst, data + f->k, 4);
-				break;
-			case BPF_W | BPF_LEN:
-				*dst = sizeof(*d);
-				break;
-			case BPF_IMM:
-				*dst = f->k;
-				break;
-			case BPF_MEM:
-				if (f->k >= BPF_MEMWORDS)
-					return bpf_fail(pc, f->code, "scratch index");
-				*dst = M[f->k];
-				break;
-			default:
-				return bpf_fail(pc, f->code,
-						"unknown load (seccomp allows W ABS only)");
-			}
-			break;
-		}
-		case BPF_ST:
-		case BPF_STX:
-			if (f->code != cls || f->k >= BPF_MEMWORDS)
-				return bpf_fail(pc, f->code, "bad store");
-			M[f->k] = cls == BPF_ST ? A : X;
-			break;
-		case BPF_ALU:
-			if (bpf_alu(BPF_OP(f->code), &A, v) < 0)
-				return bpf_fail(pc, f->code, "unknown ALU op or division by zero");
+		case BPF_LDX:
+			why = bpf_load(&vm, f);
 			break;
 		case BPF_JMP:
-			if (BPF_OP(f->code) == BPF_JA) {
-				if ((uint64_t)pc + 1 + f->k >= prog->len)
-					return bpf_fail(pc, f->code, "jump out of the program");
-				pc += f->k;
-				break;
-			}
-			switch (BPF_OP(f->code)) {
-			case BPF_JEQ:
-				cond = A == v;
-				break;
-			case BPF_JGT:
-				cond = A > v;
-				break;
-			case BPF_JGE:
-				cond = A >= v;
-				break;
-			case BPF_JSET:
-				cond = (A & v) != 0;
-				break;
-			default:
-				return bpf_fail(pc, f->code, "unknown jump");
-			}
-			{
-				unsigned off = cond ? f->jt : f->jf;
-				if (pc + 1 + off >= prog->len)
-					return bpf_fail(pc, f->code, "branch out of the program");
-				pc += off;
-			}
+			why = bpf_jump(&vm, f, &pc);
 			break;
-		case BPF_RET: {
-			struct bpf_outcome o = { .ok = 1 };
-			if (BPF_RVAL(f->code) == BPF_K)
-				o.ret = f->k;
-			else if (BPF_RVAL(f->code) == BPF_A)
-				o.ret = A;
-			else
-				return bpf_fail(pc, f->code, "RET X is not valid");
-			return o;
-		}
-		case BPF_MISC:
-			if (BPF_MISCOP(f->code) == BPF_TAX)
-				X = A;
-			else if (BPF_MISCOP(f->code) == BPF_TXA)
-				A = X;
-			else
-				return bpf_fail(pc, f->code, "unknown MISC op");
-			break;
+		case BPF_RET:
+			return bpf_ret(&vm, pc, f);
 		default:
-			return bpf_fail(pc, f->code, "unknown class");
+			why = bpf_other(&vm, f);
+			break;
 		}
+		if (why)
+			return bpf_fail(pc, f->code, why);
 	}
 	return bpf_fail(prog->len, 0, "fell off the end without RET");
 }
@@ -486,34 +525,31 @@ static int build(const struct sandlock_policy *p, int supervised, struct sock_fp
 	return r;
 }
 
-static void test_program_default(void)
+/* The default program's lists: the blocklist and sysv_ipc denied, ordinary calls allowed. */
+static void default_lists(const struct sock_fprog *prog)
 {
-	struct sandlock_policy p = { 0 };
-	struct sock_fprog prog = { 0 };
-
-	if (!ok(build(&p, 0, &prog) == 0, "build the default unsupervised program"))
-		return;
-	ok(prog.len > 0 && prog.len <= BPF_MAXINSNS, "  program length %u is sane", prog.len);
-
 	for (size_t i = 0; want_blocklist[i]; i++) {
 		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, want_blocklist[i]);
-		EXPECT(&prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM", want_blocklist[i]);
+		EXPECT(prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM", want_blocklist[i]);
 	}
-	EXPECT(&prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW, "read -> ALLOW");
-	EXPECT(&prog, X86, __NR_write, 1, 0, 0, SECCOMP_RET_ALLOW, "write -> ALLOW");
-	EXPECT(&prog, X86, __NR_getpid, 0, 0, 0, SECCOMP_RET_ALLOW, "getpid -> ALLOW");
+	EXPECT(prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW, "read -> ALLOW");
+	EXPECT(prog, X86, __NR_write, 1, 0, 0, SECCOMP_RET_ALLOW, "write -> ALLOW");
+	EXPECT(prog, X86, __NR_getpid, 0, 0, 0, SECCOMP_RET_ALLOW, "getpid -> ALLOW");
 	for (size_t i = 0; want_sysv_ipc[i]; i++) {
 		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, want_sysv_ipc[i]);
-		EXPECT(&prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM (sysv_ipc by default)",
+		EXPECT(prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM (sysv_ipc by default)",
 		       want_sysv_ipc[i]);
 	}
+}
 
-	/* clone: namespace flags denied, a thread or a fork allowed. */
-	EXPECT(&prog, X86, __NR_clone, SIGCHLD, 0, 0, SECCOMP_RET_ALLOW, "clone(SIGCHLD) -> ALLOW");
-	EXPECT(&prog, X86, __NR_clone,
+/* clone: namespace flags denied, a thread or a fork allowed. */
+static void default_clone(const struct sock_fprog *prog)
+{
+	EXPECT(prog, X86, __NR_clone, SIGCHLD, 0, 0, SECCOMP_RET_ALLOW, "clone(SIGCHLD) -> ALLOW");
+	EXPECT(prog, X86, __NR_clone,
 	       CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, 0,
 	       0, SECCOMP_RET_ALLOW, "clone(thread flags) -> ALLOW");
-	EXPECT(&prog, X86, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, RET_EPERM,
 	       "clone(CLONE_NEWUSER) -> EPERM");
 	static const struct {
 		uint64_t flag;
@@ -524,78 +560,87 @@ static void test_program_default(void)
 		{ CLONE_NEWPID, "CLONE_NEWPID" }, { CLONE_NEWNET, "CLONE_NEWNET" },
 	};
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
-		EXPECT(&prog, X86, __NR_clone, ns[i].flag | SIGCHLD, 0, 0, RET_EPERM,
+		EXPECT(prog, X86, __NR_clone, ns[i].flag | SIGCHLD, 0, 0, RET_EPERM,
 		       "clone(%s) -> EPERM", ns[i].name);
-	EXPECT(&prog, X86, __NR_clone, 0xffffffff00000000ULL | CLONE_NEWUSER, 0, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_clone, 0xffffffff00000000ULL | CLONE_NEWUSER, 0, 0, RET_EPERM,
 	       "clone(CLONE_NEWUSER with upper bits set) -> EPERM");
 	/* 0x80 (CLONE_NEWTIME) is the exit-signal byte for clone(2); only clone3 (ENOSYS) and
 	 * unshare (blocked) accept it, so the filter leaves it alone. */
-	EXPECT(&prog, X86, __NR_clone, 0x80, 0, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_clone, 0x80, 0, 0, SECCOMP_RET_ALLOW,
 	       "clone(0x80: an exit signal, not CLONE_NEWTIME) -> ALLOW");
-	EXPECT(&prog, X86, __NR_clone3, 0, 88, 0, RET_ENOSYS, "clone3 -> ENOSYS");
-	EXPECT(&prog, X86, __NR_fork, 0, 0, 0, SECCOMP_RET_ALLOW, "fork -> ALLOW");
+	EXPECT(prog, X86, __NR_clone3, 0, 88, 0, RET_ENOSYS, "clone3 -> ENOSYS");
+	EXPECT(prog, X86, __NR_fork, 0, 0, 0, SECCOMP_RET_ALLOW, "fork -> ALLOW");
+}
 
+static void default_ioctl_prctl(const struct sock_fprog *prog)
+{
 	/* ioctl: the cmd is an int, so only its low 32 bits count. */
-	EXPECT(&prog, X86, __NR_ioctl, 0, TIOCSTI, 0, RET_EPERM, "ioctl(TIOCSTI) -> EPERM");
-	EXPECT(&prog, X86, __NR_ioctl, 0, 0xdeadbeef00000000ULL | TIOCSTI, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_ioctl, 0, TIOCSTI, 0, RET_EPERM, "ioctl(TIOCSTI) -> EPERM");
+	EXPECT(prog, X86, __NR_ioctl, 0, 0xdeadbeef00000000ULL | TIOCSTI, 0, RET_EPERM,
 	       "ioctl(TIOCSTI | garbage << 32) -> EPERM");
-	EXPECT(&prog, X86, __NR_ioctl, 0, TIOCLINUX, 0, RET_EPERM, "ioctl(TIOCLINUX) -> EPERM");
-	EXPECT(&prog, X86, __NR_ioctl, 0, TIOCGWINSZ, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_ioctl, 0, TIOCLINUX, 0, RET_EPERM, "ioctl(TIOCLINUX) -> EPERM");
+	EXPECT(prog, X86, __NR_ioctl, 0, TIOCGWINSZ, 0, SECCOMP_RET_ALLOW,
 	       "ioctl(TIOCGWINSZ) -> ALLOW");
-	EXPECT(&prog, X86, __NR_ioctl, 0, FIONREAD, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_ioctl, 0, FIONREAD, 0, SECCOMP_RET_ALLOW,
 	       "ioctl(FIONREAD) -> ALLOW");
-	EXPECT(&prog, X86, __NR_ioctl, 0, 0x100000000ULL, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_ioctl, 0, 0x100000000ULL, 0, SECCOMP_RET_ALLOW,
 	       "ioctl(cmd 0 with garbage << 32) -> ALLOW");
 
 	/* prctl */
-	EXPECT(&prog, X86, __NR_prctl, PR_SET_SECUREBITS, 0, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_prctl, PR_SET_SECUREBITS, 0, 0, RET_EPERM,
 	       "prctl(PR_SET_SECUREBITS) -> EPERM");
-	EXPECT(&prog, X86, __NR_prctl, PR_SET_PTRACER, 0, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_prctl, PR_SET_PTRACER, 0, 0, RET_EPERM,
 	       "prctl(PR_SET_PTRACER) -> EPERM");
-	EXPECT(&prog, X86, __NR_prctl, 0xffffffff00000000ULL | PR_SET_SECUREBITS, 0, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_prctl, 0xffffffff00000000ULL | PR_SET_SECUREBITS, 0, 0, RET_EPERM,
 	       "prctl(PR_SET_SECUREBITS | garbage << 32) -> EPERM");
-	EXPECT(&prog, X86, __NR_prctl, PR_SET_NAME, 0, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_prctl, PR_SET_NAME, 0, 0, SECCOMP_RET_ALLOW,
 	       "prctl(PR_SET_NAME) -> ALLOW");
-	EXPECT(&prog, X86, __NR_prctl, PR_GET_SECUREBITS, 0, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_prctl, PR_GET_SECUREBITS, 0, 0, SECCOMP_RET_ALLOW,
 	       "prctl(PR_GET_SECUREBITS) -> ALLOW");
+}
 
+static void default_socket(const struct sock_fprog *prog)
+{
 	/* socket families other than UNIX, INET, INET6, NETLINK: EAFNOSUPPORT. */
-	EXPECT(&prog, X86, __NR_socket, AF_PACKET, SOCK_RAW, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
+	EXPECT(prog, X86, __NR_socket, AF_PACKET, SOCK_RAW, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
 	       "socket(AF_PACKET, SOCK_RAW) -> EAFNOSUPPORT");
-	EXPECT(&prog, X86, __NR_socket, AF_VSOCK, SOCK_STREAM, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
+	EXPECT(prog, X86, __NR_socket, AF_VSOCK, SOCK_STREAM, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
 	       "socket(AF_VSOCK) -> EAFNOSUPPORT");
-	EXPECT(&prog, X86, __NR_socket, 0x100000000ULL | AF_UNIX, SOCK_STREAM, 0,
+	EXPECT(prog, X86, __NR_socket, 0x100000000ULL | AF_UNIX, SOCK_STREAM, 0,
 	       SECCOMP_RET_ERRNO | EAFNOSUPPORT,
 	       "socket(AF_UNIX with garbage << 32) -> EAFNOSUPPORT (fail closed)");
-	EXPECT(&prog, X86, __NR_socket, AF_NETLINK, SOCK_RAW, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_socket, AF_NETLINK, SOCK_RAW, 0, SECCOMP_RET_ALLOW,
 	       "socket(AF_NETLINK) -> ALLOW");
 
 	/* socket: raw and datagram IP sockets are the supervisor's (or nobody's). */
-	EXPECT(&prog, X86, __NR_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 0, RET_EPERM,
 	       "socket(AF_INET, SOCK_RAW|SOCK_CLOEXEC) -> EPERM");
-	EXPECT(&prog, X86, __NR_socket, AF_INET6, SOCK_RAW, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_socket, AF_INET6, SOCK_RAW, 0, RET_EPERM,
 	       "socket(AF_INET6, SOCK_RAW) -> EPERM");
-	EXPECT(&prog, X86, __NR_socket, AF_INET6, SOCK_DGRAM, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_socket, AF_INET6, SOCK_DGRAM, 0, RET_EPERM,
 	       "socket(AF_INET6, SOCK_DGRAM) -> EPERM");
-	EXPECT(&prog, X86, __NR_socket, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0, RET_EPERM,
 	       "socket(AF_INET, SOCK_DGRAM|SOCK_NONBLOCK) -> EPERM");
-	EXPECT(&prog, X86, __NR_socket, 0xffffffff00000000ULL | AF_INET, SOCK_RAW, 0, RET_EPERM,
+	EXPECT(prog, X86, __NR_socket, 0xffffffff00000000ULL | AF_INET, SOCK_RAW, 0, RET_EPERM,
 	       "socket(AF_INET | garbage << 32, SOCK_RAW) -> EPERM");
-	EXPECT(&prog, X86, __NR_socket, AF_UNIX, SOCK_DGRAM, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_socket, AF_UNIX, SOCK_DGRAM, 0, SECCOMP_RET_ALLOW,
 	       "socket(AF_UNIX, SOCK_DGRAM) -> ALLOW");
-	EXPECT(&prog, X86, __NR_socket, AF_INET, SOCK_STREAM, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_STREAM, 0, SECCOMP_RET_ALLOW,
 	       "socket(AF_INET, SOCK_STREAM) -> ALLOW");
-	EXPECT(&prog, X86, __NR_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0, SECCOMP_RET_ALLOW,
+	EXPECT(prog, X86, __NR_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0, SECCOMP_RET_ALLOW,
 	       "socket(AF_INET6, SOCK_STREAM|SOCK_CLOEXEC) -> ALLOW");
+}
 
-	/* A foreign ABI is killed. */
-	EXPECT(&prog, AUDIT_ARCH_I386, 20 /* getpid on i386 */, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+/* A foreign ABI is killed. */
+static void default_foreign_abi(const struct sock_fprog *prog)
+{
+	EXPECT(prog, AUDIT_ARCH_I386, 20 /* getpid on i386 */, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
 	       "i386 arch -> KILL_PROCESS");
-	EXPECT(&prog, AUDIT_ARCH_I386, __NR_read, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+	EXPECT(prog, AUDIT_ARCH_I386, __NR_read, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
 	       "i386 arch, any nr -> KILL_PROCESS");
-	EXPECT(&prog, AUDIT_ARCH_AARCH64, __NR_read, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
+	EXPECT(prog, AUDIT_ARCH_AARCH64, __NR_read, 0, 0, 0, SECCOMP_RET_KILL_PROCESS,
 	       "aarch64 arch -> KILL_PROCESS");
-	uint32_t x32 = eval(&prog, X86, (int)(X32_SYSCALL_BIT | __NR_getpid), 0, 0, 0);
+	uint32_t x32 = eval(prog, X86, (int)(X32_SYSCALL_BIT | __NR_getpid), 0, 0, 0);
 	char b[48];
 	if (!ok(x32 == SECCOMP_RET_KILL_PROCESS || x32 == SECCOMP_RET_KILL_THREAD,
 		"x32 (nr | 0x40000000, x86_64 arch) -> a kill action (got %s)",
@@ -603,9 +648,25 @@ static void test_program_default(void)
 		diag("BUG: x32 syscalls are not killed by the filter");
 	else
 		is_int(x32, SECCOMP_RET_KILL_PROCESS, "x32 -> KILL_PROCESS precisely");
-	x32 = eval(&prog, X86, (int)(X32_SYSCALL_BIT | 165 /* mount */), 0, 0, 0);
+	x32 = eval(prog, X86, (int)(X32_SYSCALL_BIT | 165 /* mount */), 0, 0, 0);
 	ok(x32 == SECCOMP_RET_KILL_PROCESS || x32 == SECCOMP_RET_KILL_THREAD,
 	   "x32 mount -> a kill action (got %s)", action_name(x32, b, sizeof(b)));
+}
+
+static void test_program_default(void)
+{
+	struct sandlock_policy p = { 0 };
+	struct sock_fprog prog = { 0 };
+
+	if (!ok(build(&p, 0, &prog) == 0, "build the default unsupervised program"))
+		return;
+	ok(prog.len > 0 && prog.len <= BPF_MAXINSNS, "  program length %u is sane", prog.len);
+
+	default_lists(&prog);
+	default_clone(&prog);
+	default_ioctl_prctl(&prog);
+	default_socket(&prog);
+	default_foreign_abi(&prog);
 
 	/* Unsupervised: the trap set runs at kernel speed. */
 	EXPECT(&prog, X86, __NR_uname, 0, 0, 0, SECCOMP_RET_ALLOW, "unsupervised: uname -> ALLOW");
@@ -617,11 +678,11 @@ static void test_program_default(void)
 	ok(prog.filter == NULL && prog.len == 0, "seccomp_program_done clears the program");
 }
 
-static void test_program_policies(void)
+/* sysv_ipc re-allowed, and extra-denied as a group. */
+static void policies_sysv_ipc(void)
 {
 	struct sock_fprog prog = { 0 };
 
-	/* sysv_ipc re-allowed */
 	struct sandlock_policy p = { .extra_allow = V("sysv_ipc") };
 	if (ok(build(&p, 0, &prog) == 0, "build with extra_allow sysv_ipc")) {
 		for (size_t i = 0; want_sysv_ipc[i]; i++) {
@@ -646,9 +707,15 @@ static void test_program_policies(void)
 		EXPECT(&prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW, "  read -> ALLOW");
 		seccomp_program_done(&prog);
 	}
+}
+
+/* Supervised programs: extra denials win over the trap set, which goes to the supervisor. */
+static void policies_supervised(void)
+{
+	struct sock_fprog prog = { 0 };
 
 	/* extra_deny of plain syscalls, with a control. */
-	p = (struct sandlock_policy){ .extra_deny = V("getcwd", "uname") };
+	struct sandlock_policy p = { .extra_deny = V("getcwd", "uname") };
 	if (ok(build(&p, 1, &prog) == 0, "build supervised with extra_deny getcwd, uname")) {
 		EXPECT(&prog, X86, __NR_getcwd, 0, 0, 0, RET_EPERM, "  getcwd -> EPERM");
 		EXPECT(&prog, X86, __NR_uname, 0, 0, 0, RET_EPERM,
@@ -678,11 +745,17 @@ static void test_program_policies(void)
 		       "  supervised: i386 -> KILL_PROCESS");
 		seccomp_program_done(&prog);
 	}
+}
+
+static void test_program_policies(void)
+{
+	policies_sysv_ipc();
+	policies_supervised();
 
 	/* A build with bad names fails before compiling anything. */
-	p = (struct sandlock_policy){ .extra_deny = V("nosuchcall") };
+	struct sandlock_policy p = { .extra_deny = V("nosuchcall") };
 	struct sandlock_error *e = NULL;
-	prog = (struct sock_fprog){ 0 };
+	struct sock_fprog prog = { 0 };
 	is_int(seccomp_program_build(&p, 0, NULL, 0, &prog, &e), -EINVAL,
 	       "build with an unknown syscall is -EINVAL");
 	is_str(e ? e->message : NULL, "extra_deny_syscalls: unknown syscall nosuchcall",
@@ -811,6 +884,54 @@ static void test_prebuilt(void)
 	seccomp_program_done(&built);
 }
 
+/* In the forked child: load @prog, try the calls, report on @wfd. */
+static void kernel_child(const struct sock_fprog *prog, int wfd)
+{
+	struct child_report rep = { 0 };
+
+	rep.pers_before = syscall(SYS_personality, 0xffffffffUL);
+	rep.load_r = load(prog);
+	rep.load_errno = errno;
+	errno = 0;
+	rep.pers_after = syscall(SYS_personality, 0xffffffffUL);
+	rep.pers_errno = errno;
+	rep.pid_raw = syscall(SYS_getpid);
+	rep.pid_libc = getpid();
+	rep.name_r = prctl(PR_SET_NAME, "sl-test", 0, 0, 0);
+	errno = 0;
+	rep.shm_r = (int)syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 0600);
+	rep.shm_errno = errno;
+	(void)!write(wfd, &rep, sizeof(rep));
+	_exit(0);
+}
+
+/* x32: without the filter the call does not kill (it runs, or ENOSYS without x32). */
+static void kernel_x32(const struct sock_fprog *prog)
+{
+	int st = 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		long r = syscall(X32_SYSCALL_BIT | __NR_getpid);
+		(void)r;
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "kernel: control: a raw x32 getpid without the filter does not kill");
+
+	pid = fork();
+	if (pid == 0) {
+		if (load(prog) != 0)
+			_exit(3);
+		syscall(X32_SYSCALL_BIT | __NR_getpid);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	if (!ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+		"kernel: a raw x32 getpid under the filter kills the child with SIGSYS"))
+		diag("  status 0x%x (exited %d, code %d)", st, WIFEXITED(st), WEXITSTATUS(st));
+}
+
 static void test_kernel(void)
 {
 	struct sandlock_policy p = { 0 };
@@ -826,22 +947,8 @@ static void test_kernel(void)
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct child_report rep = { 0 };
 		close(fds[0]);
-		rep.pers_before = syscall(SYS_personality, 0xffffffffUL);
-		rep.load_r = load(&prog);
-		rep.load_errno = errno;
-		errno = 0;
-		rep.pers_after = syscall(SYS_personality, 0xffffffffUL);
-		rep.pers_errno = errno;
-		rep.pid_raw = syscall(SYS_getpid);
-		rep.pid_libc = getpid();
-		rep.name_r = prctl(PR_SET_NAME, "sl-test", 0, 0, 0);
-		errno = 0;
-		rep.shm_r = (int)syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 0600);
-		rep.shm_errno = errno;
-		(void)!write(fds[1], &rep, sizeof(rep));
-		_exit(0);
+		kernel_child(&prog, fds[1]);
 	}
 	close(fds[1]);
 	struct child_report rep = { 0 };
@@ -866,28 +973,7 @@ static void test_kernel(void)
 	is_int(rep.shm_r, -1, "kernel: shmget fails under the filter");
 	is_int(rep.shm_errno, EPERM, "kernel:   with EPERM");
 
-	/* x32: without the filter the call does not kill (it runs, or ENOSYS without x32). */
-	pid = fork();
-	if (pid == 0) {
-		long r = syscall(X32_SYSCALL_BIT | __NR_getpid);
-		(void)r;
-		_exit(0);
-	}
-	waitpid(pid, &st, 0);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	   "kernel: control: a raw x32 getpid without the filter does not kill");
-
-	pid = fork();
-	if (pid == 0) {
-		if (load(&prog) != 0)
-			_exit(3);
-		syscall(X32_SYSCALL_BIT | __NR_getpid);
-		_exit(0);
-	}
-	waitpid(pid, &st, 0);
-	if (!ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
-		"kernel: a raw x32 getpid under the filter kills the child with SIGSYS"))
-		diag("  status 0x%x (exited %d, code %d)", st, WIFEXITED(st), WEXITSTATUS(st));
+	kernel_x32(&prog);
 	seccomp_program_done(&prog);
 }
 
