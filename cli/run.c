@@ -23,7 +23,7 @@
 struct run_ctx {
 	sandlock_policy_t *policy;
 	uint64_t timeout_ms;
-	double timeout_s;
+	const char *timeout_arg; /* as given, for the message */
 	int interactive;
 	int status_fd;
 	const char *shell_cmd;
@@ -207,7 +207,7 @@ static int opt_timeout(struct run_ctx *c, const char *arg, const char *flag)
 	double s = strtod(arg, &end);
 	if (errno || *end || !(s > 0) || s > 1e9 || s != s)
 		return bad_value(flag, arg, "expected a positive number of seconds");
-	c->timeout_s = s;
+	c->timeout_arg = arg;
 	c->timeout_ms = (uint64_t)(s * 1000.0);
 	if ((double)c->timeout_ms < s * 1000.0)
 		c->timeout_ms++;
@@ -401,7 +401,7 @@ static void wait_forwarding(sandlock_sandbox_t *sb, int sigfd)
 	};
 
 	for (;;) {
-		if (poll(pfd, sigfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break;
@@ -426,7 +426,7 @@ static int outcome(struct run_ctx *c, sandlock_sandbox_t *sb)
 		break;
 	case SANDLOCK_EXIT_TIMEOUT:
 		sig = sandlock_sandbox_exit_signal(sb);
-		cli_error(0, "timeout after %gs", c->timeout_s);
+		cli_error(0, "timeout after %ss", c->timeout_arg);
 		code = EXIT_TIMEOUT;
 		break;
 	}
@@ -459,18 +459,18 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 	sigaddset(&fwd, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	int sigfd = signalfd(-1, &fwd, SFD_CLOEXEC);
+	if (sigfd < 0) /* without it, signals for the sandbox would be lost */
+		return cli_error(EXIT_POLICY, "signalfd: %s", strerror(errno));
 
 	int r = sandlock_spawn(c->policy, cmd, &opts, &sb, &err);
 	if (r < 0) {
-		if (sigfd >= 0)
-			close(sigfd);
+		close(sigfd);
 		return report_spawn_error(r, err);
 	}
 	wait_forwarding(sb, sigfd);
 	int code = outcome(c, sb);
 	sandlock_sandbox_free(sb);
-	if (sigfd >= 0)
-		close(sigfd);
+	close(sigfd);
 	return code;
 }
 

@@ -19,6 +19,16 @@ _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *
 		return error_set(reterr, -EINVAL, "sandlock_spawn: NULL argument");
 	if (opts && opts->size < sizeof(uint64_t) + 4 * sizeof(uint32_t))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->size too small");
+	/* A newer caller's options this library does not know must be zero: never drop an
+	 * option silently. */
+	for (uint64_t i = sizeof(*opts); opts && i < opts->size; i++)
+		if (((const uint8_t *)opts)[i] != 0)
+			return error_set(reterr, -E2BIG,
+					 "sandlock_spawn: option at offset %llu unknown to this "
+					 "library",
+					 (unsigned long long)i);
+	if (opts && opts->size >= sizeof(*opts) && opts->reserved != 0)
+		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
 	return sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
 }
 
@@ -87,19 +97,25 @@ _public_ int sandlock_sandbox_close_stdin(sandlock_sandbox_t *sb)
 	return 0;
 }
 
+/* The outcome is published by the sandbox thread with a release store of ended. */
+static int ended(const struct sandlock_sandbox *sb)
+{
+	return sb && __atomic_load_n(&sb->ended, __ATOMIC_ACQUIRE);
+}
+
 _public_ uint32_t sandlock_sandbox_exit_kind(const sandlock_sandbox_t *sb)
 {
-	return sb && sb->ended ? sb->exit_kind : SANDLOCK_EXIT_RUNNING;
+	return ended(sb) ? sb->exit_kind : SANDLOCK_EXIT_RUNNING;
 }
 
 _public_ int32_t sandlock_sandbox_exit_code(const sandlock_sandbox_t *sb)
 {
-	return sb && sb->ended && sb->exit_kind == SANDLOCK_EXIT_CODE ? sb->exit_code : -1;
+	return ended(sb) && sb->exit_kind == SANDLOCK_EXIT_CODE ? sb->exit_code : -1;
 }
 
 _public_ int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sb)
 {
-	if (!sb || !sb->ended)
+	if (!ended(sb))
 		return 0;
 	return sb->exit_kind == SANDLOCK_EXIT_SIGNAL || sb->exit_kind == SANDLOCK_EXIT_TIMEOUT
 		       ? sb->exit_signal
@@ -109,7 +125,7 @@ _public_ int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sb)
 static const uint8_t *buffer_get(const struct sandlock_sandbox *sb, const struct buffer *b,
 				 size_t *ret_len)
 {
-	size_t len = sb->ended ? b->len : 0;
+	size_t len = ended(sb) ? b->len : 0;
 
 	if (ret_len)
 		*ret_len = len;

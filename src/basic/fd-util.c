@@ -66,6 +66,16 @@ int write_full(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+int fd_move_above_stdio(int fd)
+{
+	if (fd < 0 || fd > 2)
+		return fd;
+	int n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int r = n < 0 ? negative_errno() : n;
+	safe_close(fd);
+	return r;
+}
+
 int fd_set_nonblock(int fd, int on)
 {
 	int flags = fcntl(fd, F_GETFL);

@@ -21,5 +21,10 @@ void close_pair(int pair[2]);
 int read_full(int fd, void *buf, size_t n);
 int write_full(int fd, const void *buf, size_t n);
 
+/* Return @fd if it is above 2, else a O_CLOEXEC copy above 2 (closing @fd). A host that runs
+ * with its stdio closed gets new descriptors in 0..2, which would collide with the child's
+ * stdio. Returns the descriptor or -errno (@fd is closed then too). */
+int fd_move_above_stdio(int fd);
+
 /* Set or clear O_NONBLOCK. */
 int fd_set_nonblock(int fd, int on);

@@ -2,7 +2,8 @@
 /*
  * launch: the child's confinement sequence.
  *
- *   stdio -> signals -> setpgid -> PDEATHSIG -> process knobs -> chdir -> NO_NEW_PRIVS
+ *   close the host's fds -> stdio -> signals -> setpgid -> PDEATHSIG -> process knobs -> chdir
+ *   -> NO_NEW_PRIVS
  *   -> landlock_restrict_self -> seccomp (+ listener) -> "ready" (+ listener) to the parent
  *   -> wait for "go"
  *   -> close fds >= 3 -> rlimits -> execve (PATH search)
@@ -75,18 +76,56 @@ struct k_sigaction {
 
 static int reset_signals(void)
 {
-	/* The parent thread blocks every signal, so nothing runs a handler of the parent in
-	 * here. Handlers are reset by execve anyway; SIG_IGN is not, and a host such as Python
-	 * ignores SIGPIPE and SIGXFSZ, which a command expects at their defaults (as
-	 * subprocess's restore_signals does). Other dispositions stay inherited, so "nohup
-	 * sandlock run ..." keeps its meaning. */
-	static const int restore[] = { SIGPIPE, SIGXFSZ };
-	struct k_sigaction sa = { .handler = SIG_DFL };
+	/* The parent blocks every signal around the clone, so no handler of the host has run in
+	 * here yet; but the host's handlers are still installed in this copy, and a signal that
+	 * is pending when the mask is lifted before execve would run one of them in the child.
+	 * As posix_spawn does: every signal with a handler goes back to SIG_DFL. SIG_IGN is
+	 * kept (execve keeps it too), so "nohup sandlock run ..." keeps its meaning, except for
+	 * SIGPIPE and SIGXFSZ, which hosts such as Python ignore and commands expect at their
+	 * defaults (as subprocess's restore_signals does). */
+	struct k_sigaction dfl = { .handler = SIG_DFL }, cur;
 
-	for (size_t i = 0; i < ELEMENTSOF(restore); i++)
-		if (syscall(SYS_rt_sigaction, restore[i], &sa, NULL, sizeof(uint64_t)) < 0)
+	for (int sig = 1; sig <= 64; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof(uint64_t)) < 0)
 			return -1;
+		if (cur.handler == SIG_DFL ||
+		    (cur.handler == SIG_IGN && sig != SIGPIPE && sig != SIGXFSZ))
+			continue;
+		if (syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(uint64_t)) < 0)
+			return -1;
+	}
 	return 0;
+}
+
+/* Close every descriptor above 2 but the ones the launch still needs. The clone copied all of
+ * the host's: another sandbox's error pipe among them, whose reader would wait for this child
+ * (parked, perhaps for long) instead of its own. */
+static int close_all_but(const struct plan *plan, const struct launch_io *io)
+{
+	int keep[6], n = 0;
+
+	keep[n++] = io->sock;
+	keep[n++] = io->errpipe;
+	keep[n++] = plan->ruleset_fd;
+	for (int i = 0; i < 3; i++)
+		if (io->stdio[i] >= 0)
+			keep[n++] = io->stdio[i];
+	for (int i = 1; i < n; i++) /* insertion sort: no allocation here */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	unsigned first = 3;
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > first && sys_close_range(first, (unsigned)keep[i] - 1, 0) < 0)
+			return -1;
+		if ((unsigned)keep[i] + 1 > first)
+			first = (unsigned)keep[i] + 1;
+	}
+	return sys_close_range(first, ~0U, 0);
 }
 
 static void apply_knobs(const struct plan *plan, const struct launch_io *io)
@@ -189,6 +228,8 @@ static _noreturn_ void exec_command(const struct plan *plan, const struct launch
 
 _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io)
 {
+	if (close_all_but(plan, io) < 0)
+		fail(io, LAUNCH_STEP_CLOSE_FDS, errno);
 	for (int i = 0; i < 3; i++)
 		if (io->stdio[i] >= 0 && syscall(SYS_dup3, io->stdio[i], i, 0) < 0)
 			fail(io, LAUNCH_STEP_STDIO, errno);

@@ -40,7 +40,9 @@ struct launch_report {
 };
 
 struct launch_io {
-	int stdio[3]; /* descriptors (>= 3) to install as 0, 1, 2; -1 keeps the inherited one */
+	/* Every descriptor here, and the plan's ruleset fd, is >= 3, so installing stdio never
+	 * overwrites one of them. */
+	int stdio[3]; /* descriptors to install as 0, 1, 2; -1 keeps the inherited one */
 	int sock;     /* child end of the control socket: the listener goes out, "go" comes in */
 	int errpipe;  /* write end of the error pipe, O_CLOEXEC, >= 3 */
 	pid_t parent; /* sandlock's pid, to notice a parent that died before PDEATHSIG was set */

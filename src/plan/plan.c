@@ -151,11 +151,9 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
 	if (r < 0)
 		return r;
-	/* Refuse what only the supervisor can enforce, naming it. */
-	if (p->no_supervisor && p->name)
-		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce name (the virtual hostname needs "
-				 "the supervisor)");
+	r = policy_check_supervision(p, reterr);
+	if (r < 0)
+		return r;
 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -192,7 +193,10 @@ static int add_deny(int nr, void *u)
 			return 0;
 		d->seen[nr] = 1;
 	}
-	int r = seccomp_rule_add(d->ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	/* clone3 stays ENOSYS even when denied: with EPERM, glibc would not fall back to
+	 * clone(2) and could not create threads. */
+	int err = nr == SCMP_SYS(clone3) ? ENOSYS : EPERM;
+	int r = seccomp_rule_add(d->ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, 0);
 	return r == -EEXIST ? 0 : r;
 }
 
@@ -210,28 +214,39 @@ static int add_masked_rules(scmp_filter_ctx ctx, int nr, int err, unsigned arg, 
 	return 0;
 }
 
-/* socket(2): raw and datagram IP sockets are EPERM (the network rules will open UDP and ICMP
- * per rule); families other than UNIX, IPv4, IPv6 and netlink are EAFNOSUPPORT, so AF_PACKET
- * and friends stay closed even to a sandbox running as root. */
+/* socket(2) on IPv4/IPv6: only TCP (SOCK_STREAM with protocol 0 or IPPROTO_TCP), the one
+ * protocol Landlock's NetTcp rules cover. Datagram and raw sockets are EPERM (the network rules
+ * will open UDP and ICMP per rule); so are SOCK_SEQPACKET/SOCK_RDM/SOCK_DCCP, SOCK_PACKET (which
+ * the kernel turns into an AF_PACKET socket) and SOCK_STREAM with another protocol (MPTCP,
+ * SCTP), which Landlock does not restrict. Other types the kernel rejects itself. Families other
+ * than UNIX, IPv4, IPv6 and netlink are EAFNOSUPPORT, so AF_PACKET and friends stay closed even
+ * to a sandbox running as root. */
 static int add_socket_rules(scmp_filter_ctx ctx)
 {
-	static const struct {
-		uint64_t family, type;
-	} ip_types[] = {
-		{ AF_INET, SOCK_RAW },
-		{ AF_INET6, SOCK_RAW },
-		{ AF_INET, SOCK_DGRAM },
-		{ AF_INET6, SOCK_DGRAM },
+	static const uint64_t ip_families[] = { AF_INET, AF_INET6 };
+	static const uint64_t denied_types[] = {
+		SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET,
 	};
 	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
 	uint64_t families[AF_NETLINK];
 	size_t n = 0;
 	int r;
 
-	for (size_t i = 0; i < ELEMENTSOF(ip_types); i++) {
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-				     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, ip_types[i].family),
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, ip_types[i].type));
+	for (size_t f = 0; f < ELEMENTSOF(ip_families); f++) {
+		for (size_t t = 0; t < ELEMENTSOF(denied_types); t++) {
+			r = seccomp_rule_add(
+				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+				SCMP_A0(SCMP_CMP_MASKED_EQ, low32, ip_families[f]),
+				SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, denied_types[t]));
+			if (r < 0)
+				return r;
+		}
+		/* A protocol above IPPROTO_TCP, compared on 64 bits: a negative protocol or
+		 * garbage in the upper half is refused too; 1..5 the kernel rejects. */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 3,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, ip_families[f]),
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, SOCK_STREAM),
+				     SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP));
 		if (r < 0)
 			return r;
 	}
@@ -255,16 +270,18 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 	/* CLONE_NEWTIME (0x80) is absent on purpose: clone(2) reads its low byte as the exit
 	 * signal and only clone3 and unshare accept that flag; clone3 is ENOSYS below and
 	 * unshare is on the blocklist. */
+	/* CLONE_PARENT too: its child would be sandlock's, outside the sandbox's process tree,
+	 * and a zombie of the host once it exits. */
 	static const uint64_t ns_flags[] = {
 		CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-		CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET,
+		CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET, CLONE_PARENT,
 	};
 	static const uint64_t ioctls[] = {
 		TIOCSTI,      TIOCLINUX,      SIOCGIFNAME,    SIOCGIFCONF,    SIOCGIFFLAGS,
 		SIOCGIFADDR,  SIOCGIFDSTADDR, SIOCGIFBRDADDR, SIOCGIFNETMASK, SIOCGIFMETRIC,
 		SIOCGIFMEM,   SIOCGIFMTU,     SIOCGIFENCAP,   SIOCGIFHWADDR,  SIOCGIFSLAVE,
 		SIOCGIFINDEX, SIOCGIFPFLAGS,  SIOCGIFCOUNT,   SIOCGIFBR,      SIOCGIFTXQLEN,
-		SIOCGIFMAP,   SIOCETHTOOL,
+		SIOCGIFMAP,   SIOCETHTOOL,    SIOCGIFVLAN,
 	};
 	static const uint64_t prctls[] = { PR_SET_SECUREBITS, PR_SET_PTRACER };
 	const uint64_t low32 = 0xffffffffu;

@@ -102,3 +102,12 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 		off += (size_t)n;
 	}
 }
+
+int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr)
+{
+	if (p->no_supervisor && p->name)
+		return error_set(reterr, -EINVAL,
+				 "no_supervisor: cannot enforce name (the virtual hostname needs "
+				 "the supervisor)");
+	return 0;
+}

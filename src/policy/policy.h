@@ -50,6 +50,10 @@ int policy_set_env(struct sandlock_policy *p, const char *name, const char *valu
 /* Valid sandbox name: 1..64 bytes, no '/', not "." or "..". Returns 0 or -EINVAL with a message. */
 int policy_check_name(const char *name, struct sandlock_error **reterr);
 
+/* Refuse, naming them, the fields only the supervisor can enforce when @p has no_supervisor.
+ * -EINVAL. */
+int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr);
+
 /* The fields a policy for sandlock_confine() may not set, as a comma-separated list of field
  * names written to @buf; empty when the policy only holds filesystem grants and protections. */
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size);

@@ -106,6 +106,11 @@ int groups_track(struct groups *g, pid_t leader, int leader_pidfd)
 			return 0;
 		}
 	prune_locked(g);
+	/* Each group holds three of the host's descriptors: bound what a sandbox can take. */
+	if (g->n >= GROUPS_MAX) {
+		r = -EAGAIN;
+		goto fail;
+	}
 	if (g->n == g->cap) {
 		struct group *nv = realloc(g->v, 2 * g->cap * sizeof(*nv));
 		if (!nv) {

@@ -14,6 +14,9 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+/* Live process groups one sandbox may have at a time; setsid/setpgid beyond it fail. */
+#define GROUPS_MAX 128
+
 struct group {
 	pid_t pgid;
 	int leader_pidfd;
@@ -30,7 +33,8 @@ struct groups {
  * does not allocate. -ENOMEM. */
 int groups_init(struct groups *g);
 /* Record the group led by @leader, whose pidfd @leader_pidfd the call takes over (also on
- * failure). A group already recorded with a live leader is kept. -errno on failure. */
+ * failure). A group already recorded with a live leader is kept. -EAGAIN beyond GROUPS_MAX
+ * live groups; other -errno on failure. */
 int groups_track(struct groups *g, pid_t leader, int leader_pidfd);
 /* Whether @pgid is a recorded group: its leader is alive (its pid pins the number), or the
  * group still has members. The kernel itself refuses a move into an empty group. */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -118,25 +119,70 @@ static int read_launch_report(struct sandlock_sandbox *sb, struct sandlock_error
 	return error_set_step(reterr, -err, step, "%s: %s", step, strerror(err));
 }
 
+/* PIDFD_GET_INFO (Linux 6.13; PIDFD_INFO_EXIT 6.15): the exit status of a process someone
+ * else reaped. Our own copy of the first version of the struct. */
+struct sl_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define SL_PIDFD_INFO_EXIT (1ULL << 3)
+#define SL_PIDFD_GET_INFO _IOWR(0xFF, 11, struct sl_pidfd_info)
+
+static void set_exit(struct sandlock_sandbox *sb, int exited, int status)
+{
+	if (sb->timed_out) {
+		sb->exit_kind = SANDLOCK_EXIT_TIMEOUT;
+		sb->exit_signal = SIGKILL;
+	} else if (exited) {
+		sb->exit_kind = SANDLOCK_EXIT_CODE;
+		sb->exit_code = status;
+	} else {
+		sb->exit_kind = SANDLOCK_EXIT_SIGNAL;
+		sb->exit_signal = status;
+	}
+}
+
+/* The command was reaped by someone else: a host that ignores SIGCHLD (inherited across
+ * execve) or sets SA_NOCLDWAIT, or calls waitpid(-1). Ask the pidfd for the status; where the
+ * kernel cannot tell, report exit code -1 rather than wait forever. */
+static void reaped_elsewhere(struct sandlock_sandbox *sb)
+{
+	struct sl_pidfd_info info = { .mask = SL_PIDFD_INFO_EXIT };
+
+	if (ioctl(sb->pidfd, SL_PIDFD_GET_INFO, &info) == 0 && (info.mask & SL_PIDFD_INFO_EXIT)) {
+		int st = info.exit_code;
+		set_exit(sb, WIFEXITED(st), WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	} else
+		set_exit(sb, 1, -1);
+}
+
 static void reap_child(struct sandlock_sandbox *sb, int options)
 {
 	siginfo_t si = { 0 };
 
 	if (sb->pidfd < 0 || sb->exit_kind != SANDLOCK_EXIT_RUNNING)
 		return;
-	if (waitid((idtype_t)P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | options) < 0 ||
-	    si.si_pid == 0)
+	if (waitid((idtype_t)P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | options) < 0) {
+		if (errno == ECHILD)
+			reaped_elsewhere(sb);
 		return;
-	if (sb->timed_out) {
-		sb->exit_kind = SANDLOCK_EXIT_TIMEOUT;
-		sb->exit_signal = SIGKILL;
-	} else if (si.si_code == CLD_EXITED) {
-		sb->exit_kind = SANDLOCK_EXIT_CODE;
-		sb->exit_code = si.si_status;
-	} else {
-		sb->exit_kind = SANDLOCK_EXIT_SIGNAL;
-		sb->exit_signal = si.si_status;
 	}
+	if (si.si_pid != 0)
+		set_exit(sb, si.si_code == CLD_EXITED, si.si_status);
+}
+
+/* Signal every process of the sandbox: its recorded groups, and the command itself (which,
+ * without a supervisor, may have moved to a group nobody recorded). Returns how many were
+ * reached, or -errno. */
+static int signal_all(struct sandlock_sandbox *sb, int sig)
+{
+	int r = groups_signal(&sb->groups, sig);
+
+	if (sb->pidfd >= 0 && sys_pidfd_send_signal(sb->pidfd, sig, NULL, 0) == 0 && r <= 0)
+		r = 1;
+	return r;
 }
 
 static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
@@ -300,12 +346,12 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 		l->main_done = 1;
 		l->deadline = now_ms() + DRAIN_GRACE_MS;
 		/* The command is done: so is the rest of the sandbox. */
-		(void)groups_signal(&sb->groups, SIGKILL);
+		(void)signal_all(sb, SIGKILL);
 		break;
 	case EV_TIMER:
 		if (!l->main_done) {
 			sb->timed_out = 1;
-			(void)groups_signal(&sb->groups, SIGKILL);
+			(void)signal_all(sb, SIGKILL);
 		}
 		l->timer = safe_close(l->timer);
 		break;
@@ -325,14 +371,14 @@ static void event_loop(struct sandlock_sandbox *sb)
 
 	if (l.epfd < 0) {
 		/* Cannot supervise: end the sandbox rather than leave it unanswered. */
-		(void)groups_signal(&sb->groups, SIGKILL);
+		(void)signal_all(sb, SIGKILL);
 		reap_child(sb, 0);
 		return;
 	}
 	l.timer = TAKE_FD(sb->timer_fd);
 	if (arm_timeout(l.timer, sb->timeout_ms) < 0) {
 		sb->timed_out = 1;
-		(void)groups_signal(&sb->groups, SIGKILL);
+		(void)signal_all(sb, SIGKILL);
 	}
 	epoll_add(l.epfd, sb->pidfd, EV_PIDFD);
 	epoll_add(l.epfd, sb->has_sv ? sb->sv.listener : -1, EV_LISTENER);
@@ -360,7 +406,7 @@ static void event_loop(struct sandlock_sandbox *sb)
 	safe_close(l.timer);
 	safe_close(l.epfd);
 	if (sb->exit_kind == SANDLOCK_EXIT_RUNNING) {
-		(void)groups_signal(&sb->groups, SIGKILL);
+		(void)signal_all(sb, SIGKILL);
 		reap_child(sb, 0);
 	}
 }
@@ -401,7 +447,8 @@ static void finish(struct sandlock_sandbox *sb)
 	sb->ctl[0] = safe_close(sb->ctl[0]);
 
 	pthread_mutex_lock(&sb->lock);
-	sb->ended = 1;
+	/* Release: the outcome written above is visible to whoever sees ended set. */
+	__atomic_store_n(&sb->ended, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&sb->cond);
 	pthread_mutex_unlock(&sb->lock);
 	uint64_t one = 1;
@@ -473,6 +520,7 @@ static int stdio_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t 
 	const uint32_t modes[3] = { o->stdin_mode, o->stdout_mode, o->stderr_mode };
 	const int fds[3] = { o->stdin_fd, o->stdout_fd, o->stderr_fd };
 	int *ours[3] = { &sb->stdin_w, &sb->out_r, &sb->err_r };
+	int r;
 
 	for (int i = 0; i < 3; i++) {
 		int p[2];
@@ -480,7 +528,8 @@ static int stdio_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t 
 		case SANDLOCK_STDIO_INHERIT:
 			break;
 		case SANDLOCK_STDIO_NULL:
-			sb->child_stdio[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+			sb->child_stdio[i] =
+				fd_move_above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC));
 			if (sb->child_stdio[i] < 0)
 				return error_set(reterr, negative_errno(), "/dev/null: %s",
 						 strerror(errno));
@@ -489,10 +538,14 @@ static int stdio_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t 
 			if (pipe2(p, O_CLOEXEC) < 0)
 				return error_set(reterr, negative_errno(), "pipe: %s",
 						 strerror(errno));
-			sb->child_stdio[i] = i == 0 ? p[0] : p[1];
 			*ours[i] = i == 0 ? p[1] : p[0];
-			if (i > 0)
-				(void)fd_set_nonblock(p[0], 1);
+			sb->child_stdio[i] = fd_move_above_stdio(i == 0 ? p[0] : p[1]);
+			if (sb->child_stdio[i] < 0)
+				return error_set(reterr, sb->child_stdio[i], "pipe: %s",
+						 strerror(-sb->child_stdio[i]));
+			/* The event loop reads captured output; a blocking read would stall it. */
+			if (i > 0 && (r = fd_set_nonblock(p[0], 1)) < 0)
+				return error_set(reterr, r, "pipe: %s", strerror(-r));
 			break;
 		case SANDLOCK_STDIO_FD:
 			/* A copy above 2, so the child's dup3 onto 0..2 never meets itself. */
@@ -543,14 +596,12 @@ static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_
 	    pipe2(sb->errpipe, O_CLOEXEC) < 0 ||
 	    (sb->done_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 		return error_set(reterr, negative_errno(), "%s", strerror(errno));
-	/* launch_child() needs its error pipe above 2. */
-	if (sb->errpipe[1] < 3) {
-		int fd = fcntl(sb->errpipe[1], F_DUPFD_CLOEXEC, 3);
-		if (fd < 0)
-			return error_set(reterr, negative_errno(), "%s", strerror(errno));
-		safe_close(sb->errpipe[1]);
-		sb->errpipe[1] = fd;
-	}
+	/* Everything the child uses must be above 2 (launch.h). */
+	sb->ctl[1] = fd_move_above_stdio(sb->ctl[1]);
+	sb->errpipe[1] = fd_move_above_stdio(sb->errpipe[1]);
+	sb->plan.ruleset_fd = fd_move_above_stdio(sb->plan.ruleset_fd);
+	if (sb->ctl[1] < 0 || sb->errpipe[1] < 0 || sb->plan.ruleset_fd < 0)
+		return error_set(reterr, -EMFILE, "out of file descriptors");
 	if (sb->timeout_ms &&
 	    (sb->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
@@ -604,7 +655,11 @@ static int launch_inline(struct sandlock_sandbox *sb, struct sandlock_error **re
 	if (r < 0) {
 		launch_abandon(sb, err);
 		record_launch(sb, r, NULL);
+		/* finish() gives the terminal back (-i): from the background that raises SIGTTOU
+		 * unless the calling thread blocks it, as the sandbox thread always does. */
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		finish(sb);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (reterr && !*reterr)
 			*reterr = err;
 		else
@@ -719,7 +774,7 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 	pthread_mutex_unlock(&sb->lock);
 	if (ended)
 		return -ESRCH;
-	int r = groups_signal(&sb->groups, sig);
+	int r = signal_all(sb, sig);
 
 	/* Only now release a parked launch: cancelling first would let the child exit and be
 	 * reaped before the signal, which would then find nobody. */
@@ -743,7 +798,7 @@ void sandbox_free(struct sandlock_sandbox *sb)
 		pthread_cond_broadcast(&sb->cond);
 		pthread_mutex_unlock(&sb->lock);
 		if (!ended)
-			(void)groups_signal(&sb->groups, SIGKILL);
+			(void)signal_all(sb, SIGKILL);
 		pthread_join(sb->thread, NULL);
 	}
 	supervisor_done(&sb->sv);

@@ -54,3 +54,16 @@ def test_interactive_without_a_terminal_is_an_error():
                        timeout=30, stdin=subprocess.DEVNULL, start_new_session=True)
     assert r.returncode == 1
     assert r.stderr.decode().startswith("sandlock: interactive: no controlling terminal")
+
+
+def test_interactive_launch_failure_gives_the_terminal_back():
+    # Under a job-control shell, sandlock is its own foreground group; when the command cannot
+    # start, sandlock must give the terminal back without being stopped by SIGTTOU (the shell
+    # would report "Stopped" and $? = 150).
+    if not shutil.which("bash"):
+        pytest.skip("bash is not installed")
+    cmd = (f"bash --norc -ic '{SANDLOCK} run -i {grants()} -- /nonexistent-cmd; "
+           f"echo rc=$?'")
+    code, out = in_pty(cmd)
+    assert "Stopped" not in out
+    assert "rc=127" in out

@@ -323,3 +323,45 @@ def test_change_own_processes(flags):
         assert got[4] is True and got[5] == [19, 18]
     # PRIO_USER reaches every process of the uid, inside or not: always refused.
     assert got[6] == errno.EPERM
+
+
+# Landlock's TCP rules cover IPPROTO_TCP only: an MPTCP (or SCTP) stream socket would connect
+# unchecked, so the filter allows IPv4/IPv6 stream sockets with protocol 0 or TCP only.
+MPTCP_CONNECT = """
+import sys
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)  # IPPROTO_MPTCP
+except OSError as e:
+    out(["socket", e.errno])
+else:
+    out(["connect", s.connect_ex(("127.0.0.1", int(sys.argv[1])))])
+"""
+
+
+def test_mptcp_refused(tcp_listener):
+    port = str(tcp_listener)
+    outside = subprocess.run([PY, "-c", PRELUDE + MPTCP_CONNECT, port], capture_output=True,
+                             timeout=30)
+    if result_json(outside) != ["connect", 0]:
+        pytest.skip(f"MPTCP is not available on this kernel ({result_json(outside)})")
+    inside = run(*SYSTEM_READ, "--", PY, "-c", PRELUDE + MPTCP_CONNECT, port, timeout=30)
+    assert result_json(inside) == ["socket", errno.EPERM]
+
+
+PACKET = """
+try:
+    socket.socket(socket.AF_INET, 10, 0x0300)  # SOCK_PACKET: the kernel's AF_PACKET alias
+    out(0)
+except OSError as e:
+    out(e.errno)
+"""
+
+
+def test_sock_packet_refused():
+    # Outside: root may create it, others get EPERM from the kernel (CAP_NET_RAW); inside it
+    # is EPERM for everyone, from the filter before any capability check.
+    outside = result_json(py_outside(PACKET))
+    assert outside in (0, errno.EPERM)
+    assert result_json(py_inside(PACKET)) == errno.EPERM
+    if os.geteuid() == 0:
+        assert outside == 0  # the control that shows the filter is what refuses it

@@ -8,6 +8,7 @@ import os
 import resource
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -416,3 +417,82 @@ out([r, os.waitstatus_to_exitcode(st)])
 """
     assert result_json(py_outside(code)) == [0, 0]
     assert result_json(py_inside(code)) == [0, 0]
+
+
+def test_command_reaped_by_someone_else():
+    # A host that ignores SIGCHLD passes that on through execve: the kernel then reaps the
+    # command itself. sandlock must still end, with the status (read from the pidfd).
+    r = subprocess.run([SANDLOCK, "run", *SYSTEM_READ, "--", "sh", "-c", "exit 3"],
+                       capture_output=True, timeout=30,
+                       preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert r.returncode == 3
+
+
+def test_stdio_closed_in_the_host(sandbox_dir):
+    # With the host's 0, 1, 2 closed, sandlock's own descriptors land there; none of them may
+    # reach the command (it must find 0..2 closed as the host had them).
+    probe = sandbox_dir / "fds"
+    code = ("import os\n"
+            "bad = []\n"
+            "for fd in (0, 1, 2):\n"
+            "    try:\n"
+            "        os.fstat(fd)\n"
+            "        bad.append(fd)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            f"open({str(probe)!r}, 'w').write(repr(bad))\n")
+    r = subprocess.run(["sh", "-c", 'exec 0<&- 1>&- 2>&-; exec "$@"', "sh", SANDLOCK, "run",
+                        *SYSTEM_READ, "-w", str(sandbox_dir), "--", PY, "-c", code],
+                       timeout=30)
+    assert r.returncode == 0
+    assert probe.read_text() == "[]"
+
+
+GROUPS = """
+import os, time
+made = failed = 0
+kids = []
+for i in range(140):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setsid()
+            os.write(w, b"1")
+        except OSError:
+            os.write(w, b"0")
+        time.sleep(30)
+        os._exit(0)
+    os.close(w)
+    ok = os.read(r, 1) == b"1"
+    os.close(r)
+    kids.append(pid)
+    made += ok
+    failed += not ok
+for pid in kids:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+out([made, failed])
+"""
+
+
+def test_process_groups_are_bounded():
+    # Each group the sandbox creates costs the host three descriptors: at most 128 live groups
+    # (the command's own included), further setsid() calls fail with EPERM.
+    made, failed = result_json(py_inside(GROUPS, timeout=60))
+    assert made == 127 and failed == 13
+
+
+def test_no_supervisor_timeout_reaches_a_command_that_left_its_group():
+    # Without a supervisor nothing records a move into another group (here sandlock's own);
+    # the timeout still reaches the command itself through its pidfd.
+    code = ("import os, time\n"
+            "os.setpgid(0, os.getpgid(os.getppid()))\n"
+            "time.sleep(5)\n"
+            "print('survived')\n")
+    t0 = time.monotonic()
+    r = run("--no-supervisor", "-t", "1", *SYSTEM_READ, "--", PY, "-c", code, timeout=30)
+    assert r.returncode == 124
+    assert b"survived" not in r.stdout
+    assert time.monotonic() - t0 < 4

@@ -5,6 +5,7 @@
  * parked start, waits with timeouts, kill, the sandbox timeout, pause/resume, signals after the
  * end. Each behaviour has a control.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -1064,6 +1065,138 @@ static void test_spawn_from_thread(void)
 	sandlock_policy_free(t.policy);
 }
 
+/* A parked child must hold none of the host's descriptors: had it kept another sandbox's error
+ * pipe (cloned while that one was being spawned), that spawn would wait for it forever. */
+static int fd_links_to(pid_t pid, const char *target)
+{
+	char dir[64], path[320], link[256];
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = 0;
+			found |= strcmp(link, target) == 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void test_parked_holds_no_host_fd(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_spawn_opts_t po = { .size = sizeof(po), .flags = SANDLOCK_SPAWN_PARKED };
+	sandlock_sandbox_t *sb = NULL;
+	char self[64], target[256];
+	int host[2];
+
+	if (pipe2(host, O_CLOEXEC) < 0)
+		return;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", host[1]);
+	ssize_t n = readlink(self, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = 0;
+	ok(fd_links_to(getpid(), target), "control: the host holds its pipe (%s)", target);
+	int r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &po, &sb, NULL);
+	if (ok(r == 0, "parked spawn")) {
+		ok(!fd_links_to(sandlock_sandbox_pid(sb), target),
+		   "  the parked child does not hold the host's pipe");
+		sandlock_sandbox_free(sb);
+	}
+	close(host[0]);
+	close(host[1]);
+	sandlock_policy_free(p);
+}
+
+static int handler_pipe[2] = { -1, -1 };
+
+static void usr1_handler(int sig)
+{
+	(void)!write(handler_pipe[1], "H", 1);
+}
+
+/* A signal pending in the child before execve meets the default action, not the host's
+ * handler (which a forked copy of the host would otherwise run in the confined child). */
+static void test_host_handler_not_run(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_spawn_opts_t po = { .size = sizeof(po), .flags = SANDLOCK_SPAWN_PARKED };
+	sandlock_sandbox_t *sb = NULL;
+	struct sigaction sa = { .sa_handler = usr1_handler }, old;
+	char c;
+
+	if (pipe2(handler_pipe, O_CLOEXEC | O_NONBLOCK) < 0 || sigaction(SIGUSR1, &sa, &old) < 0)
+		return;
+	raise(SIGUSR1);
+	ok(read(handler_pipe[0], &c, 1) == 1, "control: the host's SIGUSR1 handler runs here");
+	int r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &po, &sb, NULL);
+	if (ok(r == 0, "parked spawn for the handler test")) {
+		/* Pending in the parked child, which blocks every signal until just before exec. */
+		kill(sandlock_sandbox_pid(sb), SIGUSR1);
+		sandlock_sandbox_start(sb, NULL);
+		sandlock_sandbox_wait(sb, 5000);
+		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_SIGNAL,
+		       "  the child died of the signal's default action");
+		is_int(sandlock_sandbox_exit_signal(sb), SIGUSR1, "  SIGUSR1");
+		ok(read(handler_pipe[0], &c, 1) < 0, "  the host's handler did not run in the child");
+		sandlock_sandbox_free(sb);
+	}
+	sigaction(SIGUSR1, &old, NULL);
+	close(handler_pipe[0]);
+	close(handler_pipe[1]);
+	sandlock_policy_free(p);
+}
+
+/* Options this library does not know must be zero; reserved must be zero. */
+static void test_opts_versioning(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	struct {
+		sandlock_spawn_opts_t o;
+		uint64_t future;
+	} big = { .o = { .size = sizeof(big) } };
+
+	big.future = 1;
+	is_int(sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &big.o, &sb, &e),
+	       -E2BIG, "a non-zero option beyond this library's struct: -E2BIG");
+	ok(e && strstr(sandlock_error_message(e), "unknown to this library"), "  with a message");
+	sandlock_error_free(e);
+	big.future = 0;
+	int r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &big.o, &sb, NULL);
+	ok(r == 0, "a larger struct with a zero tail: accepted (control)");
+	if (r == 0) {
+		sandlock_sandbox_wait(sb, 5000);
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_spawn_opts_t o = { .size = sizeof(o), .reserved = 1 };
+	is_int(sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, NULL),
+	       -EINVAL, "reserved != 0: -EINVAL");
+	sandlock_policy_free(p);
+}
+
+/* sandlock_policy_check refuses what spawn refuses. */
+static void test_check_supervision(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_error_t *e = NULL;
+
+	is_int(sandlock_policy_check(p, NULL), 0, "check: a plain policy passes (control)");
+	sandlock_policy_set_no_supervisor(p, 1);
+	sandlock_policy_set_name(p, "box", NULL);
+	is_int(sandlock_policy_check(p, &e), -EINVAL, "check: no_supervisor with a name: -EINVAL");
+	ok(e && strstr(sandlock_error_message(e), "no_supervisor: cannot enforce name"),
+	   "  naming the field");
+	sandlock_error_free(e);
+	sandlock_policy_free(p);
+}
+
 int main(void)
 {
 	test_setters();
@@ -1072,6 +1205,10 @@ int main(void)
 	test_confine();
 	test_spawn();
 	test_spawn_from_thread();
+	test_parked_holds_no_host_fd();
+	test_host_handler_not_run();
+	test_opts_versioning();
+	test_check_supervision();
 	test_knobs();
 	test_relative_path();
 	return done_testing();

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <netinet/in.h>
+#include <linux/sockios.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -551,6 +553,8 @@ static void default_clone(const struct sock_fprog *prog)
 	       0, SECCOMP_RET_ALLOW, "clone(thread flags) -> ALLOW");
 	EXPECT(prog, X86, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, RET_EPERM,
 	       "clone(CLONE_NEWUSER) -> EPERM");
+	EXPECT(prog, X86, __NR_clone, CLONE_PARENT | SIGCHLD, 0, 0, RET_EPERM,
+	       "clone(CLONE_PARENT) -> EPERM");
 	static const struct {
 		uint64_t flag;
 		const char *name;
@@ -579,6 +583,7 @@ static void default_ioctl_prctl(const struct sock_fprog *prog)
 	EXPECT(prog, X86, __NR_ioctl, 0, 0xdeadbeef00000000ULL | TIOCSTI, 0, RET_EPERM,
 	       "ioctl(TIOCSTI | garbage << 32) -> EPERM");
 	EXPECT(prog, X86, __NR_ioctl, 0, TIOCLINUX, 0, RET_EPERM, "ioctl(TIOCLINUX) -> EPERM");
+	EXPECT(prog, X86, __NR_ioctl, 0, SIOCGIFVLAN, 0, RET_EPERM, "ioctl(SIOCGIFVLAN) -> EPERM");
 	EXPECT(prog, X86, __NR_ioctl, 0, TIOCGWINSZ, 0, SECCOMP_RET_ALLOW,
 	       "ioctl(TIOCGWINSZ) -> ALLOW");
 	EXPECT(prog, X86, __NR_ioctl, 0, FIONREAD, 0, SECCOMP_RET_ALLOW,
@@ -629,6 +634,26 @@ static void default_socket(const struct sock_fprog *prog)
 	       "socket(AF_INET, SOCK_STREAM) -> ALLOW");
 	EXPECT(prog, X86, __NR_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0, SECCOMP_RET_ALLOW,
 	       "socket(AF_INET6, SOCK_STREAM|SOCK_CLOEXEC) -> ALLOW");
+
+	/* Only TCP among the IP stream protocols: Landlock's NetTcp covers nothing else. */
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_STREAM, IPPROTO_TCP, SECCOMP_RET_ALLOW,
+	       "socket(AF_INET, SOCK_STREAM, IPPROTO_TCP) -> ALLOW");
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */, RET_EPERM,
+	       "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP) -> EPERM");
+	EXPECT(prog, X86, __NR_socket, AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 262, RET_EPERM,
+	       "socket(AF_INET6, SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_MPTCP) -> EPERM");
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_STREAM, IPPROTO_SCTP, RET_EPERM,
+	       "socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP) -> EPERM");
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_STREAM, 0xffffffff00000006ULL, RET_EPERM,
+	       "socket(AF_INET, SOCK_STREAM, TCP | garbage << 32) -> EPERM (fail closed)");
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, RET_EPERM,
+	       "socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP) -> EPERM");
+	EXPECT(prog, X86, __NR_socket, AF_INET, SOCK_PACKET, 0x300, RET_EPERM,
+	       "socket(AF_INET, SOCK_PACKET) (the kernel's AF_PACKET alias) -> EPERM");
+	EXPECT(prog, X86, __NR_socket, AF_INET6, SOCK_DCCP, 0, RET_EPERM,
+	       "socket(AF_INET6, SOCK_DCCP) -> EPERM");
+	EXPECT(prog, X86, __NR_socket, AF_UNIX, SOCK_SEQPACKET, 0, SECCOMP_RET_ALLOW,
+	       "socket(AF_UNIX, SOCK_SEQPACKET) -> ALLOW (control)");
 }
 
 /* A foreign ABI is killed. */
@@ -781,6 +806,20 @@ static int load(const struct sock_fprog *prog)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
+}
+
+/* Denying clone3 explicitly keeps it ENOSYS: with EPERM glibc would not fall back to clone(2). */
+static void test_deny_clone3(void)
+{
+	char *deny[] = { (char *)"clone3", (char *)"getcwd", NULL };
+	struct sandlock_policy p = { .extra_deny = deny };
+	struct sock_fprog prog;
+
+	if (!ok(build(&p, 0, &prog) == 0, "build with extra_deny clone3, getcwd"))
+		return;
+	EXPECT(&prog, X86, __NR_clone3, 0, 88, 0, RET_ENOSYS, "  clone3 -> ENOSYS, not EPERM");
+	EXPECT(&prog, X86, __NR_getcwd, 0, 0, 0, RET_EPERM, "  getcwd -> EPERM (control)");
+	seccomp_program_done(&prog);
 }
 
 /* Calls that change another process: trapped (supervised) or denied (unsupervised) only when
@@ -989,6 +1028,7 @@ int main(void)
 	test_program_default();
 	test_program_policies();
 	test_other_process();
+	test_deny_clone3();
 	test_prebuilt();
 	test_kernel();
 	return done_testing();

@@ -60,9 +60,9 @@ static int process_group_of(pid_t pid, pid_t *ret)
 	/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
 	const char *p = strrchr(buf, ')');
 	int pgrp;
-	if (!p || sscanf(p + 1, " %*c %*d %d", &pgrp) != 1 || pgrp <= 0)
-		return -ESRCH;
-	*ret = pgrp;
+	if (!p || sscanf(p + 1, " %*c %*d %d", &pgrp) != 1)
+		return -EPERM; /* cannot tell: fail closed */
+	*ret = pgrp; /* 0 for a process in another pid namespace's init group: never ours */
 	return 0;
 }
 

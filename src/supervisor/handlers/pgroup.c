@@ -19,29 +19,39 @@
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 
+/* The caller's process (thread group) id, or -errno. A pidfd opens only on a thread-group
+ * leader, which settles the common case without /proc; a thread needs /proc/<tid>/status. */
 static pid_t caller_tgid(const struct seccomp_notif *req)
 {
-	pid_t tgid;
+	pid_t tid = (pid_t)req->pid, tgid;
+	int fd = sys_pidfd_open(tid, 0);
 
-	return proc_status_field((pid_t)req->pid, "Tgid", &tgid) == 0 ? tgid : (pid_t)req->pid;
+	if (fd >= 0) {
+		close(fd);
+		return tid;
+	}
+	return proc_status_field(tid, "Tgid", &tgid) == 0 ? tgid : -EPERM;
 }
 
-/* Record the group @leader is about to lead, then CONTINUE. */
+/* Record the group @leader is about to lead, then CONTINUE. Nothing unverified is let through:
+ * a target that is not (yet) the caller's child is refused here with the kernel's own answer,
+ * since a child forked with that pid before the kernel looked it up would otherwise get an
+ * unrecorded group. */
 static int track_new_group(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp, pid_t caller, pid_t leader)
 {
 	pid_t ppid;
 
-	/* The kernel moves only the caller or one of its children; anything else fails there
-	 * (ESRCH), and recording it would aim later signals outside the sandbox. */
-	if (leader != caller && (proc_status_field(leader, "PPid", &ppid) < 0 || ppid != caller)) {
-		/* CONTINUE: no pointer argument (see the file comment); the kernel refuses it. */
-		notif_answer_continue(resp);
-		return 0;
+	if (leader != caller) {
+		int r = proc_status_field(leader, "PPid", &ppid);
+		if (r == -ESRCH || (r == 0 && ppid != caller))
+			return -ESRCH; /* the kernel: neither the caller nor its child */
+		if (r < 0)
+			return -EPERM; /* cannot tell: fail closed */
 	}
 	int pidfd = sys_pidfd_open(leader, 0);
 	if (pidfd < 0)
-		return errno == ESRCH ? NOTIF_GONE : -EPERM;
+		return errno == ESRCH ? -ESRCH : -EPERM;
 	/* The caller is parked in this syscall; a still-valid notification proves the pids read
 	 * above were not recycled under the check. */
 	if (!notif_id_valid(sv->listener, req->id)) {
@@ -61,7 +71,7 @@ int handle_setsid(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	pid_t caller = caller_tgid(req);
 
-	return track_new_group(sv, req, resp, caller, caller);
+	return caller < 0 ? caller : track_new_group(sv, req, resp, caller, caller);
 }
 
 int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
@@ -85,6 +95,8 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
 		return 0;
 	}
 	pid_t caller = caller_tgid(req);
+	if (caller < 0)
+		return caller;
 	pid_t target = pid ? pid : caller;
 	if (!pgid)
 		pgid = target;
