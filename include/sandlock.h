@@ -88,14 +88,16 @@ int sandlock_protection_abi_floor(uint32_t protection);
 /* ---- policy ----------------------------------------------------------------------------- */
 
 /* A new empty policy: no filesystem access, no network, the default seccomp blocklist, every
- * protection strict, supervised. Errors: -ENOMEM. */
+ * protection strict, supervised. *@ret_policy is the caller's, released with
+ * sandlock_policy_free(). Errors: -EINVAL (NULL), -ENOMEM. */
 int sandlock_policy_new(sandlock_policy_t **ret_policy);
 void sandlock_policy_free(sandlock_policy_t *policy);
 
 /* Grant read + execute (recursive for a directory) / read + write on @path. Copies @path. The
- * path must be absolute or is made absolute against the caller's cwd; it is opened when the
- * sandbox is spawned, and a missing path is then an error naming it.
- * Errors: -EINVAL (NULL or empty path), -ENOMEM. */
+ * path must be absolute or is made absolute against the caller's cwd now; it is opened when
+ * the sandbox is spawned, and a missing path is then an error naming it.
+ * Errors: -EINVAL (NULL or empty path), -ENOMEM, and for a relative path getcwd(3)'s errors
+ * (-ENOENT, -EACCES, -ERANGE). */
 int sandlock_policy_add_fs_read(sandlock_policy_t *policy, const char *path);
 int sandlock_policy_add_fs_write(sandlock_policy_t *policy, const char *path);
 
@@ -143,8 +145,10 @@ int sandlock_policy_check(const sandlock_policy_t *policy, sandlock_error_t **re
 
 /* Apply the policy's Landlock filesystem rules to the calling thread in place (and threads it
  * creates later), with no fork and no exec; sets NO_NEW_PRIVS. Irreversible. A policy with
- * anything but filesystem grants and protection modes set is rejected with -EINVAL.
- * Errors: -EINVAL, -ENOENT, -EOPNOTSUPP, -ENOMEM, -EPERM. */
+ * anything but filesystem grants and protection modes set is rejected with -EINVAL. @policy is
+ * read, not retained.
+ * Errors: -EINVAL, -ENOENT/-EACCES/-ENOTDIR/-ELOOP (opening a grant path), -EOPNOTSUPP,
+ * -ENOMEM, -EPERM, -E2BIG (the thread already has the maximum of 16 Landlock layers). */
 int sandlock_confine(const sandlock_policy_t *policy, sandlock_error_t **reterr);
 
 /* ---- spawning --------------------------------------------------------------------------- */
@@ -172,17 +176,25 @@ typedef struct sandlock_spawn_opts {
 	uint64_t timeout_ms; /* 0 = none: kill the whole sandbox after this long */
 } sandlock_spawn_opts_t;
 
-/* Spawn @argv[0] (PATH search in the child's environment) confined by @policy. @argv is a
- * NULL-terminated vector, copied. @opts may be NULL (everything inherited, no timeout).
- * Returns when the command is running (exec succeeded), or when it is parked.
- * Errors: -EINVAL (bad policy or options), -ENOENT/-EACCES/-ENOEXEC/... (the child's step
- * failed; sandlock_error_step() names it), -EOPNOTSUPP (a protection this kernel lacks),
- * -EBUSY (a supervised sandbox inside another supervised sandbox), -ENOMEM, -EAGAIN. */
+/* Spawn @argv[0] (PATH search in the child's environment) confined by @policy. @policy is read,
+ * not retained (it may be changed or freed once this returns); @argv, a NULL-terminated
+ * vector, is copied; @opts may be NULL (everything inherited, no timeout). *@ret_sandbox is the
+ * caller's, released with sandlock_sandbox_free(). Returns when the command is running (execve
+ * succeeded), or when it is parked (confined, waiting for sandlock_sandbox_start()).
+ * Errors:
+ *  - a step of the child failed: the errno of that step (-ENOENT, -EACCES, -ENOEXEC, -ENOTDIR,
+ *    -ELOOP, -E2BIG, -ETXTBSY, ... for execve), and sandlock_error_step() names the step;
+ *    -EBUSY at step "seccomp": a supervised sandbox inside another supervised sandbox;
+ *  - -EINVAL (a bad policy or option), -E2BIG (an option unknown to this library is set),
+ *    -ENOENT/-EACCES/-ENOTDIR/-ELOOP (opening a grant path), -EOPNOTSUPP (a strict protection
+ *    or Landlock missing), -ENOTTY (SANDLOCK_SPAWN_INTERACTIVE without a terminal), -EBADF
+ *    (a bad SANDLOCK_STDIO_FD descriptor), -ENOMEM, -EMFILE/-ENFILE, -EAGAIN. */
 int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
 		   const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,
 		   sandlock_error_t **reterr);
 
-/* Let a parked sandbox exec. Errors as sandlock_spawn; -EALREADY if not parked. */
+/* Let a parked sandbox exec. Errors: those of the child's steps as for sandlock_spawn;
+ * -EALREADY (not parked), -ECANCELED (killed while parked). */
 int sandlock_sandbox_start(sandlock_sandbox_t *sandbox, sandlock_error_t **reterr);
 
 /* Wait for the sandbox to end: its command exited and the rest of it is gone, captured output

@@ -120,7 +120,8 @@ static int close_all_but(const struct plan *plan, const struct launch_io *io)
 		}
 	unsigned first = 3;
 	for (int i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > first && sys_close_range(first, (unsigned)keep[i] - 1, 0) < 0)
+		if ((unsigned)keep[i] > first &&
+		    sys_close_range(first, (unsigned)keep[i] - 1, 0) < 0)
 			return -1;
 		if ((unsigned)keep[i] + 1 > first)
 			first = (unsigned)keep[i] + 1;

@@ -129,9 +129,9 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 		 * architecture lacks (socketcall, ipc on x86_64) negative pseudo numbers, which
 		 * would deny nothing. */
 		if (nr < 0)
-			return error_set(reterr, -EINVAL,
-					 "extra_deny_syscalls: %s does not exist on this architecture",
-					 n);
+			return error_set(
+				reterr, -EINVAL,
+				"extra_deny_syscalls: %s does not exist on this architecture", n);
 		g = group_of(n);
 		if (g && strv_contains(p->extra_allow, g->name))
 			return error_set(reterr, -EINVAL,
@@ -205,8 +205,9 @@ static int add_masked_rules(scmp_filter_ctx ctx, int nr, int err, unsigned arg, 
 			    const uint64_t *values, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct scmp_arg_cmp cmp = { .arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = mask,
-					    .datum_b = values[i] };
+		struct scmp_arg_cmp cmp = {
+			.arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = mask, .datum_b = values[i]
+		};
 		int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, 1, &cmp);
 		if (r < 0)
 			return r;
@@ -246,7 +247,7 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 3,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, low32, ip_families[f]),
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, SOCK_STREAM),
-				     SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP));
+				     SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP, 0));
 		if (r < 0)
 			return r;
 	}
@@ -259,7 +260,7 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 	if (r < 0)
 		return r;
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+				SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0));
 }
 
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are
@@ -379,9 +380,8 @@ static int prebuilt_lookup(const struct sandlock_policy *p, int supervised,
 	return 0;
 }
 
-int seccomp_program_build(const struct sandlock_policy *p, int supervised,
-			  const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
-			  struct sandlock_error **reterr)
+int seccomp_program_build(const struct sandlock_policy *p, int supervised, const struct trap *traps,
+			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
 {
 	int r = seccomp_check_names(p, reterr);
 	if (r < 0)

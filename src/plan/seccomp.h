@@ -33,9 +33,8 @@ int seccomp_is_denied(const struct sandlock_policy *p, int nr);
 /* Build the program. @traps (dispatch_trap_set) are routed to the supervisor when @supervised,
  * and otherwise denied where they say so; a syscall both trapped and denied stays denied. On
  * success *@ret owns a malloc'ed filter, released with seccomp_program_done(). */
-int seccomp_program_build(const struct sandlock_policy *p, int supervised,
-			  const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
-			  struct sandlock_error **reterr);
+int seccomp_program_build(const struct sandlock_policy *p, int supervised, const struct trap *traps,
+			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
 void seccomp_program_done(struct sock_fprog *prog);
 
 /* Compile with libseccomp, bypassing the precompiled programs (the generator and the tests use

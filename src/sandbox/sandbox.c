@@ -213,8 +213,7 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 		snprintf(sb->name, sizeof(sb->name), "sandbox-%d", pid);
 
 	int leader_pidfd = fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3);
-	int r = leader_pidfd < 0 ? negative_errno()
-				 : groups_track(&sb->groups, pid, leader_pidfd);
+	int r = leader_pidfd < 0 ? negative_errno() : groups_track(&sb->groups, pid, leader_pidfd);
 	if (r < 0)
 		return error_set(reterr, r, "recording the sandbox's process group: %s",
 				 strerror(-r));

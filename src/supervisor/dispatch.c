@@ -17,7 +17,10 @@ struct dispatch_entry {
 	int (*needed)(const struct sandlock_policy *p);
 };
 
-#define NOT_ZERO(a) { .arg = (a), .op = SCMP_CMP_NE, .datum = 0 }
+#define NOT_ZERO(a)                                                                                \
+	{                                                                                          \
+		.arg = (a), .op = SCMP_CMP_NE, .datum = 0                                          \
+	}
 
 /* Every sandbox traps:
  *  - uname: the virtual hostname is the sandbox's name (default sandbox-<pid>);
