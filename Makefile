@@ -46,7 +46,7 @@ LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAG
 LIBS := -lseccomp
 
 LIB_SRCS := $(wildcard src/basic/*.c src/policy/*.c src/plan/*.c src/launch/*.c \
-	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/*.c)
+	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/toml/*.c src/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
@@ -65,7 +65,7 @@ SHLIB := $(BUILDDIR)/libsandlock.so.$(VERSION)
 SONAME := libsandlock.so.$(SOVERSION)
 
 all: $(BUILDDIR)/libsandlock.a $(if $(SANFLAGS),$(BUILDDIR)/SANITIZED) $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
-	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS)
+	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode
 
 $(BUILDDIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -74,6 +74,11 @@ $(BUILDDIR)/obj/%.o: %.c
 $(BUILDDIR)/tools/seccomp-gen: tools/seccomp-gen.c tools/prebuilt-none.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# The toml-test decoder (tests/toml/run-toml-test): TOML on stdin, tagged JSON on stdout.
+$(BUILDDIR)/tools/toml-decode: tools/toml-decode.c $(BUILDDIR)/libsandlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILDDIR)/libsandlock.a $(LIBS)
 
 $(BUILDDIR)/gen/seccomp-prebuilt.c: $(BUILDDIR)/tools/seccomp-gen
 	@mkdir -p $(dir $@)
