@@ -2,14 +2,17 @@
 /*
  * sandbox: spawn, the launch handshake, and the per-sandbox thread.
  *
- *  caller thread                      sandbox thread                     child
- *  plan_build, pipes, thread  ---->   clone(CLONE_PIDFD)  ------------>  launch_child(): confine
- *                                     setpgid, groups, tty               send listener, wait
- *                                     recv listener, supervisor
- *                                     [parked: wait for start]
- *                                     "go" ------------------------------>  close fds, execve
- *  <---- launch result -------------  error pipe: EOF = exec'd
- *                                     event loop until the sandbox ends
+ *  launcher (the main thread spawning, else the sandbox thread)        child
+ *  plan_build, pipes, clone(CLONE_PIDFD) -------------------------->  close host fds, confine
+ *  setpgid, record the group, tty                                     "ready" (+ listener)
+ *  [parked: take "ready", wait for sandlock_sandbox_start()]          wait for "go"
+ *  "go" ---------------------------------------------------------->  close fds, execve
+ *  take "ready" + listener; error pipe: EOF = exec'd
+ *  sandbox thread: event loop until the sandbox ends
+ *
+ * PDEATHSIG follows the thread that cloned the child, so only a thread that outlives the
+ * sandbox may launch: the main thread, or the sandbox's own thread (for spawns from other
+ * threads, and for parked spawns, whose launch finishes later on that thread).
  *
  * When the command exits, whatever is left of the sandbox is killed (every recorded process
  * group), captured output is drained, and the outcome is published.

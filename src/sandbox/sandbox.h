@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * sandbox: one running sandbox. It owns the plan, the child, the sandbox thread (which clones
- * the child, so the child's PDEATHSIG is tied to a thread that lives as long as the sandbox, and
- * then runs the event loop: notifications, the child's pidfd, captured output, the timeout), the
- * process groups and the outcome. The exported wrappers are in api-sandbox.c.
+ * sandbox: one running sandbox. It owns the plan, the child, the sandbox thread (the event loop:
+ * notifications, the child's pidfd, captured output, the timeout; and the launch itself when the
+ * spawning thread is not one that outlives the sandbox, see sandbox.c), the process groups and
+ * the outcome. The exported wrappers are in api-sandbox.c.
  */
 #pragma once
 
