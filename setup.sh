@@ -82,7 +82,12 @@ check_unprivileged() {
 	chown -R "$user:" "$dir"
 	chmod 755 "$dir"
 	user_status=0
+	# The TOML conformance data sits beside this tree (../shared/toml-test), not the copy.
+	toml_test=${SANDLOCK_TOML_TEST:-}
+	[ -n "$toml_test" ] || ! [ -d ../shared/toml-test ] ||
+		toml_test=$(cd ../shared/toml-test && pwd)
 	pass runuser -u "$user" -- env SANDLOCK_MUST_WORK="${SANDLOCK_MUST_WORK:-}" \
+		SANDLOCK_TOML_TEST="$toml_test" \
 		HOME="$(getent passwd "$user" | cut -d: -f6)" \
 		"$dir/src/tests/run" --build build --label unprivileged || user_status=1
 	rm -rf "$dir"
