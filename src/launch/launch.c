@@ -8,8 +8,13 @@
  *   -> wait for "go"
  *   -> close fds >= 3 -> rlimits -> execve (PATH search)
  *
- * Everything here runs in a child cloned from a possibly multi-threaded parent, so it uses raw
- * syscalls only and touches no allocator, lock or stdio. The plan was built in the parent.
+ * Everything here runs in a child cloned from a possibly multi-threaded parent, and usually
+ * with CLONE_VM|CLONE_VFORK (sandbox/sandbox.c): in the parent's memory, on a stack of its own,
+ * with the parent's thread-local storage. So it makes raw syscalls that return -errno (raw_sc:
+ * glibc's syscall() would write errno, which belongs to the suspended parent thread), touches no
+ * allocator, lock, stdio or TLS, and writes no memory but its own stack and plan->sh_argv[1].
+ * The Makefile builds this file without sanitizer instrumentation, whose shadow writes would
+ * land in the parent's shadow memory. The plan was built in the parent.
  */
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -24,6 +29,42 @@
 
 #include "launch.h"
 #include "syscall-util.h"
+
+/* A raw syscall: the kernel's return value, -errno on failure; no errno, no TLS. */
+static inline long raw_sc6(long n, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory", "cc");
+	return x0;
+#else
+#error "raw_sc6: unsupported architecture"
+#endif
+}
+
+#define RAW_SC_(n, a, b, c, d, e, f, ...)                                                          \
+	raw_sc6((long)(n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+/* raw_sc(SYS_x, args...): up to six arguments, the missing ones 0. */
+#define raw_sc(...) RAW_SC_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0)
 
 static const char *const step_names[_LAUNCH_STEP_MAX] = {
 	[LAUNCH_STEP_STDIO] = "dup2",
@@ -55,14 +96,14 @@ const char *launch_step_name(int step)
 static _noreturn_ void child_exit(int code)
 {
 	for (;;)
-		syscall(SYS_exit_group, code);
+		raw_sc(SYS_exit_group, code);
 }
 
 static _noreturn_ void fail(const struct launch_io *io, int step, int err)
 {
 	struct launch_report rep = { .step = step, .err = err };
 
-	(void)!syscall(SYS_write, io->errpipe, &rep, sizeof(rep));
+	raw_sc(SYS_write, io->errpipe, &rep, sizeof(rep));
 	child_exit(127);
 }
 
@@ -88,13 +129,15 @@ static int reset_signals(void)
 	for (int sig = 1; sig <= 64; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof(uint64_t)) < 0)
-			return -1;
+		long r = raw_sc(SYS_rt_sigaction, sig, NULL, &cur, sizeof(uint64_t));
+		if (r < 0)
+			return (int)r;
 		if (cur.handler == SIG_DFL ||
 		    (cur.handler == SIG_IGN && sig != SIGPIPE && sig != SIGXFSZ))
 			continue;
-		if (syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(uint64_t)) < 0)
-			return -1;
+		r = raw_sc(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(uint64_t));
+		if (r < 0)
+			return (int)r;
 	}
 	return 0;
 }
@@ -131,40 +174,43 @@ static int close_all_but(const struct plan *plan, const struct launch_io *io)
 
 static void apply_knobs(const struct plan *plan, const struct launch_io *io)
 {
+	long r;
+
 	if (plan->no_randomize_memory) {
 		/* Before the filter: personality(2) is on the default blocklist. The persona
 		 * survives execve. */
-		long cur = syscall(SYS_personality, 0xffffffffUL);
-		if (cur < 0 || syscall(SYS_personality, (unsigned long)cur | ADDR_NO_RANDOMIZE) < 0)
-			fail(io, LAUNCH_STEP_PERSONALITY, errno);
+		long cur = raw_sc(SYS_personality, 0xffffffffUL);
+		r = cur < 0 ? cur : raw_sc(SYS_personality, (unsigned long)cur | ADDR_NO_RANDOMIZE);
+		if (r < 0)
+			fail(io, LAUNCH_STEP_PERSONALITY, (int)-r);
 	}
-	if (plan->no_huge_pages && syscall(SYS_prctl, PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
-		fail(io, LAUNCH_STEP_THP, errno);
+	if (plan->no_huge_pages && (r = raw_sc(SYS_prctl, PR_SET_THP_DISABLE, 1)) < 0)
+		fail(io, LAUNCH_STEP_THP, (int)-r);
 	if (plan->no_coredump) {
 		/* RLIMIT_CORE, not PR_SET_DUMPABLE: execve resets the dumpable flag of the new
 		 * program's mm, while rlimits survive it. */
 		struct rlimit rl = { 0, 0 };
-		if (syscall(SYS_prlimit64, 0, RLIMIT_CORE, &rl, NULL) < 0)
-			fail(io, LAUNCH_STEP_COREDUMP, errno);
+		if ((r = raw_sc(SYS_prlimit64, 0, RLIMIT_CORE, &rl, NULL)) < 0)
+			fail(io, LAUNCH_STEP_COREDUMP, (int)-r);
 	}
 	if (plan->has_cpus &&
-	    syscall(SYS_sched_setaffinity, 0, sizeof(plan->cpus), &plan->cpus) < 0)
-		fail(io, LAUNCH_STEP_AFFINITY, errno);
+	    (r = raw_sc(SYS_sched_setaffinity, 0, sizeof(plan->cpus), &plan->cpus)) < 0)
+		fail(io, LAUNCH_STEP_AFFINITY, (int)-r);
 }
 
-static int install_filter(const struct plan *plan)
+/* Returns the listener (supervised), 0, or -errno. */
+static long install_filter(const struct plan *plan)
 {
 	unsigned flags = 0;
-	int r;
 
 	if (plan->supervised)
 		flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-	r = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, (void *)&plan->prog);
-	if (r < 0 && errno == EINVAL && (flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)) {
+	long r = raw_sc(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &plan->prog);
+	if (r == -EINVAL && (flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)) {
 		/* Before 5.19: a signal can interrupt a trapped syscall that the supervisor is
 		 * answering; handlers then see the notification vanish (ID_VALID fails). */
 		flags &= ~SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-		r = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, (void *)&plan->prog);
+		r = raw_sc(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &plan->prog);
 	}
 	return r;
 }
@@ -194,7 +240,8 @@ static int send_ready(int sock, int listener)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &listener, sizeof(int));
 	}
-	return syscall(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	long r = raw_sc(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL);
+	return r == 1 ? 0 : r < 0 ? (int)r : -EPIPE;
 }
 
 static _noreturn_ void exec_command(const struct plan *plan, const struct launch_io *io)
@@ -204,12 +251,11 @@ static _noreturn_ void exec_command(const struct plan *plan, const struct launch
 	/* The PATH search of execvp(3): skip what is not there, remember a denied candidate,
 	 * stop at any other error, and hand a file without a binary format to /bin/sh. */
 	for (size_t i = 0; plan->exec_paths[i]; i++) {
-		syscall(SYS_execve, plan->exec_paths[i], plan->argv, plan->envp);
-		int err = errno;
+		int err = (int)-raw_sc(SYS_execve, plan->exec_paths[i], plan->argv, plan->envp);
 		switch (err) {
 		case ENOEXEC:
 			plan->sh_argv[1] = plan->exec_paths[i];
-			syscall(SYS_execve, "/bin/sh", plan->sh_argv, plan->envp);
+			raw_sc(SYS_execve, "/bin/sh", plan->sh_argv, plan->envp);
 			fail(io, LAUNCH_STEP_EXECVE, ENOEXEC);
 		case EACCES:
 			seen_eacces = 1;
@@ -229,54 +275,64 @@ static _noreturn_ void exec_command(const struct plan *plan, const struct launch
 
 _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io)
 {
-	if (close_all_but(plan, io) < 0)
-		fail(io, LAUNCH_STEP_CLOSE_FDS, errno);
+	long r;
+
+	if ((r = close_all_but(plan, io)) < 0)
+		fail(io, LAUNCH_STEP_CLOSE_FDS, (int)-r);
 	for (int i = 0; i < 3; i++)
-		if (io->stdio[i] >= 0 && syscall(SYS_dup3, io->stdio[i], i, 0) < 0)
-			fail(io, LAUNCH_STEP_STDIO, errno);
-	if (reset_signals() < 0)
-		fail(io, LAUNCH_STEP_SIGNALS, errno);
-	if (syscall(SYS_setpgid, 0, 0) < 0)
-		fail(io, LAUNCH_STEP_SETPGID, errno);
-	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		fail(io, LAUNCH_STEP_PDEATHSIG, errno);
-	if (syscall(SYS_getppid) != io->parent) /* the parent died before PDEATHSIG was set */
+		if (io->stdio[i] >= 0 && (r = raw_sc(SYS_dup3, io->stdio[i], i, 0)) < 0)
+			fail(io, LAUNCH_STEP_STDIO, (int)-r);
+	if ((r = reset_signals()) < 0)
+		fail(io, LAUNCH_STEP_SIGNALS, (int)-r);
+	if ((r = raw_sc(SYS_setpgid, 0, 0)) < 0)
+		fail(io, LAUNCH_STEP_SETPGID, (int)-r);
+	if ((r = raw_sc(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL)) < 0)
+		fail(io, LAUNCH_STEP_PDEATHSIG, (int)-r);
+	if (raw_sc(SYS_getppid) != io->parent) /* the parent died before PDEATHSIG was set */
 		child_exit(127);
 	apply_knobs(plan, io);
-	if (plan->cwd && syscall(SYS_chdir, plan->cwd) < 0)
-		fail(io, LAUNCH_STEP_CHDIR, errno);
+	if (plan->cwd && (r = raw_sc(SYS_chdir, plan->cwd)) < 0)
+		fail(io, LAUNCH_STEP_CHDIR, (int)-r);
 	/* Before the filter: seccomp needs it unprivileged, and it keeps a setuid binary from
 	 * gaining what the policy never granted. */
-	if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		fail(io, LAUNCH_STEP_NO_NEW_PRIVS, errno);
-	if (sys_landlock_restrict_self(plan->ruleset_fd, 0) < 0)
-		fail(io, LAUNCH_STEP_LANDLOCK, errno);
+	if ((r = raw_sc(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1)) < 0)
+		fail(io, LAUNCH_STEP_NO_NEW_PRIVS, (int)-r);
+	if ((r = raw_sc(__NR_landlock_restrict_self, plan->ruleset_fd, 0)) < 0)
+		fail(io, LAUNCH_STEP_LANDLOCK, (int)-r);
 
-	int listener = install_filter(plan);
+	long listener = install_filter(plan);
 	if (listener < 0)
-		fail(io, LAUNCH_STEP_SECCOMP, errno);
-	if (send_ready(io->sock, plan->supervised ? listener : -1) < 0)
-		fail(io, LAUNCH_STEP_SEND_LISTENER, errno);
+		fail(io, LAUNCH_STEP_SECCOMP, (int)-listener);
+	if ((r = send_ready(io->sock, plan->supervised ? (int)listener : -1)) < 0)
+		fail(io, LAUNCH_STEP_SEND_LISTENER, (int)-r);
 	if (plan->supervised)
-		syscall(SYS_close, listener); /* the listener never stays in the child */
+		raw_sc(SYS_close, listener); /* the listener never stays in the child */
 
+	/* Without a vfork, the parent has set-up to do before this may exec (-i, parked). */
 	char go;
-	if (syscall(SYS_read, io->sock, &go, 1) != 1)
+	if (io->wait_go && raw_sc(SYS_read, io->sock, &go, 1) != 1)
 		child_exit(127); /* the parent gave up on this sandbox */
 
 	/* Descriptors inherited from the parent were opened before confinement, and the kernel
 	 * would keep honouring them whatever Landlock says: close them all. The error pipe is
 	 * O_CLOEXEC and goes at execve. */
-	if ((io->errpipe > 3 && sys_close_range(3, (unsigned)io->errpipe - 1, 0) < 0) ||
-	    sys_close_range((unsigned)io->errpipe + 1, ~0U, 0) < 0)
-		fail(io, LAUNCH_STEP_CLOSE_FDS, errno);
+	if ((io->errpipe > 3 && (r = raw_sc(__NR_close_range, 3, io->errpipe - 1, 0)) < 0) ||
+	    (r = raw_sc(__NR_close_range, io->errpipe + 1, ~0U, 0)) < 0)
+		fail(io, LAUNCH_STEP_CLOSE_FDS, (int)-r);
 	if (plan->has_nofile) {
 		struct rlimit rl = { plan->nofile, plan->nofile };
-		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL) < 0)
-			fail(io, LAUNCH_STEP_RLIMIT, errno);
+		if ((r = raw_sc(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL)) < 0)
+			fail(io, LAUNCH_STEP_RLIMIT, (int)-r);
 	}
 	uint64_t none = 0;
-	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none)) < 0)
-		fail(io, LAUNCH_STEP_SIGNALS, errno);
+	if ((r = raw_sc(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none))) < 0)
+		fail(io, LAUNCH_STEP_SIGNALS, (int)-r);
 	exec_command(plan, io);
+}
+
+int launch_child_main(void *arg)
+{
+	const struct launch_arg *a = arg;
+
+	launch_child(a->plan, a->io);
 }

@@ -46,6 +46,7 @@ struct launch_io {
 	int sock;     /* child end of the control socket: the listener goes out, "go" comes in */
 	int errpipe;  /* write end of the error pipe, O_CLOEXEC, >= 3 */
 	pid_t parent; /* sandlock's pid, to notice a parent that died before PDEATHSIG was set */
+	int wait_go;  /* wait for "go" before exec: the parent is not vfork-suspended */
 };
 
 /* The name of a step for messages ("execve", "landlock_restrict_self", ...). */
@@ -53,3 +54,11 @@ const char *launch_step_name(int step);
 
 /* Run in the child right after clone. Never returns: execs the command or exits 127. */
 _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io);
+
+/* The same as a clone(2) entry point, for a child on a stack of its own (CLONE_VM): @arg is a
+ * struct launch_arg. It lives in launch.c so that nothing instrumented runs on that stack. */
+struct launch_arg {
+	const struct plan *plan;
+	const struct launch_io *io;
+};
+int launch_child_main(void *arg);

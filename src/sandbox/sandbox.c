@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -188,22 +189,52 @@ static int signal_all(struct sandlock_sandbox *sb, int sig)
 	return r;
 }
 
+/* The child's stack in vfork mode: it runs there until execve, in our memory. */
+#define CHILD_STACK_SIZE (128 * 1024)
+
+/* Clone the child. When nothing has to happen between its confinement and its execve (not
+ * parked, no terminal to hand over), it is cloned as posix_spawn does, CLONE_VM | CLONE_VFORK:
+ * no page tables to copy, and this thread sleeps until the child has exec'd or failed, so no
+ * hand-shake is needed (launch.c is written for that). Otherwise it is a fork that waits for
+ * "go". Returns the pid or -errno. */
+static pid_t clone_child(struct sandlock_sandbox *sb, struct launch_io *io, int vfork_mode)
+{
+	if (!vfork_mode) {
+		pid_t pid = sys_clone_pidfd(&sb->pidfd);
+		if (pid == 0)
+			launch_child(&sb->plan, io);
+		return pid;
+	}
+	void *stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	struct launch_arg arg = { .plan = &sb->plan, .io = io };
+	pid_t pid = clone(launch_child_main, (char *)stack + CHILD_STACK_SIZE,
+			  CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &arg, &sb->pidfd);
+	int saved = errno;
+	munmap(stack, CHILD_STACK_SIZE); /* the child has exec'd or exited */
+	errno = saved;
+	return pid;
+}
+
 static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 {
+	int vfork_mode = !(sb->flags & SANDLOCK_SPAWN_PARKED) && sb->tty_fd < 0;
 	struct launch_io io = {
 		.stdio = { sb->child_stdio[0], sb->child_stdio[1], sb->child_stdio[2] },
 		.sock = sb->ctl[1],
 		.errpipe = sb->errpipe[1],
 		.parent = getpid(),
+		.wait_go = !vfork_mode,
 	};
 
-	pid_t pid = sys_clone_pidfd(&sb->pidfd);
+	sb->waits_go = io.wait_go;
+	pid_t pid = clone_child(sb, &io, vfork_mode);
 	if (pid < 0) {
 		sb->pidfd = -1;
 		return error_set(reterr, negative_errno(), "clone: %s", strerror(errno));
 	}
-	if (pid == 0)
-		launch_child(&sb->plan, &io);
 
 	sb->pid = pid;
 	sb->ctl[1] = safe_close(sb->ctl[1]);
@@ -258,7 +289,8 @@ static void send_go(struct sandlock_sandbox *sb)
  * less; a trapped syscall the command makes before the supervisor exists simply waits. */
 static int launch_go(struct sandlock_sandbox *sb, int parked, struct sandlock_error **reterr)
 {
-	send_go(sb);
+	if (sb->waits_go)
+		send_go(sb);
 	if (!parked) {
 		int r = launch_ready(sb, reterr);
 		if (r < 0)

@@ -45,6 +45,7 @@ struct sandlock_sandbox {
 
 	pid_t pid;
 	int pidfd;
+	int waits_go;        /* the child waits for "go" (not cloned in vfork mode) */
 	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
 	int errpipe[2];	    /* [0] ours, [1] the child's */
 	int child_stdio[3]; /* the child's ends, closed here after clone */
