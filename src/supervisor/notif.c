@@ -76,19 +76,29 @@ int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
-int proc_status_field(pid_t pid, const char *field, pid_t *ret)
+int proc_read(pid_t pid, const char *name, char *buf, size_t size)
 {
-	char path[sizeof("/proc//status") + 10], buf[2048];
-	size_t flen = strlen(field);
+	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (fd < 0) /* gone, or /proc is not readable here: cannot tell */
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
+	ssize_t n = read(fd, buf, size - 1);
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = '\0';
+	return 0;
+}
+
+int proc_status_field(pid_t pid, const char *field, pid_t *ret)
+{
+	char buf[2048];
+	size_t flen = strlen(field);
+
+	int r = proc_read(pid, "status", buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	for (char *line = buf; line && *line;
 	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {

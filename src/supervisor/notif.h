@@ -61,5 +61,8 @@ int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr,
 int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr, const void *buf,
 		    size_t len);
 
-/* A numeric field ("Tgid", "PPid") of /proc/<pid>/status. -ESRCH, -EINVAL. */
+/* Read /proc/<pid>/@name into @buf (NUL-terminated). -ESRCH (no such process), -EPERM (/proc
+ * unreadable here: the caller cannot tell, and fails closed). */
+int proc_read(pid_t pid, const char *name, char *buf, size_t size);
+/* A numeric field ("Tgid", "PPid") of /proc/<pid>/status. -ESRCH, -EPERM, -EINVAL. */
 int proc_status_field(pid_t pid, const char *field, pid_t *ret);

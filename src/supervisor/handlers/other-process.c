@@ -19,14 +19,12 @@
  * process, would break thread pinning (pthread_setaffinity_np names a thread id).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fd-util.h"
 #include "handlers.h"
 #include "sandbox/groups.h"
 #include "supervisor/notif.h"
@@ -47,16 +45,11 @@ enum target_kind {
 /* The process group of @pid (a process or a thread), from /proc/<pid>/stat. */
 static int process_group_of(pid_t pid, pid_t *ret)
 {
-	char path[sizeof("/proc//stat") + 10], buf[1024];
+	char buf[1024];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
+	int r = proc_read(pid, "stat", buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
 	const char *p = strrchr(buf, ')');
 	int pgrp;
