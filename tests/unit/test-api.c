@@ -1113,6 +1113,55 @@ static void test_parked_holds_no_host_fd(void)
 	sandlock_policy_free(p);
 }
 
+/* Eight sandboxes at once from eight threads of one process, each with its own name and output. */
+struct concurrent {
+	sandlock_policy_t *p;
+	int index;
+	int ok;
+};
+
+static void *spawn_concurrent(void *arg)
+{
+	struct concurrent *c = arg;
+	sandlock_spawn_opts_t o = capture_opts();
+	sandlock_sandbox_t *sb = NULL;
+	char want[32];
+	size_t len;
+
+	snprintf(want, sizeof(want), "box%d\n", c->index);
+	if (sandlock_spawn(c->p, (const char *const[]){ "uname", "-n", NULL }, &o, &sb, NULL) < 0)
+		return NULL;
+	const uint8_t *out = sandlock_sandbox_wait(sb, 10000) == 0
+				     ? sandlock_sandbox_stdout(sb, &len)
+				     : NULL;
+	c->ok = out && len == strlen(want) && memcmp(out, want, len) == 0 &&
+		sandlock_sandbox_exit_code(sb) == 0;
+	sandlock_sandbox_free(sb);
+	return NULL;
+}
+
+static void test_concurrent_threads(void)
+{
+	struct concurrent c[8];
+	pthread_t th[8];
+	int good = 0;
+
+	for (int i = 0; i < 8; i++) {
+		char name[16];
+		c[i] = (struct concurrent){ .p = system_policy(), .index = i };
+		snprintf(name, sizeof(name), "box%d", i);
+		sandlock_policy_set_name(c[i].p, name, NULL);
+	}
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, spawn_concurrent, &c[i]);
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		good += c[i].ok;
+		sandlock_policy_free(c[i].p);
+	}
+	is_int(good, 8, "8 sandboxes from 8 threads at once: each ran and saw its own hostname");
+}
+
 static int handler_pipe[2] = { -1, -1 };
 
 static void usr1_handler(int sig)
@@ -1206,6 +1255,7 @@ int main(void)
 	test_spawn();
 	test_spawn_from_thread();
 	test_parked_holds_no_host_fd();
+	test_concurrent_threads();
 	test_host_handler_not_run();
 	test_opts_versioning();
 	test_check_supervision();
