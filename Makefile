@@ -29,7 +29,7 @@ endif
 CC ?= cc
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla \
 	-Wpointer-arith -Wundef -Wwrite-strings -Wmissing-declarations -Wno-unused-parameter \
-	-Wimplicit-fallthrough
+	-Wimplicit-fallthrough -Wno-missing-field-initializers
 ifeq ($(WERROR),1)
 WARNINGS += -Werror
 endif
@@ -43,7 +43,7 @@ CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -Isrc/basic
 CFLAGS_ALL := -std=gnu17 $(OPT) $(WARNINGS) $(HARDEN) $(SANFLAGS) -fPIC -fvisibility=hidden \
 	-pthread $(CFLAGS)
 LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAGS)
-LIBS := -lseccomp
+LIBS := -lseccomp -ljansson
 
 LIB_SRCS := $(wildcard src/basic/*.c src/policy/*.c src/plan/*.c src/launch/*.c \
 	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/toml/*.c src/*.c)

@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")"
 
-PACKAGES="build-essential pkg-config libseccomp-dev python3 python3-pytest bubblewrap \
+PACKAGES="build-essential pkg-config libseccomp-dev libjansson-dev python3 python3-pytest bubblewrap \
 strace util-linux procps"
 
 deps() {

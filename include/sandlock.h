@@ -138,14 +138,61 @@ int sandlock_policy_set_protection(sandlock_policy_t *policy, uint32_t protectio
  * Errors: -EINVAL. */
 int sandlock_policy_protection_status(const sandlock_policy_t *policy, uint32_t protection);
 
+/* ---- the whole policy: profiles, documents, fields ---------------------------------------- */
+
+/* Load a policy from a TOML profile (the sectioned schema of the sandbox reference: [config],
+ * [determinism], [program], [filesystem], [network], [http], [syscalls], [limits], and
+ * [protections]), from a TOML file, or from a JSON document (the same sections, plus "runtime":
+ * name, control_socket, credentials, http_auth). ${HOME} is expanded in a profile's path
+ * fields. *@ret_policy is the caller's (sandlock_policy_free). A profile error's message starts
+ * with "line:column: " (a file's with "path:line:column: "); every error is one line naming the
+ * field. Errors: -EINVAL, -ERANGE (a number out of its range: cpu = 150), -ENOMEM, -ENOENT (a
+ * missing file, or ${HOME} without a usable home), -EACCES, -EFBIG (a file over 1 MiB). */
+int sandlock_policy_load_toml(const char *text, size_t len, sandlock_policy_t **ret_policy,
+			      sandlock_error_t **reterr);
+int sandlock_policy_load_toml_file(const char *path, sandlock_policy_t **ret_policy,
+				   sandlock_error_t **reterr);
+int sandlock_policy_load_json(const char *text, size_t len, sandlock_policy_t **ret_policy,
+			      sandlock_error_t **reterr);
+
+/* Dump the policy in the sectioned schema (what differs from the defaults). TOML leaves out the
+ * runtime fields; JSON includes them. *@ret_text is the caller's (sandlock_free).
+ * Errors: -EINVAL, -ENOMEM. */
+int sandlock_policy_dump_toml(const sandlock_policy_t *policy, char **ret_text);
+int sandlock_policy_dump_json(const sandlock_policy_t *policy, char **ret_text);
+
+/* Set any field from text: @field is "section.key" ("limits.memory") or the Python name
+ * ("max_memory"); a scalar is replaced, a list gets @value appended (a list of numbers may take
+ * "0,2"; env takes "NAME=VALUE"; gpu_devices takes "all"). Relative filesystem grants are made
+ * absolute against the caller's cwd. Copies @value. The policy is unchanged on failure.
+ * Errors: -EINVAL (unknown field, bad value), -ERANGE, -ENOMEM. */
+int sandlock_policy_set(sandlock_policy_t *policy, const char *field, const char *value,
+			sandlock_error_t **reterr);
+/* Reset a field to its default. Errors: -EINVAL (unknown field). */
+int sandlock_policy_clear(sandlock_policy_t *policy, const char *field);
+
+/* The default command of the policy: [program] exec followed by args, as a NULL-terminated
+ * vector the caller frees with sandlock_strv_free(); -ENOENT when exec is not set.
+ * Errors: -EINVAL, -ENOENT, -ENOMEM. */
+int sandlock_policy_command(const sandlock_policy_t *policy, char ***ret_argv);
+
+/* Whether this library enforces @field ("section.key" or the Python name): 1 yes, 0 not yet
+ * (setting it makes spawning fail with "not supported yet: <field>"). Errors: -EINVAL. */
+int sandlock_field_supported(const char *field);
+
+/* Release memory the library handed out. Both accept NULL. */
+void sandlock_free(void *ptr);
+void sandlock_strv_free(char **strv);
+
 /* Check the policy as spawn would (names, paths, protections against this kernel) without
  * running anything. Errors: -EINVAL, -ENOENT (a grant path), -EOPNOTSUPP (a strict protection
  * or Landlock missing), -ENOMEM, others from opening grant paths. */
 int sandlock_policy_check(const sandlock_policy_t *policy, sandlock_error_t **reterr);
 
-/* Apply the policy's Landlock filesystem rules to the calling thread in place (and threads it
- * creates later), with no fork and no exec; sets NO_NEW_PRIVS. Irreversible. A policy with
- * anything but filesystem grants and protection modes set is rejected with -EINVAL. @policy is
+/* Apply the policy's Landlock filesystem rules, and the IPC scopes (signals, abstract UNIX
+ * sockets), to the calling thread in place (and threads it creates later), with no fork and no
+ * exec; sets NO_NEW_PRIVS. Irreversible. TCP is left alone. A policy with anything but
+ * filesystem grants and protection modes set is rejected with -EINVAL. @policy is
  * read, not retained.
  * Errors: -EINVAL, -ENOENT/-EACCES/-ENOTDIR/-ELOOP (opening a grant path), -EOPNOTSUPP,
  * -ENOMEM, -EPERM, -E2BIG (the thread already has the maximum of 16 Landlock layers). */
@@ -238,6 +285,34 @@ const uint8_t *sandlock_sandbox_stderr(const sandlock_sandbox_t *sandbox, size_t
 
 /* Kill the sandbox if it still runs, wait for it, release everything. */
 void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
+
+/* ---- running sandboxes (the control socket) --------------------------------------------- */
+
+/* Every sandbox with a control socket (control_socket, the default) has a runtime directory
+ * /dev/shm/sandlock-<euid>/<name>/ while it runs, and answers only its own user. */
+
+/* The names of this user's running sandboxes, sorted, as a NULL-terminated vector the caller
+ * frees with sandlock_strv_free(). Directories left by hosts that died are removed on the way.
+ * Errors: -EPERM (the runtime directory is not a private one of this user), -EACCES, -ENOMEM. */
+int sandlock_running(char ***ret_names, sandlock_error_t **reterr);
+
+/* Send one request to the running sandbox @name and return its answer; both are JSON objects
+ * on one line (*@ret_answer, without the newline, is freed with sandlock_free()). Requests:
+ *   {"cmd":"info"}   -> {"name", "pid", "sandlock_pid", "started" (Unix seconds),
+ *                        "status" ("running" | "paused"), "cmd" [argv], "ports" [bind rules]}
+ *   {"cmd":"policy"} -> {"policy": the effective policy in the JSON schema}
+ *   {"cmd":"kill"}   -> {"pid", "groups" [process group ids], "reached"}: SIGKILL sent to the
+ *                        whole sandbox; it ends, and its directory goes, right after.
+ * An unknown request answers {"error": "..."}. Only processes of the sandbox's uid that are not
+ * confined more than its host (no more seccomp filters; no no_new_privs the host lacks) are
+ * answered: a sandbox cannot reach another through its socket. @timeout_ms: how long to wait
+ * for the answer, 0 for 5 seconds.
+ * Errors: -ENOENT (no running sandbox of that name), -EINVAL (a bad name or request), -EPERM
+ * (the runtime directory is not ours alone, or the socket is served by a process that is not an
+ * unconfined one of ours), -ETIMEDOUT (no answer in time), -EPROTO (no answer, or a malformed
+ * one), -ENOMEM. */
+int sandlock_control(const char *name, const char *request, int32_t timeout_ms, char **ret_answer,
+		     sandlock_error_t **reterr);
 
 #ifdef __cplusplus
 }

@@ -13,13 +13,15 @@
 #include "error.h"
 #include "macro.h"
 #include "policy/policy.h"
+#include "policy/profile.h"
+#include "policy/schema.h"
 #include "strv.h"
 
 _public_ int sandlock_policy_new(sandlock_policy_t **ret_policy)
 {
 	if (!ret_policy)
 		return -EINVAL;
-	struct sandlock_policy *p = calloc(1, sizeof(*p));
+	struct sandlock_policy *p = policy_new();
 	if (!p)
 		return -ENOMEM;
 	*ret_policy = p;
@@ -28,16 +30,7 @@ _public_ int sandlock_policy_new(sandlock_policy_t **ret_policy)
 
 _public_ void sandlock_policy_free(sandlock_policy_t *p)
 {
-	if (!p)
-		return;
-	strv_free(p->fs_read);
-	strv_free(p->fs_write);
-	strv_free(p->env);
-	strv_free(p->extra_deny);
-	strv_free(p->extra_allow);
-	free(p->cwd);
-	free(p->name);
-	free(p);
+	policy_free(p);
 }
 
 static int add_nonempty(char ***v, const char *s)
@@ -192,4 +185,102 @@ _public_ int sandlock_protection_abi_floor(uint32_t protection)
 {
 	return protection < SANDLOCK_PROTECTION_COUNT ? protection_table[protection].abi_floor
 						      : -EINVAL;
+}
+
+/* ---- the whole policy ------------------------------------------------------------------- */
+
+_public_ int sandlock_policy_load_toml(const char *text, size_t len, sandlock_policy_t **ret_policy,
+				       sandlock_error_t **reterr)
+{
+	if ((!text && len) || !ret_policy)
+		return error_set(reterr, -EINVAL, "sandlock_policy_load_toml: NULL argument");
+	return profile_load_toml(text ? text : "", len, ret_policy, reterr);
+}
+
+_public_ int sandlock_policy_load_toml_file(const char *path, sandlock_policy_t **ret_policy,
+					    sandlock_error_t **reterr)
+{
+	if (!path || !ret_policy)
+		return error_set(reterr, -EINVAL, "sandlock_policy_load_toml_file: NULL argument");
+	return profile_load_toml_file(path, ret_policy, reterr);
+}
+
+_public_ int sandlock_policy_load_json(const char *text, size_t len, sandlock_policy_t **ret_policy,
+				       sandlock_error_t **reterr)
+{
+	if ((!text && len) || !ret_policy)
+		return error_set(reterr, -EINVAL, "sandlock_policy_load_json: NULL argument");
+	return profile_load_json(text ? text : "", len, ret_policy, reterr);
+}
+
+_public_ int sandlock_policy_dump_toml(const sandlock_policy_t *p, char **ret_text)
+{
+	return p && ret_text ? profile_dump_toml(p, ret_text) : -EINVAL;
+}
+
+_public_ int sandlock_policy_dump_json(const sandlock_policy_t *p, char **ret_text)
+{
+	return p && ret_text ? profile_dump_json(p, ret_text) : -EINVAL;
+}
+
+_public_ int sandlock_policy_set(sandlock_policy_t *p, const char *field, const char *value,
+				 sandlock_error_t **reterr)
+{
+	if (!p || !field || !value)
+		return error_set(reterr, -EINVAL, "sandlock_policy_set: NULL argument");
+	const struct field *f = schema_find(field);
+	if (!f)
+		return error_set(reterr, -EINVAL, "unknown field '%s'", field);
+	_cleanup_strv_free_ char **abs = NULL;
+	if (f->type == FT_GRANTV && value[0] != '/') {
+		int r = add_path(&abs, value);
+		if (r < 0)
+			return error_set(reterr, r, "%s: %s: %s", f->name, value, strerror(-r));
+		value = abs[0];
+	}
+	struct fvalue fv = { .kind = FV_STR, .s = value };
+	return schema_assign(p, f, &fv, reterr);
+}
+
+_public_ int sandlock_policy_clear(sandlock_policy_t *p, const char *field)
+{
+	const struct field *f = p && field ? schema_find(field) : NULL;
+
+	if (!f)
+		return -EINVAL;
+	schema_clear(p, f);
+	return 0;
+}
+
+_public_ int sandlock_policy_command(const sandlock_policy_t *p, char ***ret_argv)
+{
+	if (!p || !ret_argv)
+		return -EINVAL;
+	if (!p->exec)
+		return -ENOENT;
+	_cleanup_strv_free_ char **v = NULL;
+	if (strv_extend(&v, p->exec) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; p->args && p->args[i]; i++)
+		if (strv_extend(&v, p->args[i]) < 0)
+			return -ENOMEM;
+	*ret_argv = TAKE_PTR(v);
+	return 0;
+}
+
+_public_ void sandlock_free(void *ptr)
+{
+	free(ptr);
+}
+
+_public_ void sandlock_strv_free(char **strv)
+{
+	strv_free(strv);
+}
+
+_public_ int sandlock_field_supported(const char *field)
+{
+	const struct field *f = field ? schema_find(field) : NULL;
+
+	return f ? !!(f->flags & F_SUPPORTED) : -EINVAL;
 }

@@ -156,3 +156,18 @@ _public_ void sandlock_sandbox_free(sandlock_sandbox_t *sb)
 {
 	sandbox_free(sb);
 }
+
+_public_ int sandlock_running(char ***ret_names, sandlock_error_t **reterr)
+{
+	if (!ret_names)
+		return error_set(reterr, -EINVAL, "invalid argument");
+	return control_running(ret_names, reterr);
+}
+
+_public_ int sandlock_control(const char *name, const char *request, int32_t timeout_ms,
+			      char **ret_answer, sandlock_error_t **reterr)
+{
+	if (!name || !request || !ret_answer || timeout_ms < 0)
+		return error_set(reterr, -EINVAL, "invalid argument");
+	return control_request(name, request, timeout_ms, ret_answer, reterr);
+}

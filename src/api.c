@@ -13,6 +13,7 @@
 #include "plan/landlock.h"
 #include "plan/seccomp.h"
 #include "policy/policy.h"
+#include "policy/schema.h"
 #include "syscall-util.h"
 
 #define STR_(x) #x
@@ -68,7 +69,7 @@ _public_ int sandlock_policy_protection_status(const sandlock_policy_t *p, uint3
 	return (int)status[protection];
 }
 
-static int check_common(const sandlock_policy_t *p, int fs_only, sandlock_error_t **reterr)
+static int check_common(const sandlock_policy_t *p, int no_net, sandlock_error_t **reterr)
 {
 	uint32_t status[SANDLOCK_PROTECTION_COUNT];
 	int abi = landlock_abi();
@@ -78,7 +79,7 @@ static int check_common(const sandlock_policy_t *p, int fs_only, sandlock_error_
 	int r = policy_resolve_protections(p, abi, status, reterr);
 	if (r < 0)
 		return r;
-	return landlock_ruleset_build(p, abi, status, fs_only, reterr);
+	return landlock_ruleset_build(p, abi, status, no_net, reterr);
 }
 
 _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t **reterr)
@@ -87,7 +88,11 @@ _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t 
 		return error_set(reterr, -EINVAL, "NULL policy");
 	int r = seccomp_check_names(p, reterr);
 	if (r == 0)
+		r = schema_check_supported(p, reterr);
+	if (r == 0)
 		r = policy_check_supervision(p, reterr);
+	if (r == 0)
+		r = schema_validate(p, reterr);
 	if (r < 0)
 		return r;
 	int fd = check_common(p, 0, reterr);

@@ -87,7 +87,7 @@ static int add_path_rule(int ruleset_fd, const char *field, const char *path, ui
 }
 
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
-			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int fs_only,
+			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
 			   struct sandlock_error **reterr)
 {
 	struct sl_landlock_ruleset_attr attr = {
@@ -95,24 +95,23 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 	};
 	size_t attr_size = sizeof(uint64_t);
 
-	if (!fs_only) {
-		/* ABI 4: TCP bind/connect. With no port rules yet, handling them denies both. */
-		if (abi >= 4 && status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_ACTIVE) {
-			attr.handled_access_net = SL_LANDLOCK_ACCESS_NET_BIND_TCP |
-						  SL_LANDLOCK_ACCESS_NET_CONNECT_TCP;
-			attr_size = 2 * sizeof(uint64_t);
-		}
-		/* ABI 6: IPC scoping, so the sandbox can reach neither abstract UNIX sockets nor
-		 * processes outside its Landlock domain. */
-		if (abi >= 6) {
-			if (status[SANDLOCK_PROTECTION_SIGNAL_SCOPE] == SANDLOCK_STATUS_ACTIVE)
-				attr.scoped |= SL_LANDLOCK_SCOPE_SIGNAL;
-			if (status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] ==
-			    SANDLOCK_STATUS_ACTIVE)
-				attr.scoped |= SL_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-			if (attr.scoped)
-				attr_size = sizeof(attr);
-		}
+	/* ABI 4: TCP bind/connect. With no port rules yet, handling them denies both. Not for
+	 * sandlock_confine(), which confines the caller's own process in place. */
+	if (!no_net && abi >= 4 && status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_ACTIVE) {
+		attr.handled_access_net =
+			SL_LANDLOCK_ACCESS_NET_BIND_TCP | SL_LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		attr_size = 2 * sizeof(uint64_t);
+	}
+	/* ABI 6: IPC scoping, so the sandbox can reach neither abstract UNIX sockets nor
+	 * processes outside its Landlock domain. */
+	if (abi >= 6) {
+		if (status[SANDLOCK_PROTECTION_SIGNAL_SCOPE] == SANDLOCK_STATUS_ACTIVE)
+			attr.scoped |= SL_LANDLOCK_SCOPE_SIGNAL;
+		if (status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] ==
+		    SANDLOCK_STATUS_ACTIVE)
+			attr.scoped |= SL_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+		if (attr.scoped)
+			attr_size = sizeof(attr);
 	}
 
 	_cleanup_close_ int fd = sys_landlock_create_ruleset(&attr, attr_size, 0);

@@ -14,10 +14,11 @@
 /* The kernel's Landlock ABI (cached), or -EOPNOTSUPP. */
 int landlock_abi(void);
 
-/* Build the ruleset for @p under the resolved protection @status. @fs_only leaves out the network
- * and IPC-scope parts (sandlock_confine). Returns the ruleset fd (O_CLOEXEC) or -errno. */
+/* Build the ruleset for @p under the resolved protection @status. @no_net leaves out the TCP
+ * rules (sandlock_confine: filesystem rules and IPC scopes only). Returns the ruleset fd
+ * (O_CLOEXEC) or -errno. */
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
-			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int fs_only,
+			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
 			   struct sandlock_error **reterr);
 
 /* The access masks used for a read or a write grant under @handled (exposed for unit tests). */

@@ -13,6 +13,7 @@
 #include "fd-util.h"
 #include "landlock.h"
 #include "plan.h"
+#include "policy/schema.h"
 #include "seccomp.h"
 #include "strv.h"
 #include "supervisor/dispatch.h"
@@ -115,6 +116,7 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 		return -ENOMEM;
 	if (p->name && !(plan->name = strdup(p->name)))
 		return -ENOMEM;
+	plan->control = !p->control_socket_off;
 	return 0;
 }
 
@@ -151,7 +153,13 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
 	if (r < 0)
 		return r;
-	r = policy_check_supervision(p, reterr);
+	/* Refuse what cannot be enforced: fields not built yet, fields only the supervisor can
+	 * enforce under no_supervisor, combinations that make no sense. */
+	r = schema_check_supported(p, reterr);
+	if (r == 0)
+		r = policy_check_supervision(p, reterr);
+	if (r == 0)
+		r = schema_validate(p, reterr);
 	if (r < 0)
 		return r;
 

@@ -33,7 +33,8 @@ struct plan {
 	int no_randomize_memory;
 	int has_cpus;
 	cpu_set_t cpus;
-	char *name; /* NULL: "sandbox-<pid>" once the pid is known */
+	char *name;  /* NULL: "sandbox-<pid>" once the pid is known */
+	int control; /* a runtime directory and control socket (control_socket) */
 };
 
 /* Everything that can fail or allocate. On failure nothing is left open. */

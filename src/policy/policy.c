@@ -11,6 +11,7 @@
 #include "error.h"
 #include "macro.h"
 #include "policy.h"
+#include "schema.h"
 #include "strv.h"
 
 const struct protection_info protection_table[SANDLOCK_PROTECTION_COUNT] = {
@@ -23,9 +24,40 @@ const struct protection_info protection_table[SANDLOCK_PROTECTION_COUNT] = {
 							     "abstract-unix-socket-scope", 6 },
 };
 
+struct sandlock_policy *policy_new(void)
+{
+	/* All zero is all defaults (on_exit/on_error store 0 for theirs). */
+	return calloc(1, sizeof(struct sandlock_policy));
+}
+
+void policy_free(struct sandlock_policy *p)
+{
+	if (!p)
+		return;
+	schema_free_all(p);
+	free(p);
+}
+
 int policy_set_env(struct sandlock_policy *p, const char *name, const char *value)
 {
 	return strv_env_set(&p->env, name, value);
+}
+
+int policy_set_command(struct sandlock_policy *p, const char *const *argv)
+{
+	_cleanup_free_ char *exec = argv && argv[0] ? strdup(argv[0]) : NULL;
+	_cleanup_strv_free_ char **args = NULL;
+
+	if (!exec)
+		return -ENOMEM;
+	for (size_t i = 1; argv[i]; i++)
+		if (strv_extend(&args, argv[i]) < 0)
+			return -ENOMEM;
+	free(p->exec);
+	p->exec = TAKE_PTR(exec);
+	strv_free(p->args);
+	p->args = TAKE_PTR(args);
+	return 0;
 }
 
 int policy_check_name(const char *name, struct sandlock_error **reterr)

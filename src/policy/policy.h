@@ -11,25 +11,95 @@
 
 #include "sandlock.h"
 
-struct sandlock_policy {
-	char **fs_read; /* paths, as given */
-	char **fs_write;
-	char **env; /* "NAME=VALUE", one entry per name, in the order first set */
-	int clean_env;
-	char *cwd;
-	uint64_t max_open_files; /* 0: unset */
-	int no_coredump;
-	int no_huge_pages;
-	int no_randomize_memory;
-	int has_cpu_cores;
-	cpu_set_t cpu_cores;
-	char *name; /* NULL: "sandbox-<pid>" */
-	int no_supervisor;
-	char **extra_deny;
-	char **extra_allow;
-	uint8_t protection[SANDLOCK_PROTECTION_COUNT]; /* SANDLOCK_PROTECTION_STRICT... */
+/* An optional unsigned number: set or not (the reference's "None"). */
+struct opt_u64 {
+	int set;
+	uint64_t v;
 };
 
+/* An optional list of unsigned numbers, where "set and empty" differs from "unset"
+ * (gpu_devices: None denies every GPU, [] exposes all). */
+struct opt_u32v {
+	int set;
+	size_t n;
+	uint32_t *v;
+};
+
+/* COW branch actions (BranchAction). */
+enum branch_action {
+	BRANCH_COMMIT,
+	BRANCH_ABORT,
+	BRANCH_KEEP,
+	BRANCH_DEFER,
+};
+
+/* The whole policy: every field of the sandbox reference's sectioned schema, plus the runtime
+ * fields. The schema (schema.c) describes each field once: its section, key, Python name,
+ * type, and whether its enforcement exists yet; loaders, dumpers and setters go through it.
+ * Lists of rules and ports hold canonical text (each entry parsed and re-formatted when set). */
+struct sandlock_policy {
+	/* [config] */
+	char *http_ca;
+	char *http_key;
+	char **http_inject_ca;
+	char *http_ca_out;
+	char *fs_storage;
+	char *workdir;
+	/* [determinism] */
+	struct opt_u64 random_seed;
+	char *time_start; /* canonical RFC 3339, UTC */
+	int deterministic_dirs;
+	int no_randomize_memory;
+	/* [program] */
+	char *exec;
+	char **args;
+	char **env; /* "NAME=VALUE", one entry per name, in the order first set */
+	char *cwd;
+	struct opt_u64 uid;
+	struct opt_u64 gid;
+	int clean_env;
+	int no_coredump;
+	int no_huge_pages;
+	int no_supervisor;
+	/* [filesystem] */
+	char **fs_read; /* absolute paths */
+	char **fs_write;
+	char **fs_deny;
+	char *chroot;
+	char **fs_mount;  /* "VIRTUAL:HOST" or "VIRTUAL:HOST:ro" */
+	uint8_t on_exit;  /* 0: the default (commit), else enum branch_action + 1 */
+	uint8_t on_error; /* 0: the default (abort), else enum branch_action + 1 */
+	/* [network] */
+	char **net_allow;
+	char **net_deny;
+	char **net_allow_bind;
+	char **net_deny_bind;
+	int port_remap;
+	/* [http] */
+	struct opt_u32v http_ports;
+	char **http_allow;
+	char **http_deny;
+	/* [syscalls] */
+	char **extra_allow;
+	char **extra_deny;
+	/* [limits] */
+	struct opt_u64 max_memory;
+	struct opt_u64 max_processes;
+	uint64_t max_open_files; /* 0: unset */
+	struct opt_u64 max_cpu;
+	struct opt_u64 max_disk;
+	struct opt_u32v gpu_devices;
+	int has_cpu_cores;
+	cpu_set_t cpu_cores;
+	struct opt_u64 num_cpus;
+	/* runtime (not in profiles) */
+	char *name;		/* NULL: "sandbox-<pid>" */
+	int control_socket_off; /* control_socket = false */
+	char **credentials;	/* "NAME=SOURCE" */
+	char **http_auth;
+	/* [protections] (an extension of the schema: the builder's allow_degraded/disable) */
+	uint8_t protection[SANDLOCK_PROTECTION_COUNT]; /* SANDLOCK_PROTECTION_STRICT... */
+};
 struct protection_info {
 	const char *name;     /* "FsRefer" */
 	const char *cli_name; /* "fs-refer" */
@@ -44,8 +114,17 @@ int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 			       uint32_t status[SANDLOCK_PROTECTION_COUNT],
 			       struct sandlock_error **reterr);
 
+/* A policy with every field at its default; NULL on ENOMEM. policy_free() accepts NULL. */
+struct sandlock_policy *policy_new(void);
+void policy_free(struct sandlock_policy *p);
+/* A deep copy; NULL on ENOMEM. */
+struct sandlock_policy *policy_copy(const struct sandlock_policy *p);
+
 /* Set NAME=VALUE, replacing an earlier value of NAME. The caller checked NAME. -ENOMEM. */
 int policy_set_env(struct sandlock_policy *p, const char *name, const char *value);
+
+/* [program] exec and args from @argv (non-empty). -ENOMEM. */
+int policy_set_command(struct sandlock_policy *p, const char *const *argv);
 
 /* Valid sandbox name: 1..64 bytes, no '/', not "." or "..". Returns 0 or -EINVAL with a message. */
 int policy_check_name(const char *name, struct sandlock_error **reterr);

@@ -35,8 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control-serve.h"
 #include "fd-util.h"
 #include "launch/launch.h"
+#include "policy/policy.h"
 #include "sandbox.h"
 #include "syscall-util.h"
 
@@ -180,7 +182,7 @@ static void reap_child(struct sandlock_sandbox *sb, int options)
 /* Signal every process of the sandbox: its recorded groups, and the command itself (which,
  * without a supervisor, may have moved to a group nobody recorded). Returns how many were
  * reached, or -errno. */
-static int signal_all(struct sandlock_sandbox *sb, int sig)
+int sandbox_signal_all(struct sandlock_sandbox *sb, int sig)
 {
 	int r = groups_signal(&sb->groups, sig);
 
@@ -248,9 +250,18 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 
 	int leader_pidfd = fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3);
 	int r = leader_pidfd < 0 ? negative_errno() : groups_track(&sb->groups, pid, leader_pidfd);
-	if (r < 0)
+	/* ESRCH: the group is empty already, the command exited and was reaped (by the kernel,
+	 * when the host ignores SIGCHLD): nothing of it is left to track. */
+	if (r < 0 && r != -ESRCH)
 		return error_set(reterr, r, "recording the sandbox's process group: %s",
 				 strerror(-r));
+
+	/* A named sandbox claimed its directory before the clone (sandbox_spawn); a pid-named
+	 * one can only now. In vfork mode its command already runs, so nothing here may fail
+	 * the launch: a claim that does not succeed leaves the sandbox without a directory. */
+	if (sb->plan.control && !sb->plan.name)
+		(void)control_claim(&sb->control, sb->name, NULL);
+	control_publish(&sb->control, pid);
 	if (sb->tty_fd >= 0 && tcsetpgrp(sb->tty_fd, pid) < 0)
 		return error_set(reterr, negative_errno(), "tcsetpgrp: %s", strerror(errno));
 
@@ -300,8 +311,6 @@ static int launch_go(struct sandlock_sandbox *sb, int parked, struct sandlock_er
 }
 
 /* ---- event loop (sandbox thread) --------------------------------------------------------- */
-
-enum { EV_PIDFD, EV_LISTENER, EV_OUT, EV_ERR, EV_TIMER };
 
 static int buffer_drain(struct buffer *b, int fd)
 {
@@ -380,14 +389,17 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 		l->main_done = 1;
 		l->deadline = now_ms() + DRAIN_GRACE_MS;
 		/* The command is done: so is the rest of the sandbox. */
-		(void)signal_all(sb, SIGKILL);
+		(void)sandbox_signal_all(sb, SIGKILL);
 		break;
 	case EV_TIMER:
 		if (!l->main_done) {
 			sb->timed_out = 1;
-			(void)signal_all(sb, SIGKILL);
+			(void)sandbox_signal_all(sb, SIGKILL);
 		}
 		l->timer = safe_close(l->timer);
+		break;
+	case EV_CONTROL:
+		control_on_listen(sb, l->epfd);
 		break;
 	case EV_OUT:
 	case EV_ERR:
@@ -395,6 +407,10 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 		if (buffer_drain(ev->data.u64 == EV_OUT ? &sb->out : &sb->err, *pipe_fd) <= 0)
 			*pipe_fd =
 				safe_close(*pipe_fd); /* EOF (or out of memory: stop capturing) */
+		break;
+	default:
+		if (ev->data.u64 >= EV_CLIENT && ev->data.u64 < EV_CLIENT + CONTROL_CLIENTS)
+			control_on_client(sb, l->epfd, (int)(ev->data.u64 - EV_CLIENT));
 		break;
 	}
 }
@@ -405,30 +421,32 @@ static void event_loop(struct sandlock_sandbox *sb)
 
 	if (l.epfd < 0) {
 		/* Cannot supervise: end the sandbox rather than leave it unanswered. */
-		(void)signal_all(sb, SIGKILL);
+		(void)sandbox_signal_all(sb, SIGKILL);
 		reap_child(sb, 0);
 		return;
 	}
 	l.timer = TAKE_FD(sb->timer_fd);
 	if (arm_timeout(l.timer, sb->timeout_ms) < 0) {
 		sb->timed_out = 1;
-		(void)signal_all(sb, SIGKILL);
+		(void)sandbox_signal_all(sb, SIGKILL);
 	}
 	epoll_add(l.epfd, sb->pidfd, EV_PIDFD);
 	epoll_add(l.epfd, sb->has_sv ? sb->sv.listener : -1, EV_LISTENER);
 	epoll_add(l.epfd, sb->out_r, EV_OUT);
 	epoll_add(l.epfd, sb->err_r, EV_ERR);
 	epoll_add(l.epfd, l.timer, EV_TIMER);
+	epoll_add(l.epfd, sb->control.fd, EV_CONTROL);
 
 	for (;;) {
-		int wait_ms = -1;
+		int wait_ms = control_retry(sb, l.epfd);
 		if (l.main_done) {
 			if (sb->out_r < 0 && sb->err_r < 0)
 				break;
 			int64_t left = l.deadline - now_ms();
 			if (left <= 0)
 				break;
-			wait_ms = (int)left;
+			if (wait_ms < 0 || left < wait_ms)
+				wait_ms = (int)left;
 		}
 		struct epoll_event evs[8];
 		int n = epoll_wait(l.epfd, evs, ELEMENTSOF(evs), wait_ms);
@@ -440,7 +458,7 @@ static void event_loop(struct sandlock_sandbox *sb)
 	safe_close(l.timer);
 	safe_close(l.epfd);
 	if (sb->exit_kind == SANDLOCK_EXIT_RUNNING) {
-		(void)signal_all(sb, SIGKILL);
+		(void)sandbox_signal_all(sb, SIGKILL);
 		reap_child(sb, 0);
 	}
 }
@@ -479,6 +497,8 @@ static void finish(struct sandlock_sandbox *sb)
 			      * background */
 		(void)tcsetpgrp(sb->tty_fd, sb->own_pgrp);
 	sb->ctl[0] = safe_close(sb->ctl[0]);
+	/* Gone from `sandlock ps` before anyone can see the sandbox ended. */
+	control_close(&sb->control);
 
 	pthread_mutex_lock(&sb->lock);
 	/* Release: the outcome written above is visible to whoever sees ended set. */
@@ -608,6 +628,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
 	sb->sv.listener = -1;
+	control_init(&sb->control);
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -745,6 +766,16 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 			snprintf(sb->name, sizeof(sb->name), "%s", sb->plan.name);
 		r = spawn_prepare(sb, &o, reterr);
 	}
+	if (r == 0 && sb->plan.control) {
+		/* What `sandlock inspect` reports: the policy with the command actually run. */
+		sb->policy = policy_copy(p);
+		r = sb->policy ? policy_set_command(sb->policy, (const char *const *)sb->plan.argv)
+			       : -ENOMEM;
+		if (r < 0)
+			r = error_set(reterr, r, "out of memory");
+	}
+	if (r == 0 && sb->plan.control && sb->plan.name)
+		r = control_claim(&sb->control, sb->name, reterr);
 	if (r == 0 && sb->plan.supervised) {
 		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups);
 		if (r < 0)
@@ -808,7 +839,9 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 	pthread_mutex_unlock(&sb->lock);
 	if (ended)
 		return -ESRCH;
-	int r = signal_all(sb, sig);
+	int r = sandbox_signal_all(sb, sig);
+	if (sig == SIGSTOP || sig == SIGCONT)
+		__atomic_store_n(&sb->paused, sig == SIGSTOP, __ATOMIC_RELAXED);
 
 	/* Only now release a parked launch: cancelling first would let the child exit and be
 	 * reaped before the signal, which would then find nobody. */
@@ -832,9 +865,11 @@ void sandbox_free(struct sandlock_sandbox *sb)
 		pthread_cond_broadcast(&sb->cond);
 		pthread_mutex_unlock(&sb->lock);
 		if (!ended)
-			(void)signal_all(sb, SIGKILL);
+			(void)sandbox_signal_all(sb, SIGKILL);
 		pthread_join(sb->thread, NULL);
 	}
+	control_close(&sb->control);
+	policy_free(sb->policy);
 	supervisor_done(&sb->sv);
 	groups_done(&sb->groups); /* closing the lifelines kills any straggler */
 	plan_done(&sb->plan);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "control.h"
 #include "error.h"
 #include "groups.h"
 #include "plan/plan.h"
@@ -19,6 +20,17 @@
 struct buffer {
 	uint8_t *data;
 	size_t len, cap;
+};
+
+/* Tags of the event loop's epoll set. */
+enum {
+	EV_PIDFD,
+	EV_LISTENER,
+	EV_OUT,
+	EV_ERR,
+	EV_TIMER,
+	EV_CONTROL,
+	EV_CLIENT, /* + the client's slot: must stay last */
 };
 
 enum sandbox_state {
@@ -45,7 +57,7 @@ struct sandlock_sandbox {
 
 	pid_t pid;
 	int pidfd;
-	int waits_go;        /* the child waits for "go" (not cloned in vfork mode) */
+	int waits_go;	    /* the child waits for "go" (not cloned in vfork mode) */
 	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
 	int errpipe[2];	    /* [0] ours, [1] the child's */
 	int child_stdio[3]; /* the child's ends, closed here after clone */
@@ -64,6 +76,11 @@ struct sandlock_sandbox {
 	int timed_out;
 	uint32_t exit_kind;
 	int32_t exit_code, exit_signal;
+
+	/* The runtime directory and control socket (control.h); the policy it reports. */
+	struct control control;
+	struct sandlock_policy *policy; /* NULL without a control socket */
+	int paused;			/* SIGSTOP sent and no SIGCONT since (as ps shows it) */
 };
 
 int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
@@ -72,4 +89,6 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 int sandbox_start(struct sandlock_sandbox *sb, struct sandlock_error **reterr);
 int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms);
 int sandbox_signal(struct sandlock_sandbox *sb, int sig);
+/* Signal every process of the sandbox, from any thread; how many were reached, or -errno. */
+int sandbox_signal_all(struct sandlock_sandbox *sb, int sig);
 void sandbox_free(struct sandlock_sandbox *sb);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,10 @@ int proc_read(pid_t pid, const char *name, char *buf, size_t size)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) /* gone, or /proc is not readable here: cannot tell */
 		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
@@ -91,9 +95,9 @@ int proc_read(pid_t pid, const char *name, char *buf, size_t size)
 	return 0;
 }
 
-int proc_status_field(pid_t pid, const char *field, pid_t *ret)
+int proc_status_number(pid_t pid, const char *field, long *ret)
 {
-	char buf[2048];
+	char buf[4096];
 	size_t flen = strlen(field);
 
 	int r = proc_read(pid, "status", buf, sizeof(buf));
@@ -102,11 +106,26 @@ int proc_status_field(pid_t pid, const char *field, pid_t *ret)
 	for (char *line = buf; line && *line;
 	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-			long v = strtol(line + flen + 1, NULL, 10);
-			if (v <= 0)
+			char *end;
+			errno = 0;
+			long v = strtol(line + flen + 1, &end, 10);
+			if (errno || end == line + flen + 1)
 				return -EINVAL;
-			*ret = (pid_t)v;
+			*ret = v;
 			return 0;
 		}
 	return -EINVAL;
+}
+
+int proc_status_field(pid_t pid, const char *field, pid_t *ret)
+{
+	long v;
+	int r = proc_status_number(pid, field, &v);
+
+	if (r < 0)
+		return r;
+	if (v <= 0 || v > INT32_MAX)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
 }

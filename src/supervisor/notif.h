@@ -61,8 +61,11 @@ int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr,
 int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr, const void *buf,
 		    size_t len);
 
-/* Read /proc/<pid>/@name into @buf (NUL-terminated). -ESRCH (no such process), -EPERM (/proc
- * unreadable here: the caller cannot tell, and fails closed). */
+/* Read /proc/<pid>/@name (pid 0: /proc/self) into @buf (NUL-terminated). -ESRCH (no such process),
+ * -EPERM (/proc unreadable here: the caller cannot tell, and fails closed). */
 int proc_read(pid_t pid, const char *name, char *buf, size_t size);
-/* A numeric field ("Tgid", "PPid") of /proc/<pid>/status. -ESRCH, -EPERM, -EINVAL. */
+/* A numeric field ("Seccomp_filters") of /proc/<pid>/status (pid 0: ourselves). -ESRCH, -EPERM,
+ * -EINVAL (no such field). */
+int proc_status_number(pid_t pid, const char *field, long *ret);
+/* A pid field ("Tgid", "PPid") of /proc/<pid>/status: > 0. -ESRCH, -EPERM, -EINVAL. */
 int proc_status_field(pid_t pid, const char *field, pid_t *ret);

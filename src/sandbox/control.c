@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * control: the runtime directory, the control socket's listening side, the peer check, and the
+ * client side (control_running, control_request). See control.h for the rules; the requests are
+ * answered in control-serve.c, on the sandbox's event loop.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "policy/policy.h"
+#include "strv.h"
+#include "supervisor/notif.h"
+#include "syscall-util.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+#define PID_FILE "pid"
+#define PID_NEW "pid.new"
+#define SOCKET_FILE "control.sock"
+#define CLAIM_GRACE_S 10 /* a directory without a pid file this old was abandoned */
+#define LOCK_TRIES 200	 /* 1 ms apart */
+#define ANSWER_MAX (1 << 20)
+
+enum {
+	DIR_GONE,
+	DIR_STARTING, /* claimed; the child does not exist yet */
+	DIR_RUNNING,
+	DIR_STALE, /* its host died without removing it, or not a directory of ours */
+};
+
+int control_root(char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "/dev/shm/sandlock-%u", (unsigned)geteuid());
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+void control_init(struct control *c)
+{
+	*c = (struct control){ .fd = -1, .dirfd = -1 };
+	for (int i = 0; i < CONTROL_CLIENTS; i++)
+		c->clients[i].fd = -1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Open the runtime root (creating it with @create). It must be a directory of ours that nobody
+ * else can enter: another user who made it first could otherwise read or replace our sockets.
+ * -EPERM when it is not; -ENOENT, -EACCES, -EROFS as the kernel says. */
+static int root_open(int create)
+{
+	char root[64];
+	struct stat st;
+
+	int r = control_root(root, sizeof(root));
+	if (r < 0)
+		return r;
+	if (create && mkdir(root, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? -EPERM : negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return TAKE_FD(fd);
+}
+
+/* Claims and cleanups exclude each other. Bounded: whoever holds the lock too long (a stopped
+ * sandlock, or a workload of ours that opened the root) costs a runtime directory, no more. */
+static int root_lock(int rootfd)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < LOCK_TRIES; i++) {
+		if (flock(rootfd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return negative_errno();
+		nanosleep(&ms, NULL);
+	}
+	return -EWOULDBLOCK;
+}
+
+/* State and start time (clock ticks after boot) of @pid from /proc/<pid>/stat. 0 when it cannot
+ * be read. */
+static unsigned long long stat_of(pid_t pid, char *state)
+{
+	char path[64], buf[1024];
+	unsigned long long t = 0;
+
+	*state = '?';
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	/* After ')' come field 3 (the state) and on; field 22 is the start time. */
+	if (!p || sscanf(p + 2,
+			 "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %llu",
+			 state, &t) != 2)
+		return 0;
+	return t;
+}
+
+/* Whether host @pid, started at @started (0: unknown), still runs. A zombie does not. */
+static int host_alive(pid_t pid, unsigned long long started)
+{
+	char state;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
+		return 0;
+	unsigned long long t = stat_of(pid, &state);
+	if (t == 0)
+		return 1; /* /proc unreadable here: kill() is all we know */
+	return state != 'Z' && state != 'X' && (started == 0 || t == started);
+}
+
+static int dir_state(int rootfd, const char *name)
+{
+	char buf[128];
+	int spid, host;
+	unsigned long long started;
+	struct stat st;
+	struct timespec now;
+
+	_cleanup_close_ int dfd =
+		openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? DIR_GONE : DIR_STALE;
+	if (fstat(dfd, &st) < 0 || st.st_uid != geteuid())
+		return DIR_STALE;
+	_cleanup_close_ int fd = openat(dfd, PID_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		/* Being claimed right now (mkdir comes before the pid file), unless that was long
+		 * ago: a host that died in between. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		return now.tv_sec - st.st_mtim.tv_sec > CLAIM_GRACE_S ? DIR_STALE : DIR_STARTING;
+	}
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return DIR_STALE;
+	buf[n] = '\0';
+	if (sscanf(buf, "%d %d %llu", &spid, &host, &started) != 3 || !host_alive(host, started))
+		return DIR_STALE;
+	return spid > 0 ? DIR_RUNNING : DIR_STARTING;
+}
+
+/* Remove directory @name of the root and what it holds (files only: a sandlock makes no
+ * subdirectories there). Anything else under that name is removed too. */
+static void dir_remove(int rootfd, const char *name)
+{
+	int dfd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			(void)unlinkat(rootfd, name, 0);
+		return;
+	}
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	(void)unlinkat(rootfd, name, AT_REMOVEDIR);
+}
+
+/* "SANDBOX-PID HOST-PID HOST-START", replaced atomically. Written with 0 for the sandbox when
+ * the name is claimed (so a concurrent claim sees a live owner), again once the child exists. */
+static int write_pid_file(int dfd, pid_t pid)
+{
+	char buf[96], state;
+
+	(void)unlinkat(dfd, PID_NEW, 0);
+	_cleanup_close_ int fd =
+		openat(dfd, PID_NEW, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return negative_errno();
+	int n = snprintf(buf, sizeof(buf), "%d %d %llu\n", pid, getpid(), stat_of(0, &state));
+	int r = write_full(fd, buf, (size_t)n);
+	if (r == 0 && renameat(dfd, PID_NEW, dfd, PID_FILE) < 0)
+		r = negative_errno();
+	if (r < 0)
+		(void)unlinkat(dfd, PID_NEW, 0);
+	return r;
+}
+
+/* The socket's address inside the directory @dfd: through /proc/self/fd, so that the path
+ * resolves to the directory we hold whatever is renamed meanwhile; @fallback (the plain path)
+ * where /proc is missing. */
+static int socket_address(struct sockaddr_un *sa, int dfd, const char *fallback_dir)
+{
+	int n;
+
+	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	if (dfd >= 0)
+		n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/" SOCKET_FILE,
+			     dfd);
+	else
+		n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%.*s/" SOCKET_FILE,
+			     (int)(sizeof(sa->sun_path) - sizeof("/" SOCKET_FILE)), fallback_dir);
+	return n < 0 || (size_t)n >= sizeof(sa->sun_path) ? -ENAMETOOLONG : 0;
+}
+
+static int listen_in(int dfd, const char *name)
+{
+	struct sockaddr_un sa;
+	char root[64], dir[200];
+
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negative_errno();
+	socket_address(&sa, dfd, NULL);
+	int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (r < 0 && errno == ENOENT && control_root(root, sizeof(root)) == 0) {
+		snprintf(dir, sizeof(dir), "%s/%s", root, name);
+		r = socket_address(&sa, -1, dir) < 0 ? -1
+						     : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	/* The directory (0700) is the lock; 0600 on the socket is the second one. No umask
+	 * games: the umask is the whole process's, and the host may be creating files meanwhile. */
+	if (r < 0 || fchmodat(dfd, SOCKET_FILE, 0600, 0) < 0 || listen(fd, CONTROL_BACKLOG) < 0)
+		return negative_errno();
+	return TAKE_FD(fd);
+}
+
+int control_claim(struct control *c, const char *name, struct sandlock_error **reterr)
+{
+	_cleanup_close_ int rootfd = root_open(1);
+	if (rootfd < 0 || root_lock(rootfd) < 0)
+		return 0; /* no runtime directory to be had here: a sandbox without one */
+	int r = mkdirat(rootfd, name, 0700) < 0 ? negative_errno() : 0;
+	if (r == -EEXIST) {
+		if (dir_state(rootfd, name) != DIR_STALE)
+			return error_set(reterr, -EEXIST,
+					 "name: a sandbox named %s is already running", name);
+		dir_remove(rootfd, name);
+		r = mkdirat(rootfd, name, 0700) < 0 ? negative_errno() : 0;
+	}
+	if (r < 0)
+		return 0; /* e.g. a stale directory that would not go: run without one */
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->dirfd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = c->dirfd < 0 ? negative_errno() : write_pid_file(c->dirfd, 0);
+	if (r == 0)
+		r = c->fd = listen_in(c->dirfd, name);
+	if (r < 0) {
+		c->fd = safe_close(c->fd);
+		c->dirfd = safe_close(c->dirfd);
+		dir_remove(rootfd, name);
+		c->name[0] = '\0';
+	}
+	return 0;
+}
+
+void control_publish(struct control *c, pid_t pid)
+{
+	struct timespec now;
+
+	if (c->fd < 0)
+		return;
+	if (write_pid_file(c->dirfd, pid) < 0) {
+		control_close(c);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	c->started = now.tv_sec;
+}
+
+void control_close(struct control *c)
+{
+	struct stat ours, there;
+
+	for (int i = 0; i < CONTROL_CLIENTS; i++)
+		c->clients[i].fd = safe_close(c->clients[i].fd);
+	c->fd = safe_close(c->fd);
+	if (c->dirfd < 0)
+		return;
+	/* Remove the directory only if the name still leads to the one we made. */
+	_cleanup_close_ int rootfd = root_open(0);
+	if (rootfd >= 0 && root_lock(rootfd) == 0 && fstat(c->dirfd, &ours) == 0 &&
+	    fstatat(rootfd, c->name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ours.st_dev == there.st_dev && ours.st_ino == there.st_ino)
+		dir_remove(rootfd, c->name);
+	c->dirfd = safe_close(c->dirfd);
+	c->name[0] = '\0';
+}
+
+/* ---- the peer check ------------------------------------------------------------------------ */
+
+static int confinement_of(pid_t pid, long *filters, long *nnp)
+{
+	int r = proc_status_number(pid, "Seccomp_filters", filters);
+	return r < 0 ? r : proc_status_number(pid, "NoNewPrivs", nnp);
+}
+
+int control_peer_refused(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	long theirs_f, theirs_n, ours_f, ours_n;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != geteuid() ||
+	    cred.pid <= 0)
+		return 1;
+	/* Pin the peer first: what /proc says afterwards is about it as long as it still runs. */
+	int pidfd = -1;
+	len = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		pidfd = sys_pidfd_open(cred.pid, 0);
+	_cleanup_close_ int pin = pidfd;
+	if (pin < 0 || confinement_of(cred.pid, &theirs_f, &theirs_n) < 0 ||
+	    confinement_of(0, &ours_f, &ours_n) < 0)
+		return 1;
+	struct pollfd p = { .fd = pin, .events = POLLIN };
+	if (poll(&p, 1, 0) != 0)
+		return 1; /* it exited: the numbers may be another process's */
+	return theirs_f > ours_f || (theirs_n && !ours_n);
+}
+
+/* ---- the client side ------------------------------------------------------------------------ */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int root_error(int r, struct sandlock_error **reterr)
+{
+	char root[64];
+
+	if (control_root(root, sizeof(root)) < 0)
+		return error_set(reterr, r, "%s", strerror(-r));
+	if (r == -EPERM)
+		return error_set(reterr, r, "%s is not a private directory of this user", root);
+	return error_set(reterr, r, "%s: %s", root, strerror(-r));
+}
+
+int control_running(char ***ret_names, struct sandlock_error **reterr)
+{
+	_cleanup_strv_free_ char **names = NULL;
+
+	int rootfd = root_open(0);
+	if (rootfd == -ENOENT) {
+		names = calloc(1, sizeof(char *));
+		if (!names)
+			return error_set(reterr, -ENOMEM, "out of memory");
+		*ret_names = TAKE_PTR(names);
+		return 0;
+	}
+	if (rootfd < 0)
+		return root_error(rootfd, reterr);
+	int locked = root_lock(rootfd) == 0;
+	DIR *d = fdopendir(rootfd);
+	if (!d) {
+		close(rootfd);
+		return error_set(reterr, -ENOMEM, "out of memory");
+	}
+	struct dirent *de;
+	int r = 0;
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		int state = dir_state(dirfd(d), de->d_name);
+		if (state == DIR_STALE && locked)
+			dir_remove(dirfd(d), de->d_name);
+		if (state == DIR_RUNNING && strv_extend(&names, de->d_name) < 0)
+			r = -ENOMEM;
+	}
+	closedir(d); /* and the lock with it */
+	if (r == 0 && !names && !(names = calloc(1, sizeof(char *))))
+		r = -ENOMEM;
+	if (r < 0)
+		return error_set(reterr, r, "out of memory");
+	qsort(names, strv_length(names), sizeof(char *), cmp_names);
+	*ret_names = TAKE_PTR(names);
+	return 0;
+}
+
+static int wait_readable(int fd, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return negative_errno();
+	}
+}
+
+static int connect_to(const char *name, int64_t deadline, struct sandlock_error **reterr)
+{
+	struct sockaddr_un sa;
+	char root[64], dir[200];
+
+	_cleanup_close_ int rootfd = root_open(0);
+	if (rootfd == -ENOENT)
+		return error_set(reterr, -ENOENT, "no running sandbox named %s", name);
+	if (rootfd < 0)
+		return root_error(rootfd, reterr);
+	_cleanup_close_ int dfd =
+		openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return error_set(reterr, -ENOENT, "no running sandbox named %s", name);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return error_set(reterr, negative_errno(), "socket: %s", strerror(errno));
+	socket_address(&sa, dfd, NULL);
+	int r;
+	/* EAGAIN: its queue is full for now (clients come faster than the loop takes them). */
+	while ((r = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0 && errno == EAGAIN &&
+	       now_ms() < deadline)
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	if (r < 0 && errno == ENOENT && control_root(root, sizeof(root)) == 0 &&
+	    access("/proc/self/fd", F_OK) < 0) {
+		snprintf(dir, sizeof(dir), "%s/%s", root, name);
+		r = socket_address(&sa, -1, dir) < 0
+			    ? -1
+			    : connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (r < 0) {
+		r = negative_errno();
+		if (r == -ECONNREFUSED || r == -ENOENT)
+			return error_set(reterr, -ENOENT, "no running sandbox named %s", name);
+		if (r == -EAGAIN)
+			return error_set(reterr, -ETIMEDOUT, "the sandbox did not answer");
+		return error_set(reterr, r, "%s: %s", name, strerror(-r));
+	}
+	/* Whoever serves the socket must be a process of ours that is not confined: a sandbox
+	 * with a write grant on /dev/shm could put its own server there. */
+	if (control_peer_refused(fd))
+		return error_set(reterr, -EPERM, "%s: the control socket is not served by sandlock",
+				 name);
+	return TAKE_FD(fd);
+}
+
+/* Read until EOF (the server closes after its one answer), before @deadline. */
+static int read_answer(int fd, int64_t deadline, char **ret, struct sandlock_error **reterr)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		int r = wait_readable(fd, deadline);
+		if (r < 0)
+			return error_set(reterr, r, "the sandbox did not answer");
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			char *nb = cap > ANSWER_MAX ? NULL : realloc(buf, cap);
+			if (!nb)
+				return error_set(reterr, cap > ANSWER_MAX ? -EPROTO : -ENOMEM,
+						 "answer too long");
+			buf = nb;
+		}
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return error_set(reterr, -EPROTO, "no answer (%s)", strerror(errno));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!buf || len == 0 || buf[len - 1] != '\n')
+		return error_set(reterr, -EPROTO, "no answer (the sandbox is ending?)");
+	buf[len - 1] = '\0';
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+int control_request(const char *name, const char *request, int timeout_ms, char **ret_answer,
+		    struct sandlock_error **reterr)
+{
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : CONTROL_TIMEOUT_MS);
+
+	if (strchr(request, '\n'))
+		return error_set(reterr, -EINVAL, "request: must be one line");
+	int r = policy_check_name(name, reterr);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = connect_to(name, deadline, reterr);
+	if (fd < 0)
+		return fd;
+	/* One short line into an empty socket buffer; MSG_NOSIGNAL: a server that hung up is an
+	 * error, not our SIGPIPE. */
+	struct iovec iov[2] = { { (void *)request, strlen(request) }, { (void *)"\n", 1 } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	if (n < 0)
+		return error_set(reterr, -EPROTO, "no answer (%s)", strerror(errno));
+	if ((size_t)n != iov[0].iov_len + 1)
+		return error_set(reterr, -EPROTO, "request too long");
+	return read_answer(fd, deadline, ret_answer, reterr);
+}
