@@ -28,10 +28,10 @@ static const struct {
 } verbs[] = {
 	{ "run", verb_run, "run a command confined" },
 	{ "check", verb_check, "report what this kernel supports" },
-	{ "ps", NULL, "list running sandboxes" },
-	{ "inspect", NULL, "print a running sandbox's policy" },
-	{ "kill", NULL, "kill a running sandbox" },
-	{ "profile", NULL, "manage profiles" },
+	{ "ps", verb_ps, "list running sandboxes" },
+	{ "inspect", verb_inspect, "print a running sandbox's policy" },
+	{ "kill", verb_kill, "kill a running sandbox" },
+	{ "profile", verb_profile, "manage profiles" },
 	{ "learn", NULL, "write the profile a command needs" },
 };
 

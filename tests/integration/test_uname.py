@@ -41,17 +41,18 @@ def test_name_of_64_bytes_is_accepted():
     assert r.stdout == name.encode() + b"\n"
 
 
-@pytest.mark.parametrize("name,message", [
-    ("n" * 65, "sandlock: name: 65 bytes, at most 64 allowed"),
-    ("a/b", "sandlock: name: must not contain '/'"),
-    (".", 'sandlock: name: must not be "." or ".."'),
-    ("..", 'sandlock: name: must not be "." or ".."'),
+@pytest.mark.parametrize("name,why", [
+    ("n" * 65, "65 bytes, at most 64 allowed"),
+    ("a/b", "must not contain '/'"),
+    (".", 'must not be "." or ".."'),
+    ("..", 'must not be "." or ".."'),
 ])
-def test_invalid_names(name, message):
+def test_invalid_names(name, why):
+    message = f"sandlock: --name: invalid value '{name}': {why}"
     r = run(*SYSTEM_READ, "--name", name, "--", "uname", "-n", timeout=30)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stdout == b""
-    assert r.stderr.decode().splitlines() == [message]
+    assert r.stderr.decode().splitlines()[0] == message
 
 
 def test_eight_concurrent_sandboxes():

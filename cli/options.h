@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * options: the flag table of `sandlock run` (options.c) and the run's own settings.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "cli.h"
+#include "sandlock.h"
+
+struct run_ctx {
+	sandlock_policy_t *policy;
+	uint64_t timeout_ms;
+	const char *timeout_arg; /* as given, for the message */
+	int interactive;
+	int status_fd;
+	const char *shell_cmd;
+	int profile_loaded;
+};
+
+struct run_option {
+	const char *name;
+	int short_name;
+	const char *meta; /* NULL: takes no value */
+	const char *help;
+	const char *field; /* the policy field it sets, or NULL */
+	int (*apply)(struct run_ctx *c, const char *arg, const char *flag);
+};
+
+/* run_n_options is at most this (the getopt tables are sized by it). */
+#define RUN_OPTIONS_MAX 64
+
+extern const struct run_option run_options[];
+extern const size_t run_n_options;
+
+void run_help(void);
+/* Apply one flag; returns 0 or the exit code (after printing the error). */
+int run_apply(struct run_ctx *c, const struct run_option *o, const char *arg);
