@@ -69,6 +69,14 @@ def running(name, uid=None):
     return pf is not None and pf[0] > 0
 
 
+def session_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[3])
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def stop(proc):
     if proc.poll() is None:
         proc.kill()
@@ -285,7 +293,9 @@ def test_kill_reaches_every_process_group(sleeper, sandbox_dir):
     try:
         assert wait_for(lambda: pidf.exists() and pidf.read_text().strip())
         child = int(pidf.read_text())
-        assert wait_for(lambda: process_alive(child) and running(name))
+        # Until setsid(2) has run, the child is still in the first group.
+        assert wait_for(lambda: process_alive(child) and running(name) and
+                        session_of(child) == child)
         r = sandlock("kill", name)
         assert r.returncode == 0, r.stderr
         groups = r.stdout.decode().split("process groups ")[1].split(",")[0].split()
