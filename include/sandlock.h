@@ -163,7 +163,9 @@ int sandlock_policy_dump_json(const sandlock_policy_t *policy, char **ret_text);
 
 /* Set any field from text: @field is "section.key" ("limits.memory") or the Python name
  * ("max_memory"); a scalar is replaced, a list gets @value appended (a list of numbers may take
- * "0,2"; env takes "NAME=VALUE"; gpu_devices takes "all"). Relative filesystem grants are made
+ * "0,2"; env takes "NAME=VALUE"; gpu_devices takes "all"). fs_mount takes "VIRTUAL:HOST[:ro]";
+ * fs_mount_ro (or "filesystem.mount_ro") takes "VIRTUAL:HOST" and adds it read-only. Syscall
+ * names and groups are checked as they are added. Relative filesystem grants are made
  * absolute against the caller's cwd. Copies @value. The policy is unchanged on failure.
  * Errors: -EINVAL (unknown field, bad value), -ERANGE, -ENOMEM. */
 int sandlock_policy_set(sandlock_policy_t *policy, const char *field, const char *value,

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "macro.h"
+#include "plan/seccomp.h"
 #include "policy/policy.h"
 #include "policy/profile.h"
 #include "policy/schema.h"
@@ -194,7 +195,7 @@ _public_ int sandlock_policy_load_toml(const char *text, size_t len, sandlock_po
 {
 	if ((!text && len) || !ret_policy)
 		return error_set(reterr, -EINVAL, "sandlock_policy_load_toml: NULL argument");
-	return profile_load_toml(text ? text : "", len, ret_policy, reterr);
+	return profile_load_toml(text ? text : "", len, seccomp_check_names, ret_policy, reterr);
 }
 
 _public_ int sandlock_policy_load_toml_file(const char *path, sandlock_policy_t **ret_policy,
@@ -202,7 +203,7 @@ _public_ int sandlock_policy_load_toml_file(const char *path, sandlock_policy_t 
 {
 	if (!path || !ret_policy)
 		return error_set(reterr, -EINVAL, "sandlock_policy_load_toml_file: NULL argument");
-	return profile_load_toml_file(path, ret_policy, reterr);
+	return profile_load_toml_file(path, seccomp_check_names, ret_policy, reterr);
 }
 
 _public_ int sandlock_policy_load_json(const char *text, size_t len, sandlock_policy_t **ret_policy,
@@ -210,7 +211,7 @@ _public_ int sandlock_policy_load_json(const char *text, size_t len, sandlock_po
 {
 	if ((!text && len) || !ret_policy)
 		return error_set(reterr, -EINVAL, "sandlock_policy_load_json: NULL argument");
-	return profile_load_json(text ? text : "", len, ret_policy, reterr);
+	return profile_load_json(text ? text : "", len, seccomp_check_names, ret_policy, reterr);
 }
 
 _public_ int sandlock_policy_dump_toml(const sandlock_policy_t *p, char **ret_text)
@@ -223,11 +224,51 @@ _public_ int sandlock_policy_dump_json(const sandlock_policy_t *p, char **ret_te
 	return p && ret_text ? profile_dump_json(p, ret_text) : -EINVAL;
 }
 
+/* fs_mount_ro, the reference's mapping of read-only mounts, is the ":ro" entries of fs_mount
+ * (one TOML key, "mount", holds both). */
+static int is_mount_ro(const char *field)
+{
+	return strcmp(field, "fs_mount_ro") == 0 || strcmp(field, "filesystem.mount_ro") == 0;
+}
+
+static int set_mount_ro(sandlock_policy_t *p, const char *value, sandlock_error_t **reterr)
+{
+	const char *colon = strchr(value, ':');
+	_cleanup_free_ char *entry = NULL;
+
+	if (colon && strchr(colon + 1, ':'))
+		return error_set(reterr, -EINVAL,
+				 "fs_mount_ro: expected VIRTUAL:HOST (the mount is read-only), got "
+				 "'%s'",
+				 value);
+	if (asprintf(&entry, "%s:ro", value) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	struct fvalue fv = { .kind = FV_STR, .s = entry };
+	return schema_assign(p, schema_find("fs_mount"), &fv, reterr);
+}
+
+static void clear_mount_ro(sandlock_policy_t *p)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; p->fs_mount && p->fs_mount[i]; i++) {
+		size_t len = strlen(p->fs_mount[i]);
+		if (len > 3 && strcmp(p->fs_mount[i] + len - 3, ":ro") == 0)
+			free(p->fs_mount[i]);
+		else
+			p->fs_mount[w++] = p->fs_mount[i];
+	}
+	if (p->fs_mount)
+		p->fs_mount[w] = NULL;
+}
+
 _public_ int sandlock_policy_set(sandlock_policy_t *p, const char *field, const char *value,
 				 sandlock_error_t **reterr)
 {
 	if (!p || !field || !value)
 		return error_set(reterr, -EINVAL, "sandlock_policy_set: NULL argument");
+	if (is_mount_ro(field))
+		return set_mount_ro(p, value, reterr);
 	const struct field *f = schema_find(field);
 	if (!f)
 		return error_set(reterr, -EINVAL, "unknown field '%s'", field);
@@ -239,11 +280,27 @@ _public_ int sandlock_policy_set(sandlock_policy_t *p, const char *field, const 
 		value = abs[0];
 	}
 	struct fvalue fv = { .kind = FV_STR, .s = value };
-	return schema_assign(p, f, &fv, reterr);
+	char ***list = f->type == FT_STRV && f != schema_find("args") ? field_ptr(p, f) : NULL;
+	size_t before = list ? strv_length(*list) : 0;
+	int r = schema_assign(p, f, &fv, reterr);
+	if (r < 0 || !list || strv_length(*list) == before)
+		return r;
+	/* A syscall name or group: known, and not contradicting the other list (the loaders
+	 * check the same after a whole document). Refused, it is taken back out. */
+	r = seccomp_check_names(p, reterr);
+	if (r < 0) {
+		free((*list)[before]);
+		(*list)[before] = NULL;
+	}
+	return r;
 }
 
 _public_ int sandlock_policy_clear(sandlock_policy_t *p, const char *field)
 {
+	if (p && field && is_mount_ro(field)) {
+		clear_mount_ro(p);
+		return 0;
+	}
 	const struct field *f = p && field ? schema_find(field) : NULL;
 
 	if (!f)
@@ -280,7 +337,7 @@ _public_ void sandlock_strv_free(char **strv)
 
 _public_ int sandlock_field_supported(const char *field)
 {
-	const struct field *f = field ? schema_find(field) : NULL;
+	const struct field *f = field ? schema_find(is_mount_ro(field) ? "fs_mount" : field) : NULL;
 
 	return f ? !!(f->flags & F_SUPPORTED) : -EINVAL;
 }

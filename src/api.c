@@ -86,13 +86,13 @@ _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t 
 {
 	if (!p)
 		return error_set(reterr, -EINVAL, "NULL policy");
-	int r = seccomp_check_names(p, reterr);
+	int r = schema_validate(p, reterr);
+	if (r == 0)
+		r = seccomp_check_names(p, reterr);
 	if (r == 0)
 		r = schema_check_supported(p, reterr);
 	if (r == 0)
 		r = policy_check_supervision(p, reterr);
-	if (r == 0)
-		r = schema_validate(p, reterr);
 	if (r < 0)
 		return r;
 	int fd = check_common(p, 0, reterr);

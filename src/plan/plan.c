@@ -153,13 +153,14 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
 	if (r < 0)
 		return r;
-	/* Refuse what cannot be enforced: fields not built yet, fields only the supervisor can
-	 * enforce under no_supervisor, combinations that make no sense. */
-	r = schema_check_supported(p, reterr);
+	/* Refuse what is wrong, then what cannot be enforced: combinations that make no sense
+	 * (first: the user must hear about a mistake before "not yet"), fields not built yet,
+	 * fields only the supervisor can enforce under no_supervisor. */
+	r = schema_validate(p, reterr);
+	if (r == 0)
+		r = schema_check_supported(p, reterr);
 	if (r == 0)
 		r = policy_check_supervision(p, reterr);
-	if (r == 0)
-		r = schema_validate(p, reterr);
 	if (r < 0)
 		return r;
 

@@ -117,8 +117,10 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 		const struct syscall_group *g = seccomp_group_find(n);
 
 		if (g && strv_contains(p->extra_allow, n))
-			return error_set(reterr, -EINVAL,
-					 "syscall group %s is both allowed and denied", n);
+			return error_set(
+				reterr, -EINVAL,
+				"extra_deny_syscalls: syscall group %s is both allowed and denied",
+				n);
 		if (g)
 			continue;
 		int nr = seccomp_syscall_resolve_name(n);

@@ -39,6 +39,13 @@ int net_rule_canon(const char *in, int deny, char *out, size_t size, char *err, 
 	int r = net_rule_parse(in, deny ? NET_RULE_DENY : NET_RULE_ALLOW, &rule, err, errlen);
 	if (r < 0)
 		return r;
+	if (deny && rule.kind != NET_TARGET_IP) {
+		/* The reference: "targets are literal IP/CIDR values" (0.0.0.0/0 and ::/0 say
+		 * everything). */
+		net_rule_done(&rule);
+		snprintf(err, errlen, "a deny rule takes literal IPs or CIDRs, not \"%s\"", in);
+		return -EINVAL;
+	}
 	r = net_rule_format(&rule, &s);
 	net_rule_done(&rule);
 	return emit(r, s, out, size, err, errlen);
@@ -57,6 +64,32 @@ int http_rule_canon(const char *in, char *out, size_t size, char *err, size_t er
 	return emit(r, s, out, size, err, errlen);
 }
 
+/* Collapse repeated slashes and "." components of absolute path @p in place, and drop a
+ * trailing slash ("/" stays). ".." is kept: without the filesystem it cannot be resolved. */
+static void path_simplify(char *p)
+{
+	char *w = p;
+
+	for (const char *r = p; *r;) {
+		if (*r == '/') {
+			while (*r == '/')
+				r++;
+			if (r[0] == '.' && (r[1] == '/' || r[1] == '\0')) {
+				r++;
+				continue;
+			}
+			*w++ = '/';
+			continue;
+		}
+		*w++ = *r++;
+	}
+	if (w > p + 1 && w[-1] == '/')
+		w--;
+	if (w == p)
+		*w++ = '/';
+	*w = '\0';
+}
+
 int mount_entry_canon(const char *in, char *out, size_t size, char *err, size_t errlen)
 {
 	struct mount_entry m;
@@ -65,6 +98,9 @@ int mount_entry_canon(const char *in, char *out, size_t size, char *err, size_t 
 	int r = mount_entry_parse(in, &m, err, errlen);
 	if (r < 0)
 		return r;
+	/* "/a/", "//a" and "/./a" are the virtual path "/a": one spelling, so that a path mapped
+	 * twice is seen as such. */
+	path_simplify(m.virt);
 	r = mount_entry_format(&m, &s);
 	mount_entry_done(&m);
 	return emit(r, s, out, size, err, errlen);
@@ -114,21 +150,15 @@ int bind_ports_canon(const char *in, int allow, char *out, size_t size, char *er
 int time_canon(const char *in, char *out, size_t size, char *err, size_t errlen)
 {
 	char buf[RFC3339_BUF_SIZE];
-	uint64_t unix_sec;
 	int64_t sec;
 	uint32_t nsec = 0;
 
-	/* A bare number is Unix time in seconds (the SDK also takes a timestamp). */
-	if (parse_uint64(in, &unix_sec) == 0) {
-		if (unix_sec > 253402300799ULL) /* 9999-12-31T23:59:59Z */
-			return snprintf(err, errlen, "a Unix time after the year 9999"), -ERANGE;
-		sec = (int64_t)unix_sec;
-	} else {
-		int r = rfc3339_parse(in, &sec, &nsec, err, errlen);
-		if (r < 0)
-			return r;
-	}
-	int r = rfc3339_format(sec, nsec, buf);
+	/* RFC 3339 with an offset only, as the reference says (an SDK turns its aware datetime
+	 * into that): a bare number is refused by the parser. */
+	int r = rfc3339_parse(in, &sec, &nsec, err, errlen);
+	if (r < 0)
+		return r;
+	r = rfc3339_format(sec, nsec, buf);
 	if (r < 0)
 		return snprintf(err, errlen, "cannot format the time"), r;
 	if (strlen(buf) >= size)

@@ -117,9 +117,10 @@ int expand_home(const char *in, int forbid_home, char **ret, char *err, size_t e
 		if (n < 0)
 			return n;
 		if (forbid_home) {
-			snprintf(err, errlen,
-				 "${HOME} names the host, not the chroot: write the path as it is "
-				 "inside the jail");
+			snprintf(
+				err, errlen,
+				"${HOME} is an error in a profile with a chroot: write the path in "
+				"full");
 			return -EINVAL;
 		}
 		if (!home[0] && home_directory(home, sizeof(home)) < 0) {

@@ -143,8 +143,8 @@ static int load_section(struct sandlock_policy *p, const char *section, const js
 	return 0;
 }
 
-int profile_load_json(const char *text, size_t len, struct sandlock_policy **ret,
-		      struct sandlock_error **reterr)
+int profile_load_json(const char *text, size_t len, profile_check_fn check,
+		      struct sandlock_policy **ret, struct sandlock_error **reterr)
 {
 	json_error_t jerr;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -178,6 +178,8 @@ int profile_load_json(const char *text, size_t len, struct sandlock_policy **ret
 	json_decref(root);
 	if (r == 0)
 		r = schema_validate(p, reterr);
+	if (r == 0 && check)
+		r = check(p, reterr);
 	if (r < 0) {
 		policy_free(p);
 		return r;

@@ -61,14 +61,13 @@ static int absolutize(const char *path, char **ret)
 	return 0;
 }
 
-/* ${HOME} in a path field; for a mount entry, each half by its own rule (the virtual half
- * names the jail, the host half the host). */
+/* ${HOME} in a path field (an error in every one of them under chroot, as the reference says);
+ * each half of a mount entry on its own, so that "~" leading either half is caught. */
 static int expand_field(struct loader *l, const struct field *f, const char *in, char **ret,
 			char *err, size_t errlen)
 {
-	if (f->type != FT_MOUNTV)
-		return expand_home(in, l->under_chroot && (f->flags & F_JAIL), ret, err, errlen);
-	const char *colon = strchr(in, ':');
+	const char *colon = f->type == FT_MOUNTV ? strchr(in, ':') : NULL;
+
 	if (!colon)
 		return expand_home(in, l->under_chroot, ret, err, errlen);
 	_cleanup_free_ char *virt = strndup(in, (size_t)(colon - in)), *v = NULL, *h = NULL;
@@ -76,7 +75,7 @@ static int expand_field(struct loader *l, const struct field *f, const char *in,
 		return -ENOMEM;
 	int r = expand_home(virt, l->under_chroot, &v, err, errlen);
 	if (r == 0)
-		r = expand_home(colon + 1, 0, &h, err, errlen);
+		r = expand_home(colon + 1, l->under_chroot, &h, err, errlen);
 	if (r == 0 && asprintf(ret, "%s:%s", v, h) < 0)
 		r = -ENOMEM;
 	return r;
@@ -261,8 +260,47 @@ static int bad_top(struct loader *l, const struct toml_key *k, const struct toml
 		      k->name);
 }
 
-int profile_load_toml(const char *text, size_t len, struct sandlock_policy **ret,
-		      struct sandlock_error **reterr)
+/* The checks that span fields, and @check. Their messages start with the field to blame
+ * ("uid, gid: ..."): the error gets the line:column of that field's key. */
+static int validate_at(const struct toml_value *root, const struct sandlock_policy *p,
+		       profile_check_fn check, struct sandlock_error **reterr)
+{
+	struct sandlock_error *e = NULL;
+	char name[64];
+	const struct toml_key *k;
+
+	int r = schema_validate(p, &e);
+	if (r == 0 && check)
+		r = check(p, &e);
+	if (r == 0)
+		return 0;
+	if (!e)
+		return error_set(reterr, r, "%s", strerror(-r));
+	/* The fields named before the ':' ("uid, gid: ..."), the first one the profile sets. */
+	size_t end = strcspn(e->message, ":");
+	for (const char *c = e->message; c < e->message + end;) {
+		size_t n = strcspn(c, ",:");
+		snprintf(name, sizeof(name), "%.*s", (int)MIN(n, sizeof(name) - 1), c);
+		const struct field *f = schema_find(name);
+		const struct toml_value *section = f ? toml_table_get(root, f->section) : NULL;
+		for (size_t i = 0; section && toml_table_at(section, i, &k); i++)
+			if (strcmp(k->name, f->key) == 0) {
+				r = error_set(reterr, r, "%u:%u: %s", k->line, k->column,
+					      e->message);
+				error_free(e);
+				return r;
+			}
+		c += n;
+		while (*c == ',' || *c == ' ')
+			c++;
+	}
+	r = error_set(reterr, r, "%s", e->message);
+	error_free(e);
+	return r;
+}
+
+int profile_load_toml(const char *text, size_t len, profile_check_fn check,
+		      struct sandlock_policy **ret, struct sandlock_error **reterr)
 {
 	_cleanup_toml_free_ struct toml_value *root = NULL;
 	struct toml_error terr;
@@ -291,7 +329,7 @@ int profile_load_toml(const char *text, size_t len, struct sandlock_policy **ret
 			r = load_section(&l, k->name, v);
 	}
 	if (r == 0)
-		r = schema_validate(p, reterr);
+		r = validate_at(root, p, check, reterr);
 	if (r < 0) {
 		policy_free(p);
 		return r;
@@ -302,7 +340,7 @@ int profile_load_toml(const char *text, size_t len, struct sandlock_policy **ret
 
 #define PROFILE_MAX (1 << 20)
 
-int profile_load_toml_file(const char *path, struct sandlock_policy **ret,
+int profile_load_toml_file(const char *path, profile_check_fn check, struct sandlock_policy **ret,
 			   struct sandlock_error **reterr)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -322,7 +360,7 @@ int profile_load_toml_file(const char *path, struct sandlock_policy **ret,
 			return error_set(reterr, -EFBIG, "%s: larger than 1 MiB", path);
 	}
 	struct sandlock_error *e = NULL;
-	int r = profile_load_toml(buf, len, ret, &e);
+	int r = profile_load_toml(buf, len, check, ret, &e);
 	if (r < 0)
 		error_set(reterr, r, "%s:%s", path, e ? e->message : strerror(-r));
 	error_free(e);

@@ -160,7 +160,7 @@ static int parse_target(const char *s, const struct net_split *sp, int mode, str
 	if (mode == NET_RULE_DENY)
 		return rules_err(
 			err, errlen, -EINVAL,
-			"net_deny takes literal IPs or CIDRs, not hostnames: \"%.*s\" in \"%s\"",
+			"a deny rule takes literal IPs or CIDRs, not hostnames: \"%.*s\" in \"%s\"",
 			Q(sp->hlen), sp->host, s);
 	if (rules_hostname_parse(sp->host, sp->hlen, r->host, &why) < 0)
 		return rules_err(err, errlen, -EINVAL, "invalid hostname \"%.*s\" (%s) in \"%s\"",
@@ -357,28 +357,25 @@ int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const u
 
 int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, size_t errlen)
 {
-	const char *what = mode == NET_BIND_DENY ? "net_deny_bind" : "net_allow_bind";
 	size_t before = set->n;
 
 	if (!s)
-		return rules_err(err, errlen, -EINVAL, "missing %s port list", what);
+		return rules_err(err, errlen, -EINVAL, "missing port list");
 	if (mode == NET_BIND_DENY && strchr(s, '*'))
-		return rules_err(err, errlen, -EINVAL,
-				 "net_deny_bind takes ports, not \"*\": \"%s\"", s);
+		return rules_err(err, errlen, -EINVAL, "a deny list takes ports, not \"*\": \"%s\"",
+				 s);
 	int k = parse_ports(s, set);
 	if (k == -ENOMEM)
 		return rules_err(err, errlen, k, "out of memory");
 	if (k == -ERANGE)
-		return rules_err(err, errlen, k, "%s port out of range (0-65535) in \"%s\"", what,
-				 s);
+		return rules_err(err, errlen, k, "port out of range (0-65535) in \"%s\"", s);
 	if (k < 0 && (set->all || strchr(s, '*')))
-		return rules_err(err, errlen, k, "%s: \"*\" cannot be mixed with ports (\"%s\")",
-				 what, s);
+		return rules_err(err, errlen, k, "\"*\" cannot be mixed with ports (\"%s\")", s);
 	if (k < 0)
 		return rules_err(err, errlen, k,
-				 "invalid %s port list \"%s\" (PORT, LO-HI, or a comma-separated "
+				 "invalid port list \"%s\" (PORT, LO-HI, or a comma-separated "
 				 "list of those)",
-				 what, s);
+				 s);
 	for (size_t i = before; mode == NET_BIND_DENY && i < set->n; i++) {
 		if (set->ranges[i].lo == 0) {
 			set->n = before;

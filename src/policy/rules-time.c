@@ -92,8 +92,7 @@ static int parse_time_part(const char *s, const char *p, struct rfc3339_fields *
 			f->nsec *= 10;
 	}
 	if (*p == '\0')
-		return rules_err(err, errlen, -EINVAL,
-				 "time_start needs an offset (Z or +hh:mm): \"%s\"", s);
+		return rules_err(err, errlen, -EINVAL, "needs an offset (Z or +hh:mm): \"%s\"", s);
 	f->off_sign = 1;
 	if (*p == 'Z' || *p == 'z') {
 		p++;
@@ -104,8 +103,7 @@ static int parse_time_part(const char *s, const char *p, struct rfc3339_fields *
 					 "invalid offset in \"%s\" (Z, +hh:mm or -hh:mm)", s);
 	} else {
 		return rules_err(err, errlen, -EINVAL,
-				 "time_start needs an offset (Z or +hh:mm), not \"%s\", in \"%s\"",
-				 p, s);
+				 "needs an offset (Z or +hh:mm), not \"%s\", in \"%s\"", p, s);
 	}
 	if (*p)
 		return rules_err(err, errlen, -EINVAL,

@@ -5,6 +5,7 @@
  * is one line naming the fields. Pure: no syscalls.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "schema.h"
@@ -63,10 +64,18 @@ int schema_validate(const struct sandlock_policy *p, struct sandlock_error **ret
 
 int schema_check_supported(const struct sandlock_policy *p, struct sandlock_error **reterr)
 {
+	char names[1024] = "";
+	size_t len = 0;
+
+	/* All of them at once: one run tells the user everything that is not there yet. */
 	for (size_t i = 0; i < schema_n_fields; i++) {
 		const struct field *f = &schema_fields[i];
-		if (!(f->flags & F_SUPPORTED) && schema_is_set(p, f))
-			return error_set(reterr, -EOPNOTSUPP, "not supported yet: %s", f->name);
+		if ((f->flags & F_SUPPORTED) || !schema_is_set(p, f))
+			continue;
+		int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+				 f->name);
+		if (n > 0 && (size_t)n < sizeof(names) - len)
+			len += (size_t)n;
 	}
-	return 0;
+	return len ? error_set(reterr, -EOPNOTSUPP, "not supported yet: %s", names) : 0;
 }

@@ -78,7 +78,7 @@ static int assign_number(struct sandlock_policy *p, const struct field *f, const
 		return f->type == FT_SIZE
 			       ? want(reterr, f, "a size such as 512M, 1G or a byte count")
 			       : want(reterr, f, "a non-negative integer");
-	if (f->type == FT_NZ_U64 && n == 0)
+	if ((f->type == FT_NZ_U64 || f->type == FT_SIZE) && n == 0 && f->min == 1)
 		return bad(reterr, -ERANGE, f, "must be greater than 0");
 	if (f->max && (n < f->min || n > f->max)) {
 		char why[96];
@@ -235,7 +235,7 @@ static int assign_rule(struct sandlock_policy *p, const struct field *f, const s
 	char num[24];
 	const char *in = v->s;
 
-	if (v->kind == FV_INT && (f->type == FT_BINDV || f->type == FT_TIME)) {
+	if (v->kind == FV_INT && f->type == FT_BINDV) {
 		snprintf(num, sizeof(num), "%lld", (long long)v->i);
 		in = num;
 	} else if (v->kind != FV_STR)
@@ -243,7 +243,8 @@ static int assign_rule(struct sandlock_policy *p, const struct field *f, const s
 	int r = canon(p, f, in, text, sizeof(text), err, sizeof(err));
 	if (r < 0)
 		return error_set(reterr, r, "%s: %s", f->name, err[0] ? err : strerror(-r));
-	if (f->type == FT_BINDV && *list && (strcmp(text, "*") == 0 || strv_contains(*list, "*")))
+	if (f->type == FT_BINDV && *list && !strv_contains(*list, text) &&
+	    (strcmp(text, "*") == 0 || strv_contains(*list, "*")))
 		return bad(reterr, -EINVAL, f, "\"*\" cannot be mixed with ports");
 	if (f->type == FT_TIME)
 		return set_string(field_ptr(p, f), text);

@@ -45,7 +45,6 @@ enum field_type {
 #define F_SUPPORTED (1u << 0) /* enforced: setting it is accepted at spawn */
 #define F_RUNTIME (1u << 1)   /* not a profile key: JSON "runtime" section, CLI, setters */
 #define F_EXPAND (1u << 2)    /* ${HOME} expanded in profiles */
-#define F_JAIL (1u << 3)      /* names a path inside the chroot: no ${HOME} under chroot */
 
 struct field {
 	const char *section; /* "limits" */

@@ -200,16 +200,15 @@ def test_unsupported_field_in_a_profile(tmp_path):
     ("# old style\nfs_readable = [\"/usr\"]\n",
      "2:1: 'fs_readable' is an old flat key; profiles use sections: write it as [filesystem] read"),
     ("[filesystem]\nread = [\"${HOME\"]\n", "2:9: [filesystem] read: unterminated '${'"),
-    ("[program]\nuid = 0\n", None),
+    # A whole-policy check: the position of the field it blames.
+    ("[program]\nuid = 0\n", "2:1: uid, gid: set both or neither"),
+    ("[program]\nclean_env = true\ngid = 0\n", "3:1: uid, gid: set both or neither"),
 ])
 def test_profile_error_is_exit_1_with_position(tmp_path, body, where):
     path = write(tmp_path, "bad", body)
     r = run("--profile-file", str(path), "--", "true", timeout=60)
     assert r.returncode == 1
-    if where is None:  # a whole-policy check: no position
-        assert err_lines(r) == [f"sandlock: {path}:uid, gid: set both or neither"]
-    else:
-        assert err_lines(r) == [f"sandlock: {path}:{where}"]
+    assert err_lines(r) == [f"sandlock: {path}:{where}"]
 
 
 def test_profile_error_through_p_names_the_file(xdg):

@@ -462,9 +462,6 @@ static void test_home_expansion(void)
 		    "/key\"\nhttp_inject_ca = [\"" HOME_DIR "/b\"]\nhttp_ca_out = \"" HOME_DIR
 		    "/out\"\n\n[http]\nallow = [\"GET a.com/*\"]\n",
 		    "${HOME} in http_ca, http_key, http_inject_ca, http_ca_out");
-	expect_toml("[filesystem]\nchroot = \"${HOME}/rootfs\"\n",
-		    "[filesystem]\nchroot = \"" HOME_DIR "/rootfs\"\n",
-		    "${HOME} in chroot (a host path)");
 	expect_toml("[filesystem]\nread = [\"/x/${HOME}/y${HOME}\"]\n",
 		    "[filesystem]\nread = [\"/x/" HOME_DIR "/y" HOME_DIR "\"]\n",
 		    "${HOME} twice and in the middle");
@@ -475,8 +472,9 @@ static void test_home_expansion(void)
 		    "[program]\nargs = [\"${HOME}\", \"$X\", \"~\"]\nenv = { A = \"${HOME}\", "
 		    "B = \"${OTHER}$\" }\n",
 		    "no expansion in [program] args and env");
-	expect_toml("[syscalls]\nextra_deny = [\"$x\"]\n", "[syscalls]\nextra_deny = [\"$x\"]\n",
-		    "no expansion in syscall names");
+	/* Not expanded: refused as the name it literally is. */
+	expect_error("[syscalls]\nextra_deny = [\"$x\"]\n", -EINVAL,
+		     "2:1: extra_deny_syscalls: unknown syscall $x", "no expansion in syscall names");
 	expect_toml("[filesystem]\nread = [\"/a/~b\"]\n[program]\ncwd = \"./~c\"\n",
 		    "[program]\ncwd = \"./~c\"\n\n[filesystem]\nread = [\"/a/~b\"]\n",
 		    "a ~ that is not leading is literal");
@@ -546,21 +544,37 @@ static void test_home_chroot(void)
 	for (size_t i = 0; i < ELEMENTSOF(jail); i++) {
 		char want[256];
 		snprintf(want, sizeof(want),
-			 "%s: %s: ${HOME} names the host, not the chroot: write the path as it is "
-			 "inside the jail",
+			 "%s: %s: ${HOME} is an error in a profile with a chroot: write the path "
+			 "in full",
 			 jail[i][1], jail[i][2]);
 		expect_error(jail[i][0], -EINVAL, want, jail[i][2]);
 	}
-	/* Controls: host paths under a chroot expand; jail paths without ${HOME} load. */
-	expect_toml("[filesystem]\nchroot = \"/jail\"\nmount = [\"/v:${HOME}/h\", "
-		    "\"/r:${HOME}/r:ro\"]\nread = [\"/usr\"]\n",
+	/* "Under [filesystem].chroot, ${HOME} in a path field is an error": host paths too. */
+	static const char *const host[][3] = {
+		{ "[filesystem]\nchroot = \"/jail\"\nmount = [\"/v:${HOME}/h\"]\n", "3:10",
+		  "[filesystem] mount" },
+		{ "[config]\nfs_storage = \"${HOME}/st\"\n[filesystem]\nchroot = \"/jail\"\n",
+		  "2:14", "[config] fs_storage" },
+		{ "[filesystem]\nchroot = \"${HOME}/rootfs\"\n", "2:10", "[filesystem] chroot" },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(host); i++) {
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "%s: %s: ${HOME} is an error in a profile with a chroot: write the path "
+			 "in full",
+			 host[i][1], host[i][2]);
+		expect_error(host[i][0], -EINVAL, want, host[i][2]);
+	}
+	/* Controls: the same host paths written out load. */
+	expect_toml("[filesystem]\nchroot = \"/jail\"\nmount = [\"/v:" HOME_DIR "/h\", "
+		    "\"/r:" HOME_DIR "/r:ro\"]\nread = [\"/usr\"]\n",
 		    "[filesystem]\nread = [\"/usr\"]\nchroot = \"/jail\"\nmount = [\"/v:" HOME_DIR
 		    "/h\", \"/r:" HOME_DIR "/r:ro\"]\n",
-		    "the host half of a mount under chroot expands");
-	expect_toml("[config]\nfs_storage = \"${HOME}/st\"\n[filesystem]\nchroot = \"/jail\"\n",
+		    "a mount under chroot, written out");
+	expect_toml("[config]\nfs_storage = \"" HOME_DIR "/st\"\n[filesystem]\nchroot = \"/jail\"\n",
 		    "[config]\nfs_storage = \"" HOME_DIR "/st\"\n\n"
 		    "[filesystem]\nchroot = \"/jail\"\n",
-		    "fs_storage (a host path) under chroot expands");
+		    "fs_storage under chroot, written out");
 	expect_toml("[program]\ncwd = \"/home/u\"\n[filesystem]\nchroot = \"/jail\"\n",
 		    "[program]\ncwd = \"/home/u\"\n\n[filesystem]\nchroot = \"/jail\"\n",
 		    "a jail path without ${HOME} under chroot");
@@ -930,7 +944,7 @@ static const struct set_case set_cases[] = {
 	{ "max_open_files", "256", "[limits]\nopen_files = 256\n", NULL },
 	{ "time_start", "2026-01-01T01:00:00+01:00",
 	  "[determinism]\ntime_start = \"2026-01-01T00:00:00Z\"\n", NULL },
-	{ "determinism.time_start", "1767225600",
+	{ "determinism.time_start", "2025-12-31T19:00:00-05:00",
 	  "[determinism]\ntime_start = \"2026-01-01T00:00:00Z\"\n", NULL },
 	{ "on_exit", "keep", "[filesystem]\non_exit = \"keep\"\n", NULL },
 	{ "on_error", "defer", "[filesystem]\non_error = \"defer\"\n", NULL },
@@ -1111,7 +1125,7 @@ static void test_set_failure_unchanged(void)
 	static const char *const fill[][2] = {
 		{ "fs_readable", "/usr" }, { "max_memory", "1G" }, { "gpu_devices", "1,3" },
 		{ "cpu_cores", "0" }, { "net_allow_bind", "8080" }, { "env", "A=1" },
-		{ "http_ports", "80" }, { "time_start", "0" }, { "name", "box" },
+		{ "http_ports", "80" }, { "time_start", "1970-01-01T00:00:00Z" }, { "name", "box" },
 		{ "on_exit", "keep" }, { "credentials", "t=env:T" },
 		{ "allow_degraded", "fs-refer" },
 		{ "net_allow", "a.com:443" }, { "uid", "1" }, { "max_cpu", "10" },
@@ -1306,9 +1320,49 @@ static int spawn_true(const sandlock_policy_t *p, char *msg, size_t n)
 	return r;
 }
 
+/* What a field needs beside it to make a valid policy (schema_validate), so that the refusal
+ * tested is "not supported yet" and not the pairing rule. */
+static const struct {
+	const char *field, *other, *value;
+} companions[] = {
+	{ "http_ca", "http_key", "/ca.key" },	     { "http_key", "http_ca", "/ca.pem" },
+	{ "http_inject_ca", "http_allow", "GET a/*" }, { "http_ca_out", "http_allow", "GET a/*" },
+	{ "http_auth", "http_allow", "GET a/*" },      { "uid", "gid", "0" },
+	{ "gid", "uid", "0" },
+};
+
+static const char *companion_of(const char *name, const char **value)
+{
+	for (size_t i = 0; i < ELEMENTSOF(companions); i++)
+		if (strcmp(companions[i].field, name) == 0) {
+			*value = companions[i].value;
+			return companions[i].other;
+		}
+	return NULL;
+}
+
+/* Whether @msg is "not supported yet: A, B, ..." naming @name. */
+static int names_unsupported(const char *msg, const char *name)
+{
+	const char *prefix = "not supported yet: ";
+	size_t n = strlen(name);
+
+	if (strncmp(msg, prefix, strlen(prefix)) != 0)
+		return 0;
+	for (const char *c = msg + strlen(prefix); *c;) {
+		size_t len = strcspn(c, ",");
+		if (len == n && strncmp(c, name, n) == 0)
+			return 1;
+		c += len;
+		while (*c == ',' || *c == ' ')
+			c++;
+	}
+	return 0;
+}
+
 static void test_not_supported(void)
 {
-	char msg[512], want[128];
+	char msg[512];
 
 	if (sandlock_landlock_abi_version() < sandlock_min_landlock_abi()) {
 		ok(1, "# SKIP spawning: Landlock ABI %d < %d", sandlock_landlock_abi_version(),
@@ -1331,8 +1385,13 @@ static void test_not_supported(void)
 			sandlock_policy_free(p);
 			continue;
 		}
+		const char *other_value = NULL, *other = companion_of(f->name, &other_value);
+		if (other && set(p, other, other_value, msg, sizeof(msg)) < 0) {
+			ok(0, "set %s beside %s: %s", other, f->name, msg);
+			sandlock_policy_free(p);
+			continue;
+		}
 		int r = sandlock_policy_check(p, &e);
-		snprintf(want, sizeof(want), "not supported yet: %s", f->name);
 		if (f->flags & F_SUPPORTED) {
 			/* The control: enforced fields are never refused as unsupported. */
 			ok(r == 0 || !strstr(sandlock_error_message(e), "not supported yet"),
@@ -1345,9 +1404,11 @@ static void test_not_supported(void)
 		sandlock_error_free(e);
 		is_int(spawn_true(p, msg, sizeof(msg)), -EOPNOTSUPP, "spawn with %s: -EOPNOTSUPP",
 		       f->name);
-		is_str(msg, want, "  message");
-		/* The control: cleared again, it runs. */
+		ok(names_unsupported(msg, f->name), "  message names %s: %s", f->name, msg);
+		/* The control: cleared again (with what it needed), it runs. */
 		sandlock_policy_clear(p, f->name);
+		if (other)
+			sandlock_policy_clear(p, other);
 		is_int(spawn_true(p, msg, sizeof(msg)), 0, "  control: cleared, it runs");
 		sandlock_policy_free(p);
 	}

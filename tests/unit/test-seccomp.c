@@ -472,10 +472,10 @@ static void test_check_names(void)
 		    "extra_allow_syscalls: unknown group nosuchgroup (groups: sysv_ipc)",
 		    "an unknown group in extra_allow");
 	check_names(V("sysv_ipc"), V("sysv_ipc"), -EINVAL,
-		    "syscall group sysv_ipc is both allowed and denied",
+		    "extra_deny_syscalls: syscall group sysv_ipc is both allowed and denied",
 		    "a group both allowed and denied");
 	check_names(V("sysv_ipc"), V("uname", "sysv_ipc"), -EINVAL,
-		    "syscall group sysv_ipc is both allowed and denied",
+		    "extra_deny_syscalls: syscall group sysv_ipc is both allowed and denied",
 		    "a group both ways, after another deny");
 	check_names(
 		V("sysv_ipc"), V("semop"), -EINVAL,
@@ -842,12 +842,14 @@ static void test_other_process(void)
 		{ __NR_prlimit64, 0, RLIMIT_NOFILE, 0x1000, ALLOW, ALLOW, "prlimit64(0, set)" },
 		{ __NR_prlimit64, 1234, RLIMIT_NOFILE, 0x1000, NOTIF, RET_EPERM,
 		  "prlimit64(pid, set)" },
-		{ __NR_prlimit64, 1234, RLIMIT_NOFILE, 0, ALLOW, ALLOW, "prlimit64(pid, get only)" },
+		{ __NR_prlimit64, 1234, RLIMIT_NOFILE, 0, ALLOW, ALLOW,
+		  "prlimit64(pid, get only)" },
 		{ __NR_setpriority, PRIO_PROCESS, 0, 5, ALLOW, ALLOW, "setpriority(PROCESS, 0)" },
 		{ __NR_setpriority, PRIO_PROCESS, 1234, 5, NOTIF, RET_EPERM,
 		  "setpriority(PROCESS, pid)" },
 		{ __NR_setpriority, PRIO_PGRP, 0, 5, ALLOW, ALLOW, "setpriority(PGRP, 0)" },
-		{ __NR_setpriority, PRIO_PGRP, 1234, 5, NOTIF, RET_EPERM, "setpriority(PGRP, pgid)" },
+		{ __NR_setpriority, PRIO_PGRP, 1234, 5, NOTIF, RET_EPERM,
+		  "setpriority(PGRP, pgid)" },
 		{ __NR_setpriority, PRIO_USER, 0, 5, RET_EPERM, RET_EPERM, "setpriority(USER, 0)" },
 		{ __NR_setpriority, 0xffffffff00000000ULL | PRIO_USER, 0, 5, RET_EPERM, RET_EPERM,
 		  "setpriority(USER | garbage << 32, 0)" },
@@ -894,7 +896,8 @@ static void test_prebuilt(void)
 		int r1 = seccomp_program_build(&p, key & 2, traps, n, &built, NULL);
 		int r2 = seccomp_program_compile(&p, key & 2, traps, n, &fresh, NULL);
 		ok(r1 == 0 && r2 == 0 && built.len == fresh.len &&
-			   memcmp(built.filter, fresh.filter, fresh.len * sizeof(*fresh.filter)) == 0,
+			   memcmp(built.filter, fresh.filter, fresh.len * sizeof(*fresh.filter)) ==
+				   0,
 		   "precompiled program %d (supervised=%d sysv_ipc=%d) equals a fresh compile", key,
 		   !!(key & 2), key & 1);
 		seccomp_program_done(&built);
