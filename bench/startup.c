@@ -703,7 +703,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *slbuf, 
 	return -1;
 }
 
-#define N_VARIANTS 8
+#define N_VARIANTS 9
 
 /* The command lines of the variants; (d) off without @bwrap. */
 static void set_variant_argvs(struct variant vs[N_VARIANTS], const char *sandlock,
@@ -722,6 +722,8 @@ static void set_variant_argvs(struct variant vs[N_VARIANTS], const char *sandloc
 						"/bin/true", NULL });
 	set_argv(&vs[6], (const char *const[]){ "/bin/true", NULL });
 	set_argv(&vs[7], (const char *const[]){ "/bin/true", NULL });
+	set_argv(&vs[8], (const char *const[]){ sandlock, "run", "--no-control-socket", GRANTS,
+						"--", "/bin/true", NULL });
 #undef GRANTS
 
 	if (!bwrap) {
@@ -832,6 +834,7 @@ int main(int argc, char **argv)
 		{ .label = "(h) sandlock_spawn() in-process, no sup.",
 		  .kind = KIND_API,
 		  .extra = 1 },
+		{ .label = "(i) sandlock run --no-control-socket", .extra = 1 },
 	};
 	set_variant_argvs(vs, o.sandlock, bwrap);
 	vs[6].policy = api_sup;

@@ -53,7 +53,7 @@ int control_root(char *buf, size_t size)
 
 void control_init(struct control *c)
 {
-	*c = (struct control){ .fd = -1, .dirfd = -1 };
+	*c = (struct control){ .fd = -1, .dirfd = -1, .lockfd = -1 };
 	for (int i = 0; i < CONTROL_CLIENTS; i++)
 		c->clients[i].fd = -1;
 }
@@ -76,9 +76,12 @@ static int root_open(int create)
 	int r = control_root(root, sizeof(root));
 	if (r < 0)
 		return r;
-	if (create && mkdir(root, 0700) < 0 && errno != EEXIST)
-		return negative_errno();
 	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdir(root, 0700) < 0 && errno != EEXIST)
+			return negative_errno();
+		fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return errno == ELOOP || errno == ENOTDIR ? -EPERM : negative_errno();
 	if (fstat(fd, &st) < 0)
@@ -104,51 +107,13 @@ static int root_lock(int rootfd)
 	return -EWOULDBLOCK;
 }
 
-/* State and start time (clock ticks after boot) of @pid from /proc/<pid>/stat. 0 when it cannot
- * be read. */
-static unsigned long long stat_of(pid_t pid, char *state)
-{
-	char path[64], buf[1024];
-	unsigned long long t = 0;
-
-	*state = '?';
-	if (pid == 0)
-		snprintf(path, sizeof(path), "/proc/self/stat");
-	else
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	/* After ')' come field 3 (the state) and on; field 22 is the start time. */
-	if (!p || sscanf(p + 2,
-			 "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-			 "%*s %*s %*s %llu",
-			 state, &t) != 2)
-		return 0;
-	return t;
-}
-
-/* Whether host @pid, started at @started (0: unknown), still runs. A zombie does not. */
-static int host_alive(pid_t pid, unsigned long long started)
-{
-	char state;
-
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
-		return 0;
-	unsigned long long t = stat_of(pid, &state);
-	if (t == 0)
-		return 1; /* /proc unreadable here: kill() is all we know */
-	return state != 'Z' && state != 'X' && (started == 0 || t == started);
-}
-
+/* The host of a sandbox holds an exclusive flock on its pid file for as long as it lives (the
+ * kernel drops it when the host dies, however it dies): a lock we can take means a stale one.
+ * No pid is trusted, so a recycled pid or a zombie host cannot fool it. */
 static int dir_state(int rootfd, const char *name)
 {
 	char buf[128];
 	int spid, host;
-	unsigned long long started;
 	struct stat st;
 	struct timespec now;
 
@@ -165,12 +130,14 @@ static int dir_state(int rootfd, const char *name)
 		clock_gettime(CLOCK_REALTIME, &now);
 		return now.tv_sec - st.st_mtim.tv_sec > CLAIM_GRACE_S ? DIR_STALE : DIR_STARTING;
 	}
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return DIR_STALE; /* nobody holds it: its host is gone */
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	if (n <= 0)
-		return DIR_STALE;
+		return DIR_STARTING;
 	buf[n] = '\0';
-	if (sscanf(buf, "%d %d %llu", &spid, &host, &started) != 3 || !host_alive(host, started))
-		return DIR_STALE;
+	if (sscanf(buf, "%d %d", &spid, &host) != 2)
+		return DIR_STARTING;
 	return spid > 0 ? DIR_RUNNING : DIR_STARTING;
 }
 
@@ -197,41 +164,52 @@ static void dir_remove(int rootfd, const char *name)
 	(void)unlinkat(rootfd, name, AT_REMOVEDIR);
 }
 
-/* "SANDBOX-PID HOST-PID HOST-START", replaced atomically. Written with 0 for the sandbox when
- * the name is claimed (so a concurrent claim sees a live owner), again once the child exists. */
-static int write_pid_file(int dfd, pid_t pid)
+/* "SANDBOX-PID HOST-PID", replaced atomically, and locked (see dir_state) before it is in
+ * place. Written with 0 for the sandbox when the name is claimed (so a concurrent claim sees a
+ * live owner), again once the child exists. The new file's descriptor, which holds the lock,
+ * replaces c->lockfd. */
+static int write_pid_file(struct control *c, pid_t pid)
 {
-	char buf[96], state;
+	char buf[64];
 
-	(void)unlinkat(dfd, PID_NEW, 0);
-	_cleanup_close_ int fd =
-		openat(dfd, PID_NEW, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = openat(c->dirfd, PID_NEW, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0 && errno == EEXIST) { /* left by an earlier write that failed, or planted */
+		(void)unlinkat(c->dirfd, PID_NEW, 0);
+		fd = openat(c->dirfd, PID_NEW, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+	}
 	if (fd < 0)
 		return negative_errno();
-	int n = snprintf(buf, sizeof(buf), "%d %d %llu\n", pid, getpid(), stat_of(0, &state));
-	int r = write_full(fd, buf, (size_t)n);
-	if (r == 0 && renameat(dfd, PID_NEW, dfd, PID_FILE) < 0)
+	int n = snprintf(buf, sizeof(buf), "%d %d\n", pid, getpid());
+	int r = flock(fd, LOCK_EX | LOCK_NB) < 0 ? negative_errno()
+						 : write_full(fd, buf, (size_t)n);
+	if (r == 0 && renameat(c->dirfd, PID_NEW, c->dirfd, PID_FILE) < 0)
 		r = negative_errno();
-	if (r < 0)
-		(void)unlinkat(dfd, PID_NEW, 0);
-	return r;
+	if (r < 0) {
+		(void)unlinkat(c->dirfd, PID_NEW, 0);
+		close(fd);
+		return r;
+	}
+	safe_close(c->lockfd);
+	c->lockfd = fd;
+	return 0;
 }
 
-/* The socket's address inside the directory @dfd: through /proc/self/fd, so that the path
- * resolves to the directory we hold whatever is renamed meanwhile; @fallback (the plain path)
- * where /proc is missing. */
-static int socket_address(struct sockaddr_un *sa, int dfd, const char *fallback_dir)
+/* The socket's address in directory @dir (a path). */
+static int socket_address(struct sockaddr_un *sa, const char *dir)
 {
-	int n;
-
 	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
-	if (dfd >= 0)
-		n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/" SOCKET_FILE,
-			     dfd);
-	else
-		n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%.*s/" SOCKET_FILE,
-			     (int)(sizeof(sa->sun_path) - sizeof("/" SOCKET_FILE)), fallback_dir);
+	int n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/" SOCKET_FILE, dir);
 	return n < 0 || (size_t)n >= sizeof(sa->sun_path) ? -ENAMETOOLONG : 0;
+}
+
+/* The same through the descriptor @dfd of the directory: /proc/self/fd/<dfd>, which resolves to
+ * the directory we hold whatever is renamed meanwhile (what a client can afford). */
+static void socket_address_at(struct sockaddr_un *sa, int dfd)
+{
+	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/" SOCKET_FILE, dfd);
 }
 
 static int listen_in(int dfd, const char *name)
@@ -242,21 +220,23 @@ static int listen_in(int dfd, const char *name)
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return negative_errno();
-	socket_address(&sa, dfd, NULL);
-	int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	if (r < 0 && errno == ENOENT && control_root(root, sizeof(root)) == 0) {
-		snprintf(dir, sizeof(dir), "%s/%s", root, name);
-		r = socket_address(&sa, -1, dir) < 0 ? -1
-						     : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	}
+	/* Bound by path: /proc/self/fd/<dfd> would pin the directory but costs a fresh process
+	 * the instantiation of its /proc fd entries. Only our uid can rename things in the root
+	 * (0700), and fchmodat() through @dfd below fails unless the socket landed in the
+	 * directory we hold. */
+	if (control_root(root, sizeof(root)) < 0 ||
+	    (size_t)snprintf(dir, sizeof(dir), "%s/%s", root, name) >= sizeof(dir) ||
+	    socket_address(&sa, dir) < 0)
+		return -ENAMETOOLONG;
 	/* The directory (0700) is the lock; 0600 on the socket is the second one. No umask
 	 * games: the umask is the whole process's, and the host may be creating files meanwhile. */
-	if (r < 0 || fchmodat(dfd, SOCKET_FILE, 0600, 0) < 0 || listen(fd, CONTROL_BACKLOG) < 0)
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    fchmodat(dfd, SOCKET_FILE, 0600, 0) < 0 || listen(fd, CONTROL_BACKLOG) < 0)
 		return negative_errno();
 	return TAKE_FD(fd);
 }
 
-int control_claim(struct control *c, const char *name, struct sandlock_error **reterr)
+int control_claim(struct control *c, const char *name, pid_t pid, struct sandlock_error **reterr)
 {
 	_cleanup_close_ int rootfd = root_open(1);
 	if (rootfd < 0 || root_lock(rootfd) < 0)
@@ -273,15 +253,20 @@ int control_claim(struct control *c, const char *name, struct sandlock_error **r
 		return 0; /* e.g. a stale directory that would not go: run without one */
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->dirfd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	r = c->dirfd < 0 ? negative_errno() : write_pid_file(c->dirfd, 0);
+	r = c->dirfd < 0 ? negative_errno() : write_pid_file(c, pid);
 	if (r == 0)
 		r = c->fd = listen_in(c->dirfd, name);
 	if (r < 0) {
 		c->fd = safe_close(c->fd);
 		c->dirfd = safe_close(c->dirfd);
+		c->lockfd = safe_close(c->lockfd);
 		dir_remove(rootfd, name);
 		c->name[0] = '\0';
+		return 0;
 	}
+	c->published = pid > 0;
+	if (pid > 0)
+		control_publish(c, pid);
 	return 0;
 }
 
@@ -289,33 +274,40 @@ void control_publish(struct control *c, pid_t pid)
 {
 	struct timespec now;
 
-	if (c->fd < 0)
-		return;
-	if (write_pid_file(c->dirfd, pid) < 0) {
+	if (c->fd < 0 || c->started)
+		return; /* none, or published at the claim */
+	if (!c->published && write_pid_file(c, pid) < 0) {
 		control_close(c);
 		return;
 	}
+	c->published = 1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	c->started = now.tv_sec;
 }
 
 void control_close(struct control *c)
 {
-	struct stat ours, there;
+	char root[64], dir[200];
 
 	for (int i = 0; i < CONTROL_CLIENTS; i++)
 		c->clients[i].fd = safe_close(c->clients[i].fd);
 	c->fd = safe_close(c->fd);
 	if (c->dirfd < 0)
 		return;
-	/* Remove the directory only if the name still leads to the one we made. */
-	_cleanup_close_ int rootfd = root_open(0);
-	if (rootfd >= 0 && root_lock(rootfd) == 0 && fstat(c->dirfd, &ours) == 0 &&
-	    fstatat(rootfd, c->name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    ours.st_dev == there.st_dev && ours.st_ino == there.st_ino)
-		dir_remove(rootfd, c->name);
+	/* No lock needed: while the pid file names us, or the directory is young, no claim or
+	 * cleanup removes it. The files go through the descriptor we hold; the directory by name,
+	 * which removes only an empty one (and a planted symlink not at all). Anything a workload
+	 * left in it keeps it; the next claim or listing clears it. */
+	(void)unlinkat(c->dirfd, SOCKET_FILE, 0);
+	(void)unlinkat(c->dirfd, PID_FILE, 0); /* (a pid.new exists only after a failed write) */
+	c->lockfd = safe_close(c->lockfd);
+	if (control_root(root, sizeof(root)) == 0 &&
+	    (size_t)snprintf(dir, sizeof(dir), "%s/%s", root, c->name) < sizeof(dir))
+		(void)rmdir(dir);
 	c->dirfd = safe_close(c->dirfd);
 	c->name[0] = '\0';
+	c->started = 0;
+	c->published = 0;
 }
 
 /* ---- the peer check ------------------------------------------------------------------------ */
@@ -441,7 +433,7 @@ static int connect_to(const char *name, int64_t deadline, struct sandlock_error 
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return error_set(reterr, negative_errno(), "socket: %s", strerror(errno));
-	socket_address(&sa, dfd, NULL);
+	socket_address_at(&sa, dfd);
 	int r;
 	/* EAGAIN: its queue is full for now (clients come faster than the loop takes them). */
 	while ((r = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0 && errno == EAGAIN &&
@@ -450,9 +442,8 @@ static int connect_to(const char *name, int64_t deadline, struct sandlock_error 
 	if (r < 0 && errno == ENOENT && control_root(root, sizeof(root)) == 0 &&
 	    access("/proc/self/fd", F_OK) < 0) {
 		snprintf(dir, sizeof(dir), "%s/%s", root, name);
-		r = socket_address(&sa, -1, dir) < 0
-			    ? -1
-			    : connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		r = socket_address(&sa, dir) < 0 ? -1
+						 : connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 	}
 	if (r < 0) {
 		r = negative_errno();

@@ -30,10 +30,12 @@ struct control_client {
 };
 
 struct control {
-	int fd;	   /* the listening socket; -1: no control socket */
-	int dirfd; /* the sandbox's directory */
+	int fd;	    /* the listening socket; -1: no control socket */
+	int dirfd;  /* the sandbox's directory */
+	int lockfd; /* the pid file, flock'ed for as long as we live */
 	char name[65];
-	int64_t started;  /* CLOCK_REALTIME seconds */
+	int64_t started;  /* CLOCK_REALTIME seconds, once published */
+	int published;	  /* the pid file names the sandbox */
 	int64_t retry_at; /* CLOCK_MONOTONIC ms: accepting paused (out of descriptors); 0 = not */
 	uint64_t serial;
 	struct control_client clients[CONTROL_CLIENTS];
@@ -44,15 +46,16 @@ int control_root(char *buf, size_t size);
 
 void control_init(struct control *c);
 
-/* Claim sandbox @name: create its directory and listening socket, with a pid file naming this
- * host and no sandbox yet. Only a live sandbox of that name is an error (-EEXIST, "already
- * running"); a directory left by a host that died is replaced. When the runtime directory cannot
- * be had (no writable /dev/shm, sandlock itself confined, a root that is not a private directory
- * of ours, the root locked for too long, out of space) the sandbox simply has none: 0 with
- * c->fd -1. */
-int control_claim(struct control *c, const char *name, struct sandlock_error **reterr);
+/* Claim sandbox @name: create its directory and listening socket, and a pid file naming this
+ * host and sandbox @pid (0: not known yet; control_publish() later). Only a live sandbox of that
+ * name is an error (-EEXIST, "already running"); a directory left by a host that died is
+ * replaced. When the runtime directory cannot be had (no writable /dev/shm, sandlock itself
+ * confined, a root that is not a private directory of ours, the root locked for too long, out
+ * of space) the sandbox simply has none: 0 with c->fd -1. */
+int control_claim(struct control *c, const char *name, pid_t pid, struct sandlock_error **reterr);
 /* Record the sandbox's pid, which makes it visible to `sandlock ps`. A no-op without a claimed
- * directory; on failure the directory is removed and the sandbox goes on without one. */
+ * directory or when the claim had the pid; on failure the directory is removed and the sandbox
+ * goes on without one. */
 void control_publish(struct control *c, pid_t pid);
 /* Close everything and remove the directory. */
 void control_close(struct control *c);

@@ -256,12 +256,6 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 		return error_set(reterr, r, "recording the sandbox's process group: %s",
 				 strerror(-r));
 
-	/* A named sandbox claimed its directory before the clone (sandbox_spawn); a pid-named
-	 * one can only now. In vfork mode its command already runs, so nothing here may fail
-	 * the launch: a claim that does not succeed leaves the sandbox without a directory. */
-	if (sb->plan.control && !sb->plan.name)
-		(void)control_claim(&sb->control, sb->name, NULL);
-	control_publish(&sb->control, pid);
 	if (sb->tty_fd >= 0 && tcsetpgrp(sb->tty_fd, pid) < 0)
 		return error_set(reterr, negative_errno(), "tcsetpgrp: %s", strerror(errno));
 
@@ -430,6 +424,14 @@ static void event_loop(struct sandlock_sandbox *sb)
 		sb->timed_out = 1;
 		(void)sandbox_signal_all(sb, SIGKILL);
 	}
+	/* A named sandbox claimed its directory before the clone (sandbox_spawn); a pid-named
+	 * one can only now that the pid is known. Done here, on the sandbox thread, while the
+	 * command starts, rather than on the launch path; nothing here may fail the sandbox: a
+	 * claim that does not succeed leaves it without a runtime directory. */
+	if (sb->plan.control && !sb->plan.name)
+		(void)control_claim(&sb->control, sb->name, sb->pid, NULL);
+	else
+		control_publish(&sb->control, sb->pid);
 	epoll_add(l.epfd, sb->pidfd, EV_PIDFD);
 	epoll_add(l.epfd, sb->has_sv ? sb->sv.listener : -1, EV_LISTENER);
 	epoll_add(l.epfd, sb->out_r, EV_OUT);
@@ -775,7 +777,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 			r = error_set(reterr, r, "out of memory");
 	}
 	if (r == 0 && sb->plan.control && sb->plan.name)
-		r = control_claim(&sb->control, sb->name, reterr);
+		r = control_claim(&sb->control, sb->name, 0, reterr);
 	if (r == 0 && sb->plan.supervised) {
 		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups);
 		if (r < 0)

@@ -58,7 +58,7 @@ def pid_file(name, uid=None):
     path = f"{runtime_root(uid)}/{name}/pid"
     try:
         with open(path) as f:
-            spid, host, _ = f.read().split()
+            spid, host = f.read().split()
         return int(spid), int(host)
     except (FileNotFoundError, ValueError):
         return None
@@ -188,15 +188,18 @@ def test_name_already_running_is_an_error(sleeper):
 def test_stale_directory_is_reclaimed(sleeper):
     name = unique()
     proc = sleeper(name)
-    # SIGKILL the host: its directory stays behind, naming a dead host.
+    # SIGKILL the host and leave it a zombie (its pid still exists): its directory stays
+    # behind, and what tells it is stale is the lock on its pid file, which died with it.
     os.kill(proc.pid, 9)
-    proc.communicate(timeout=30)
+    assert wait_for(lambda: not process_alive(proc.pid))
+    assert os.path.exists(f"/proc/{proc.pid}")
     assert os.path.exists(f"{runtime_root()}/{name}/pid")
     # The same name can be used again: the stale directory is replaced.
     r = subprocess.run([SANDLOCK, "run", *SYSTEM_READ, "--name", name, "--", "true"],
                        capture_output=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert not os.path.exists(f"{runtime_root()}/{name}")
+    proc.communicate(timeout=30)
 
 
 # ---- ps, inspect, kill ----------------------------------------------------------------------------
