@@ -19,12 +19,6 @@ int verb_ps(int argc, char **argv);
 int verb_inspect(int argc, char **argv);
 int verb_kill(int argc, char **argv);
 
-/* The file of profile NAME: $XDG_CONFIG_HOME/sandlock/profiles/NAME.toml (fallback
- * ~/.config/sandlock/profiles). -EINVAL for a name that is not a plain file name, -ENOENT when
- * no directory can be found, -ENAMETOOLONG. */
-int profile_path(const char *name, char *buf, size_t size);
-/* The profile directory itself. */
-int profile_dir(char *buf, size_t size);
 
 /* "sandlock: <message>" on stderr; returns @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

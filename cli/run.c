@@ -107,17 +107,18 @@ static int apply_all(struct run_ctx *c, const struct parsed *v, size_t n)
 			continue;
 		sandlock_policy_t *loaded = NULL;
 		sandlock_error_t *err = NULL;
-		char path[4096];
-		const char *file = v[i].arg;
+		int r;
 		if (strcmp(v[i].opt->name, "profile") == 0) {
-			int r = profile_path(v[i].arg, path, sizeof(path));
+			char *path = NULL;
+			r = sandlock_profile_path(v[i].arg, &path, NULL);
+			sandlock_free(path);
 			if (r < 0)
 				return cli_error(EXIT_USAGE, "-p %s: %s", v[i].arg,
 						 r == -EINVAL ? "not a profile name"
 							      : strerror(-r));
-			file = path;
-		}
-		int r = sandlock_policy_load_toml_file(file, &loaded, &err);
+			r = sandlock_policy_load_profile(v[i].arg, &loaded, &err);
+		} else
+			r = sandlock_policy_load_toml_file(v[i].arg, &loaded, &err);
 		if (r < 0) {
 			cli_error(EXIT_POLICY, "%s",
 				  err ? sandlock_error_message(err) : strerror(-r));

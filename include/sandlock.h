@@ -173,6 +173,24 @@ int sandlock_policy_set(sandlock_policy_t *policy, const char *field, const char
 /* Reset a field to its default. Errors: -EINVAL (unknown field). */
 int sandlock_policy_clear(sandlock_policy_t *policy, const char *field);
 
+/* The ports of @spec, in the bind-port grammar ("8080", "9000-9005", "80, 443, 8000-8005";
+ * 0..65535; not "*"), sorted without duplicates: the first @n are written to @ret_ports and
+ * the number of ports is returned (65536 at most). Errors: -EINVAL, -ERANGE, -ENOMEM. */
+int sandlock_parse_ports(const char *spec, uint16_t *ret_ports, size_t n,
+			 sandlock_error_t **reterr);
+
+/* Profiles: NAME.toml in $XDG_CONFIG_HOME/sandlock/profiles (an absolute $XDG_CONFIG_HOME),
+ * else $HOME/.config/sandlock/profiles. A name is a plain file name: not empty, no '/', not
+ * starting with '.', at most 200 bytes. Strings and vectors are the caller's (sandlock_free,
+ * sandlock_strv_free). Errors: -EINVAL (a bad name), -ENOENT (neither variable is set, or for
+ * load, no such profile), -ENOMEM, and for load those of sandlock_policy_load_toml_file. */
+int sandlock_profile_dir(char **ret_dir, sandlock_error_t **reterr);
+int sandlock_profile_path(const char *name, char **ret_path, sandlock_error_t **reterr);
+/* The profile names, sorted; an empty vector when the directory does not exist. */
+int sandlock_profile_list(char ***ret_names, sandlock_error_t **reterr);
+int sandlock_policy_load_profile(const char *name, sandlock_policy_t **ret_policy,
+				 sandlock_error_t **reterr);
+
 /* The default command of the policy: [program] exec followed by args, as a NULL-terminated
  * vector the caller frees with sandlock_strv_free(); -ENOENT when exec is not set.
  * Errors: -EINVAL, -ENOENT, -ENOMEM. */
@@ -223,7 +241,16 @@ typedef struct sandlock_spawn_opts {
 	int32_t stdin_fd, stdout_fd, stderr_fd;
 	uint32_t reserved;
 	uint64_t timeout_ms; /* 0 = none: kill the whole sandbox after this long */
+	/* Descriptors (each >= 3, distinct, at most SANDLOCK_PASS_FDS_MAX) the command inherits at
+	 * the same numbers, close-on-exec cleared in the child only; every other descriptor above
+	 * 2 is closed before exec. They are the caller's grant: what they reach, the command
+	 * reaches, whatever the policy says (a pipe between two sandboxes, say). */
+	const int32_t *pass_fds;
+	uint32_t n_pass_fds;
+	uint32_t reserved2;
 } sandlock_spawn_opts_t;
+
+#define SANDLOCK_PASS_FDS_MAX 64u
 
 /* Spawn @argv[0] (PATH search in the child's environment) confined by @policy. @policy is read,
  * not retained (it may be changed or freed once this returns); @argv, a NULL-terminated
@@ -237,7 +264,7 @@ typedef struct sandlock_spawn_opts {
  *  - -EINVAL (a bad policy or option), -E2BIG (an option unknown to this library is set),
  *    -ENOENT/-EACCES/-ENOTDIR/-ELOOP (opening a grant path), -EOPNOTSUPP (a strict protection
  *    or Landlock missing), -ENOTTY (SANDLOCK_SPAWN_INTERACTIVE without a terminal), -EBADF
- *    (a bad SANDLOCK_STDIO_FD descriptor), -ENOMEM, -EMFILE/-ENFILE, -EAGAIN. */
+ *    (a bad SANDLOCK_STDIO_FD or pass_fds descriptor), -ENOMEM, -EMFILE/-ENFILE, -EAGAIN. */
 int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
 		   const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,
 		   sandlock_error_t **reterr);

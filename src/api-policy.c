@@ -15,6 +15,7 @@
 #include "plan/seccomp.h"
 #include "policy/policy.h"
 #include "policy/profile.h"
+#include "policy/rules.h"
 #include "policy/schema.h"
 #include "strv.h"
 
@@ -186,6 +187,34 @@ _public_ int sandlock_protection_abi_floor(uint32_t protection)
 {
 	return protection < SANDLOCK_PROTECTION_COUNT ? protection_table[protection].abi_floor
 						      : -EINVAL;
+}
+
+_public_ int sandlock_parse_ports(const char *spec, uint16_t *ret_ports, size_t n,
+				  sandlock_error_t **reterr)
+{
+	struct port_set set = { 0 };
+	uint8_t seen[65536 / 8] = { 0 };
+	char msg[256];
+	size_t count = 0;
+
+	if (!spec || (n && !ret_ports))
+		return error_set(reterr, -EINVAL, "sandlock_parse_ports: NULL argument");
+	int r = bind_ports_parse(spec, NET_BIND_ALLOW, &set, msg, sizeof(msg));
+	if (r == 0 && set.all)
+		r = -EINVAL, snprintf(msg, sizeof(msg), "'*' is not a list of ports");
+	for (size_t i = 0; r == 0 && i < set.n; i++)
+		for (uint32_t p = set.ranges[i].lo; p <= set.ranges[i].hi; p++)
+			seen[p / 8] |= (uint8_t)(1u << (p % 8));
+	port_set_done(&set);
+	if (r < 0)
+		return error_set(reterr, r, "%s", msg);
+	for (uint32_t p = 0; p < 65536; p++)
+		if (seen[p / 8] & (1u << (p % 8))) {
+			if (count < n)
+				ret_ports[count] = (uint16_t)p;
+			count++;
+		}
+	return (int)count;
 }
 
 /* ---- the whole policy ------------------------------------------------------------------- */

@@ -27,7 +27,7 @@ _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *
 					 "sandlock_spawn: option at offset %llu unknown to this "
 					 "library",
 					 (unsigned long long)i);
-	if (opts && opts->size >= sizeof(*opts) && opts->reserved != 0)
+	if (opts && opts->size >= sizeof(*opts) && (opts->reserved != 0 || opts->reserved2 != 0))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
 	return sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
 }

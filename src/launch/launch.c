@@ -17,6 +17,7 @@
  * land in the parent's shadow memory. The plan was built in the parent.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "sandlock.h"
 #include "syscall-util.h"
 
 /* A raw syscall: the kernel's return value, -errno on failure; no errno, no TLS. */
@@ -142,19 +144,12 @@ static int reset_signals(void)
 	return 0;
 }
 
-/* Close every descriptor above 2 but the ones the launch still needs. The clone copied all of
- * the host's: another sandbox's error pipe among them, whose reader would wait for this child
- * (parked, perhaps for long) instead of its own. */
-static int close_all_but(const struct plan *plan, const struct launch_io *io)
+/* Close every descriptor above 2 but the @n in @keep (sorted here, in place). Returns 0 or
+ * -errno. */
+static long close_except(int *keep, int n)
 {
-	int keep[6], n = 0;
+	long r;
 
-	keep[n++] = io->sock;
-	keep[n++] = io->errpipe;
-	keep[n++] = plan->ruleset_fd;
-	for (int i = 0; i < 3; i++)
-		if (io->stdio[i] >= 0)
-			keep[n++] = io->stdio[i];
 	for (int i = 1; i < n; i++) /* insertion sort: no allocation here */
 		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			int t = keep[j];
@@ -164,12 +159,32 @@ static int close_all_but(const struct plan *plan, const struct launch_io *io)
 	unsigned first = 3;
 	for (int i = 0; i < n; i++) {
 		if ((unsigned)keep[i] > first &&
-		    sys_close_range(first, (unsigned)keep[i] - 1, 0) < 0)
-			return -1;
+		    (r = raw_sc(__NR_close_range, first, (unsigned)keep[i] - 1, 0)) < 0)
+			return r;
 		if ((unsigned)keep[i] + 1 > first)
 			first = (unsigned)keep[i] + 1;
 	}
-	return sys_close_range(first, ~0U, 0);
+	return raw_sc(__NR_close_range, first, ~0U, 0);
+}
+
+#define KEEP_MAX (6 + SANDLOCK_PASS_FDS_MAX)
+
+/* Close every descriptor above 2 but the ones the launch still needs. The clone copied all of
+ * the host's: another sandbox's error pipe among them, whose reader would wait for this child
+ * (parked, perhaps for long) instead of its own. */
+static long close_all_but(const struct plan *plan, const struct launch_io *io)
+{
+	int keep[KEEP_MAX], n = 0;
+
+	keep[n++] = io->sock;
+	keep[n++] = io->errpipe;
+	keep[n++] = plan->ruleset_fd;
+	for (int i = 0; i < 3; i++)
+		if (io->stdio[i] >= 0)
+			keep[n++] = io->stdio[i];
+	for (int i = 0; i < io->n_pass_fds; i++)
+		keep[n++] = io->pass_fds[i];
+	return close_except(keep, n);
 }
 
 static void apply_knobs(const struct plan *plan, const struct launch_io *io)
@@ -316,9 +331,17 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 	/* Descriptors inherited from the parent were opened before confinement, and the kernel
 	 * would keep honouring them whatever Landlock says: close them all. The error pipe is
 	 * O_CLOEXEC and goes at execve. */
-	if ((io->errpipe > 3 && (r = raw_sc(__NR_close_range, 3, io->errpipe - 1, 0)) < 0) ||
-	    (r = raw_sc(__NR_close_range, io->errpipe + 1, ~0U, 0)) < 0)
+	int keep[KEEP_MAX], n = 0;
+	keep[n++] = io->errpipe;
+	for (int i = 0; i < io->n_pass_fds; i++)
+		keep[n++] = io->pass_fds[i];
+	if ((r = close_except(keep, n)) < 0)
 		fail(io, LAUNCH_STEP_CLOSE_FDS, (int)-r);
+	/* The caller's grant (sandlock_spawn_opts_t.pass_fds): kept open across execve. This
+	 * child has a table of its own (no CLONE_FILES), so the caller's flags are untouched. */
+	for (int i = 0; i < io->n_pass_fds; i++)
+		if ((r = raw_sc(SYS_fcntl, io->pass_fds[i], F_SETFD, 0)) < 0)
+			fail(io, LAUNCH_STEP_CLOSE_FDS, (int)-r);
 	if (plan->has_nofile) {
 		struct rlimit rl = { plan->nofile, plan->nofile };
 		if ((r = raw_sc(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL)) < 0)

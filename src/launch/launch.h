@@ -47,6 +47,8 @@ struct launch_io {
 	int errpipe;  /* write end of the error pipe, O_CLOEXEC, >= 3 */
 	pid_t parent; /* sandlock's pid, to notice a parent that died before PDEATHSIG was set */
 	int wait_go;  /* wait for "go" before exec: the parent is not vfork-suspended */
+	const int *pass_fds; /* the caller's descriptors (>= 3) the command inherits as they are */
+	int n_pass_fds;
 };
 
 /* The name of a step for messages ("execve", "landlock_restrict_self", ...). */

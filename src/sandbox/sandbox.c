@@ -229,6 +229,8 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 		.errpipe = sb->errpipe[1],
 		.parent = getpid(),
 		.wait_go = !vfork_mode,
+		.pass_fds = sb->pass_fds,
+		.n_pass_fds = sb->n_pass_fds,
 	};
 
 	sb->waits_go = io.wait_go;
@@ -643,10 +645,35 @@ static struct sandlock_sandbox *sandbox_new(void)
 	return sb;
 }
 
+/* The caller's descriptors the command inherits: checked now, used as they are at the clone. */
+static int pass_fds_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
+			  struct sandlock_error **reterr)
+{
+	if (o->n_pass_fds > SANDLOCK_PASS_FDS_MAX || (o->n_pass_fds && !o->pass_fds))
+		return error_set(reterr, -EINVAL, "pass_fds: at most %u descriptors",
+				 SANDLOCK_PASS_FDS_MAX);
+	for (uint32_t i = 0; i < o->n_pass_fds; i++) {
+		int fd = o->pass_fds[i];
+		if (fd < 3)
+			return error_set(reterr, -EBADF, "pass_fds: %d: not above 2 (use stdio)",
+					 fd);
+		if (fcntl(fd, F_GETFD) < 0)
+			return error_set(reterr, -EBADF, "pass_fds: %d: %s", fd, strerror(errno));
+		for (uint32_t j = 0; j < i; j++)
+			if (o->pass_fds[j] == fd)
+				return error_set(reterr, -EINVAL, "pass_fds: %d: given twice", fd);
+		sb->pass_fds[sb->n_pass_fds++] = fd;
+	}
+	return 0;
+}
+
 static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
 			 struct sandlock_error **reterr)
 {
-	int r = stdio_setup(sb, o, reterr);
+	int r = pass_fds_setup(sb, o, reterr);
+	if (r < 0)
+		return r;
+	r = stdio_setup(sb, o, reterr);
 	if (r < 0)
 		return r;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sb->ctl) < 0 ||

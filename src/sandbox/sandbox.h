@@ -15,6 +15,7 @@
 #include "error.h"
 #include "groups.h"
 #include "plan/plan.h"
+#include "sandlock.h"
 #include "supervisor/supervisor.h"
 
 struct buffer {
@@ -61,6 +62,9 @@ struct sandlock_sandbox {
 	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
 	int errpipe[2];	    /* [0] ours, [1] the child's */
 	int child_stdio[3]; /* the child's ends, closed here after clone */
+	int pass_fds[SANDLOCK_PASS_FDS_MAX]; /* the caller's, inherited by the command as they are
+					      */
+	int n_pass_fds;
 	int stdin_w, out_r, err_r;
 	int tty_fd;
 	pid_t own_pgrp;

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-sdk-api: what the SDKs need of the library beyond spawning: descriptors passed to the
+ * command (pass_fds), the port-list parser (parse_ports), and the profile directory. Each
+ * behaviour has a control.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandlock.h"
+#include "tap.h"
+
+static sandlock_policy_t *system_policy(void)
+{
+	static const char *const dirs[] = { "/usr", "/lib", "/lib64", "/bin" };
+	sandlock_policy_t *p = NULL;
+	struct stat st;
+
+	if (sandlock_policy_new(&p) < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (stat(dirs[i], &st) == 0)
+			sandlock_policy_add_fs_read(p, dirs[i]);
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		sandlock_policy_set_protection(p, i, SANDLOCK_PROTECTION_DEGRADED);
+	return p;
+}
+
+/* Run `sh -c SCRIPT` with @pass (may be NULL) and return its stdout, or NULL. */
+static char *run_sh(sandlock_policy_t *p, const char *script, const int32_t *pass, uint32_t n,
+		    int *ret_r)
+{
+	sandlock_spawn_opts_t o = { .size = sizeof(o),
+				    .stdout_mode = SANDLOCK_STDIO_PIPE,
+				    .stderr_mode = SANDLOCK_STDIO_PIPE };
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	size_t len = 0;
+
+	o.pass_fds = pass;
+	o.n_pass_fds = n;
+	*ret_r = sandlock_spawn(p, (const char *const[]){ "/bin/sh", "-c", script, NULL }, &o, &sb,
+				&e);
+	if (*ret_r < 0) {
+		diag("spawn: %s", e ? sandlock_error_message(e) : strerror(-*ret_r));
+		sandlock_error_free(e);
+		return NULL;
+	}
+	sandlock_sandbox_wait(sb, 10000);
+	const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
+	char *s = strndup(out ? (const char *)out : "", len);
+	sandlock_sandbox_free(sb);
+	return s;
+}
+
+static void test_pass_fds(void)
+{
+	sandlock_policy_t *p = system_policy();
+	int pipefd[2], r;
+
+	if (!ok(pipe2(pipefd, O_CLOEXEC) == 0 && write(pipefd[1], "secret-from-host\n", 17) == 17,
+		"a pipe holding a line"))
+		return;
+	close(pipefd[1]);
+	char script[128];
+	snprintf(script, sizeof(script), "read line <&%d && echo \"got $line\"", pipefd[0]);
+
+	char *out = run_sh(p, script, NULL, 0, &r);
+	ok(r == 0 && out && !strstr(out, "got secret"),
+	   "without pass_fds, a host descriptor does not reach the command (control)");
+	free(out);
+
+	int32_t pass[] = { pipefd[0] };
+	out = run_sh(p, script, pass, 1, &r);
+	is_str(out, "got secret-from-host\n", "with pass_fds, the command reads the pipe at fd %d",
+	       pipefd[0]);
+	free(out);
+	ok(fcntl(pipefd[0], F_GETFD) == FD_CLOEXEC, "the caller's descriptor keeps FD_CLOEXEC");
+
+	/* Another descriptor of the host is still closed when one is passed. */
+	int other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	snprintf(script, sizeof(script), "[ -e /proc/self/fd/%d ] && echo open || echo closed",
+		 other);
+	out = run_sh(p, script, pass, 1, &r);
+	is_str(out, "closed\n", "a descriptor not passed is closed before exec");
+	free(out);
+	int32_t both[] = { pipefd[0], other };
+	out = run_sh(p, script, both, 2, &r);
+	is_str(out, "open\n", "the same descriptor, passed, is open (control)");
+	free(out);
+
+	int32_t low[] = { 1 }, dup[] = { other, other }, bad[] = { 9999 };
+	run_sh(p, "true", low, 1, &r);
+	is_int(r, -EBADF, "pass_fds: a descriptor below 3 is -EBADF");
+	run_sh(p, "true", bad, 1, &r);
+	is_int(r, -EBADF, "pass_fds: a closed descriptor is -EBADF");
+	run_sh(p, "true", dup, 2, &r);
+	is_int(r, -EINVAL, "pass_fds: a descriptor given twice is -EINVAL");
+	run_sh(p, "true", pass, SANDLOCK_PASS_FDS_MAX + 1, &r);
+	is_int(r, -EINVAL, "pass_fds: more than SANDLOCK_PASS_FDS_MAX is -EINVAL");
+	close(other);
+	close(pipefd[0]);
+	sandlock_policy_free(p);
+}
+
+static void test_parse_ports(void)
+{
+	uint16_t ports[16];
+	sandlock_error_t *e = NULL;
+
+	int n = sandlock_parse_ports("443, 80,8000-8005", ports, 16, NULL);
+	is_int(n, 8, "parse_ports: 8 ports");
+	ok(n == 8 && ports[0] == 80 && ports[1] == 443 && ports[2] == 8000 && ports[7] == 8005,
+	   "  sorted: 80 443 8000..8005");
+	is_int(sandlock_parse_ports("0", ports, 16, NULL), 1, "parse_ports: 0 is a port");
+	is_int(sandlock_parse_ports("80,80", ports, 16, NULL), 1, "parse_ports: duplicates merge");
+	is_int(sandlock_parse_ports("0-65535", NULL, 0, NULL), 65536,
+	       "parse_ports: the count without a buffer");
+	is_int(sandlock_parse_ports("*", ports, 16, &e), -EINVAL, "parse_ports: '*' is -EINVAL");
+	is_str(e ? sandlock_error_message(e) : NULL, "'*' is not a list of ports", "  message");
+	sandlock_error_free(e);
+	e = NULL;
+	ok(sandlock_parse_ports("70000", ports, 16, &e) < 0 && e, "parse_ports: 70000 refused");
+	sandlock_error_free(e);
+	ok(sandlock_parse_ports("9-1", ports, 16, NULL) < 0, "parse_ports: 9-1 refused");
+	ok(sandlock_parse_ports("http", ports, 16, NULL) < 0, "parse_ports: a name refused");
+	is_int(sandlock_parse_ports(NULL, ports, 16, NULL), -EINVAL, "parse_ports(NULL)");
+}
+
+static void test_profiles(void)
+{
+	char tmpl[] = "/tmp/sandlock-profiles.XXXXXX", path[256];
+	char *s = NULL, **names = NULL;
+	sandlock_policy_t *p = NULL;
+	sandlock_error_t *e = NULL;
+
+	if (!ok(mkdtemp(tmpl) != NULL, "a temporary directory"))
+		return;
+	setenv("XDG_CONFIG_HOME", tmpl, 1);
+	is_int(sandlock_profile_dir(&s, NULL), 0, "profile_dir with XDG_CONFIG_HOME");
+	snprintf(path, sizeof(path), "%s/sandlock/profiles", tmpl);
+	is_str(s, path, "  is $XDG_CONFIG_HOME/sandlock/profiles");
+	sandlock_free(s);
+	is_int(sandlock_profile_list(&names, NULL), 0, "profile_list: no directory yet");
+	ok(names && !names[0], "  is empty");
+	sandlock_strv_free(names);
+
+	snprintf(path, sizeof(path), "%s/sandlock", tmpl);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/sandlock/profiles", tmpl);
+	mkdir(path, 0700);
+	const char *files[] = { "web.toml", "a.toml", ".hidden.toml", "notes.txt" };
+	for (size_t i = 0; i < 4; i++) {
+		char f[300];
+		snprintf(f, sizeof(f), "%s/%s", path, files[i]);
+		FILE *fp = fopen(f, "w");
+		fputs("[filesystem]\nread = [\"/usr\"]\n", fp);
+		fclose(fp);
+	}
+	is_int(sandlock_profile_list(&names, NULL), 0, "profile_list");
+	ok(names && names[0] && names[1] && !names[2] && strcmp(names[0], "a") == 0 &&
+		   strcmp(names[1], "web") == 0,
+	   "  lists a, web (sorted; no hidden file, no non-.toml)");
+	sandlock_strv_free(names);
+
+	is_int(sandlock_policy_load_profile("web", &p, NULL), 0, "load_profile(web)");
+	ok(sandlock_policy_dump_toml(p, &s) == 0 && strstr(s, "\"/usr\""), "  holds its grant");
+	sandlock_free(s);
+	sandlock_policy_free(p);
+	is_int(sandlock_policy_load_profile("nope", &p, &e), -ENOENT,
+	       "load_profile(nope): -ENOENT");
+	sandlock_error_free(e);
+	e = NULL;
+	is_int(sandlock_policy_load_profile("../x", &p, &e), -EINVAL,
+	       "load_profile(../x): -EINVAL");
+	is_str(e ? sandlock_error_message(e) : NULL, "../x: not a profile name", "  message");
+	sandlock_error_free(e);
+	is_int(sandlock_profile_path(".hidden", &s, NULL), -EINVAL, "profile_path(.hidden)");
+
+	unsetenv("XDG_CONFIG_HOME");
+	setenv("HOME", "/home/someone", 1);
+	is_int(sandlock_profile_path("x", &s, NULL), 0, "profile_path with HOME only");
+	is_str(s, "/home/someone/.config/sandlock/profiles/x.toml", "  under ~/.config");
+	sandlock_free(s);
+	setenv("XDG_CONFIG_HOME", "relative", 1);
+	is_int(sandlock_profile_path("x", &s, NULL), 0, "a relative XDG_CONFIG_HOME is ignored");
+	is_str(s, "/home/someone/.config/sandlock/profiles/x.toml", "  so ~/.config is used");
+	sandlock_free(s);
+	unsetenv("HOME");
+	is_int(sandlock_profile_dir(&s, NULL), -ENOENT, "neither variable: -ENOENT");
+
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
+	ok(system(cmd) == 0, "cleanup");
+}
+
+int main(void)
+{
+	if (sandlock_landlock_abi_version() < 0)
+		skip_all("Landlock");
+	test_pass_fds();
+	test_parse_ports();
+	test_profiles();
+	return done_testing();
+}
