@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Policies and spawned sandboxes over the library: the layer Sandbox and the pipelines share."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import math
+import os
+import signal as _signal
+import threading
+from ctypes import byref, c_size_t, c_void_p
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from . import _ffi
+from .exceptions import (
+    ChildError,
+    ConfinementError,
+    ForkError,
+    LandlockUnavailableError,
+    NotifError,
+    SandboxError,
+    SandboxRuntimeError,
+    SeccompError,
+)
+
+# Errors that mean "this policy cannot be built" rather than "this host is out of something".
+_CONFIG_ERRNOS = {errno.EINVAL, errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ELOOP, errno.E2BIG}
+
+
+def raise_config(rc: int, msg: str, step: str | None = None) -> NoReturn:
+    raise SandboxError(msg)
+
+
+def raise_spawn(rc: int, msg: str, step: str | None) -> NoReturn:
+    """Map a failed sandlock_spawn / sandlock_sandbox_start onto the exception hierarchy."""
+    e = -rc
+    if step is None:
+        if e in _CONFIG_ERRNOS or msg.startswith("not supported yet: "):
+            raise SandboxError(msg)
+        if e == errno.EOPNOTSUPP:
+            if _ffi.lib().sandlock_landlock_abi_version() < 0:
+                raise LandlockUnavailableError(msg)
+            raise ConfinementError(msg)
+        if e == errno.EEXIST:
+            raise SandboxRuntimeError(msg)
+        if e == errno.EALREADY:
+            raise RuntimeError("no child has been created (or it was already started)")
+        if e == errno.ECANCELED:
+            raise SandboxRuntimeError(msg)
+        raise ForkError(msg)
+    text = f"{step}: {msg}" if not msg.startswith(step) else msg
+    if step == "landlock_restrict_self":
+        raise ConfinementError(text)
+    if step == "seccomp":
+        raise SeccompError(text)
+    if step.startswith("sendmsg"):
+        raise NotifError(text)
+    raise ChildError(text, step)
+
+
+def load_policy(doc: dict[str, Any]) -> c_void_p:
+    """A sandlock_policy_t * for @doc (the caller frees it), or SandboxError with the core's
+    message."""
+    L = _ffi.lib()
+    text = json.dumps(doc).encode()
+    ptr = c_void_p()
+    _ffi.call(L.sandlock_policy_load_json, text, len(text), byref(ptr), raise_as=raise_config)
+    return ptr
+
+
+class Policy:
+    """A loaded policy, freed on exit of a with block."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.ptr = load_policy(doc)
+
+    def __enter__(self) -> "Policy":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ffi.lib().sandlock_policy_free(self.ptr)
+        self.ptr = c_void_p()
+
+    def dump_json(self) -> dict[str, Any]:
+        out = c_void_p()
+        rc = _ffi.lib().sandlock_policy_dump_json(self.ptr, byref(out))
+        if rc < 0:
+            raise SandboxError(os.strerror(-rc))
+        return json.loads(_ffi.take_string(out))
+
+    def check(self) -> tuple[int, str]:
+        """sandlock_policy_check: 0 and "" or (-errno, message)."""
+        err = _ffi.Error()
+        rc = _ffi.lib().sandlock_policy_check(self.ptr, err.ref())
+        return (rc, err.take(rc)[0]) if rc < 0 else (0, "")
+
+
+@dataclass
+class Result:
+    """The outcome of a run.
+
+    ``exit_code`` is the command's exit status; killed by a signal it is 128 + the signal (as a
+    shell reports it) and ``signal`` holds the signal number; on a timeout it is 124 and
+    ``error`` says so."""
+
+    success: bool
+    exit_code: int = 0
+    stdout: bytes = field(default=b"", repr=False)
+    stderr: bytes = field(default=b"", repr=False)
+    error: str | None = None
+    changes: list[Any] = field(default_factory=list)
+    signal: int | None = None
+
+
+@dataclass
+class DryRunResult:
+    """The outcome of a run whose branch is discarded (on_exit=ABORT)."""
+
+    success: bool
+    exit_code: int = 0
+    stdout: bytes = field(default=b"", repr=False)
+    stderr: bytes = field(default=b"", repr=False)
+    changes: list[Any] = field(default_factory=list)
+    error: str | None = None
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return _signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def timeout_ms(timeout: float | None) -> int:
+    if timeout is None:
+        return 0
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if math.isinf(timeout):
+        return 0
+    return max(1, math.ceil(timeout * 1000))
+
+
+class Handle:
+    """One spawned sandbox (a sandlock_sandbox_t *): start, wait, signal, outcome, free."""
+
+    def __init__(self, ptr: c_void_p, timeout: float | None) -> None:
+        self.ptr = ptr
+        self.timeout = timeout
+        self._lock = threading.Lock()
+
+    @classmethod
+    def spawn(
+        cls,
+        policy: Policy,
+        argv: list[str],
+        opts: _ffi.SpawnOpts,
+        timeout: float | None = None,
+    ) -> "Handle":
+        args = _ffi.argv_array(argv)
+        ptr = c_void_p()
+        _ffi.call(
+            _ffi.lib().sandlock_spawn, policy.ptr, args, byref(opts), byref(ptr),
+            raise_as=raise_spawn,
+        )
+        return cls(ptr, timeout)
+
+    def start(self) -> None:
+        _ffi.call(_ffi.lib().sandlock_sandbox_start, self.ptr, raise_as=raise_spawn)
+
+    def ended(self, wait_ms: int = 0) -> bool:
+        return _ffi.lib().sandlock_sandbox_wait(self.ptr, wait_ms) == 0
+
+    def wait(self) -> None:
+        # In slices, so that Ctrl-C (handled between calls) still reaches the main thread.
+        while not self.ended(250):
+            pass
+
+    @property
+    def pid(self) -> int:
+        return int(_ffi.lib().sandlock_sandbox_pid(self.ptr))
+
+    @property
+    def name(self) -> str:
+        return (_ffi.lib().sandlock_sandbox_name(self.ptr) or b"").decode()
+
+    def signal(self, what: str) -> None:
+        L = _ffi.lib()
+        fn = {"kill": L.sandlock_sandbox_kill, "pause": L.sandlock_sandbox_pause,
+              "resume": L.sandlock_sandbox_resume}[what]
+        rc = fn(self.ptr)
+        if rc == -errno.ESRCH:
+            raise RuntimeError("the sandbox is not running")
+        if rc < 0:
+            raise SandboxRuntimeError(f"{what}: {os.strerror(-rc)}")
+
+    def timed_out(self) -> bool:
+        return _ffi.lib().sandlock_sandbox_exit_kind(self.ptr) == _ffi.EXIT_TIMEOUT
+
+    def _bytes(self, fn: Any) -> bytes:
+        n = c_size_t()
+        p = fn(self.ptr, byref(n))
+        return ctypes.string_at(p, n.value) if p and n.value else b""
+
+    def result(self) -> Result:
+        """The outcome; the sandbox must have ended."""
+        L = _ffi.lib()
+        kind = L.sandlock_sandbox_exit_kind(self.ptr)
+        out = self._bytes(L.sandlock_sandbox_stdout)
+        err = self._bytes(L.sandlock_sandbox_stderr)
+        if kind == _ffi.EXIT_CODE:
+            code = int(L.sandlock_sandbox_exit_code(self.ptr))
+            return Result(success=code == 0, exit_code=code, stdout=out, stderr=err)
+        if kind == _ffi.EXIT_SIGNAL:
+            sig = int(L.sandlock_sandbox_exit_signal(self.ptr))
+            return Result(success=False, exit_code=128 + sig, stdout=out, stderr=err,
+                          error=f"killed by {_signal_name(sig)}", signal=sig)
+        if kind == _ffi.EXIT_TIMEOUT:
+            return Result(success=False, exit_code=124, stdout=out, stderr=err,
+                          error=f"timed out after {self.timeout:g} s", signal=int(_signal.SIGKILL))
+        return Result(success=False, exit_code=-1, stdout=out, stderr=err,
+                      error="the sandbox has not ended")
+
+    def free(self) -> None:
+        """Kill the sandbox if it still runs, wait for it, release it. Idempotent."""
+        with self._lock:
+            ptr, self.ptr = self.ptr, c_void_p()
+        if ptr:
+            _ffi.lib().sandlock_sandbox_free(ptr)
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:
+            pass
+
+
+def stdio_opts(stdin: Any = None, stdout: Any = "pipe", stderr: Any = "pipe",
+               timeout: float | None = None, pass_fds: list[int] | None = None,
+               flags: int = 0) -> tuple[_ffi.SpawnOpts, Any]:
+    """Spawn options: each stream is None (/dev/null), "pipe" (captured), "inherit", or a
+    descriptor (an int or an object with fileno()). Returns the options and what must stay
+    alive until the spawn returns."""
+    o = _ffi.SpawnOpts()
+    o.flags = flags
+    o.timeout_ms = timeout_ms(timeout)
+    for i, spec in enumerate((stdin, stdout, stderr)):
+        name = ("stdin", "stdout", "stderr")[i]
+        if spec is None:
+            mode, fd = _ffi.STDIO_NULL, -1
+        elif spec == "pipe":
+            mode, fd = _ffi.STDIO_PIPE, -1
+        elif spec == "inherit":
+            mode, fd = _ffi.STDIO_INHERIT, -1
+        else:
+            fd = spec if isinstance(spec, int) else spec.fileno()
+            mode = _ffi.STDIO_FD
+        setattr(o, f"{name}_mode", mode)
+        setattr(o, f"{name}_fd", fd)
+    keep = None
+    if pass_fds:
+        keep = (ctypes.c_int32 * len(pass_fds))(*pass_fds)
+        o.pass_fds = keep
+        o.n_pass_fds = len(pass_fds)
+    return o, keep

@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Every ctypes binding to libsandlock, with explicit argtypes and restype.
+
+The library is loaded on first use, not at import, so ``from sandlock import inputs`` works in a
+sandboxed consumer that cannot read it. It is looked for, in order: the path in $SANDLOCK_LIB,
+``libsandlock.so`` next to this package (a ``pip install`` puts it there), then the system
+library path (``libsandlock.so.0``).
+
+Calls go through ctypes.CDLL, which releases the GIL for the duration of each call, so a
+blocking wait in one thread never stops another.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import (
+    POINTER,
+    byref,
+    c_char_p,
+    c_int,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint16,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
+from typing import Callable, NoReturn
+
+from .exceptions import SandlockError
+
+STDIO_INHERIT = 0
+STDIO_NULL = 1
+STDIO_PIPE = 2
+STDIO_FD = 3
+
+SPAWN_INTERACTIVE = 1 << 0
+SPAWN_PARKED = 1 << 1
+
+EXIT_RUNNING = 0
+EXIT_CODE = 1
+EXIT_SIGNAL = 2
+EXIT_TIMEOUT = 3
+
+PASS_FDS_MAX = 64
+
+
+class SpawnOpts(ctypes.Structure):
+    """sandlock_spawn_opts_t (size-versioned; .size is set by the constructor)."""
+
+    _fields_ = [
+        ("size", c_uint64),
+        ("flags", c_uint32),
+        ("stdin_mode", c_uint32),
+        ("stdout_mode", c_uint32),
+        ("stderr_mode", c_uint32),
+        ("stdin_fd", c_int32),
+        ("stdout_fd", c_int32),
+        ("stderr_fd", c_int32),
+        ("reserved", c_uint32),
+        ("timeout_ms", c_uint64),
+        ("pass_fds", POINTER(c_int32)),
+        ("n_pass_fds", c_uint32),
+        ("reserved2", c_uint32),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = ctypes.sizeof(SpawnOpts)
+        self.stdin_fd = self.stdout_fd = self.stderr_fd = -1
+
+
+_P = c_void_p  # every handle is opaque
+_PP = POINTER(c_void_p)
+
+# name: (restype, argtypes)
+_SIGNATURES: dict[str, tuple[object, list[object]]] = {
+    "sandlock_error_code": (c_int, [_P]),
+    "sandlock_error_message": (c_char_p, [_P]),
+    "sandlock_error_step": (c_char_p, [_P]),
+    "sandlock_error_free": (None, [_P]),
+    "sandlock_version": (c_char_p, []),
+    "sandlock_landlock_abi_version": (c_int, []),
+    "sandlock_min_landlock_abi": (c_int, []),
+    "sandlock_free": (None, [_P]),
+    "sandlock_strv_free": (None, [_P]),
+    "sandlock_policy_free": (None, [_P]),
+    "sandlock_policy_load_json": (c_int, [c_char_p, c_size_t, _PP, _PP]),
+    "sandlock_policy_dump_json": (c_int, [_P, _PP]),
+    "sandlock_policy_dump_toml": (c_int, [_P, _PP]),
+    "sandlock_policy_check": (c_int, [_P, _PP]),
+    "sandlock_confine": (c_int, [_P, _PP]),
+    "sandlock_parse_ports": (c_int, [c_char_p, POINTER(c_uint16), c_size_t, _PP]),
+    "sandlock_profile_list": (c_int, [_PP, _PP]),
+    "sandlock_policy_load_profile": (c_int, [c_char_p, _PP, _PP]),
+    "sandlock_spawn": (c_int, [_P, POINTER(c_char_p), POINTER(SpawnOpts), _PP, _PP]),
+    "sandlock_sandbox_start": (c_int, [_P, _PP]),
+    "sandlock_sandbox_wait": (c_int, [_P, c_int64]),
+    "sandlock_sandbox_kill": (c_int, [_P]),
+    "sandlock_sandbox_pause": (c_int, [_P]),
+    "sandlock_sandbox_resume": (c_int, [_P]),
+    "sandlock_sandbox_pid": (c_int32, [_P]),
+    "sandlock_sandbox_name": (c_char_p, [_P]),
+    "sandlock_sandbox_exit_kind": (c_uint32, [_P]),
+    "sandlock_sandbox_exit_code": (c_int32, [_P]),
+    "sandlock_sandbox_exit_signal": (c_int32, [_P]),
+    "sandlock_sandbox_stdout": (c_void_p, [_P, POINTER(c_size_t)]),
+    "sandlock_sandbox_stderr": (c_void_p, [_P, POINTER(c_size_t)]),
+    "sandlock_sandbox_free": (None, [_P]),
+}
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+
+
+def library_path() -> str:
+    """Where libsandlock is loaded from (see the module docstring)."""
+    env = os.environ.get("SANDLOCK_LIB")
+    if env:
+        return env
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libsandlock.so")
+    return here if os.path.exists(here) else "libsandlock.so.0"
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library, with every signature declared."""
+    global _lib
+    with _lock:
+        if _lib is None:
+            path = library_path()
+            try:
+                handle = ctypes.CDLL(path)
+            except OSError as e:
+                raise SandlockError(
+                    f"cannot load libsandlock ({path}): {e}; build it (make) and set "
+                    "SANDLOCK_LIB, or install the package with pip"
+                ) from None
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                fn = getattr(handle, name)
+                fn.restype = restype
+                fn.argtypes = argtypes
+            _lib = handle
+        return _lib
+
+
+class Error:
+    """A sandlock_error_t * out-parameter, read and freed once."""
+
+    def __init__(self) -> None:
+        self.ptr = c_void_p()
+
+    def ref(self) -> object:
+        return byref(self.ptr)
+
+    def take(self, rc: int) -> tuple[str, str | None]:
+        """The message (or strerror(-rc)) and the failed child step, freeing the error."""
+        if not self.ptr:
+            return os.strerror(-rc), None
+        L = lib()
+        msg = (L.sandlock_error_message(self.ptr) or b"").decode(errors="replace")
+        step = L.sandlock_error_step(self.ptr)
+        L.sandlock_error_free(self.ptr)
+        self.ptr = c_void_p()
+        return msg or os.strerror(-rc), step.decode() if step else None
+
+
+def take_string(ptr: c_void_p) -> str:
+    """A char * the library allocated, decoded and freed."""
+    try:
+        return ctypes.string_at(ptr).decode()
+    finally:
+        lib().sandlock_free(ptr)
+
+
+def take_strv(ptr: c_void_p) -> list[str]:
+    """A NULL-terminated char ** the library allocated, decoded and freed."""
+    try:
+        arr = ctypes.cast(ptr, POINTER(c_char_p))
+        out = []
+        i = 0
+        while arr[i] is not None:
+            out.append(arr[i].decode())
+            i += 1
+        return out
+    finally:
+        lib().sandlock_strv_free(ptr)
+
+
+def argv_array(args: list[str]) -> ctypes.Array:
+    """A NULL-terminated char *[] for @args (the library copies it)."""
+    arr = (c_char_p * (len(args) + 1))()
+    for i, a in enumerate(args):
+        arr[i] = os.fsencode(a)
+    arr[len(args)] = None
+    return arr
+
+
+def call(fn: Callable[..., int], *args: object, raise_as: Callable[[int, str, str | None], NoReturn]) -> int:
+    """Call @fn(*args, err) and hand a failure to @raise_as(rc, message, step)."""
+    err = Error()
+    rc = fn(*args, err.ref())
+    if rc < 0:
+        msg, step = err.take(rc)
+        raise_as(rc, msg, step)
+    return rc

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The Sandbox fields and the schema's JSON document.
+
+Every policy field of the sandbox reference maps to one (section, key) of the document the core
+loads (sandlock_policy_load_json), so the core's validator is the only one: this module only
+changes Python shapes into document shapes (a dict of mounts into "VIRTUAL:HOST" strings, an
+enum into its value, an aware datetime into RFC 3339) and back.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+from typing import Any, Callable
+
+from .exceptions import SandboxError
+
+
+class BranchAction(enum.Enum):
+    """What happens to the COW branch when the sandbox ends."""
+
+    COMMIT = "commit"  # merge the branch's writes into the workdir
+    ABORT = "abort"  # discard them
+    KEEP = "keep"  # leave the branch on disk for recovery tooling
+    DEFER = "defer"  # hold the branch for commit() / abort()
+
+
+class Protection(enum.Enum):
+    """A Landlock protection, for ``allow_degraded`` and ``disable``."""
+
+    FS_REFER = "fs-refer"  # ABI 2
+    FS_TRUNCATE = "fs-truncate"  # ABI 3
+    NET_TCP = "net-tcp"  # ABI 4
+    FS_IOCTL_DEV = "fs-ioctl-dev"  # ABI 5
+    SIGNAL_SCOPE = "signal-scope"  # ABI 6
+    ABSTRACT_UNIX_SOCKET_SCOPE = "abstract-unix-socket-scope"  # ABI 6
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _list(v: Any) -> Any:
+    """A sequence as a list; a lone string stays one (the core refuses it where a list belongs)."""
+    if isinstance(v, (str, bytes)):
+        return v  # the core refuses a string where a list belongs, naming the field
+    return list(v)
+
+
+def _scalar_or_str(v: Any) -> Any:
+    """Sizes: "512M" or bytes as an int (the core's size grammar takes both as text)."""
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+def _ports(v: Any) -> Any:
+    if isinstance(v, (str, bytes)):
+        return v
+    return [str(p) if isinstance(p, int) and not isinstance(p, bool) else p for p in v]
+
+
+def _action(v: Any) -> Any:
+    return v.value if isinstance(v, BranchAction) else v
+
+
+def _protections(v: Any) -> Any:
+    if isinstance(v, (str, bytes)):
+        return v
+    return [p.value if isinstance(p, Protection) else p for p in v]
+
+
+def _time(v: Any) -> Any:
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None or v.utcoffset() is None:
+            raise SandboxError("time_start: a datetime needs a time zone (an aware datetime)")
+        return v.isoformat()
+    return v
+
+
+def _env(v: Any) -> Any:
+    return dict(v) if hasattr(v, "items") else v
+
+
+# (Python name, section, key, default, to-document). A field equal to its default is left out of
+# the document, exactly as the core's dump leaves defaults out.
+POLICY_FIELDS: list[tuple[str, str, str, Any, Callable[[Any], Any]]] = [
+    ("http_ca", "config", "http_ca", None, _same),
+    ("http_key", "config", "http_key", None, _same),
+    ("http_inject_ca", "config", "http_inject_ca", (), _list),
+    ("http_ca_out", "config", "http_ca_out", None, _same),
+    ("fs_storage", "config", "fs_storage", None, _same),
+    ("workdir", "config", "workdir", None, _same),
+    ("random_seed", "determinism", "random_seed", None, _same),
+    ("time_start", "determinism", "time_start", None, _time),
+    ("deterministic_dirs", "determinism", "deterministic_dirs", False, _same),
+    ("no_randomize_memory", "determinism", "no_randomize_memory", False, _same),
+    ("env", "program", "env", {}, _env),
+    ("cwd", "program", "cwd", None, _same),
+    ("uid", "program", "uid", None, _same),
+    ("gid", "program", "gid", None, _same),
+    ("clean_env", "program", "clean_env", False, _same),
+    ("no_coredump", "program", "no_coredump", False, _same),
+    ("no_huge_pages", "program", "no_huge_pages", False, _same),
+    ("no_supervisor", "program", "no_supervisor", False, _same),
+    ("fs_readable", "filesystem", "read", (), _list),
+    ("fs_writable", "filesystem", "write", (), _list),
+    ("fs_denied", "filesystem", "deny", (), _list),
+    ("chroot", "filesystem", "chroot", None, _same),
+    # fs_mount and fs_mount_ro share filesystem.mount (see render()).
+    ("on_exit", "filesystem", "on_exit", BranchAction.COMMIT, _action),
+    ("on_error", "filesystem", "on_error", BranchAction.ABORT, _action),
+    ("net_allow", "network", "allow", (), _list),
+    ("net_deny", "network", "deny", (), _list),
+    ("net_allow_bind", "network", "allow_bind", (), _ports),
+    ("net_deny_bind", "network", "deny_bind", (), _ports),
+    ("port_remap", "network", "port_remap", False, _same),
+    ("http_ports", "http", "ports", None, _list),
+    ("http_allow", "http", "allow", (), _list),
+    ("http_deny", "http", "deny", (), _list),
+    ("extra_allow_syscalls", "syscalls", "extra_allow", (), _list),
+    ("extra_deny_syscalls", "syscalls", "extra_deny", (), _list),
+    ("max_memory", "limits", "memory", None, _scalar_or_str),
+    ("max_processes", "limits", "processes", None, _same),
+    ("max_open_files", "limits", "open_files", None, _same),
+    ("max_cpu", "limits", "cpu", None, _same),
+    ("max_disk", "limits", "disk", None, _scalar_or_str),
+    ("gpu_devices", "limits", "gpu_devices", None, _list),
+    ("cpu_cores", "limits", "cpu_cores", None, _list),
+    ("num_cpus", "limits", "num_cpus", None, _same),
+    ("allow_degraded", "protections", "allow_degraded", (), _protections),
+    ("disable", "protections", "disable", (), _protections),
+]
+
+# Runtime fields the core knows (the document's "runtime" section).
+RUNTIME_FIELDS: list[tuple[str, Any, Callable[[Any], Any]]] = [
+    ("name", None, _same),
+    ("control_socket", True, _same),
+    ("credentials", (), _list),
+    ("http_auth", (), _list),
+]
+
+# Python-only runtime kwargs whose features are not built yet: set, they are refused when the
+# sandbox starts with the core's "not supported yet" wording.
+PYTHON_ONLY_UNSUPPORTED = ("image", "policy_fn", "init_fn", "work_fn", "notif_policy")
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if value is None or default is None:
+        return value is None and default is None
+    if isinstance(default, tuple) and not isinstance(value, (str, bytes)):
+        try:
+            return len(value) == 0
+        except TypeError:
+            return False
+    if isinstance(default, dict):
+        return hasattr(value, "items") and len(value) == 0
+    if isinstance(default, BranchAction):
+        return _action(value) == default.value
+    return type(value) is type(default) and value == default
+
+
+def _mounts(values: dict[str, Any], ro: bool) -> list[Any]:
+    if not hasattr(values, "items"):
+        raise SandboxError(
+            f"{'fs_mount_ro' if ro else 'fs_mount'}: a mapping of virtual path to host path"
+        )
+    out = []
+    for virtual, host in values.items():
+        if not isinstance(virtual, str) or not isinstance(host, str):
+            raise SandboxError(f"{'fs_mount_ro' if ro else 'fs_mount'}: paths are strings")
+        out.append(f"{virtual}:{host}:ro" if ro else f"{virtual}:{host}")
+    return out
+
+
+def render(values: dict[str, Any], command: list[str] | None = None) -> dict[str, Any]:
+    """The schema's JSON document for @values (Python name -> value)."""
+    doc: dict[str, dict[str, Any]] = {}
+    for name, section, key, default, conv in POLICY_FIELDS:
+        value = values.get(name, default)
+        if not _is_default(value, default):
+            doc.setdefault(section, {})[key] = conv(value)
+    mounts = _mounts(values.get("fs_mount") or {}, False) + _mounts(
+        values.get("fs_mount_ro") or {}, True
+    )
+    if mounts:
+        doc.setdefault("filesystem", {})["mount"] = mounts
+    if command:
+        doc.setdefault("program", {})["exec"] = command[0]
+        if len(command) > 1:
+            doc["program"]["args"] = list(command[1:])
+    for name, default, conv in RUNTIME_FIELDS:
+        value = values.get(name, default)
+        if not _is_default(value, default):
+            doc.setdefault("runtime", {})[name] = conv(value)
+    return doc
+
+
+def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
+    """Sandbox keyword arguments and the [program] command of a document the core dumped."""
+    by_key = {(s, k): (n, d) for n, s, k, d, _ in POLICY_FIELDS}
+    kwargs: dict[str, Any] = {}
+    command = None
+    for section, table in doc.items():
+        for key, value in table.items():
+            if section == "runtime":
+                kwargs[key] = value
+            elif (section, key) == ("filesystem", "mount"):
+                for entry in value:
+                    ro = entry.endswith(":ro")
+                    if ro or entry.endswith(":rw"):
+                        entry = entry[:-3]
+                    virtual, host = entry.split(":", 1)
+                    kwargs.setdefault("fs_mount_ro" if ro else "fs_mount", {})[virtual] = host
+            elif (section, key) == ("program", "exec"):
+                command = [value] + list(doc["program"].get("args", []))
+            elif (section, key) == ("program", "args"):
+                continue
+            else:
+                name, default = by_key[(section, key)]
+                if isinstance(default, BranchAction):
+                    value = BranchAction(value)
+                elif name in ("allow_degraded", "disable"):
+                    value = [Protection(p) for p in value]
+                kwargs[name] = value
+    return kwargs, command

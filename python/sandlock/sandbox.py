@@ -1,0 +1,341 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Sandbox: the policy fields of the sandbox reference, and the handle of one running process."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import os
+import sys
+import threading
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from . import _core, _fields, _ffi
+from ._core import Result
+from ._fields import BranchAction, Protection
+from .exceptions import ChildError, ConfinementError, LandlockUnavailableError, SandboxError
+
+if TYPE_CHECKING:
+    from .pipeline import Stage
+
+_RUNTIME = {"runtime": True}
+
+
+@dataclass(kw_only=True, eq=False)
+class Sandbox:
+    """A sandbox policy and the handle of the one process it runs at a time.
+
+    Every field is optional; an unset field means no restriction beyond the default seccomp
+    blocklist, except the filesystem and the network, which are denied unless granted. The
+    policy is handed to the core as one JSON document, so a bad value raises SandboxError with
+    the core's message when the Sandbox is made, and a field whose enforcement is not built
+    yet raises SandboxError ("not supported yet: <field>") when a process starts."""
+
+    # [config]
+    http_ca: str | None = None
+    http_key: str | None = None
+    http_inject_ca: Sequence[str] = ()
+    http_ca_out: str | None = None
+    fs_storage: str | None = None
+    workdir: str | None = None
+    # [determinism]
+    random_seed: int | None = None
+    time_start: _dt.datetime | str | None = None
+    deterministic_dirs: bool = False
+    no_randomize_memory: bool = False
+    # [program] (exec and args are the argument of run() / cmd())
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    uid: int | None = None
+    gid: int | None = None
+    clean_env: bool = False
+    no_coredump: bool = False
+    no_huge_pages: bool = False
+    no_supervisor: bool = False
+    # [filesystem]
+    fs_readable: Sequence[str] = ()
+    fs_writable: Sequence[str] = ()
+    fs_denied: Sequence[str] = ()
+    chroot: str | None = None
+    fs_mount: Mapping[str, str] = field(default_factory=dict)
+    fs_mount_ro: Mapping[str, str] = field(default_factory=dict)
+    on_exit: BranchAction = BranchAction.COMMIT
+    on_error: BranchAction = BranchAction.ABORT
+    # [network]
+    net_allow: Sequence[str] = ()
+    net_deny: Sequence[str] = ()
+    net_allow_bind: Sequence[int | str] = ()
+    net_deny_bind: Sequence[int | str] = ()
+    port_remap: bool = False
+    # [http] (http_ports None: [80], and 443 with http_ca)
+    http_ports: Sequence[int] | None = None
+    http_allow: Sequence[str] = ()
+    http_deny: Sequence[str] = ()
+    # [syscalls]
+    extra_allow_syscalls: Sequence[str] = ()
+    extra_deny_syscalls: Sequence[str] = ()
+    # [limits]
+    max_memory: str | int | None = None
+    max_processes: int | None = None
+    max_open_files: int | None = None
+    max_cpu: int | None = None
+    max_disk: str | int | None = None
+    gpu_devices: Sequence[int] | None = None
+    cpu_cores: Sequence[int] | None = None
+    num_cpus: int | None = None
+    # protection opt-out
+    allow_degraded: Sequence[Protection] = ()
+    disable: Sequence[Protection] = ()
+    # runtime kwargs (not policy)
+    name: str | None = field(default=None, metadata=_RUNTIME)
+    control_socket: bool = field(default=True, metadata=_RUNTIME)
+    credentials: Sequence[str] = field(default=(), metadata=_RUNTIME)
+    http_auth: Sequence[str] = field(default=(), metadata=_RUNTIME)
+    image: Any = field(default=None, metadata=_RUNTIME)
+    policy_fn: Callable[..., Any] | None = field(default=None, metadata=_RUNTIME)
+    init_fn: Callable[[], Any] | None = field(default=None, metadata=_RUNTIME)
+    work_fn: Callable[[int], Any] | None = field(default=None, metadata=_RUNTIME)
+    notif_policy: Any = field(default=None, metadata=_RUNTIME)
+
+    _handle: _core.Handle | None = field(default=None, init=False, repr=False)
+    _parked: bool = field(default=False, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _command: list[str] | None = field(default=None, init=False, repr=False)
+    _last_name: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        with _core.Policy(self._document()):
+            pass  # the core validates every field now; SandboxError names the bad one
+
+    # ---- policy ---------------------------------------------------------------------------
+
+    def _values(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+
+    def _document(self, command: list[str] | None = None,
+                  extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        values = self._values()
+        if extra_env:
+            values["env"] = {**dict(values["env"] or {}), **extra_env}
+        return _fields.render(values, command)
+
+    def _unsupported_python_fields(self) -> list[str]:
+        return [n for n in _fields.PYTHON_ONLY_UNSUPPORTED if getattr(self, n) is not None]
+
+    def _policy(self, command: list[str] | None = None,
+                extra_env: Mapping[str, str] | None = None) -> _core.Policy:
+        """The loaded policy for a start. Python-only fields not built yet join the core's
+        "not supported yet" list, so one message names them all."""
+        policy = _core.Policy(self._document(command, extra_env))
+        extra = self._unsupported_python_fields()
+        if extra:
+            rc, msg = policy.check()
+            policy.__exit__()
+            prefix = "not supported yet: "
+            if rc < 0 and not msg.startswith(prefix):
+                raise SandboxError(msg)
+            core = msg[len(prefix):].split(", ") if rc < 0 else []
+            raise SandboxError(prefix + ", ".join(core + extra))
+        return policy
+
+    def to_json(self) -> dict[str, Any]:
+        """The policy as the core holds it (canonical values, defaults left out)."""
+        with _core.Policy(self._document()) as p:
+            return p.dump_json()
+
+    # ---- starting -------------------------------------------------------------------------
+
+    def _check_idle(self) -> None:
+        h = self._handle
+        if h is not None and (self._parked or not h.ended()):
+            raise RuntimeError("a process is already running in this sandbox")
+        if h is not None:  # ended but never waited for: its outcome is dropped
+            self._handle = None
+            h.free()
+
+    def _command_of(self, cmd: Sequence[str] | None) -> list[str]:
+        if cmd is None:
+            if self._command is None:
+                raise TypeError("no command given (and no [program] exec in the profile)")
+            return list(self._command)
+        if isinstance(cmd, (str, bytes)):
+            raise TypeError("cmd is a list of strings (command and arguments), not a string")
+        argv = []
+        for a in cmd:
+            if isinstance(a, (str, bytes, os.PathLike)):
+                argv.append(os.fsdecode(a))
+            elif isinstance(a, int) and not isinstance(a, bool):
+                argv.append(str(a))  # run(["echo", i]) as the reference's examples write it
+            else:
+                raise TypeError(f"cmd: {a!r} is not a string")
+        if not argv:
+            raise TypeError("cmd is empty")
+        return argv
+
+    def _spawn(self, cmd: Sequence[str] | None, *, flags: int = 0, timeout: float | None = None,
+               stdio: tuple[Any, Any, Any] = (None, "pipe", "pipe")) -> None:
+        argv = self._command_of(cmd)
+        with self._lock:
+            self._check_idle()
+            opts, _keep = _core.stdio_opts(*stdio, timeout=timeout, flags=flags)
+            with self._policy(argv) as policy:
+                h = _core.Handle.spawn(policy, argv, opts, timeout)
+            self._handle = h
+            self._parked = bool(flags & _ffi.SPAWN_PARKED)
+            self._last_name = h.name
+
+    def run(self, cmd: Sequence[str] | None = None, timeout: float | None = None) -> Result:
+        """Run @cmd, capturing stdout and stderr (stdin is /dev/null), and return its Result.
+
+        A timeout kills the whole sandbox and returns a failed Result whose error says so. A
+        command that cannot be executed (not found, not permitted) gives a failed Result with
+        exit_code 127 and the reason in error, as a shell would."""
+        try:
+            self._spawn(cmd, timeout=timeout)
+        except ChildError as e:
+            return Result(success=False, exit_code=127, error=str(e))
+        return self.wait()
+
+    def create(self, cmd: Sequence[str]) -> None:
+        """Start the confined child and park it between confinement and execve; start()
+        releases it. pid is known from now on."""
+        self._spawn(cmd, flags=_ffi.SPAWN_PARKED)
+
+    def start(self) -> None:
+        """Let the child of create() exec its command. ChildError when the exec fails."""
+        with self._lock:
+            h = self._handle
+            if h is None or not self._parked:
+                raise RuntimeError("no child has been created (call create() first)")
+            self._parked = False
+            h.start()
+
+    def spawn(self, cmd: Sequence[str]) -> None:
+        """Start @cmd without waiting (create() + start()); stdout and stderr are captured
+        for wait()."""
+        self._spawn(cmd)
+
+    def wait(self) -> Result:
+        """Wait for the process to end and return its Result."""
+        with self._lock:
+            h = self._handle
+            if h is None:
+                raise RuntimeError("no process to wait for in this sandbox")
+            if self._parked:
+                raise RuntimeError("the child is parked: call start() before wait()")
+        h.wait()
+        result = h.result()
+        with self._lock:
+            if self._handle is h:
+                self._handle = None
+        h.free()
+        return result
+
+    def run_interactive(self, cmd: Sequence[str]) -> int:
+        """Run @cmd with this process's stdin, stdout and stderr, as the terminal's foreground
+        process group when there is a terminal. Returns the exit code (128 + a signal)."""
+        flags = _ffi.SPAWN_INTERACTIVE if _has_terminal() else 0
+        self._spawn(cmd, flags=flags, stdio=("inherit", "inherit", "inherit"))
+        return self.wait().exit_code
+
+    # ---- the running process --------------------------------------------------------------
+
+    def _running(self) -> _core.Handle:
+        h = self._handle
+        if h is None or (not self._parked and h.ended()):
+            raise RuntimeError("the sandbox is not running")
+        return h
+
+    @property
+    def pid(self) -> int | None:
+        """The command's pid while it runs (or is parked), else None."""
+        h = self._handle
+        return h.pid if h is not None and (self._parked or not h.ended()) else None
+
+    @property
+    def is_running(self) -> bool:
+        return self.pid is not None
+
+    def pause(self) -> None:
+        """SIGSTOP every process of the sandbox. RuntimeError if nothing runs."""
+        self._running().signal("pause")
+
+    def resume(self) -> None:
+        """SIGCONT every process of the sandbox. RuntimeError if nothing runs."""
+        self._running().signal("resume")
+
+    def kill(self) -> None:
+        """SIGKILL every process of the sandbox. RuntimeError if nothing runs."""
+        self._running().signal("kill")
+
+    @property
+    def sandbox_name(self) -> str | None:
+        """The name the last process ran under (the given one, or sandbox-<pid>)."""
+        return self._last_name
+
+    # ---- composition ----------------------------------------------------------------------
+
+    def cmd(self, args: Sequence[str]) -> "Stage":
+        """A lazy Stage running @args under this sandbox's policy, for pipelines."""
+        from .pipeline import Stage
+
+        return Stage(self, self._command_of(args))
+
+    # ---- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Kill and release a process still running. Idempotent."""
+        with self._lock:
+            h, self._handle = self._handle, None
+            self._parked = False
+        if h is not None:
+            h.free()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _has_terminal() -> bool:
+    try:
+        return os.isatty(sys.stdin.fileno())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def confine(sandbox: Sandbox) -> None:
+    """Apply @sandbox's Landlock rules (fs_readable, fs_writable, the protections) and the IPC
+    scopes to the calling process in place, with no_new_privs: irreversible. Any other field
+    set is refused (ConfinementError) rather than ignored."""
+    extra = sandbox._unsupported_python_fields()
+    if extra:
+        raise ConfinementError(f"confine: cannot apply {', '.join(extra)} in place")
+
+    def raise_confine(rc: int, msg: str, step: str | None) -> Any:
+        if rc == -errno.EOPNOTSUPP and _ffi.lib().sandlock_landlock_abi_version() < 0:
+            raise LandlockUnavailableError(msg)
+        raise ConfinementError(msg)
+
+    with _core.Policy(sandbox._document()) as p:
+        _ffi.call(_ffi.lib().sandlock_confine, p.ptr, raise_as=raise_confine)
+
+
+
+def landlock_abi_version() -> int:
+    """The running kernel's Landlock ABI version, or -1 without Landlock."""
+    v = int(_ffi.lib().sandlock_landlock_abi_version())
+    return v if v > 0 else -1
+
+
+def min_landlock_abi() -> int:
+    """The Landlock ABI a sandbox with every protection strict needs."""
+    return int(_ffi.lib().sandlock_min_landlock_abi())
