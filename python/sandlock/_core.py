@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -12,7 +13,7 @@ import signal as _signal
 import threading
 from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from . import _ffi
 from .exceptions import (
@@ -145,12 +146,30 @@ def timeout_ms(timeout: float | None) -> int:
 
 
 class Handle:
-    """One spawned sandbox (a sandlock_sandbox_t *): start, wait, signal, outcome, free."""
+    """One spawned sandbox (a sandlock_sandbox_t *): start, wait, signal, outcome, free.
+
+    Any thread may use it; free() waits until no other thread is inside a library call on it,
+    so a concurrent wait() or kill() never touches a released sandbox."""
 
     def __init__(self, ptr: c_void_p, timeout: float | None) -> None:
-        self.ptr = ptr
+        self._ptr = ptr
         self.timeout = timeout
-        self._lock = threading.Lock()
+        self._cv = threading.Condition()
+        self._users = 0
+        self._closing = False
+
+    @contextlib.contextmanager
+    def _use(self) -> Iterator[c_void_p]:
+        with self._cv:
+            if self._closing:
+                raise RuntimeError("this process was already waited for")
+            self._users += 1
+        try:
+            yield self._ptr
+        finally:
+            with self._cv:
+                self._users -= 1
+                self._cv.notify_all()
 
     @classmethod
     def spawn(
@@ -169,10 +188,16 @@ class Handle:
         return cls(ptr, timeout)
 
     def start(self) -> None:
-        _ffi.call(_ffi.lib().sandlock_sandbox_start, self.ptr, raise_as=raise_spawn)
+        with self._use() as p:
+            _ffi.call(_ffi.lib().sandlock_sandbox_start, p, raise_as=raise_spawn)
 
     def ended(self, wait_ms: int = 0) -> bool:
-        return _ffi.lib().sandlock_sandbox_wait(self.ptr, wait_ms) == 0
+        """Whether the sandbox has ended (waiting up to @wait_ms); True once released."""
+        try:
+            with self._use() as p:
+                return _ffi.lib().sandlock_sandbox_wait(p, wait_ms) == 0
+        except RuntimeError:
+            return True
 
     def wait(self) -> None:
         # In slices, so that Ctrl-C (handled between calls) still reaches the main thread.
@@ -181,41 +206,50 @@ class Handle:
 
     @property
     def pid(self) -> int:
-        return int(_ffi.lib().sandlock_sandbox_pid(self.ptr))
+        with self._use() as p:
+            return int(_ffi.lib().sandlock_sandbox_pid(p))
 
     @property
     def name(self) -> str:
-        return (_ffi.lib().sandlock_sandbox_name(self.ptr) or b"").decode()
+        with self._use() as p:
+            return (_ffi.lib().sandlock_sandbox_name(p) or b"").decode()
 
     def signal(self, what: str) -> None:
         L = _ffi.lib()
         fn = {"kill": L.sandlock_sandbox_kill, "pause": L.sandlock_sandbox_pause,
               "resume": L.sandlock_sandbox_resume}[what]
-        rc = fn(self.ptr)
+        try:
+            with self._use() as p:
+                rc = fn(p)
+        except RuntimeError:
+            rc = -errno.ESRCH
         if rc == -errno.ESRCH:
             raise RuntimeError("the sandbox is not running")
         if rc < 0:
             raise SandboxRuntimeError(f"{what}: {os.strerror(-rc)}")
 
     def timed_out(self) -> bool:
-        return _ffi.lib().sandlock_sandbox_exit_kind(self.ptr) == _ffi.EXIT_TIMEOUT
+        with self._use() as p:
+            return _ffi.lib().sandlock_sandbox_exit_kind(p) == _ffi.EXIT_TIMEOUT
 
-    def _bytes(self, fn: Any) -> bytes:
+    @staticmethod
+    def _bytes(fn: Any, p: c_void_p) -> bytes:
         n = c_size_t()
-        p = fn(self.ptr, byref(n))
-        return ctypes.string_at(p, n.value) if p and n.value else b""
+        data = fn(p, byref(n))
+        return ctypes.string_at(data, n.value) if data and n.value else b""
 
     def result(self) -> Result:
         """The outcome; the sandbox must have ended."""
         L = _ffi.lib()
-        kind = L.sandlock_sandbox_exit_kind(self.ptr)
-        out = self._bytes(L.sandlock_sandbox_stdout)
-        err = self._bytes(L.sandlock_sandbox_stderr)
+        with self._use() as p:
+            kind = L.sandlock_sandbox_exit_kind(p)
+            out = self._bytes(L.sandlock_sandbox_stdout, p)
+            err = self._bytes(L.sandlock_sandbox_stderr, p)
+            code = int(L.sandlock_sandbox_exit_code(p))
+            sig = int(L.sandlock_sandbox_exit_signal(p))
         if kind == _ffi.EXIT_CODE:
-            code = int(L.sandlock_sandbox_exit_code(self.ptr))
             return Result(success=code == 0, exit_code=code, stdout=out, stderr=err)
         if kind == _ffi.EXIT_SIGNAL:
-            sig = int(L.sandlock_sandbox_exit_signal(self.ptr))
             return Result(success=False, exit_code=128 + sig, stdout=out, stderr=err,
                           error=f"killed by {_signal_name(sig)}", signal=sig)
         if kind == _ffi.EXIT_TIMEOUT:
@@ -226,8 +260,13 @@ class Handle:
 
     def free(self) -> None:
         """Kill the sandbox if it still runs, wait for it, release it. Idempotent."""
-        with self._lock:
-            ptr, self.ptr = self.ptr, c_void_p()
+        with self._cv:
+            if self._closing:
+                return
+            self._closing = True
+            while self._users:
+                self._cv.wait()
+            ptr, self._ptr = self._ptr, c_void_p()
         if ptr:
             _ffi.lib().sandlock_sandbox_free(ptr)
 
