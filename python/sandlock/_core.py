@@ -15,7 +15,7 @@ from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NoReturn
 
-from . import _ffi
+from . import _ffi, _fields
 from .exceptions import (
     ChildError,
     ConfinementError,
@@ -32,7 +32,7 @@ _CONFIG_ERRNOS = {errno.EINVAL, errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno
 
 
 def raise_config(rc: int, msg: str, step: str | None = None) -> NoReturn:
-    raise SandboxError(msg)
+    raise SandboxError(_fields.python_message(msg))
 
 
 def raise_spawn(rc: int, msg: str, step: str | None) -> NoReturn:

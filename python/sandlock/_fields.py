@@ -143,6 +143,18 @@ RUNTIME_FIELDS: list[tuple[str, Any, Callable[[Any], Any]]] = [
 PYTHON_ONLY_UNSUPPORTED = ("image", "policy_fn", "init_fn", "work_fn", "notif_policy")
 
 
+def python_message(msg: str) -> str:
+    """The core names a field of a JSON document "section.key"; say the Python name instead."""
+    head, sep, rest = msg.partition(": ")
+    if sep:
+        for name, section, key, _, _ in POLICY_FIELDS:
+            if head == f"{section}.{key}":
+                return f"{name}: {rest}"
+        if head == "filesystem.mount":
+            return f"fs_mount: {rest}"
+    return msg
+
+
 def _is_default(value: Any, default: Any) -> bool:
     if value is None or default is None:
         return value is None and default is None
