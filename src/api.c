@@ -104,7 +104,7 @@ _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t 
 
 _public_ int sandlock_confine(const sandlock_policy_t *p, sandlock_error_t **reterr)
 {
-	char extras[256];
+	char extras[1024];
 
 	if (!p)
 		return error_set(reterr, -EINVAL, "NULL policy");

@@ -159,6 +159,9 @@ class NamedStage:
     def __add__(self, other: "NamedStage | Gather") -> "Gather":
         return Gather([self]) + other
 
+    def __or__(self, consumer: Stage) -> "GatherPipeline":
+        return Gather([self]) | consumer
+
 
 class Gather:
     """Named producers whose outputs one consumer reads (sandlock.inputs)."""

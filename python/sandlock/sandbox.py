@@ -146,9 +146,16 @@ class Sandbox:
 
     # ---- starting -------------------------------------------------------------------------
 
+    def _parked_now(self) -> bool:
+        """Whether a created child still waits for start() (killed, it has ended instead)."""
+        h = self._handle
+        if self._parked and (h is None or h.ended()):
+            self._parked = False
+        return self._parked
+
     def _check_idle(self) -> None:
         h = self._handle
-        if h is not None and (self._parked or not h.ended()):
+        if h is not None and (self._parked_now() or not h.ended()):
             raise RuntimeError("a process is already running in this sandbox")
         if h is not None:  # ended but never waited for: its outcome is dropped
             self._handle = None
@@ -206,8 +213,8 @@ class Sandbox:
         """Let the child of create() exec its command. ChildError when the exec fails."""
         with self._lock:
             h = self._handle
-            if h is None or not self._parked:
-                raise RuntimeError("no child has been created (call create() first)")
+            if h is None or not self._parked_now():
+                raise RuntimeError("no child is parked (call create() first)")
             self._parked = False
             h.start()
 
@@ -222,7 +229,7 @@ class Sandbox:
             h = self._handle
             if h is None:
                 raise RuntimeError("no process to wait for in this sandbox")
-            if self._parked:
+            if self._parked_now():
                 raise RuntimeError("the child is parked: call start() before wait()")
         h.wait()
         result = h.result()
@@ -234,16 +241,21 @@ class Sandbox:
 
     def run_interactive(self, cmd: Sequence[str]) -> int:
         """Run @cmd with this process's stdin, stdout and stderr, as the terminal's foreground
-        process group when there is a terminal. Returns the exit code (128 + a signal)."""
+        process group when there is a terminal. Returns the exit code (128 + a signal; 127, with
+        the reason on stderr, when the command cannot be executed)."""
         flags = _ffi.SPAWN_INTERACTIVE if _has_terminal() else 0
-        self._spawn(cmd, flags=flags, stdio=("inherit", "inherit", "inherit"))
+        try:
+            self._spawn(cmd, flags=flags, stdio=("inherit", "inherit", "inherit"))
+        except ChildError as e:
+            print(f"sandlock: {e}", file=sys.stderr)  # as a shell reports it, on its stderr
+            return 127
         return self.wait().exit_code
 
     # ---- the running process --------------------------------------------------------------
 
     def _running(self) -> _core.Handle:
         h = self._handle
-        if h is None or (not self._parked and h.ended()):
+        if h is None or (not self._parked_now() and h.ended()):
             raise RuntimeError("the sandbox is not running")
         return h
 
@@ -251,7 +263,7 @@ class Sandbox:
     def pid(self) -> int | None:
         """The command's pid while it runs (or is parked), else None."""
         h = self._handle
-        return h.pid if h is not None and (self._parked or not h.ended()) else None
+        return h.pid if h is not None and (self._parked_now() or not h.ended()) else None
 
     @property
     def is_running(self) -> bool:

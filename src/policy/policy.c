@@ -105,30 +105,17 @@ int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size)
 {
-	const struct {
-		const char *field;
-		int set;
-	} fields[] = {
-		{ "env", !!p->env },
-		{ "clean_env", p->clean_env },
-		{ "cwd", !!p->cwd },
-		{ "max_open_files", p->max_open_files != 0 },
-		{ "no_coredump", p->no_coredump },
-		{ "no_huge_pages", p->no_huge_pages },
-		{ "no_randomize_memory", p->no_randomize_memory },
-		{ "cpu_cores", p->has_cpu_cores },
-		{ "name", !!p->name },
-		{ "no_supervisor", p->no_supervisor },
-		{ "extra_deny_syscalls", !!p->extra_deny },
-		{ "extra_allow_syscalls", !!p->extra_allow },
-	};
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
-		if (!fields[i].set)
+	for (size_t i = 0; i < schema_n_fields; i++) {
+		const struct field *f = &schema_fields[i];
+		/* What sandlock_confine applies: the Landlock grants and the protection modes. */
+		if ((strcmp(f->section, "filesystem") == 0 &&
+		     (strcmp(f->key, "read") == 0 || strcmp(f->key, "write") == 0)) ||
+		    strcmp(f->section, "protections") == 0 || !schema_is_set(p, f))
 			continue;
-		int n = snprintf(buf + off, size - off, "%s%s", off ? ", " : "", fields[i].field);
+		int n = snprintf(buf + off, size - off, "%s%s", off ? ", " : "", f->name);
 		if (n < 0 || (size_t)n >= size - off)
 			return;
 		off += (size_t)n;

@@ -199,6 +199,32 @@ static void test_profiles(void)
 	ok(system(cmd) == 0, "cleanup");
 }
 
+/* sandlock_confine applies grants and protections only: every other field set is refused, by
+ * name, before anything is applied (the process stays unconfined: the checks run in order). */
+static void test_confine_refuses(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_error_t *e = NULL;
+
+	ok(sandlock_policy_set(p, "max_memory", "1G", NULL) == 0 &&
+		   sandlock_policy_set(p, "net_allow", "127.0.0.1:80", NULL) == 0 &&
+		   sandlock_policy_set(p, "workdir", "/tmp", NULL) == 0,
+	   "a policy with limits, network and COW fields");
+	is_int(sandlock_confine(p, &e), -EINVAL, "confine refuses it");
+	is_str(e ? sandlock_error_message(e) : NULL,
+	       "confine applies filesystem rules only; also set: workdir, net_allow, max_memory",
+	       "  naming every such field");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_clear(p, "max_memory");
+	sandlock_policy_clear(p, "net_allow");
+	sandlock_policy_clear(p, "workdir");
+	is_int(sandlock_policy_check(p, NULL), 0,
+	       "without them the policy is a plain one (control; confine itself is tested in "
+	       "test-api)");
+	sandlock_policy_free(p);
+}
+
 int main(void)
 {
 	if (sandlock_landlock_abi_version() < 0)
@@ -206,5 +232,6 @@ int main(void)
 	test_pass_fds();
 	test_parse_ports();
 	test_profiles();
+	test_confine_refuses();
 	return done_testing();
 }
