@@ -19,6 +19,5 @@ int verb_ps(int argc, char **argv);
 int verb_inspect(int argc, char **argv);
 int verb_kill(int argc, char **argv);
 
-
 /* "sandlock: <message>" on stderr; returns @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -64,7 +64,9 @@ static int profile_delete(const char *name)
 	if (r == -EINVAL)
 		return cli_error(EXIT_USAGE, "profile delete %s: not a profile name", name);
 	if (r < 0)
-		return cli_error(EXIT_POLICY, "no profile directory (set HOME or XDG_CONFIG_HOME)");
+		return cli_error(EXIT_POLICY, "%s",
+				 r == -ENOENT ? "no profile directory (set HOME or XDG_CONFIG_HOME)"
+					      : strerror(-r));
 	int status = 0;
 	if (unlink(path) < 0)
 		status = cli_error(EXIT_POLICY, "%s: %s", path, strerror(errno));

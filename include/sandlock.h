@@ -176,7 +176,7 @@ int sandlock_policy_clear(sandlock_policy_t *policy, const char *field);
 /* The ports of @spec, in the bind-port grammar ("8080", "9000-9005", "80, 443, 8000-8005";
  * 0..65535; not "*"), sorted without duplicates: the first @n are written to @ret_ports and
  * the number of ports is returned (65536 at most). Errors: -EINVAL, -ERANGE, -ENOMEM. */
-int sandlock_parse_ports(const char *spec, uint16_t *ret_ports, size_t n,
+int sandlock_ports_parse(const char *spec, uint16_t *ret_ports, size_t n,
 			 sandlock_error_t **reterr);
 
 /* Profiles: NAME.toml in $XDG_CONFIG_HOME/sandlock/profiles (an absolute $XDG_CONFIG_HOME),
@@ -243,8 +243,10 @@ typedef struct sandlock_spawn_opts {
 	uint64_t timeout_ms; /* 0 = none: kill the whole sandbox after this long */
 	/* Descriptors (each >= 3, distinct, at most SANDLOCK_PASS_FDS_MAX) the command inherits at
 	 * the same numbers, close-on-exec cleared in the child only; every other descriptor above
-	 * 2 is closed before exec. They are the caller's grant: what they reach, the command
-	 * reaches, whatever the policy says (a pipe between two sandboxes, say). */
+	 * 2 is closed before exec. Borrowed: used by number, not duplicated and not closed, so
+	 * they must stay open until sandlock_spawn() returns. They are the caller's grant: what
+	 * they reach, the command reaches, whatever the policy says (a pipe between two sandboxes,
+	 * say). */
 	const int32_t *pass_fds;
 	uint32_t n_pass_fds;
 	uint32_t reserved2;

@@ -189,32 +189,15 @@ _public_ int sandlock_protection_abi_floor(uint32_t protection)
 						      : -EINVAL;
 }
 
-_public_ int sandlock_parse_ports(const char *spec, uint16_t *ret_ports, size_t n,
+_public_ int sandlock_ports_parse(const char *spec, uint16_t *ret_ports, size_t n,
 				  sandlock_error_t **reterr)
 {
-	struct port_set set = { 0 };
-	uint8_t seen[65536 / 8] = { 0 };
 	char msg[256];
-	size_t count = 0;
 
 	if (!spec || (n && !ret_ports))
-		return error_set(reterr, -EINVAL, "sandlock_parse_ports: NULL argument");
-	int r = bind_ports_parse(spec, NET_BIND_ALLOW, &set, msg, sizeof(msg));
-	if (r == 0 && set.all)
-		r = -EINVAL, snprintf(msg, sizeof(msg), "'*' is not a list of ports");
-	for (size_t i = 0; r == 0 && i < set.n; i++)
-		for (uint32_t p = set.ranges[i].lo; p <= set.ranges[i].hi; p++)
-			seen[p / 8] |= (uint8_t)(1u << (p % 8));
-	port_set_done(&set);
-	if (r < 0)
-		return error_set(reterr, r, "%s", msg);
-	for (uint32_t p = 0; p < 65536; p++)
-		if (seen[p / 8] & (1u << (p % 8))) {
-			if (count < n)
-				ret_ports[count] = (uint16_t)p;
-			count++;
-		}
-	return (int)count;
+		return error_set(reterr, -EINVAL, "sandlock_ports_parse: NULL argument");
+	int r = bind_ports_expand(spec, ret_ports, n, msg, sizeof(msg));
+	return r < 0 ? error_set(reterr, r, "%s", msg) : r;
 }
 
 /* ---- the whole policy ------------------------------------------------------------------- */

@@ -1,113 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * api-profile: the profile directory ($XDG_CONFIG_HOME/sandlock/profiles, else
- * ~/.config/sandlock/profiles) and the name-to-file rule, shared by the CLI (-p, `profile`) and
- * the SDKs (load_profile, list_profiles), so a profile name means one file everywhere.
+ * api-profile: the exported profile functions (policy/profiles.c does the work).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "error.h"
 #include "macro.h"
+#include "policy/profiles.h"
 #include "sandlock.h"
-#include "strv.h"
 
 _public_ int sandlock_profile_dir(char **ret_dir, sandlock_error_t **reterr)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char *dir = NULL;
-	int n;
-
-	if (!ret_dir)
-		return error_set(reterr, -EINVAL, "sandlock_profile_dir: NULL argument");
-	/* The XDG rule: a relative $XDG_CONFIG_HOME is ignored. */
-	if (xdg && xdg[0] == '/')
-		n = asprintf(&dir, "%s/sandlock/profiles", xdg);
-	else if (home && home[0] == '/')
-		n = asprintf(&dir, "%s/.config/sandlock/profiles", home);
-	else
-		return error_set(reterr, -ENOENT,
-				 "no profile directory (set HOME or XDG_CONFIG_HOME)");
-	if (n < 0)
-		return error_set(reterr, -ENOMEM, "out of memory");
-	*ret_dir = dir;
-	return 0;
-}
-
-/* A plain file name: not empty, not hidden, no '/'. */
-static int profile_name_ok(const char *name)
-{
-	return name && name[0] && name[0] != '.' && !strchr(name, '/') && strlen(name) <= 200;
+	return profiles_dir(ret_dir, reterr);
 }
 
 _public_ int sandlock_profile_path(const char *name, char **ret_path, sandlock_error_t **reterr)
 {
-	char *dir = NULL, *path = NULL;
-
-	if (!ret_path)
-		return error_set(reterr, -EINVAL, "sandlock_profile_path: NULL argument");
-	if (!profile_name_ok(name))
-		return error_set(reterr, -EINVAL, "%s: not a profile name", name ? name : "(null)");
-	int r = sandlock_profile_dir(&dir, reterr);
-	if (r < 0)
-		return r;
-	r = asprintf(&path, "%s/%s.toml", dir, name);
-	free(dir);
-	if (r < 0)
-		return error_set(reterr, -ENOMEM, "out of memory");
-	*ret_path = path;
-	return 0;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return profiles_path(name, ret_path, reterr);
 }
 
 _public_ int sandlock_profile_list(char ***ret_names, sandlock_error_t **reterr)
 {
-	char *dir = NULL, **names = NULL;
-	struct dirent *de;
-	int r;
-
-	if (!ret_names)
-		return error_set(reterr, -EINVAL, "sandlock_profile_list: NULL argument");
-	if ((r = sandlock_profile_dir(&dir, reterr)) < 0)
-		return r;
-	DIR *d = opendir(dir);
-	if (!d && errno != ENOENT) {
-		r = error_set(reterr, -errno, "%s: %s", dir, strerror(errno));
-		free(dir);
-		return r;
-	}
-	free(dir);
-	if (!(names = calloc(1, sizeof(*names))))
-		r = -ENOMEM;
-	while (r == 0 && d && (de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (!profile_name_ok(de->d_name) || len <= 5 ||
-		    strcmp(de->d_name + len - 5, ".toml") != 0)
-			continue;
-		char *n = strndup(de->d_name, len - 5);
-		r = n ? strv_push(&names, n) : -ENOMEM;
-		if (r < 0)
-			free(n);
-	}
-	if (d)
-		closedir(d);
-	if (r < 0) {
-		strv_free(names);
-		return error_set(reterr, r, "out of memory");
-	}
-	size_t n = 0;
-	while (names[n])
-		n++;
-	qsort(names, n, sizeof(*names), cmp_names);
-	*ret_names = names;
-	return 0;
+	return profiles_list(ret_names, reterr);
 }
 
 _public_ int sandlock_policy_load_profile(const char *name, sandlock_policy_t **ret_policy,
@@ -117,7 +32,7 @@ _public_ int sandlock_policy_load_profile(const char *name, sandlock_policy_t **
 
 	if (!ret_policy)
 		return error_set(reterr, -EINVAL, "sandlock_policy_load_profile: NULL argument");
-	int r = sandlock_profile_path(name, &path, reterr);
+	int r = profiles_path(name, &path, reterr);
 	if (r < 0)
 		return r;
 	r = sandlock_policy_load_toml_file(path, ret_policy, reterr);

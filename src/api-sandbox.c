@@ -4,6 +4,7 @@
  * sandbox/ and returns a documented errno.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,7 +28,10 @@ _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *
 					 "sandlock_spawn: option at offset %llu unknown to this "
 					 "library",
 					 (unsigned long long)i);
-	if (opts && opts->size >= sizeof(*opts) && (opts->reserved != 0 || opts->reserved2 != 0))
+	/* Each reserved word is checked when the caller's struct has it. */
+	if (opts && ((opts->size >= offsetof(sandlock_spawn_opts_t, reserved) + sizeof(uint32_t) &&
+		      opts->reserved != 0) ||
+		     (opts->size >= sizeof(*opts) && opts->reserved2 != 0)))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
 	return sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
 }

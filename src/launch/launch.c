@@ -2,11 +2,11 @@
 /*
  * launch: the child's confinement sequence.
  *
- *   close the host's fds -> stdio -> signals -> setpgid -> PDEATHSIG -> process knobs -> chdir
- *   -> NO_NEW_PRIVS
+ *   close the host's fds (but pass_fds) -> stdio -> signals -> setpgid -> PDEATHSIG -> process
+ *   knobs -> chdir -> NO_NEW_PRIVS
  *   -> landlock_restrict_self -> seccomp (+ listener) -> "ready" (+ listener) to the parent
  *   -> wait for "go"
- *   -> close fds >= 3 -> rlimits -> execve (PATH search)
+ *   -> close fds >= 3 but pass_fds, which lose FD_CLOEXEC -> rlimits -> execve (PATH search)
  *
  * Everything here runs in a child cloned from a possibly multi-threaded parent, and usually
  * with CLONE_VM|CLONE_VFORK (sandbox/sandbox.c): in the parent's memory, on a stack of its own,

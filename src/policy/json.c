@@ -108,8 +108,10 @@ static int load_field(struct sandlock_policy *p, const struct field *f, const js
 	if (!json_is_array(j))
 		return error_set(reterr, -EINVAL, "%s.%s: expected an array, not %s", f->section,
 				 f->key, type_name(j));
-	if (f->type == FT_U32V || f->type == FT_PORTV)
-		((struct opt_u32v *)field_ptr(p, f))->set = 1; /* [] differs from null */
+	/* gpu_devices = [] is every GPU, unlike null; http_ports = [] is the default [80], as the
+	 * SDK reference's http_ports=() is. */
+	if (f->type == FT_U32V)
+		((struct opt_u32v *)field_ptr(p, f))->set = 1;
 	json_array_foreach(j, i, item)
 	{
 		int r = assign_json(p, f, item, reterr);

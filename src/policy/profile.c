@@ -203,8 +203,9 @@ static int load_field(struct loader *l, const struct field *f, const struct toml
 		snprintf(msg, sizeof(msg), "[%s] %s: expected an array", f->section, f->key);
 		return at_value(l, v, -EINVAL, msg);
 	}
-	if (f->type == FT_U32V || f->type == FT_PORTV)
-		((struct opt_u32v *)field_ptr(l->p, f))->set = 1; /* [] differs from unset */
+	/* gpu_devices = [] is every GPU, unlike unset; http ports = [] is the default (json.c). */
+	if (f->type == FT_U32V)
+		((struct opt_u32v *)field_ptr(l->p, f))->set = 1;
 	const struct toml_value *item;
 	for (size_t i = 0; (item = toml_array_at(v, i)); i++) {
 		int r = load_scalar(l, f, item);

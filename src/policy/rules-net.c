@@ -5,6 +5,7 @@
  * hostname stays a name here (the resolver pins it later), and nothing touches a socket.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -386,6 +387,30 @@ int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, s
 		}
 	}
 	return 0;
+}
+
+int bind_ports_expand(const char *s, uint16_t *ports, size_t n, char *err, size_t errlen)
+{
+	struct port_set set = { 0 };
+	uint8_t seen[65536 / 8] = { 0 };
+	size_t count = 0;
+
+	int r = bind_ports_parse(s, NET_BIND_ALLOW, &set, err, errlen);
+	if (r == 0 && set.all)
+		r = -EINVAL, snprintf(err, errlen, "'*' is not a list of ports");
+	for (size_t i = 0; r == 0 && i < set.n; i++)
+		for (uint32_t p = set.ranges[i].lo; p <= set.ranges[i].hi; p++)
+			seen[p / 8] |= (uint8_t)(1u << (p % 8));
+	port_set_done(&set);
+	if (r < 0)
+		return r;
+	for (uint32_t p = 0; p < 65536; p++)
+		if (seen[p / 8] & (1u << (p % 8))) {
+			if (count < n)
+				ports[count] = (uint16_t)p;
+			count++;
+		}
+	return (int)count;
 }
 
 int bind_ports_format(const struct port_set *set, char **ret)

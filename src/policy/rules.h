@@ -80,6 +80,9 @@ int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const u
 int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, size_t errlen);
 /* "*", "8080,9000-9005", or "" for an empty set. *@ret malloc'd, owned by the caller. */
 int bind_ports_format(const struct port_set *set, char **ret);
+/* The ports of @s (NET_BIND_ALLOW syntax, not "*"), sorted without duplicates: the first @n go
+ * to @ports; returns how many there are (at most 65536) or -errno with @err filled. */
+int bind_ports_expand(const char *s, uint16_t *ports, size_t n, char *err, size_t errlen);
 
 /* --- HTTP ACL rules: --http-allow, --http-deny, [http].allow/deny ------------------------- */
 

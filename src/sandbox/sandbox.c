@@ -649,9 +649,12 @@ static struct sandlock_sandbox *sandbox_new(void)
 static int pass_fds_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
 			  struct sandlock_error **reterr)
 {
-	if (o->n_pass_fds > SANDLOCK_PASS_FDS_MAX || (o->n_pass_fds && !o->pass_fds))
+	if (o->n_pass_fds > SANDLOCK_PASS_FDS_MAX)
 		return error_set(reterr, -EINVAL, "pass_fds: at most %u descriptors",
 				 SANDLOCK_PASS_FDS_MAX);
+	if (o->n_pass_fds && !o->pass_fds)
+		return error_set(reterr, -EINVAL, "pass_fds: NULL with n_pass_fds %u",
+				 o->n_pass_fds);
 	for (uint32_t i = 0; i < o->n_pass_fds; i++) {
 		int fd = o->pass_fds[i];
 		if (fd < 3)

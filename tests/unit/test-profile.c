@@ -892,8 +892,10 @@ static void test_json(void)
 	expect_json_dump("{\"limits\":{\"gpu_devices\":[]}}", "{\"limits\":{\"gpu_devices\":[]}}",
 			 "[limits]\ngpu_devices = []\n", "gpu_devices: [] differs from unset");
 	expect_json_dump("{\"limits\":{}}", "{}", "", "control: gpu_devices unset");
-	expect_json_dump("{\"http\":{\"ports\":[]}}", "{\"http\":{\"ports\":[]}}",
-			 "[http]\nports = []\n", "http ports: [] differs from unset");
+	expect_json_dump("{\"http\":{\"ports\":[]}}", "{}", "",
+			 "http ports: [] is the default, as the SDK's () (unlike gpu_devices)");
+	expect_json_dump("{\"http\":{\"ports\":[8080]}}", "{\"http\":{\"ports\":[8080]}}",
+			 "[http]\nports = [8080]\n", "control: a port list is kept");
 	expect_json_dump("{\"limits\":{\"memory\":536870912,\"disk\":\"2G\",\"cpu_cores\":"
 			 "[2,0]},\"program\":{\"env\":{\"B\":\"2\",\"A\":\"1\"}}}",
 			 "{\"program\":{\"env\":{\"B\":\"2\",\"A\":\"1\"}},\"limits\":{\"memory\":"

@@ -31,11 +31,13 @@ static sandlock_policy_t *system_policy(void)
 	return p;
 }
 
-/* Run `sh -c SCRIPT` with @pass (may be NULL) and return its stdout, or NULL. */
-static char *run_sh(sandlock_policy_t *p, const char *script, const int32_t *pass, uint32_t n,
-		    int *ret_r)
+/* Run `sh -c SCRIPT` with @pass (may be NULL) and return its stdout, or NULL. @flags:
+ * SANDLOCK_SPAWN_PARKED runs it through the fork launch (parked, then started). */
+static char *run_sh_flags(sandlock_policy_t *p, const char *script, const int32_t *pass, uint32_t n,
+			  uint32_t flags, int *ret_r)
 {
 	sandlock_spawn_opts_t o = { .size = sizeof(o),
+				    .flags = flags,
 				    .stdout_mode = SANDLOCK_STDIO_PIPE,
 				    .stderr_mode = SANDLOCK_STDIO_PIPE };
 	sandlock_sandbox_t *sb = NULL;
@@ -51,11 +53,21 @@ static char *run_sh(sandlock_policy_t *p, const char *script, const int32_t *pas
 		sandlock_error_free(e);
 		return NULL;
 	}
+	if ((flags & SANDLOCK_SPAWN_PARKED) && (*ret_r = sandlock_sandbox_start(sb, NULL)) < 0) {
+		sandlock_sandbox_free(sb);
+		return NULL;
+	}
 	sandlock_sandbox_wait(sb, 10000);
 	const uint8_t *out = sandlock_sandbox_stdout(sb, &len);
 	char *s = strndup(out ? (const char *)out : "", len);
 	sandlock_sandbox_free(sb);
 	return s;
+}
+
+static char *run_sh(sandlock_policy_t *p, const char *script, const int32_t *pass, uint32_t n,
+		    int *ret_r)
+{
+	return run_sh_flags(p, script, pass, n, 0, ret_r);
 }
 
 static void test_pass_fds(void)
@@ -93,6 +105,14 @@ static void test_pass_fds(void)
 	out = run_sh(p, script, both, 2, &r);
 	is_str(out, "open\n", "the same descriptor, passed, is open (control)");
 	free(out);
+	/* The fork launch (parked, then started) closes and keeps the same descriptors. */
+	int32_t just_other[] = { other };
+	out = run_sh_flags(p, script, just_other, 1, SANDLOCK_SPAWN_PARKED, &r);
+	is_str(out, "open\n", "parked launch: a passed descriptor is open");
+	free(out);
+	out = run_sh_flags(p, script, NULL, 0, SANDLOCK_SPAWN_PARKED, &r);
+	is_str(out, "closed\n", "parked launch: without pass_fds it is closed (control)");
+	free(out);
 
 	int32_t low[] = { 1 }, dup[] = { other, other }, bad[] = { 9999 };
 	run_sh(p, "true", low, 1, &r);
@@ -113,23 +133,23 @@ static void test_parse_ports(void)
 	uint16_t ports[16];
 	sandlock_error_t *e = NULL;
 
-	int n = sandlock_parse_ports("443, 80,8000-8005", ports, 16, NULL);
+	int n = sandlock_ports_parse("443, 80,8000-8005", ports, 16, NULL);
 	is_int(n, 8, "parse_ports: 8 ports");
 	ok(n == 8 && ports[0] == 80 && ports[1] == 443 && ports[2] == 8000 && ports[7] == 8005,
 	   "  sorted: 80 443 8000..8005");
-	is_int(sandlock_parse_ports("0", ports, 16, NULL), 1, "parse_ports: 0 is a port");
-	is_int(sandlock_parse_ports("80,80", ports, 16, NULL), 1, "parse_ports: duplicates merge");
-	is_int(sandlock_parse_ports("0-65535", NULL, 0, NULL), 65536,
+	is_int(sandlock_ports_parse("0", ports, 16, NULL), 1, "parse_ports: 0 is a port");
+	is_int(sandlock_ports_parse("80,80", ports, 16, NULL), 1, "parse_ports: duplicates merge");
+	is_int(sandlock_ports_parse("0-65535", NULL, 0, NULL), 65536,
 	       "parse_ports: the count without a buffer");
-	is_int(sandlock_parse_ports("*", ports, 16, &e), -EINVAL, "parse_ports: '*' is -EINVAL");
+	is_int(sandlock_ports_parse("*", ports, 16, &e), -EINVAL, "parse_ports: '*' is -EINVAL");
 	is_str(e ? sandlock_error_message(e) : NULL, "'*' is not a list of ports", "  message");
 	sandlock_error_free(e);
 	e = NULL;
-	ok(sandlock_parse_ports("70000", ports, 16, &e) < 0 && e, "parse_ports: 70000 refused");
+	ok(sandlock_ports_parse("70000", ports, 16, &e) < 0 && e, "parse_ports: 70000 refused");
 	sandlock_error_free(e);
-	ok(sandlock_parse_ports("9-1", ports, 16, NULL) < 0, "parse_ports: 9-1 refused");
-	ok(sandlock_parse_ports("http", ports, 16, NULL) < 0, "parse_ports: a name refused");
-	is_int(sandlock_parse_ports(NULL, ports, 16, NULL), -EINVAL, "parse_ports(NULL)");
+	ok(sandlock_ports_parse("9-1", ports, 16, NULL) < 0, "parse_ports: 9-1 refused");
+	ok(sandlock_ports_parse("http", ports, 16, NULL) < 0, "parse_ports: a name refused");
+	is_int(sandlock_ports_parse(NULL, ports, 16, NULL), -EINVAL, "parse_ports(NULL)");
 }
 
 static void test_profiles(void)
