@@ -13,7 +13,7 @@ from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHLIB = os.path.join("build", "libsandlock.so.0.1.0")
+SHLIB = os.path.join("build", "libsandlock.so")  # a link to the versioned file
 
 
 class BuildWithLibrary(build_py):
@@ -22,10 +22,10 @@ class BuildWithLibrary(build_py):
         if not os.path.exists(os.path.join(ROOT, "src", "api-sandbox.c")):
             return  # not a source tree: the system library is used
         jobs = str(os.cpu_count() or 2)
-        subprocess.run(["make", "-C", ROOT, "-s", "-j", jobs, SHLIB], check=True)
+        subprocess.run(["make", "-C", ROOT, "-s", "-j", jobs], check=True)
         dest = os.path.join(self.build_lib, "sandlock", "libsandlock.so")
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        shutil.copyfile(os.path.join(ROOT, SHLIB), dest)
+        shutil.copyfile(os.path.realpath(os.path.join(ROOT, SHLIB)), dest)
 
 
 class BinaryDistribution(Distribution):

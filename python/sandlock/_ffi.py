@@ -40,7 +40,6 @@ STDIO_FD = 3
 SPAWN_INTERACTIVE = 1 << 0
 SPAWN_PARKED = 1 << 1
 
-EXIT_RUNNING = 0
 EXIT_CODE = 1
 EXIT_SIGNAL = 2
 EXIT_TIMEOUT = 3
@@ -78,11 +77,9 @@ _PP = POINTER(c_void_p)
 
 # name: (restype, argtypes)
 _SIGNATURES: dict[str, tuple[object, list[object]]] = {
-    "sandlock_error_code": (c_int, [_P]),
     "sandlock_error_message": (c_char_p, [_P]),
     "sandlock_error_step": (c_char_p, [_P]),
     "sandlock_error_free": (None, [_P]),
-    "sandlock_version": (c_char_p, []),
     "sandlock_landlock_abi_version": (c_int, []),
     "sandlock_min_landlock_abi": (c_int, []),
     "sandlock_free": (None, [_P]),
@@ -90,10 +87,9 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_policy_free": (None, [_P]),
     "sandlock_policy_load_json": (c_int, [c_char_p, c_size_t, _PP, _PP]),
     "sandlock_policy_dump_json": (c_int, [_P, _PP]),
-    "sandlock_policy_dump_toml": (c_int, [_P, _PP]),
     "sandlock_policy_check": (c_int, [_P, _PP]),
     "sandlock_confine": (c_int, [_P, _PP]),
-    "sandlock_parse_ports": (c_int, [c_char_p, POINTER(c_uint16), c_size_t, _PP]),
+    "sandlock_ports_parse": (c_int, [c_char_p, POINTER(c_uint16), c_size_t, _PP]),
     "sandlock_profile_list": (c_int, [_PP, _PP]),
     "sandlock_policy_load_profile": (c_int, [c_char_p, _PP, _PP]),
     "sandlock_spawn": (c_int, [_P, POINTER(c_char_p), POINTER(SpawnOpts), _PP, _PP]),
@@ -139,7 +135,12 @@ def lib() -> ctypes.CDLL:
                     "SANDLOCK_LIB, or install the package with pip"
                 ) from None
             for name, (restype, argtypes) in _SIGNATURES.items():
-                fn = getattr(handle, name)
+                try:
+                    fn = getattr(handle, name)
+                except AttributeError:
+                    raise SandlockError(
+                        f"{path} lacks {name}: a libsandlock older than this package"
+                    ) from None
                 fn.restype = restype
                 fn.argtypes = argtypes
             _lib = handle
@@ -170,7 +171,7 @@ class Error:
 def take_string(ptr: c_void_p) -> str:
     """A char * the library allocated, decoded and freed."""
     try:
-        return ctypes.string_at(ptr).decode()
+        return os.fsdecode(ctypes.string_at(ptr))
     finally:
         lib().sandlock_free(ptr)
 
@@ -182,7 +183,7 @@ def take_strv(ptr: c_void_p) -> list[str]:
         out = []
         i = 0
         while arr[i] is not None:
-            out.append(arr[i].decode())
+            out.append(os.fsdecode(arr[i]))
             i += 1
         return out
     finally:
@@ -198,7 +199,8 @@ def argv_array(args: list[str]) -> ctypes.Array:
     return arr
 
 
-def call(fn: Callable[..., int], *args: object, raise_as: Callable[[int, str, str | None], NoReturn]) -> int:
+def call(fn: Callable[..., int], *args: object,
+         raise_as: Callable[[int, str, str | None], NoReturn]) -> int:
     """Call @fn(*args, err) and hand a failure to @raise_as(rc, message, step)."""
     err = Error()
     rc = fn(*args, err.ref())

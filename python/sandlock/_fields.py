@@ -69,11 +69,8 @@ def _protections(v: Any) -> Any:
 
 
 def _time(v: Any) -> Any:
-    if isinstance(v, _dt.datetime):
-        if v.tzinfo is None or v.utcoffset() is None:
-            raise SandboxError("time_start: a datetime needs a time zone (an aware datetime)")
-        return v.isoformat()
-    return v
+    # A naive datetime gives a time without an offset, which the core refuses.
+    return v.isoformat() if isinstance(v, _dt.datetime) else v
 
 
 def _env(v: Any) -> Any:
@@ -113,7 +110,7 @@ POLICY_FIELDS: list[tuple[str, str, str, Any, Callable[[Any], Any]]] = [
     ("net_allow_bind", "network", "allow_bind", (), _ports),
     ("net_deny_bind", "network", "deny_bind", (), _ports),
     ("port_remap", "network", "port_remap", False, _same),
-    ("http_ports", "http", "ports", None, _list),
+    ("http_ports", "http", "ports", (), _list),  # () is [80] (and 443 with http_ca)
     ("http_allow", "http", "allow", (), _list),
     ("http_deny", "http", "deny", (), _list),
     ("extra_allow_syscalls", "syscalls", "extra_allow", (), _list),
@@ -175,10 +172,15 @@ def _mounts(values: dict[str, Any], ro: bool) -> list[Any]:
         raise SandboxError(
             f"{'fs_mount_ro' if ro else 'fs_mount'}: a mapping of virtual path to host path"
         )
+    field = "fs_mount_ro" if ro else "fs_mount"
     out = []
     for virtual, host in values.items():
         if not isinstance(virtual, str) or not isinstance(host, str):
-            raise SandboxError(f"{'fs_mount_ro' if ro else 'fs_mount'}: paths are strings")
+            raise SandboxError(f"{field}: paths are strings")
+        # The document joins the two with ':', so a ':' in either would change what is mounted
+        # ("/w": "/a:ro" would read as a read-only mount of /a).
+        if ":" in virtual or ":" in host:
+            raise SandboxError(f"{field}: {virtual!r}: {host!r}: a path cannot hold ':'")
         out.append(f"{virtual}:{host}:ro" if ro else f"{virtual}:{host}")
     return out
 
@@ -226,6 +228,9 @@ def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None
                 command = [value] + list(doc["program"].get("args", []))
             elif (section, key) == ("program", "args"):
                 continue
+            elif (section, key) not in by_key:
+                raise SandboxError(f"{section}.{key}: a field this SDK does not know "
+                                   "(a newer library?)")
             else:
                 name, default = by_key[(section, key)]
                 if isinstance(default, BranchAction):

@@ -22,7 +22,7 @@ def parse_ports(specs: Sequence[int | str]) -> list[int]:
             raise ValueError(f"invalid port spec: {spec!r}")
         text = str(spec)
         err = _ffi.Error()
-        n = _ffi.lib().sandlock_parse_ports(text.encode(), buf, len(buf), err.ref())
+        n = _ffi.lib().sandlock_ports_parse(text.encode(), buf, len(buf), err.ref())
         if n < 0:
             raise ValueError(f"{text}: {err.take(n)[0]}")
         ports.update(buf[:n])

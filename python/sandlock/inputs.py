@@ -8,6 +8,7 @@ A value is read to the end, decoded as UTF-8, on first access, and kept.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping
 
 GATHER_ENV = "_SANDLOCK_GATHER"
@@ -17,6 +18,7 @@ class _Inputs(Mapping[str, str]):
     def __init__(self) -> None:
         self._fds: dict[str, int] | None = None
         self._values: dict[str, str] = {}
+        self._lock = threading.RLock()
 
     def _table(self) -> dict[str, int]:
         if self._fds is None:
@@ -31,14 +33,16 @@ class _Inputs(Mapping[str, str]):
         return self._fds
 
     def __getitem__(self, name: str) -> str:
-        if name not in self._values:
-            fd = self._table()[name]  # KeyError for a name no producer has
-            chunks = []
-            with os.fdopen(fd, "rb", closefd=True) as f:
-                while chunk := f.read(65536):
-                    chunks.append(chunk)
-            self._values[name] = b"".join(chunks).decode("utf-8")
-        return self._values[name]
+        with self._lock:
+            if name not in self._values:
+                fd = self._table()[name]  # KeyError for a name no producer has
+                if fd < 0:
+                    raise ValueError(f"inputs[{name!r}]: not UTF-8 (read once already)")
+                self._fds[name] = -1  # type: ignore[index]  # read once: never reopened
+                with os.fdopen(fd, "rb", closefd=True) as f:
+                    data = f.read()
+                self._values[name] = data.decode("utf-8")
+            return self._values[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._table())

@@ -11,11 +11,12 @@ Sandbox may appear in several stages (unnamed: two processes cannot share a name
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
-from . import _core
+from . import _core, _ffi
 from ._core import Result
 from .exceptions import ChildError
 
@@ -39,9 +40,18 @@ class _Run:
         self.fds: list[int] = []  # our copies of pipe ends, closed once every spawn is done
 
     def pipe(self) -> tuple[int, int]:
-        r, w = os.pipe()  # O_CLOEXEC: only the stage given an end holds it
-        self.fds += [r, w]
-        return r, w
+        """A pipe, O_CLOEXEC (only the stage given an end holds it), both ends above 2 (a
+        host with stdio closed gets 0..2 from os.pipe; a passed descriptor must be above)."""
+        r, w = os.pipe()
+        ends = []
+        for fd in (r, w):
+            if fd <= 2:
+                high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+                os.close(fd)
+                fd = high
+            ends.append(fd)
+        self.fds += ends
+        return ends[0], ends[1]
 
     def spawn(self, stage: "Stage", stdin: Any, stdout: Any, pass_fds: list[int] | None = None,
               extra_env: dict[str, str] | None = None) -> _core.Handle:
@@ -76,15 +86,17 @@ class _Run:
         return result
 
     def start(self, body: Any) -> Result:
+        """Spawn with @body, then wait. Whatever interrupts either (an exception, Ctrl-C)
+        kills every stage started."""
         try:
             last = body(self)
+            return self.finish(last)
         except ChildError as e:
             self.abort()
             return Result(success=False, exit_code=127, error=str(e))
         except BaseException:
             self.abort()
             raise
-        return self.finish(last)
 
 
 class Stage:
@@ -197,6 +209,9 @@ class GatherPipeline:
         """Run the producers and the consumer concurrently. Each producer's stdout goes to a
         pipe the consumer inherits; $_SANDLOCK_GATHER ("name:fd,...") tells sandlock.inputs
         where. The Result is the consumer's."""
+
+        if len(self.gather.producers) > _ffi.PASS_FDS_MAX:
+            raise ValueError(f"a gather has at most {_ffi.PASS_FDS_MAX} producers")
 
         def body(run: _Run) -> _core.Handle:
             read_ends: list[tuple[str, int]] = []

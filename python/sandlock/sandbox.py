@@ -68,8 +68,8 @@ class Sandbox:
     net_allow_bind: Sequence[int | str] = ()
     net_deny_bind: Sequence[int | str] = ()
     port_remap: bool = False
-    # [http] (http_ports None: [80], and 443 with http_ca)
-    http_ports: Sequence[int] | None = None
+    # [http] (http_ports () is [80], and 443 with http_ca)
+    http_ports: Sequence[int] = ()
     http_allow: Sequence[str] = ()
     http_deny: Sequence[str] = ()
     # [syscalls]
@@ -100,6 +100,7 @@ class Sandbox:
 
     _handle: _core.Handle | None = field(default=None, init=False, repr=False)
     _parked: bool = field(default=False, init=False, repr=False)
+    _waited: _core.Handle | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _command: list[str] | None = field(default=None, init=False, repr=False)
     _last_name: str | None = field(default=None, init=False, repr=False)
@@ -155,7 +156,7 @@ class Sandbox:
 
     def _check_idle(self) -> None:
         h = self._handle
-        if h is not None and (self._parked_now() or not h.ended()):
+        if h is not None and (h is self._waited or self._parked_now() or not h.ended()):
             raise RuntimeError("a process is already running in this sandbox")
         if h is not None:  # ended but never waited for: its outcome is dropped
             self._handle = None
@@ -224,20 +225,24 @@ class Sandbox:
         self._spawn(cmd)
 
     def wait(self) -> Result:
-        """Wait for the process to end and return its Result."""
+        """Wait for the process to end and return its Result. Interrupted (Ctrl-C), it kills
+        the process, as subprocess.run does."""
         with self._lock:
             h = self._handle
-            if h is None:
+            if h is None or h is self._waited:
                 raise RuntimeError("no process to wait for in this sandbox")
             if self._parked_now():
                 raise RuntimeError("the child is parked: call start() before wait()")
-        h.wait()
-        result = h.result()
-        with self._lock:
-            if self._handle is h:
-                self._handle = None
-        h.free()
-        return result
+            self._waited = h  # ours: another thread's spawn() must not release it
+        try:
+            h.wait()
+            return h.result()
+        finally:
+            with self._lock:
+                self._waited = None
+                if self._handle is h:
+                    self._handle = None
+            h.free()  # kills the process if the wait was interrupted (Ctrl-C)
 
     def run_interactive(self, cmd: Sequence[str]) -> int:
         """Run @cmd with this process's stdin, stdout and stderr, as the terminal's foreground

@@ -45,6 +45,10 @@ BAD = [
     ({"max_processes": "many"}, "max_processes:"),
     ({"clean_env": 1}, "clean_env:"),
     ({"http_ports": [0]}, "http_ports:"),
+    # A ':' would change the "VIRTUAL:HOST[:ro]" entry the document carries.
+    ({"fs_mount": {"/w": "/tmp/a:ro"}}, "fs_mount:"),
+    ({"fs_mount": {"/w:x": "/tmp/a"}}, "fs_mount:"),
+    ({"fs_mount_ro": {"/w": "/tmp/a:rw"}}, "fs_mount_ro:"),
 ]
 GOOD = [
     {"max_cpu": 50}, {"max_cpu": 100}, {"max_memory": "512M"}, {"max_disk": 1536},
@@ -284,7 +288,9 @@ def test_signal_scope_and_disable(sandboxes):
      {"network": {"allow": ["tcp://mirror.example.org:80,443"]}}),
     ({"http_allow": ["get API.Example.com/v1/*"]},
      {"http": {"allow": ["GET api.example.com/v1/*"]}}),
-    ({"http_ports": []}, {"http": {"ports": []}}),
+    ({"http_ports": []}, {}),  # () and [] are the default [80], as the reference says
+    ({"http_ports": ()}, {}),
+    ({"http_ports": [8080, 80]}, {"http": {"ports": [80, 8080]}}),
     ({"gpu_devices": []}, {"limits": {"gpu_devices": []}}),
     ({"time_start": dt.datetime(2026, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=-5)))},
      {"determinism": {"time_start": "2026-01-01T05:00:00Z"}}),

@@ -230,6 +230,56 @@ def test_one_process_per_sandbox(sandboxes, unique_sleep, second):
     assert (r.success, r.stdout) == (True, b"again\n")
 
 
+def test_two_threads_on_one_sandbox_never_lose_a_result(sandboxes):
+    # One thread's run() must not release the process another thread's run() is waiting for:
+    # each call either gets its own Result or "already running".
+    sb = sandboxes()
+    outcomes = {"ok": 0, "busy": 0, "other": []}
+    lock = threading.Lock()
+
+    def loop():
+        for _ in range(60):
+            try:
+                r = sb.run(["true"])
+                key = "ok" if r.success else None
+            except RuntimeError as e:
+                key = "busy" if "already running" in str(e) else None
+                if key is None:
+                    outcomes["other"].append(str(e))
+            with lock:
+                if key:
+                    outcomes[key] += 1
+
+    threads = [threading.Thread(target=loop) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes["other"] == []
+    assert outcomes["ok"] + outcomes["busy"] == 120 and outcomes["ok"] > 0
+
+
+def test_interrupted_run_kills_its_process(sandboxes, unique_sleep):
+    # As subprocess.run: Ctrl-C while waiting kills the process.
+    import _thread
+
+    sb = sandboxes()
+    argv = unique_sleep()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sb.run(argv)
+    timer.join()
+    assert wait_until(lambda: not pids_with_argv(argv), 3)
+    assert not sb.is_running
+    # Control: not interrupted, the same command is still running after the same time.
+    sb.spawn(argv)
+    time.sleep(0.5)
+    assert pids_with_argv(argv) == [sb.pid]
+    sb.kill()
+    sb.wait()
+
+
 def test_spawn_after_an_unwaited_end(sandboxes):
     sb = sandboxes()
     sb.spawn(["true"])

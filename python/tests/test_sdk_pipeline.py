@@ -269,3 +269,24 @@ def test_gather_duplicate_label(sandboxes):
         g + s.cmd(["true"]).as_("y")
     # Control: distinct labels make a gather of three.
     assert len((g + s.cmd(["true"]).as_("z")).producers) == 3
+
+
+def test_interrupted_pipeline_kills_every_stage(sandboxes, unique_sleep):
+    import _thread
+
+    s = sandboxes()
+    a, b = unique_sleep(), unique_sleep()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        (s.cmd(a) | s.cmd(b)).run()
+    timer.join()
+    assert wait_until(lambda: not pids_with_argv(a) and not pids_with_argv(b), 3)
+    # Control: with a timeout instead, the same pipeline is running at 0.5 s.
+    r = {}
+    t = threading.Thread(target=lambda: r.setdefault("r", (s.cmd(a) | s.cmd(b)).run(timeout=1.5)))
+    t.start()
+    time.sleep(0.5)
+    assert len(pids_with_argv(a)) == 1 and len(pids_with_argv(b)) == 1
+    t.join()
+    assert r["r"].exit_code == 124
