@@ -105,7 +105,8 @@ const struct run_option run_options[] = {
 	  "fs_readable" },
 	{ "fs-write", 'w', "PATH", "grant read + write", "fs_writable" },
 	{ "fs-deny", 0, "PATH", "deny even inside a broader grant", "fs_denied" },
-	{ "net-allow", 0, "SPEC", "allow outbound to [scheme://]target[:ports]", "net_allow" },
+	{ "net-allow", 0, "SPEC",
+	  "allow outbound to [scheme://]target[:ports] (for now tcp://*:PORTS only)", "net_allow" },
 	{ "net-deny", 0, "SPEC", "deny outbound to an IP or CIDR", "net_deny" },
 	{ "net-allow-bind", 0, "PORTS", "TCP ports the sandbox may bind", "net_allow_bind" },
 	{ "net-deny-bind", 0, "PORTS", "TCP ports the sandbox may not bind", "net_deny_bind" },
@@ -180,8 +181,10 @@ void run_help(void)
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
 			 o->short_name ? o->short_name : ' ', o->short_name ? "," : " ", o->name,
 			 o->meta ? " " : "", o->meta ? o->meta : "");
+		/* net_allow is partly there: its help says which rules. */
 		int later = o->apply == opt_unsupported ||
-			    (o->field && sandlock_field_supported(o->field) == 0);
+			    (o->field && sandlock_field_supported(o->field) == 0 &&
+			     strcmp(o->field, "net_allow") != 0);
 		printf("  %-34s %s%s\n", left, o->help, later ? " (not supported yet)" : "");
 	}
 	printf("  %-34s %s\n", "-h, --help", "show this help");

@@ -6,12 +6,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "landlock.h"
+#include "policy/rules.h"
 #include "syscall-util.h"
 
 int landlock_abi(void)
@@ -86,6 +89,76 @@ static int add_path_rule(int ruleset_fd, const char *field, const char *path, ui
 	return 0;
 }
 
+/* The TCP ports a sandbox may bind and connect to, as two bitmaps (65536 bits each). */
+struct tcp_ports {
+	int bind_all, connect_all;
+	size_t n; /* ports marked */
+	uint8_t bind[65536 / 8], connect[65536 / 8];
+};
+
+static void ports_mark(struct tcp_ports *t, uint8_t *bits, const struct port_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		for (uint32_t port = set->ranges[i].lo; port <= set->ranges[i].hi; port++) {
+			bits[port / 8] |= (uint8_t)(1u << (port % 8));
+			t->n++;
+		}
+}
+
+static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *t,
+			     struct sandlock_error **reterr)
+{
+	char err[256];
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && p->net_allow_bind && p->net_allow_bind[i]; i++) {
+		struct port_set set = { 0 };
+		r = bind_ports_parse(p->net_allow_bind[i], NET_BIND_ALLOW, &set, err, sizeof(err));
+		if (r == 0) {
+			t->bind_all |= set.all;
+			ports_mark(t, t->bind, &set);
+		}
+		port_set_done(&set);
+	}
+	/* Only direct rules reach here (net_rules_direct: schema_check_supported refuses the
+	 * others before a plan is built); the check is repeated so that none is ever dropped. */
+	for (size_t i = 0; r == 0 && p->net_allow && p->net_allow[i]; i++) {
+		struct net_rule rule = { 0 };
+		r = net_rule_parse(p->net_allow[i], NET_RULE_ALLOW, &rule, err, sizeof(err));
+		if (r == 0 && (rule.protos != NET_PROTO_TCP || rule.kind != NET_TARGET_ANY))
+			r = -EOPNOTSUPP, snprintf(err, sizeof(err), "not supported yet: net_allow");
+		if (r == 0) {
+			t->connect_all |= rule.ports.all;
+			ports_mark(t, t->connect, &rule.ports);
+		}
+		net_rule_done(&rule);
+	}
+	return r < 0 ? error_set(reterr, r, "%s", err) : 0;
+}
+
+/* One Landlock rule per allowed port (bind and connect rights together). */
+static int add_port_rules(int ruleset_fd, const struct tcp_ports *t, uint64_t handled,
+			  struct sandlock_error **reterr)
+{
+	for (uint32_t port = 0; port < 65536; port++) {
+		uint64_t access = 0;
+		if ((handled & SL_LANDLOCK_ACCESS_NET_BIND_TCP) &&
+		    (t->bind[port / 8] >> (port % 8)) & 1)
+			access |= SL_LANDLOCK_ACCESS_NET_BIND_TCP;
+		if ((handled & SL_LANDLOCK_ACCESS_NET_CONNECT_TCP) &&
+		    (t->connect[port / 8] >> (port % 8)) & 1)
+			access |= SL_LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		if (!access)
+			continue;
+		struct sl_landlock_net_port_attr attr = { .allowed_access = access, .port = port };
+		if (sys_landlock_add_rule(ruleset_fd, SL_LANDLOCK_RULE_NET_PORT, &attr, 0) < 0)
+			return error_set(reterr, negative_errno(),
+					 "TCP port %u: landlock_add_rule: %s", port,
+					 strerror(errno));
+	}
+	return 0;
+}
+
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
 			   struct sandlock_error **reterr)
@@ -95,11 +168,23 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 	};
 	size_t attr_size = sizeof(uint64_t);
 
-	/* ABI 4: TCP bind/connect. With no port rules yet, handling them denies both. Not for
+	/* ABI 4: TCP bind/connect, denied but for the ports of net_allow_bind and of the direct
+	 * net_allow rules (tcp:// to any host); "*" leaves that access unhandled. Not for
 	 * sandlock_confine(), which confines the caller's own process in place. */
-	if (!no_net && abi >= 4 && status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_ACTIVE) {
+	_cleanup_free_ struct tcp_ports *tcp = NULL; /* only when there are port lists */
+	int net = !no_net && abi >= 4 &&
+		  status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_ACTIVE;
+	if (net) {
+		if (p->net_allow_bind || p->net_allow) {
+			if (!(tcp = calloc(1, sizeof(*tcp))))
+				return error_set(reterr, -ENOMEM, "out of memory");
+			int r = tcp_ports_collect(p, tcp, reterr);
+			if (r < 0)
+				return r;
+		}
 		attr.handled_access_net =
-			SL_LANDLOCK_ACCESS_NET_BIND_TCP | SL_LANDLOCK_ACCESS_NET_CONNECT_TCP;
+			(tcp && tcp->bind_all ? 0 : SL_LANDLOCK_ACCESS_NET_BIND_TCP) |
+			(tcp && tcp->connect_all ? 0 : SL_LANDLOCK_ACCESS_NET_CONNECT_TCP);
 		attr_size = 2 * sizeof(uint64_t);
 	}
 	/* ABI 6: IPC scoping, so the sandbox can reach neither abstract UNIX sockets nor
@@ -128,6 +213,11 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
 		int r = add_path_rule(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1,
 				      reterr);
+		if (r < 0)
+			return r;
+	}
+	if (tcp && tcp->n && attr.handled_access_net) {
+		int r = add_port_rules(fd, tcp, attr.handled_access_net, reterr);
 		if (r < 0)
 			return r;
 	}

@@ -389,6 +389,21 @@ int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, s
 	return 0;
 }
 
+int net_rules_direct(char *const *rules)
+{
+	char err[128];
+
+	for (size_t i = 0; rules && rules[i]; i++) {
+		struct net_rule r = { 0 };
+		int ok = net_rule_parse(rules[i], NET_RULE_ALLOW, &r, err, sizeof(err)) == 0 &&
+			 r.protos == NET_PROTO_TCP && r.kind == NET_TARGET_ANY;
+		net_rule_done(&r);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
 int bind_ports_expand(const char *s, uint16_t *ports, size_t n, char *err, size_t errlen)
 {
 	struct port_set set = { 0 };

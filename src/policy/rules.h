@@ -68,6 +68,10 @@ int net_rule_equal(const struct net_rule *a, const struct net_rule *b);
 int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const uint8_t *addr,
 		   uint16_t port);
 
+/* 1 when every rule of @rules (canonical net_allow rules; NULL is none) is a direct one: TCP
+ * only (tcp://) to any host, which Landlock's CONNECT_TCP port rules enforce in the kernel. */
+int net_rules_direct(char *const *rules);
+
 /* --- bind ports: --net-allow-bind, --net-deny-bind, [network].allow_bind/deny_bind -------- */
 
 #define NET_BIND_ALLOW 0 /* "*" alone, or ports; 0 authorizes only bind(0) */

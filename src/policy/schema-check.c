@@ -5,9 +5,11 @@
  * is one line naming the fields. Pure: no syscalls.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "rules.h"
 #include "schema.h"
 #include "strv.h"
 
@@ -71,6 +73,11 @@ int schema_check_supported(const struct sandlock_policy *p, struct sandlock_erro
 	for (size_t i = 0; i < schema_n_fields; i++) {
 		const struct field *f = &schema_fields[i];
 		if ((f->flags & F_SUPPORTED) || !schema_is_set(p, f))
+			continue;
+		/* net_allow: the direct rules (tcp:// to any host) are enforced by Landlock; the
+		 * others need the supervisor's on-behalf path. */
+		if (f->offset == offsetof(struct sandlock_policy, net_allow) &&
+		    net_rules_direct(p->net_allow))
 			continue;
 		int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
 				 f->name);

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""TCP by port through the SDK (Landlock NetTcp): net_allow with tcp://*:PORTS rules and
+net_allow_bind. Denials are against live loopback listeners that accept from outside."""
+
+import socket
+
+import pytest
+
+from conftest import PY, require
+from sandlock import SandboxError, landlock_abi_version
+
+pytestmark = pytest.mark.usefixtures("no_sanitizer_preload")
+
+CLIENT = """import socket, sys
+for port in sys.argv[1:]:
+    print(port, socket.socket().connect_ex(("127.0.0.1", int(port))))
+"""
+BINDER = """import socket, sys
+for port in sys.argv[1:]:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", int(port)))
+        print(port, "ok")
+    except OSError as e:
+        print(port, e.errno)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _net_tcp():
+    require(landlock_abi_version() >= 4, "Landlock ABI 4 (NetTcp)")
+
+
+@pytest.fixture
+def ports():
+    """Two live listeners on 127.0.0.1."""
+    socks = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        socks.append(s)
+    yield [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+
+
+def table(result):
+    assert result.success, result.stderr
+    return dict(line.split() for line in result.stdout.decode().splitlines())
+
+
+def test_connect(sandboxes, ports):
+    a, b = ports
+    args = [PY, "-c", CLIENT, str(a), str(b)]
+    assert table(sandboxes().run(args)) == {str(a): "13", str(b): "13"}  # default: none
+    assert table(sandboxes(net_allow=[f"tcp://:{a}"]).run(args)) == {str(a): "0", str(b): "13"}
+    assert table(sandboxes(net_allow=["tcp://*"]).run(args)) == {str(a): "0", str(b): "0"}
+
+
+def test_bind(sandboxes):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    p = p if p < 65000 else 30000
+    args = [PY, "-c", BINDER, str(p), str(p + 1), str(p + 2)]
+    assert set(table(sandboxes().run(args)).values()) == {"13"}  # default: no bind
+    got = table(sandboxes(net_allow_bind=[p, f"{p + 2}-{p + 2}"]).run(args))
+    assert got == {str(p): "ok", str(p + 1): "13", str(p + 2): "ok"}
+    assert set(table(sandboxes(net_allow_bind=["*"]).run(args)).values()) == {"ok"}
+
+
+@pytest.mark.parametrize("rule", [":443", "example.com:443", "udp://127.0.0.1:53"])
+def test_supervisor_rules_not_supported_yet(sandboxes, rule):
+    sb = sandboxes(net_allow=[rule])  # valid: accepted when made
+    with pytest.raises(SandboxError, match="^not supported yet: net_allow$"):
+        sb.run(["true"])
+    assert sandboxes(net_allow=["tcp://:443"]).run(["true"]).success  # control

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""TCP by port, enforced in the kernel (Landlock NetTcp, ABI 4): --net-allow tcp://*:PORTS (the
+direct path) and --net-allow-bind. Every denial is against a live listener on loopback that
+accepts the same connection from outside the sandbox."""
+
+import socket
+
+import pytest
+
+from conftest import SYSTEM_READ, landlock_abi, require, run
+
+CLIENT = """
+import socket, sys
+for target in sys.argv[1:]:
+    host, port = target.rsplit(":", 1)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(family)
+    print(port, s.connect_ex((host, int(port))))
+"""
+
+BINDER = """
+import socket, sys
+for port in map(int, sys.argv[1:]):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        print(port, "ok" if port else "ok0")
+    except OSError as e:
+        print(port, e.errno)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _net_tcp():
+    require(landlock_abi() >= 4, "Landlock ABI 4 (NetTcp)")
+
+
+def listener(host="127.0.0.1", family=socket.AF_INET):
+    s = socket.socket(family)
+    s.bind((host, 0))
+    s.listen(16)
+    return s
+
+
+@pytest.fixture
+def listeners():
+    """Three live listeners on 127.0.0.1 (ports a, b, c)."""
+    socks = [listener() for _ in range(3)]
+    yield [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def connects(*flags_and_targets):
+    flags = [f for f in flags_and_targets if f.startswith("--") or f.startswith("tcp://")]
+    targets = [t for t in flags_and_targets if t not in flags]
+    r = run(*SYSTEM_READ, *flags, "--", "/usr/bin/python3", "-c", CLIENT, *targets, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return dict(line.split() for line in r.stdout.decode().splitlines())
+
+
+def binds(*args, ports):
+    r = run(*SYSTEM_READ, *args, "--", "/usr/bin/python3", "-c", BINDER,
+            *map(str, ports), timeout=30)
+    assert r.returncode == 0, r.stderr
+    return dict(line.split() for line in r.stdout.decode().splitlines())
+
+
+def test_connect_denied_by_default(listeners):
+    a = listeners[0]
+    assert socket.create_connection(("127.0.0.1", a), timeout=5)  # control: it accepts
+    assert connects(f"127.0.0.1:{a}") == {str(a): "13"}  # EACCES
+
+
+def test_connect_exact_port(listeners):
+    a, b, _ = listeners
+    got = connects("--net-allow", f"tcp://:{a}", f"127.0.0.1:{a}", f"127.0.0.1:{b}")
+    assert got == {str(a): "0", str(b): "13"}
+
+
+def test_connect_port_list_and_any_host_spelling(listeners):
+    a, b, c = listeners
+    got = connects("--net-allow", f"tcp://*:{a},{c}", f"127.0.0.1:{a}", f"127.0.0.1:{b}",
+                   f"127.0.0.1:{c}")
+    assert got == {str(a): "0", str(b): "13", str(c): "0"}
+
+
+def test_connect_other_loopback_addresses(listeners):
+    # The rule is a port, whatever the address: 127.0.0.2 and ::1 too.
+    s2 = listener("127.0.0.2")
+    p2 = s2.getsockname()[1]
+    targets = [f"127.0.0.2:{p2}"]
+    try:
+        s6 = listener("::1", socket.AF_INET6)
+        p6 = s6.getsockname()[1]
+        targets.append(f"::1:{p6}")
+    except OSError:
+        s6 = None
+        require(False, "IPv6 loopback")
+    denied = connects(*targets)
+    assert set(denied.values()) == {"13"}
+    allowed = connects("--net-allow", f"tcp://:{p2}", "--net-allow", f"tcp://:{p6}", *targets)
+    assert set(allowed.values()) == {"0"}
+    s2.close()
+    s6.close()
+
+
+def test_connect_any_port(listeners):
+    a, b, _ = listeners
+    assert connects("--net-allow", "tcp://*", f"127.0.0.1:{a}", f"127.0.0.1:{b}") == {
+        str(a): "0", str(b): "0"}
+
+
+def test_grandchild_is_confined(listeners):
+    a, b, _ = listeners
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://:{a}", "--", "/bin/sh", "-c",
+            f'/usr/bin/python3 -c "$0" 127.0.0.1:{a} 127.0.0.1:{b}', CLIENT, timeout=30)
+    got = dict(line.split() for line in r.stdout.decode().splitlines())
+    assert got == {str(a): "0", str(b): "13"}
+
+
+@pytest.mark.parametrize("rule", [":443", "udp://1.1.1.1:53", "example.com:443",
+                                  "tcp://127.0.0.1:80", "icmp://*"])
+def test_rules_needing_the_supervisor_are_refused(rule):
+    r = run(*SYSTEM_READ, "--net-allow", rule, "--", "true", timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().strip() == "sandlock: not supported yet: net_allow"
+    # Control: a direct rule with the same port runs.
+    assert run(*SYSTEM_READ, "--net-allow", "tcp://:443", "--", "true").returncode == 0
+
+
+def test_bind_denied_by_default():
+    p = free_port()
+    assert binds(ports=[p]) == {str(p): "13"}
+    s = socket.socket()
+    s.bind(("127.0.0.1", p))  # control: the port is free outside
+    s.close()
+
+
+def test_bind_exact_and_range():
+    p = free_port()
+    while p > 65000:
+        p = free_port()
+    got = binds("--net-allow-bind", str(p), "--net-allow-bind", f"{p + 2}-{p + 3}",
+                ports=[p, p + 1, p + 2, p + 3, p + 4])
+    assert got == {str(p): "ok", str(p + 1): "13", str(p + 2): "ok", str(p + 3): "ok",
+                   str(p + 4): "13"}
+
+
+def test_bind_any_port():
+    p, q = free_port(), free_port()
+    assert binds("--net-allow-bind", "*", ports=[p, q, 0]) == {str(p): "ok", str(q): "ok",
+                                                               "0": "ok0"}
+
+
+def test_bind_zero_authorizes_only_bind_zero():
+    p = free_port()
+    assert binds("--net-allow-bind", "0", ports=[0, p]) == {"0": "ok0", str(p): "13"}
+    assert binds(ports=[0]) == {"0": "13"}  # control: not listed, bind(0) is denied
+
+
+def test_bind_and_connect_rules_together(listeners):
+    a = listeners[0]
+    p = free_port()
+    r = run(*SYSTEM_READ, "--net-allow-bind", str(p), "--net-allow", f"tcp://:{a}", "--",
+            "/bin/sh", "-c", f'/usr/bin/python3 -c "$0" {p} {a}; /usr/bin/python3 -c "$1" '
+            f'127.0.0.1:{a} 127.0.0.1:{p}', BINDER, CLIENT, timeout=30)
+    out = r.stdout.decode().split("\n")
+    # bind p ok; bind a (a connect port, and taken) refused by Landlock before EADDRINUSE
+    assert out[0] == f"{p} ok" and out[1] == f"{a} 13"
+    assert out[2] == f"{a} 0" and out[3] == f"{p} 13"
