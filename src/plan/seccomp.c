@@ -304,6 +304,23 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 				     ELEMENTSOF(prctls));
 	if (r == 0 && !denied[SCMP_SYS(socket)])
 		r = add_socket_rules(ctx);
+	/* TCP Fast Open connects from sendto/sendmsg/sendmmsg (MSG_FASTOPEN) without connect(),
+	 * so past Landlock's CONNECT_TCP check, whose hook is security_socket_connect. Refused
+	 * with EOPNOTSUPP, what the kernel says where client TFO is off (net.ipv4.tcp_fastopen),
+	 * so clients fall back to connect(). The flags are a register value: no TOCTOU. */
+	static const struct {
+		int nr;
+		unsigned flags_arg;
+	} sends[] = { { SCMP_SYS(sendto), 3 },
+		      { SCMP_SYS(sendmsg), 2 },
+		      { SCMP_SYS(sendmmsg), 3 } };
+	for (size_t i = 0; r == 0 && i < ELEMENTSOF(sends); i++) {
+		const uint64_t fastopen = MSG_FASTOPEN;
+		if (sends[i].nr < 0 || denied[sends[i].nr])
+			continue;
+		r = add_masked_rules(ctx, sends[i].nr, EOPNOTSUPP, sends[i].flags_arg, fastopen,
+				     &fastopen, 1);
+	}
 	/* Every process of the user, inside the sandbox or not: never, whatever "who" says.
 	 * (Written without a condition on "who" on purpose: libseccomp 2.5 drops a rule
 	 * "which == X && who == 0" when the same action also has "who != 0", which the

@@ -177,3 +177,34 @@ def test_bind_and_connect_rules_together(listeners):
     # bind p ok; bind a (a connect port, and taken) refused by Landlock before EADDRINUSE
     assert out[0] == f"{p} ok" and out[1] == f"{a} 13"
     assert out[2] == f"{a} 0" and out[3] == f"{p} 13"
+
+
+TFO = """
+import socket, sys
+port = int(sys.argv[1])
+for how in ("sendto", "sendmsg"):
+    s = socket.socket()
+    try:
+        if how == "sendto":
+            s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", port))
+        else:
+            s.sendmsg([b"x"], [], socket.MSG_FASTOPEN, ("127.0.0.1", port))
+        print(how, "sent")
+    except OSError as e:
+        print(how, e.errno)
+"""
+
+
+def test_tcp_fast_open_cannot_bypass_connect_rules(listeners):
+    # MSG_FASTOPEN connects without connect(), past Landlock's hook: refused (EOPNOTSUPP, as
+    # with client TFO off), even to a port the sandbox may connect to.
+    a = listeners[0]
+    with open("/proc/sys/net/ipv4/tcp_fastopen") as f:
+        require(int(f.read()) & 1, "client TCP Fast Open (net.ipv4.tcp_fastopen & 1)")
+    import subprocess
+    outside = subprocess.run(["/usr/bin/python3", "-c", TFO, str(a)], capture_output=True,
+                             text=True, timeout=30)
+    assert outside.stdout.split() == ["sendto", "sent", "sendmsg", "sent"]  # control
+    for rules in ([], ["--net-allow", f"tcp://:{a}"]):
+        r = run(*SYSTEM_READ, *rules, "--", "/usr/bin/python3", "-c", TFO, str(a), timeout=30)
+        assert r.stdout.decode().split() == ["sendto", "95", "sendmsg", "95"], rules
