@@ -69,6 +69,11 @@ def test_bind(sandboxes):
     got = table(sandboxes(net_allow_bind=[p, f"{p + 2}-{p + 2}"]).run(args))
     assert got == {str(p): "ok", str(p + 1): "13", str(p + 2): "ok"}
     assert set(table(sandboxes(net_allow_bind=["*"]).run(args)).values()) == {"ok"}
+    # net_deny_bind: alone default-allow; with net_allow_bind, deny wins.
+    got = table(sandboxes(net_deny_bind=[p + 1]).run(args))
+    assert got == {str(p): "ok", str(p + 1): "13", str(p + 2): "ok"}
+    got = table(sandboxes(net_allow_bind=[f"{p}-{p + 2}"], net_deny_bind=[p]).run(args))
+    assert got == {str(p): "13", str(p + 1): "ok", str(p + 2): "ok"}
 
 
 @pytest.mark.parametrize("rule", [":443", "example.com:443", "udp://127.0.0.1:53"])

@@ -157,7 +157,7 @@ def _unsupported_from_help():
 LATER = {
     "fs-deny": ("/tmp", "fs_denied"),
     "net-deny": ("10.0.0.0/8", "net_deny"),
-    "net-deny-bind": ("22", "net_deny_bind"), "port-remap": (None, "port_remap"),
+    "port-remap": (None, "port_remap"),
     "http-allow": ("GET example.com/*", "http_allow"),
     "http-deny": ("* */admin/*", "http_deny"), "http-port": ("8080", "http_ports"),
     "http-ca": ("/tmp/ca.pem", "http_ca"), "http-key": ("/tmp/ca.key", "http_key"),

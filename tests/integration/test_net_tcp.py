@@ -208,3 +208,22 @@ def test_tcp_fast_open_cannot_bypass_connect_rules(listeners):
     for rules in ([], ["--net-allow", f"tcp://:{a}"]):
         r = run(*SYSTEM_READ, *rules, "--", "/usr/bin/python3", "-c", TFO, str(a), timeout=30)
         assert r.stdout.decode().split() == ["sendto", "95", "sendmsg", "95"], rules
+
+
+def test_deny_bind_alone_is_default_allow():
+    p, q = free_port(), free_port()
+    assert binds("--net-deny-bind", str(p), ports=[p, q, 0]) == {str(p): "13", str(q): "ok",
+                                                                 "0": "ok0"}
+    assert binds(ports=[q]) == {str(q): "13"}  # control: with no bind rule, no bind
+
+
+def test_deny_bind_wins_over_allow_bind():
+    p = free_port()
+    while p > 65000:
+        p = free_port()
+    got = binds("--net-allow-bind", f"{p}-{p + 2}", "--net-deny-bind", str(p + 1),
+                ports=[p, p + 1, p + 2])
+    assert got == {str(p): "ok", str(p + 1): "13", str(p + 2): "ok"}
+    got = binds("--net-allow-bind", "*", "--net-deny-bind", f"{p}-{p + 1}", ports=[p, p + 1,
+                                                                                   p + 2])
+    assert got == {str(p): "13", str(p + 1): "13", str(p + 2): "ok"}
