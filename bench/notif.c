@@ -382,7 +382,7 @@ static void *lib_thread(struct worker *w)
 {
 	struct supervisor sv;
 
-	if (supervisor_prepare(&sv, "lib-bench", &w->groups) < 0)
+	if (supervisor_prepare(&sv, "lib-bench", &w->groups, NULL) < 0)
 		return NULL;
 	supervisor_attach(&sv, w->listener);
 	while (supervisor_handle(&sv) == 0)

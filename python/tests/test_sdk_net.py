@@ -76,9 +76,21 @@ def test_bind(sandboxes):
     assert got == {str(p): "13", str(p + 1): "ok", str(p + 2): "ok"}
 
 
-@pytest.mark.parametrize("rule", [":443", "example.com:443", "udp://127.0.0.1:53"])
+@pytest.mark.parametrize("rule", [":443", "example.com:443", "udp://127.0.0.1:53", "icmp://*"])
 def test_supervisor_rules_not_supported_yet(sandboxes, rule):
     sb = sandboxes(net_allow=[rule])  # valid: accepted when made
     with pytest.raises(SandboxError, match="^not supported yet: net_allow$"):
         sb.run(["true"])
     assert sandboxes(net_allow=["tcp://:443"]).run(["true"]).success  # control
+
+
+def test_connect_on_behalf(sandboxes, ports):
+    # Rules to an address (and deny rules) are matched by the supervisor, which connects.
+    a, b = ports
+    args = [PY, "-c", CLIENT, str(a), str(b)]
+    got = table(sandboxes(net_allow=[f"tcp://127.0.0.1:{a}"]).run(args))
+    assert got == {str(a): "0", str(b): "111"}  # ECONNREFUSED
+    got = table(sandboxes(net_allow=["tcp://127.0.0.0/8"], net_deny=["127.0.0.1"]).run(args))
+    assert got == {str(a): "111", str(b): "111"}
+    got = table(sandboxes(net_allow=["tcp://127.0.0.0/8"]).run(args))  # control: no deny
+    assert got == {str(a): "0", str(b): "0"}

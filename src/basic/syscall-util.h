@@ -67,6 +67,11 @@ static inline int sys_pidfd_open(pid_t pid, unsigned flags)
 	return (int)syscall(__NR_pidfd_open, pid, flags);
 }
 
+static inline int sys_pidfd_getfd(int pidfd, int targetfd, unsigned flags)
+{
+	return (int)syscall(__NR_pidfd_getfd, pidfd, targetfd, flags);
+}
+
 static inline int sys_pidfd_send_signal(int pidfd, int sig, siginfo_t *info, unsigned flags)
 {
 	return (int)syscall(__NR_pidfd_send_signal, pidfd, sig, info, flags);

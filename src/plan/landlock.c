@@ -146,9 +146,12 @@ static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *
 			t->n += (size_t)__builtin_popcount(t->bind[i]);
 		}
 	}
-	/* Only direct rules reach here (net_rules_direct: schema_check_supported refuses the
-	 * others before a plan is built); the check is repeated so that none is ever dropped. */
-	for (size_t i = 0; r == 0 && p->net_allow && p->net_allow[i]; i++) {
+	/* The direct rules (TCP to any host) are port rules here. When some rule needs the
+	 * supervisor (policy_net_onbehalf), every connect goes through it instead, and Landlock
+	 * allows no TCP connect at all: a descriptor swapped under the supervisor's feet (the
+	 * connect handler's CONTINUE for non-IP sockets) meets the kernel's refusal. */
+	int onbehalf = policy_net_onbehalf(p);
+	for (size_t i = 0; r == 0 && !onbehalf && p->net_allow && p->net_allow[i]; i++) {
 		struct net_rule rule = { 0 };
 		r = net_rule_parse(p->net_allow[i], NET_RULE_ALLOW, &rule, err, sizeof(err));
 		if (r == 0 && (rule.protos != NET_PROTO_TCP || rule.kind != NET_TARGET_ANY))

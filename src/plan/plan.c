@@ -120,6 +120,38 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	return 0;
 }
 
+/* Parse canonical rules (they parsed when set) into @ret. */
+static int net_rules_compile(char *const *rules, int mode, struct net_rule **ret, size_t *ret_n,
+			     struct sandlock_error **reterr)
+{
+	size_t n = strv_length(rules);
+	char err[256];
+
+	*ret_n = 0;
+	if (n == 0)
+		return 0;
+	if (!(*ret = calloc(n, sizeof(**ret))))
+		return error_set(reterr, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		int r = net_rule_parse(rules[i], mode, &(*ret)[i], err, sizeof(err));
+		if (r < 0)
+			return error_set(reterr, r, "%s", err);
+		*ret_n = i + 1;
+	}
+	return 0;
+}
+
+static void net_plan_done(struct net_plan *net)
+{
+	for (size_t i = 0; i < net->n_allow; i++)
+		net_rule_done(&net->allow[i]);
+	for (size_t i = 0; i < net->n_deny; i++)
+		net_rule_done(&net->deny[i]);
+	free(net->allow);
+	free(net->deny);
+	*net = (struct net_plan){ 0 };
+}
+
 static int plan_command(const struct sandlock_policy *p, const char *const *argv, struct plan *plan,
 			struct sandlock_error **reterr)
 {
@@ -167,6 +199,13 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
+	if (r == 0 && plan.supervised && policy_net_onbehalf(p)) {
+		r = net_rules_compile(p->net_allow, NET_RULE_ALLOW, &plan.net.allow,
+				      &plan.net.n_allow, reterr);
+		if (r == 0)
+			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net.deny,
+					      &plan.net.n_deny, reterr);
+	}
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
@@ -199,4 +238,5 @@ void plan_done(struct plan *plan)
 	plan->cwd = NULL;
 	free(plan->name);
 	plan->name = NULL;
+	net_plan_done(&plan->net);
 }

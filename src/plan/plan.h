@@ -12,6 +12,13 @@
 
 #include "error.h"
 #include "policy/policy.h"
+#include "policy/rules.h"
+
+/* The network rules the supervisor's connect handler matches (policy_net_onbehalf). */
+struct net_plan {
+	struct net_rule *allow, *deny;
+	size_t n_allow, n_deny;
+};
 
 struct plan {
 	int ruleset_fd;
@@ -35,6 +42,7 @@ struct plan {
 	cpu_set_t cpus;
 	char *name;  /* NULL: "sandbox-<pid>" once the pid is known */
 	int control; /* a runtime directory and control socket (control_socket) */
+	struct net_plan net;
 };
 
 /* Everything that can fail or allocate. On failure nothing is left open. */

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "macro.h"
 #include "policy.h"
+#include "rules.h"
 #include "schema.h"
 #include "strv.h"
 
@@ -122,8 +123,17 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 	}
 }
 
+int policy_net_onbehalf(const struct sandlock_policy *p)
+{
+	return p->net_deny || (p->net_allow && net_rules_class(p->net_allow) != NET_RULES_DIRECT);
+}
+
 int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr)
 {
+	if (p->no_supervisor && policy_net_onbehalf(p))
+		return error_set(reterr, -EINVAL,
+				 "no_supervisor: cannot enforce net_allow rules to IPs or net_deny "
+				 "(connections are made by the supervisor)");
 	if (p->no_supervisor && p->name)
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce name (the virtual hostname needs "

@@ -133,6 +133,10 @@ int policy_check_name(const char *name, struct sandlock_error **reterr);
  * -EINVAL. */
 int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr);
 
+/* Whether the policy's network rules need the supervisor's on-behalf connect (a rule to an IP
+ * or CIDR, or a deny rule), rather than Landlock's port rules alone. */
+int policy_net_onbehalf(const struct sandlock_policy *p);
+
 /* The fields a policy for sandlock_confine() may not set, as a comma-separated list of field
  * names written to @buf; empty when the policy only holds filesystem grants and protections. */
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size);

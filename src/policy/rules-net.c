@@ -389,19 +389,23 @@ int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, s
 	return 0;
 }
 
-int net_rules_direct(char *const *rules)
+int net_rules_class(char *const *rules)
 {
+	int class = NET_RULES_DIRECT;
 	char err[128];
 
 	for (size_t i = 0; rules && rules[i]; i++) {
 		struct net_rule r = { 0 };
-		int ok = net_rule_parse(rules[i], NET_RULE_ALLOW, &r, err, sizeof(err)) == 0 &&
-			 r.protos == NET_PROTO_TCP && r.kind == NET_TARGET_ANY;
+		int k = net_rule_parse(rules[i], NET_RULE_ALLOW, &r, err, sizeof(err)) < 0 ||
+					r.protos != NET_PROTO_TCP || r.kind == NET_TARGET_HOST
+				? NET_RULES_LATER
+			: r.kind == NET_TARGET_IP ? NET_RULES_ONBEHALF
+						  : NET_RULES_DIRECT;
 		net_rule_done(&r);
-		if (!ok)
-			return 0;
+		if (k > class)
+			class = k;
 	}
-	return 1;
+	return class;
 }
 
 int bind_ports_expand(const char *s, uint16_t *ports, size_t n, char *err, size_t errlen)

@@ -68,9 +68,11 @@ int net_rule_equal(const struct net_rule *a, const struct net_rule *b);
 int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const uint8_t *addr,
 		   uint16_t port);
 
-/* 1 when every rule of @rules (canonical net_allow rules; NULL is none) is a direct one: TCP
- * only (tcp://) to any host, which Landlock's CONNECT_TCP port rules enforce in the kernel. */
-int net_rules_direct(char *const *rules);
+/* What enforcing the canonical net_allow rules @rules (NULL is none) takes: */
+#define NET_RULES_DIRECT 0   /* TCP only to any host: Landlock's CONNECT_TCP port rules */
+#define NET_RULES_ONBEHALF 1 /* TCP only, to any host, IPs or CIDRs: the supervisor's connect */
+#define NET_RULES_LATER 2    /* a hostname, UDP or ICMP (a bare rule is TCP and UDP): not yet */
+int net_rules_class(char *const *rules);
 
 /* --- bind ports: --net-allow-bind, --net-deny-bind, [network].allow_bind/deny_bind -------- */
 

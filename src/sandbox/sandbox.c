@@ -809,7 +809,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	if (r == 0 && sb->plan.control && sb->plan.name)
 		r = control_claim(&sb->control, sb->name, 0, reterr);
 	if (r == 0 && sb->plan.supervised) {
-		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups);
+		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups, &sb->plan.net);
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}

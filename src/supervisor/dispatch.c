@@ -43,6 +43,9 @@ static const struct dispatch_entry table[] = {
 	{ { SYS_sched_setscheduler, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 	{ { SYS_sched_setparam, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 	{ { SYS_sched_setattr, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
+	/* connect, when a network rule names an IP or a CIDR or a deny rule exists. Without a
+	 * supervisor such a policy is refused (policy_check_supervision). */
+	{ { .nr = SYS_connect, .deny_unsupervised = 1 }, handle_connect, policy_net_onbehalf },
 };
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

@@ -15,10 +15,26 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "notif.h"
+#include "syscall-util.h"
 
 int notif_id_valid(int listener, uint64_t id)
 {
 	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+int notif_get_fd(int listener, const struct seccomp_notif *req, int fd)
+{
+	_cleanup_close_ int pidfd = sys_pidfd_open((pid_t)req->pid, 0);
+	if (pidfd < 0)
+		return errno == ESRCH ? NOTIF_GONE : negative_errno();
+	int copy = sys_pidfd_getfd(pidfd, fd, 0);
+	if (copy < 0)
+		return errno == ESRCH ? NOTIF_GONE : negative_errno();
+	if (!notif_id_valid(listener, req->id)) {
+		close(copy);
+		return NOTIF_GONE;
+	}
+	return copy;
 }
 
 static int open_mem(const struct seccomp_notif *req, int flags)

@@ -20,6 +20,8 @@ struct supervisor;
 /* Returned instead of an errno when the notification vanished (the task died or was
  * interrupted): there is nobody to answer. Not a valid errno, so never sent to a task. */
 #define NOTIF_GONE INT32_MIN
+/* Returned by a handler that handed the notification to a worker, which answers it. */
+#define NOTIF_DEFERRED (INT32_MIN + 1)
 
 /* Whether the notification @id is still pending (its task is alive and still in the syscall). */
 int notif_id_valid(int listener, uint64_t id);
@@ -60,6 +62,11 @@ int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr,
  * without write access to /proc), NOTIF_GONE. */
 int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr, const void *buf,
 		    size_t len);
+
+/* A copy of descriptor @fd of the trapped task (pidfd_getfd, O_CLOEXEC), checked with ID_VALID
+ * afterwards so that it is known to come from that task. -EBADF (no such descriptor), -EPERM,
+ * NOTIF_GONE. */
+int notif_get_fd(int listener, const struct seccomp_notif *req, int fd);
 
 /* Read /proc/<pid>/@name (pid 0: /proc/self) into @buf (NUL-terminated). -ESRCH (no such process),
  * -EPERM (/proc unreadable here: the caller cannot tell, and fails closed). */

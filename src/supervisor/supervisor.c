@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "dispatch.h"
 #include "fd-util.h"
@@ -14,9 +18,14 @@
 #include "supervisor.h"
 #include "syscall-util.h"
 
-int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups)
+int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups,
+		       const struct net_plan *net)
 {
-	*sv = (struct supervisor){ .listener = -1, .name = name, .groups = groups };
+	*sv = (struct supervisor){ .listener = -1, .name = name, .groups = groups, .net = net };
+	pthread_mutex_init(&sv->workers.lock, NULL);
+	pthread_cond_init(&sv->workers.idle, NULL);
+	for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
+		sv->workers.socks[i] = -1;
 
 	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sv->sizes) < 0)
 		return negative_errno();
@@ -56,8 +65,8 @@ int supervisor_handle(struct supervisor *sv)
 	resp->id = req->id;
 	notif_handler_t h = dispatch_lookup(req->data.nr);
 	int r = h ? h(sv, req, resp) : -ENOSYS;
-	if (r == NOTIF_GONE)
-		return 0; /* the task is gone: nobody to answer */
+	if (r == NOTIF_GONE || r == NOTIF_DEFERRED)
+		return 0; /* the task is gone, or a worker answers */
 	if (r < 0)
 		notif_answer_errno(resp, r); /* fail closed */
 
@@ -67,8 +76,98 @@ int supervisor_handle(struct supervisor *sv)
 	return 0;
 }
 
+struct worker {
+	struct supervisor_workers *w;
+	int slot;
+	int listener; /* our own copy: the loop's may be closed before we answer */
+	void (*fn)(int listener, void *arg);
+	void *arg;
+};
+
+static void *worker_main(void *p)
+{
+	struct worker *wk = p;
+	struct supervisor_workers *w = wk->w;
+
+	wk->fn(wk->listener, wk->arg);
+	safe_close(wk->listener);
+	pthread_mutex_lock(&w->lock);
+	safe_close(w->socks[wk->slot]);
+	w->socks[wk->slot] = -1;
+	if (--w->n == 0)
+		pthread_cond_broadcast(&w->idle);
+	pthread_mutex_unlock(&w->lock);
+	free(wk);
+	return NULL;
+}
+
+int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
+			  void *arg)
+{
+	struct supervisor_workers *w = &sv->workers;
+	struct worker *wk = calloc(1, sizeof(*wk));
+	pthread_attr_t attr;
+	pthread_t t;
+	int slot = -1;
+
+	if (!wk)
+		return -ENOMEM;
+	wk->listener = fcntl(sv->listener, F_DUPFD_CLOEXEC, 3);
+	if (wk->listener < 0) {
+		free(wk);
+		return negative_errno();
+	}
+	pthread_mutex_lock(&w->lock);
+	for (int i = 0; i < SUPERVISOR_MAX_WORKERS && slot < 0; i++)
+		if (w->socks[i] < 0)
+			slot = i;
+	if (slot >= 0) {
+		w->socks[slot] = sock;
+		w->n++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (slot < 0) {
+		safe_close(wk->listener);
+		free(wk);
+		return -EAGAIN;
+	}
+	*wk = (struct worker){ w, slot, wk->listener, fn, arg };
+	/* Every signal blocked in the worker (it inherits the mask it is created with), so none
+	 * interrupts its blocking call with EINTR the child never asked for. A small stack: it
+	 * makes one call. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	int r = -pthread_create(&t, &attr, worker_main, wk);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0) {
+		pthread_mutex_lock(&w->lock);
+		w->socks[slot] = -1; /* the caller still owns @sock */
+		if (--w->n == 0)
+			pthread_cond_broadcast(&w->idle);
+		pthread_mutex_unlock(&w->lock);
+		safe_close(wk->listener);
+		free(wk);
+	}
+	return r;
+}
+
 void supervisor_done(struct supervisor *sv)
 {
+	struct supervisor_workers *w = &sv->workers;
+
+	/* Workers blocked in a connect for a sandbox that has ended: cut them short. */
+	pthread_mutex_lock(&w->lock);
+	for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
+		if (w->socks[i] >= 0)
+			(void)shutdown(w->socks[i], SHUT_RDWR);
+	while (w->n > 0)
+		pthread_cond_wait(&w->idle, &w->lock);
+	pthread_mutex_unlock(&w->lock);
 	sv->listener = safe_close(sv->listener);
 	free(sv->req);
 	free(sv->resp);

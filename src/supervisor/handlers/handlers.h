@@ -21,3 +21,6 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
  * naming another process. */
 int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp);
+/* net.c: connect on the child's behalf (rules to IPs and CIDRs, deny rules). */
+int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
