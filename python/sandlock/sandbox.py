@@ -182,7 +182,10 @@ class Sandbox:
         return argv
 
     def _spawn(self, cmd: Sequence[str] | None, *, flags: int = 0, timeout: float | None = None,
-               stdio: tuple[Any, Any, Any] = (None, "pipe", "pipe")) -> None:
+               stdio: tuple[Any, Any, Any] = (None, "pipe", "pipe"),
+               waited: bool = False) -> _core.Handle:
+        """Start @cmd. @waited: the caller waits for it itself (run()): from the start no
+        other thread may release it or wait for it."""
         argv = self._command_of(cmd)
         with self._lock:
             self._check_idle()
@@ -192,6 +195,9 @@ class Sandbox:
             self._handle = h
             self._parked = bool(flags & _ffi.SPAWN_PARKED)
             self._last_name = h.name
+            if waited:
+                self._waited = h
+            return h
 
     def run(self, cmd: Sequence[str] | None = None, timeout: float | None = None) -> Result:
         """Run @cmd, capturing stdout and stderr (stdin is /dev/null), and return its Result.
@@ -200,10 +206,10 @@ class Sandbox:
         command that cannot be executed (not found, not permitted) gives a failed Result with
         exit_code 127 and the reason in error, as a shell would."""
         try:
-            self._spawn(cmd, timeout=timeout)
+            h = self._spawn(cmd, timeout=timeout, waited=True)
         except ChildError as e:
             return Result(success=False, exit_code=127, error=str(e))
-        return self.wait()
+        return self._wait_for(h)
 
     def create(self, cmd: Sequence[str]) -> None:
         """Start the confined child and park it between confinement and execve; start()
@@ -234,6 +240,10 @@ class Sandbox:
             if self._parked_now():
                 raise RuntimeError("the child is parked: call start() before wait()")
             self._waited = h  # ours: another thread's spawn() must not release it
+        return self._wait_for(h)
+
+    def _wait_for(self, h: _core.Handle) -> Result:
+        """Wait for @h, which this thread has claimed (self._waited), and release it."""
         try:
             h.wait()
             return h.result()
@@ -250,11 +260,12 @@ class Sandbox:
         the reason on stderr, when the command cannot be executed)."""
         flags = _ffi.SPAWN_INTERACTIVE if _has_terminal() else 0
         try:
-            self._spawn(cmd, flags=flags, stdio=("inherit", "inherit", "inherit"))
+            h = self._spawn(cmd, flags=flags, stdio=("inherit", "inherit", "inherit"),
+                            waited=True)
         except ChildError as e:
             print(f"sandlock: {e}", file=sys.stderr)  # as a shell reports it, on its stderr
             return 127
-        return self.wait().exit_code
+        return self._wait_for(h).exit_code
 
     # ---- the running process --------------------------------------------------------------
 

@@ -222,7 +222,8 @@ def test_one_process_per_sandbox(sandboxes, unique_sleep, second):
     sb.spawn(argv)
     with pytest.raises(RuntimeError):
         getattr(sb, second)(["true"])
-    assert pids_with_argv(argv) == [sb.pid]  # the first one is untouched
+    # (waited for: /proc/PID/cmdline is empty for a moment after the exec has begun)
+    assert wait_until(lambda: pids_with_argv(argv) == [sb.pid])  # the first one is untouched
     sb.kill()
     assert sb.wait().exit_code == 137
     # Control: once waited for, the same instance runs again.
