@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <netinet/in.h>
+#include <linux/netlink.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -261,8 +262,17 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 	r = add_masked_rules(ctx, SCMP_SYS(socket), EAFNOSUPPORT, 0, low32, families, n);
 	if (r < 0)
 		return r;
-	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0));
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+			     SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0));
+	if (r < 0)
+		return r;
+	/* Netlink: NETLINK_ROUTE (0) only. The others show the host (SOCK_DIAG lists its
+	 * sockets, KOBJECT_UEVENT its devices, AUDIT, NETFILTER, GENERIC families...):
+	 * EPROTONOSUPPORT, as for a protocol the kernel lacks. The protocol is compared on all
+	 * 64 bits, so garbage in the upper half is refused too. */
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+				SCMP_A0(SCMP_CMP_MASKED_EQ, low32, AF_NETLINK),
+				SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE, 0));
 }
 
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are

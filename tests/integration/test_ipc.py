@@ -365,3 +365,22 @@ def test_sock_packet_refused():
     assert result_json(py_inside(PACKET)) == errno.EPERM
     if os.geteuid() == 0:
         assert outside == 0  # the control that shows the filter is what refuses it
+
+
+NETLINK = """
+res = []
+for proto in (0, 4, 15):  # ROUTE, SOCK_DIAG, KOBJECT_UEVENT
+    try:
+        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, proto).close()
+        res.append(0)
+    except OSError as e:
+        res.append(e.errno)
+out(res)
+"""
+
+
+def test_netlink_route_only():
+    # SOCK_DIAG would list the host's sockets, KOBJECT_UEVENT its devices: only ROUTE stays.
+    assert result_json(py_outside(NETLINK)) == [0, 0, 0]  # control: the host has them all
+    assert result_json(py_inside(NETLINK)) == [0, errno.EPROTONOSUPPORT,
+                                              errno.EPROTONOSUPPORT]
