@@ -105,6 +105,25 @@ static void ports_mark(struct tcp_ports *t, uint8_t *bits, const struct port_set
 		}
 }
 
+/* Whether a port of @deny lies in the kernel's ephemeral range (ip_local_port_range); 1 when
+ * the range cannot be read (fail closed). */
+static int ephemeral_range_hits(const uint8_t *deny)
+{
+	char buf[64] = "";
+	unsigned lo, hi;
+
+	int fd = open("/proc/sys/net/ipv4/ip_local_port_range", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || sscanf(buf, "%u %u", &lo, &hi) != 2 || lo > hi || hi > 65535)
+		return 1;
+	for (unsigned port = lo; port <= hi; port++)
+		if ((deny[port / 8] >> (port % 8)) & 1)
+			return 1;
+	return 0;
+}
+
 static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *t,
 			     struct sandlock_error **reterr)
 {
@@ -137,8 +156,15 @@ static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *
 		port_set_done(&set);
 	}
 	if (r == 0 && any_deny) {
+		int zero_listed = t->bind[0] & 1;
 		if (t->bind_all || !p->net_allow_bind)
 			memset(t->bind, 0xff, sizeof(t->bind));
+		/* bind(0), and listen() on an unbound socket, take a port of the ephemeral range
+		 * (IP_LOCAL_PORT_RANGE narrows it per socket): a denied port in that range could
+		 * be had by retrying, so port 0 stays allowed only when none is (or when listed).
+		 */
+		if (!zero_listed && ephemeral_range_hits(deny))
+			t->bind[0] &= (uint8_t)~1u;
 		t->bind_all = 0;
 		t->n = 0;
 		for (size_t i = 0; i < sizeof(t->bind); i++) {
@@ -190,7 +216,7 @@ static int add_port_rules(int ruleset_fd, const struct tcp_ports *t, uint64_t ha
 
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
-			   struct sandlock_error **reterr)
+			   int *ret_bind_zero, struct sandlock_error **reterr)
 {
 	struct sl_landlock_ruleset_attr attr = {
 		.handled_access_fs = landlock_fs_handled(abi, status),
@@ -216,6 +242,10 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			(tcp && tcp->connect_all ? 0 : SL_LANDLOCK_ACCESS_NET_CONNECT_TCP);
 		attr_size = 2 * sizeof(uint64_t);
 	}
+	if (ret_bind_zero) /* whether bind(0) (and so a listen() autobind) is allowed */
+		*ret_bind_zero = !net ||
+				 !(attr.handled_access_net & SL_LANDLOCK_ACCESS_NET_BIND_TCP) ||
+				 (tcp && (tcp->bind[0] & 1));
 	/* ABI 6: IPC scoping, so the sandbox can reach neither abstract UNIX sockets nor
 	 * processes outside its Landlock domain. */
 	if (abi >= 6) {

@@ -199,6 +199,16 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
+	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
+	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
+	if (r == 0 && policy_net_onbehalf(p) &&
+	    plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE)
+		r = error_set(reterr, -EOPNOTSUPP,
+			      "net_allow rules to IPs and net_deny need the net-tcp protection "
+			      "(Landlock ABI 4), which is %s here",
+			      plan.status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_DISABLED
+				      ? "disabled"
+				      : "unavailable");
 	if (r == 0 && plan.supervised && policy_net_onbehalf(p)) {
 		r = net_rules_compile(p->net_allow, NET_RULE_ALLOW, &plan.net.allow,
 				      &plan.net.n_allow, reterr);
@@ -211,7 +221,8 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
 	}
 	if (r == 0) {
-		r = landlock_ruleset_build(p, plan.abi, plan.status, 0, reterr);
+		r = landlock_ruleset_build(p, plan.abi, plan.status, 0, &plan.net.bind_zero,
+					   reterr);
 		if (r >= 0) {
 			plan.ruleset_fd = r;
 			r = 0;

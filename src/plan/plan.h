@@ -14,10 +14,11 @@
 #include "policy/policy.h"
 #include "policy/rules.h"
 
-/* The network rules the supervisor's connect handler matches (policy_net_onbehalf). */
+/* The network rules the supervisor's handlers apply. */
 struct net_plan {
-	struct net_rule *allow, *deny;
+	struct net_rule *allow, *deny; /* connect (policy_net_onbehalf) */
 	size_t n_allow, n_deny;
+	int bind_zero; /* bind(0) is allowed: so is listen() on an unbound socket */
 };
 
 struct plan {

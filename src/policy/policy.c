@@ -128,6 +128,16 @@ int policy_net_onbehalf(const struct sandlock_policy *p)
 	return p->net_deny || (p->net_allow && net_rules_class(p->net_allow) != NET_RULES_DIRECT);
 }
 
+int policy_bind_restricted(const struct sandlock_policy *p)
+{
+	if (p->net_deny_bind)
+		return 1;
+	for (size_t i = 0; p->net_allow_bind && p->net_allow_bind[i]; i++)
+		if (strcmp(p->net_allow_bind[i], "*") == 0)
+			return 0;
+	return 1;
+}
+
 int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr)
 {
 	if (p->no_supervisor && policy_net_onbehalf(p))

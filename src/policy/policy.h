@@ -137,6 +137,10 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
  * or CIDR, or a deny rule), rather than Landlock's port rules alone. */
 int policy_net_onbehalf(const struct sandlock_policy *p);
 
+/* Whether TCP bind is restricted at all (anything but net_allow_bind "*" alone): listen() on
+ * an unbound socket must then be checked (supervisor/handlers/net.c). */
+int policy_bind_restricted(const struct sandlock_policy *p);
+
 /* The fields a policy for sandlock_confine() may not set, as a comma-separated list of field
  * names written to @buf; empty when the policy only holds filesystem grants and protections. */
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size);

@@ -30,6 +30,7 @@ struct dispatch_entry {
  *    another process (pid or who not 0): the kernel checks only the uid there, and Landlock
  *    does not scope them, so the supervisor limits them to the sandbox's own processes.
  *    Calls on the caller itself (0) are not trapped.
+ * and listen, unless TCP bind is open to every port (below).
  * All are rare; a policy of filesystem grants only traps nothing else, and its other syscalls
  * run at kernel speed. */
 static const struct dispatch_entry table[] = {
@@ -46,6 +47,9 @@ static const struct dispatch_entry table[] = {
 	/* connect, when a network rule names an IP or a CIDR or a deny rule exists. Without a
 	 * supervisor such a policy is refused (policy_check_supervision). */
 	{ { .nr = SYS_connect, .deny_unsupervised = 1 }, handle_connect, policy_net_onbehalf },
+	/* listen, wherever TCP bind is restricted: an unbound socket's listen picks a port past
+	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
+	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },
 };
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -22,11 +24,36 @@ int notif_id_valid(int listener, uint64_t id)
 	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* 6.9 */
+#endif
+
+/* A pidfd whose descriptor table is the one thread @tid uses. A thread's own pidfd (6.9+);
+ * before that the process's, only when kcmp says the thread shares its table (a CLONE_THREAD
+ * thread without CLONE_FILES has one of its own, and the wrong socket would be taken). */
+static int pidfd_of_thread(pid_t tid)
+{
+	int pidfd = sys_pidfd_open(tid, PIDFD_THREAD);
+	if (pidfd >= 0 || errno != EINVAL)
+		return pidfd;
+	pid_t tgid;
+	int r = proc_status_field(tid, "Tgid", &tgid);
+	if (r < 0) {
+		errno = r == -ESRCH ? ESRCH : EPERM;
+		return -1;
+	}
+	if (tgid != tid && syscall(SYS_kcmp, tid, tgid, KCMP_FILES, 0, 0) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	return sys_pidfd_open(tgid, 0);
+}
+
 int notif_get_fd(int listener, const struct seccomp_notif *req, int fd)
 {
-	_cleanup_close_ int pidfd = sys_pidfd_open((pid_t)req->pid, 0);
+	_cleanup_close_ int pidfd = pidfd_of_thread((pid_t)req->pid);
 	if (pidfd < 0)
-		return errno == ESRCH ? NOTIF_GONE : negative_errno();
+		return errno == ESRCH || errno == ENOENT ? NOTIF_GONE : negative_errno();
 	int copy = sys_pidfd_getfd(pidfd, fd, 0);
 	if (copy < 0)
 		return errno == ESRCH ? NOTIF_GONE : negative_errno();

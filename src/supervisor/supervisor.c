@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "dispatch.h"
 #include "fd-util.h"
@@ -21,7 +22,9 @@
 int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups,
 		       const struct net_plan *net)
 {
-	*sv = (struct supervisor){ .listener = -1, .name = name, .groups = groups, .net = net };
+	*sv = (struct supervisor){
+		.listener = -1, .name = name, .groups = groups, .net = net, .prepared = 1
+	};
 	pthread_mutex_init(&sv->workers.lock, NULL);
 	pthread_cond_init(&sv->workers.idle, NULL);
 	for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
@@ -160,17 +163,31 @@ void supervisor_done(struct supervisor *sv)
 {
 	struct supervisor_workers *w = &sv->workers;
 
-	/* Workers blocked in a connect for a sandbox that has ended: cut them short. */
+	if (!sv->prepared) /* never prepared (no supervisor, or a spawn that failed first) */
+		return;
+	/* Workers blocked in a connect for a sandbox that has ended: cut them short, again every
+	 * 50 ms, for one that had not entered its connect yet when the first shutdown came. */
 	pthread_mutex_lock(&w->lock);
-	for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
-		if (w->socks[i] >= 0)
-			(void)shutdown(w->socks[i], SHUT_RDWR);
-	while (w->n > 0)
-		pthread_cond_wait(&w->idle, &w->lock);
+	while (w->n > 0) {
+		for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
+			if (w->socks[i] >= 0)
+				(void)shutdown(w->socks[i], SHUT_RDWR);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50 * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		(void)pthread_cond_timedwait(&w->idle, &w->lock, &until);
+	}
 	pthread_mutex_unlock(&w->lock);
 	sv->listener = safe_close(sv->listener);
 	free(sv->req);
 	free(sv->resp);
 	sv->req = NULL;
 	sv->resp = NULL;
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->idle);
+	sv->prepared = 0;
 }

@@ -36,6 +36,7 @@ struct supervisor {
 	struct groups *groups;	    /* the sandbox's process groups */
 	const struct net_plan *net; /* the rules the connect handler matches */
 	struct supervisor_workers workers;
+	int prepared; /* supervisor_prepare() ran: the worker table exists */
 	uint64_t answered;
 };
 

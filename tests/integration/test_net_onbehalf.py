@@ -176,15 +176,17 @@ def test_unix_sockets_are_the_kernels(tmp_path, servers):
 
 
 SLOW = """
-import os, socket, sys, threading, time
-def stuck():
+import os, socket, sys, time
+pid = os.fork()
+if pid == 0:  # a process of its own whose blocking connect hangs (the accept queue is full)
     s = socket.socket()
-    s.connect(("127.0.0.1", int(sys.argv[1])))  # the accept queue is full: SYNs are dropped
-threading.Thread(target=stuck, daemon=True).start()
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    os._exit(0)
 time.sleep(0.3)
 t = time.monotonic()
 os.uname()  # trapped: answered by the same supervisor loop
 print("uname", round(time.monotonic() - t, 3))
+print("pending", os.waitpid(pid, os.WNOHANG) == (0, 0))
 """
 
 
@@ -206,12 +208,72 @@ def test_a_blocking_connect_does_not_stall_the_supervisor():
             "-c", SLOW, str(port), timeout=30)
     elapsed = time.monotonic() - start
     out = r.stdout.decode().split()
+    # The connect was still pending, and uname was answered meanwhile.
     assert out[0] == "uname" and float(out[1]) < 0.5, (out, r.stderr)
+    assert out[2:] == ["pending", "True"]
     # The stuck connect is cut short when the sandbox ends (not after TCP's retries).
     assert r.returncode == 0 and elapsed < 5
     for c in fillers:
         c.close()
     srv.close()
+
+
+THREADED = """
+import socket, sys, threading
+res = []
+t = threading.Thread(target=lambda: res.append(socket.socket().connect_ex(("127.0.0.1",
+                                                                          int(sys.argv[1])))))
+t.start()
+t.join()
+print(res[0])
+"""
+
+
+def test_connect_from_a_thread(servers):
+    # The socket is taken from the calling thread's descriptor table, not the leader's.
+    p = servers["port"]
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.1:{p}", "--", "/usr/bin/python3",
+            "-c", THREADED, str(p), timeout=30)
+    assert r.stdout.decode().split() == ["0"], r.stderr
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.2:{p}", "--", "/usr/bin/python3",
+            "-c", THREADED, str(p), timeout=30)
+    assert r.stdout.decode().split() == ["111"]  # control: the rule still decides
+
+
+UNSPEC = """
+import socket, sys
+p = int(sys.argv[1])
+for host, fam in (("0.0.0.0", socket.AF_INET), ("::", socket.AF_INET6),
+                  ("::ffff:0.0.0.0", socket.AF_INET6)):
+    s = socket.socket(fam)
+    r = s.connect_ex((host, p))
+    print(host, r, s.getpeername()[0] if r == 0 else "-")
+"""
+
+
+def test_unspecified_address_is_the_host(servers):
+    # The kernel sends 0.0.0.0 and :: to loopback: deny rules for loopback cover them.
+    p = servers["port"]
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://*:{p}", "--net-deny", "127.0.0.0/8",
+            "--net-deny", "::1", "--", "/usr/bin/python3", "-c", UNSPEC, str(p), timeout=30)
+    assert [line.split() for line in r.stdout.decode().splitlines()] == [
+        ["0.0.0.0", "111", "-"], ["::", "111", "-"], ["::ffff:0.0.0.0", "111", "-"]]
+    # Control: allowed, they reach loopback (the address the rules were matched against).
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.1:{p}", "--net-allow",
+            f"tcp://[::1]:{p}", "--", "/usr/bin/python3", "-c", UNSPEC, str(p), timeout=30)
+    assert [line.split() for line in r.stdout.decode().splitlines()] == [
+        ["0.0.0.0", "0", "127.0.0.1"], ["::", "0", "::1"],
+        ["::ffff:0.0.0.0", "0", "::ffff:127.0.0.1"]]
+
+
+def test_onbehalf_needs_the_net_tcp_protection():
+    r = run(*SYSTEM_READ, "--disable", "net-tcp", "--net-allow", "tcp://127.0.0.1:80", "--",
+            "true", timeout=30)
+    assert r.returncode == 1
+    assert b"need the net-tcp protection" in r.stderr and b"disabled" in r.stderr
+    # Control: a direct rule has nothing to protect once TCP is left open.
+    assert run(*SYSTEM_READ, "--disable", "net-tcp", "--net-allow", "tcp://*:80", "--",
+               "true").returncode == 0
 
 
 def test_rules_for_later():
@@ -242,3 +304,21 @@ def test_host_control_outside_sandbox(servers):
     out = subprocess.run(["/usr/bin/python3", "-c", CLIENT, f"127.0.0.2:{p}"],
                          capture_output=True, text=True, timeout=30).stdout
     assert out.split() == [f"127.0.0.2:{p}", "0"]
+
+
+def test_stdin_socket_survives_a_sandbox_without_supervisor():
+    # Nothing of the worker machinery may touch the host's descriptors when there is no
+    # supervisor: a socket on sandlock's stdin keeps working for its peer afterwards.
+    from conftest import SANDLOCK
+
+    a, b = socket.socketpair()
+    for extra in (["--no-supervisor"], []):  # the second run is the control
+        r = subprocess.run([SANDLOCK, "run", *SYSTEM_READ, *extra, "--", "true"], stdin=b,
+                           capture_output=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        a.sendall(b"ping")
+        assert b.recv(4) == b"ping"
+        b.sendall(b"pong")
+        assert a.recv(4) == b"pong"
+    a.close()
+    b.close()

@@ -212,9 +212,12 @@ def test_tcp_fast_open_cannot_bypass_connect_rules(listeners):
 
 def test_deny_bind_alone_is_default_allow():
     p, q = free_port(), free_port()
+    # p is in the ephemeral range, so bind(0) could land on it: refused too.
     assert binds("--net-deny-bind", str(p), ports=[p, q, 0]) == {str(p): "13", str(q): "ok",
-                                                                 "0": "ok0"}
+                                                                 "0": "13"}
     assert binds(ports=[q]) == {str(q): "13"}  # control: with no bind rule, no bind
+    # A denied port outside the ephemeral range leaves bind(0) alone.
+    assert binds("--net-deny-bind", "80", ports=[q, 0]) == {str(q): "ok", "0": "ok0"}
 
 
 def test_deny_bind_wins_over_allow_bind():
@@ -227,3 +230,70 @@ def test_deny_bind_wins_over_allow_bind():
     got = binds("--net-allow-bind", "*", "--net-deny-bind", f"{p}-{p + 1}", ports=[p, p + 1,
                                                                                    p + 2])
     assert got == {str(p): "13", str(p + 1): "13", str(p + 2): "ok"}
+
+
+LISTEN = """
+import socket, struct, sys
+s = socket.socket()
+s.setsockopt(socket.IPPROTO_IP, 51, struct.pack("I", int(sys.argv[1]) * 65537))  # PORT_RANGE
+try:
+    s.listen()
+    print("listen", s.getsockname()[1])
+except OSError as e:
+    print("listen", e.errno)
+"""
+
+
+def listens(*args, port):
+    r = run(*SYSTEM_READ, *args, "--", "/usr/bin/python3", "-c", LISTEN, str(port), timeout=30)
+    return r.stdout.decode().split()
+
+
+def ephemeral_port():
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        lo, hi = map(int, f.read().split())
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))  # a free port of the range
+    p = s.getsockname()[1]
+    s.close()
+    assert lo <= p <= hi
+    return p
+
+
+def test_listen_cannot_pick_a_port_past_the_bind_rules():
+    # listen() on an unbound socket binds an ephemeral port itself (and IP_LOCAL_PORT_RANGE
+    # chooses which): allowed only where bind(0) is.
+    p = ephemeral_port()
+    import subprocess
+    outside = subprocess.run(["/usr/bin/python3", "-c", LISTEN, str(p)], capture_output=True,
+                             text=True, timeout=30).stdout.split()
+    assert outside == ["listen", str(p)]  # control: outside it gets the very port
+    assert listens(port=p) == ["listen", "13"]  # default: no bind
+    assert listens("--net-allow-bind", str(p), port=p) == ["listen", "13"]
+    assert listens("--net-allow-bind", "0", port=p) == ["listen", str(p)]
+    assert listens("--net-allow-bind", "*", port=p) == ["listen", str(p)]
+    # A denied port inside the ephemeral range: bind(0)/autobind could land on it.
+    assert listens("--net-deny-bind", str(p), port=p) == ["listen", "13"]
+
+
+BOUND_LISTEN = """
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+print("served", s.accept()[0].getsockname()[1])
+"""
+
+
+def test_listen_on_an_allowed_bound_port():
+    p = free_port()
+    r = run(*SYSTEM_READ, "--net-allow-bind", str(p), "--net-allow", f"tcp://:{p}", "--",
+            "/usr/bin/python3", "-c", BOUND_LISTEN, str(p), timeout=30)
+    assert r.stdout.decode().split() == ["served", str(p)], r.stderr
+
+
+def test_listen_without_supervisor_is_refused():
+    p = ephemeral_port()
+    assert listens("--no-supervisor", port=p) == ["listen", "1"]  # EPERM: nobody to check
+    assert listens("--no-supervisor", "--net-allow-bind", "*", port=p) == ["listen", str(p)]

@@ -166,11 +166,13 @@ static void test_trap_set(void)
 	struct sandlock_policy p = { 0 };
 	struct trap traps[32];
 	size_t n = dispatch_trap_set(&p, traps, 32);
-	int always = 0, conditional = 0, others = 0;
+	int always = 0, conditional = 0, listen = 0, others = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int nr = traps[i].nr;
-		if (nr == SYS_uname || nr == SYS_setsid || nr == SYS_setpgid)
+		if (nr == SYS_listen)
+			listen += traps[i].n_conds == 0 && traps[i].deny_unsupervised;
+		else if (nr == SYS_uname || nr == SYS_setsid || nr == SYS_setpgid)
 			always += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
 		else if (nr == SYS_prlimit64 || nr == SYS_setpriority || nr == SYS_ioprio_set ||
 			 nr == SYS_sched_setaffinity || nr == SYS_sched_setscheduler ||
@@ -180,11 +182,29 @@ static void test_trap_set(void)
 			others++;
 		ok(dispatch_lookup(nr) != NULL, "trap %d has a handler", nr);
 	}
-	is_int(always, 3, "uname, setsid, setpgid are trapped unconditionally, allowed unsupervised");
+	is_int(always, 3,
+	       "uname, setsid, setpgid are trapped unconditionally, allowed unsupervised");
 	is_int(conditional, 7,
-	       "the 7 calls on another process are trapped only when naming one, denied unsupervised");
+	       "the 7 calls on another process are trapped only when naming one, denied "
+	       "unsupervised");
+	is_int(listen, 1, "listen, since TCP bind is restricted, denied unsupervised");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
-	is_int(n, 10, "ten traps");
+	is_int(n, 11, "eleven traps");
+
+	/* Network rules add their traps; bind open to every port drops listen's. */
+	char star[] = "*", cidr[] = "tcp://10.0.0.0/8:443";
+	char *any[] = { star, NULL }, *ip[] = { cidr, NULL };
+	struct sandlock_policy open_bind = { .net_allow_bind = any };
+	struct sandlock_policy onbehalf = { .net_allow = ip };
+	size_t n_open = dispatch_trap_set(&open_bind, traps, 32);
+	int has_listen = 0, has_connect = 0;
+	for (size_t i = 0; i < n_open; i++)
+		has_listen |= traps[i].nr == SYS_listen;
+	is_int(has_listen, 0, "net_allow_bind [\"*\"]: listen is not trapped");
+	size_t n_ob = dispatch_trap_set(&onbehalf, traps, 32);
+	for (size_t i = 0; i < n_ob; i++)
+		has_connect |= traps[i].nr == SYS_connect;
+	ok(has_connect && n_ob == 12, "a rule to a CIDR traps connect too");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
 
 	struct trap small[2];

@@ -24,3 +24,6 @@ int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 /* net.c: connect on the child's behalf (rules to IPs and CIDRs, deny rules). */
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
+/* net.c: listen, where an autobind would escape the bind rules. */
+int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);

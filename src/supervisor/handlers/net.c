@@ -6,8 +6,8 @@
  * socket matches the destination (IPv4-mapped IPv6 as IPv4) against the allow rules, then the
  * deny rules, which win; a refused destination gets ECONNREFUSED. An allowed one is connected
  * here, on the socket the child named, with the address that was checked: the child's memory
- * is never read again. A socket in blocking mode is connected by a worker thread, which
- * answers when the connect ends, so the loop never waits.
+ * is never read again. The connect is made by a worker thread, which answers when it ends,
+ * so the loop never waits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +48,57 @@ static int destination(const struct sockaddr_storage *ss, socklen_t len, int *fa
 		return 0;
 	}
 	return -EAFNOSUPPORT;
+}
+
+/* The kernel sends a connect to the unspecified address (0.0.0.0, ::, ::ffff:0.0.0.0) to the
+ * host itself: IPv4 to the socket's bound address, else 127.0.0.1; IPv6 to ::1 (::ffff:127.0.0.1
+ * for a socket bound to a mapped address). Do the same in @ss, the copy the worker connects
+ * with, and in @addr, what the rules see, so "deny 127.0.0.0/8" also covers 0.0.0.0 and the
+ * decision is about the address actually connected. */
+static int unspecified_to_local(int sock, struct sockaddr_storage *ss, int *family,
+				uint8_t addr[16])
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t zero[16] = { 0 };
+	const uint8_t loop4[4] = { 127, 0, 0, 1 };
+	struct sockaddr_storage bound = { 0 };
+	socklen_t blen = sizeof(bound);
+
+	int v4 = *family == AF_INET
+			 ? memcmp(addr, zero, 4) == 0
+			 : memcmp(addr, mapped, 12) == 0 && memcmp(addr + 12, zero, 4) == 0;
+	int v6 = *family == AF_INET6 && memcmp(addr, zero, 16) == 0;
+	if (!v4 && !v6)
+		return 0;
+	if (getsockname(sock, (struct sockaddr *)&bound, &blen) < 0)
+		return negative_errno();
+	const uint8_t *b4 = NULL; /* the bound IPv4 address, if any */
+	if (bound.ss_family == AF_INET)
+		b4 = (const uint8_t *)&((struct sockaddr_in *)&bound)->sin_addr;
+	const uint8_t *b6 = bound.ss_family == AF_INET6
+				    ? (const uint8_t *)&((struct sockaddr_in6 *)&bound)->sin6_addr
+				    : NULL;
+	if (b6 && memcmp(b6, mapped, 12) == 0)
+		b4 = b6 + 12;
+	if (v4) {
+		const uint8_t *to = b4 && memcmp(b4, zero, 4) != 0 ? b4 : loop4;
+		if (*family == AF_INET) {
+			memcpy(&((struct sockaddr_in *)ss)->sin_addr, to, 4);
+			memcpy(addr, to, 4);
+		} else {
+			memcpy(((struct sockaddr_in6 *)ss)->sin6_addr.s6_addr + 12, to, 4);
+			memcpy(addr + 12, to, 4);
+		}
+		return 0;
+	}
+	struct in6_addr to = IN6ADDR_LOOPBACK_INIT;
+	if (b6 && memcmp(b6, mapped, 12) == 0) {
+		memcpy(to.s6_addr, mapped, 12);
+		memcpy(to.s6_addr + 12, loop4, 4);
+	}
+	((struct sockaddr_in6 *)ss)->sin6_addr = to;
+	memcpy(addr, to.s6_addr, 16);
+	return 0;
 }
 
 static int allowed(const struct net_plan *net, int family, const uint8_t *addr, uint16_t port)
@@ -130,20 +181,15 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	r = destination(&ss, (socklen_t)len, &family, addr, &port);
 	if (r < 0)
 		return r;
+	r = unspecified_to_local(sock, &ss, &family, addr);
+	if (r < 0)
+		return r;
 	if (!sv->net || !allowed(sv->net, family, addr, port))
 		return -ECONNREFUSED;
 
-	int flags = fcntl(sock, F_GETFL);
-	if (flags < 0)
-		return negative_errno();
-	if (flags & O_NONBLOCK) {
-		/* Returns at once (0, EINPROGRESS or an error), as it would have for the child. */
-		r = connect(sock, (struct sockaddr *)&ss, (socklen_t)len);
-		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
-		if (r == 0)
-			notif_answer_value(resp, 0);
-		return 0;
-	}
+	/* Always on a worker, even for a socket in non-blocking mode: the file status flags are
+	 * shared with the child, which could clear O_NONBLOCK between a check here and the call,
+	 * and the loop (which also runs the timeout) must never wait. */
 	struct connect_job *job = malloc(sizeof(*job));
 	if (!job)
 		return -ENOMEM;
@@ -155,4 +201,48 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	TAKE_FD(sock); /* the worker's now */
 	return NOTIF_DEFERRED;
+}
+
+/* listen(2), trapped wherever TCP bind is restricted: on an IP socket that is not bound yet,
+ * listen binds an ephemeral port by itself, past Landlock's BIND_TCP check (a bind hook only),
+ * and IP_LOCAL_PORT_RANGE lets the caller choose that port. So an unbound IP socket may listen
+ * only when bind(0) is allowed. For an IP socket the call is made here, on the socket the
+ * child named; once bound, a socket stays bound, so the check cannot go stale. */
+int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp)
+{
+	int domain = 0;
+	socklen_t optlen = sizeof(domain);
+	int backlog = (int)(uint32_t)req->data.args[1];
+
+	_cleanup_close_ int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	if (sock < 0)
+		return sock;
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &optlen) < 0)
+		return errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
+	if (domain != AF_INET && domain != AF_INET6) {
+		/* A UNIX (or netlink) socket: the kernel runs listen itself, because the listener's
+		 * credentials, which its clients check with SO_PEERCRED, are taken from the task
+		 * that calls listen (made here, they would be the supervisor's, and a workload
+		 * could pass for sandlock on a control socket). Not airtight, and said so: a thread
+		 * that swaps an unbound TCP socket in under the same number before the kernel looks
+		 * again gets an autobound listener on an ephemeral port. That is inbound only
+		 * (outbound stays with Landlock and the supervisor); docs/decisions.md lists it as
+		 * a gap. */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	if (!(sv->net && sv->net->bind_zero)) {
+		struct sockaddr_storage ss = { 0 };
+		socklen_t len = sizeof(ss);
+		if (getsockname(sock, (struct sockaddr *)&ss, &len) < 0)
+			return negative_errno();
+		uint16_t port = ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+							: ((struct sockaddr_in6 *)&ss)->sin6_port;
+		if (port == 0)
+			return -EACCES; /* what Landlock answers bind(0) with */
+	}
+	int r = listen(sock, backlog);
+	notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
+	return 0;
 }
