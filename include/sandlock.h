@@ -265,7 +265,8 @@ typedef struct sandlock_spawn_opts {
  *    -EBUSY at step "seccomp": a supervised sandbox inside another supervised sandbox;
  *  - -EINVAL (a bad policy or option), -E2BIG (an option unknown to this library is set),
  *    -ENOENT/-EACCES/-ENOTDIR/-ELOOP (opening a grant path), -EOPNOTSUPP (a strict protection
- *    or Landlock missing), -ENOTTY (SANDLOCK_SPAWN_INTERACTIVE without a terminal), -EBADF
+ *    or Landlock missing), -EHOSTUNREACH (a net_allow hostname that does not resolve),
+ *    -ENOTTY (SANDLOCK_SPAWN_INTERACTIVE without a terminal), -EBADF
  *    (a bad SANDLOCK_STDIO_FD or pass_fds descriptor), -ENOMEM, -EMFILE/-ENFILE, -EAGAIN. */
 int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
 		   const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,

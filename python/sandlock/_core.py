@@ -28,7 +28,8 @@ from .exceptions import (
 )
 
 # Errors that mean "this policy cannot be built" rather than "this host is out of something".
-_CONFIG_ERRNOS = {errno.EINVAL, errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ELOOP, errno.E2BIG}
+_CONFIG_ERRNOS = {errno.EINVAL, errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ELOOP, errno.E2BIG,
+                  errno.EHOSTUNREACH}  # the last: a net_allow hostname that does not resolve
 
 
 def raise_config(rc: int, msg: str, step: str | None = None) -> NoReturn:

@@ -94,3 +94,17 @@ def test_connect_on_behalf(sandboxes, ports):
     assert got == {str(a): "111", str(b): "111"}
     got = table(sandboxes(net_allow=["tcp://127.0.0.0/8"]).run(args))  # control: no deny
     assert got == {str(a): "0", str(b): "0"}
+
+
+def test_hostname_rule(sandboxes, ports):
+    # Resolved at start and pinned; "localhost" resolves inside through the synthetic hosts.
+    a, b = ports
+    code = ("import socket, sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    s = socket.socket()\n"
+            "    print(p, s.connect_ex((socket.gethostbyname('localhost'), int(p))))\n")
+    got = table(sandboxes(net_allow=[f"tcp://localhost:{a}"]).run([PY, "-c", code, str(a),
+                                                                    str(b)]))
+    assert got == {str(a): "0", str(b): "111"}
+    with pytest.raises(SandboxError, match="cannot resolve"):
+        sandboxes(net_allow=["tcp://no-such-host.invalid:80"]).run(["true"])

@@ -3,7 +3,10 @@
  * plan: policy -> plan. All allocation and every check that can fail happen here, in the
  * parent. The child (launch/) reads the plan and never allocates.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,23 +123,82 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	return 0;
 }
 
-/* Parse canonical rules (they parsed when set) into @ret. */
-static int net_rules_compile(char *const *rules, int mode, struct net_rule **ret, size_t *ret_n,
-			     struct sandlock_error **reterr)
+/* Append @r to the vector *@v of *@n rules (taking it over). */
+static int net_rules_push(struct net_rule **v, size_t *n, struct net_rule *r)
 {
-	size_t n = strv_length(rules);
+	struct net_rule *nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv) {
+		net_rule_done(r);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = *r;
+	*v = nv;
+	return 0;
+}
+
+/* Resolve the host of @r once, now, and append one pinned rule per address, and a line per
+ * address to the synthetic /etc/hosts the sandbox sees (*@hosts). */
+static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char **hosts,
+			    struct sandlock_error **reterr)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL;
+	size_t added = 0;
+	int k;
+
+	k = getaddrinfo(r->host, NULL, &hints, &res);
+	if (k != 0)
+		return error_set(reterr, -EHOSTUNREACH, "net_allow: %s: cannot resolve: %s",
+				 r->host, k == EAI_SYSTEM ? strerror(errno) : gai_strerror(k));
+	for (struct addrinfo *a = res; a && k == 0; a = a->ai_next) {
+		const void *ip =
+			a->ai_family == AF_INET
+				? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
+				: (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
+		char text[INET6_ADDRSTRLEN], *line = NULL;
+		struct net_rule pin;
+		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
+			continue;
+		k = net_rule_pinned(r, a->ai_family, ip, &pin);
+		if (k == 0)
+			k = net_rules_push(&net->allow, &net->n_allow, &pin);
+		if (k == 0 && inet_ntop(a->ai_family, ip, text, sizeof(text)) &&
+		    asprintf(&line, "%s%s\t%s\n", *hosts ? *hosts : "", text, r->host) < 0)
+			k = -ENOMEM;
+		if (line) {
+			free(*hosts);
+			*hosts = line;
+		}
+		added++;
+	}
+	freeaddrinfo(res);
+	if (k < 0)
+		return error_set(reterr, k, "out of memory");
+	return added ? 0
+		     : error_set(reterr, -EHOSTUNREACH, "net_allow: %s: no IPv4 or IPv6 address",
+				 r->host);
+}
+
+/* Parse canonical rules (they parsed when set) into @ret; hostnames are resolved and pinned. */
+static int net_rules_compile(char *const *rules, int mode, struct net_plan *net,
+			     struct net_rule **ret, size_t *ret_n, struct sandlock_error **reterr)
+{
 	char err[256];
 
-	*ret_n = 0;
-	if (n == 0)
-		return 0;
-	if (!(*ret = calloc(n, sizeof(**ret))))
-		return error_set(reterr, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		int r = net_rule_parse(rules[i], mode, &(*ret)[i], err, sizeof(err));
-		if (r < 0)
-			return error_set(reterr, r, "%s", err);
-		*ret_n = i + 1;
+	for (size_t i = 0; rules && rules[i]; i++) {
+		struct net_rule r = { 0 };
+		int k = net_rule_parse(rules[i], mode, &r, err, sizeof(err));
+		if (k < 0)
+			return error_set(reterr, k, "%s", err);
+		if (r.kind == NET_TARGET_HOST) {
+			k = net_rule_resolve(&r, net, &net->hosts, reterr);
+			net_rule_done(&r);
+			if (k < 0)
+				return k;
+			continue;
+		}
+		if (net_rules_push(ret, ret_n, &r) < 0)
+			return error_set(reterr, -ENOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -149,6 +211,7 @@ static void net_plan_done(struct net_plan *net)
 		net_rule_done(&net->deny[i]);
 	free(net->allow);
 	free(net->deny);
+	free(net->hosts);
 	*net = (struct net_plan){ 0 };
 }
 
@@ -210,11 +273,19 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 				      ? "disabled"
 				      : "unavailable");
 	if (r == 0 && plan.supervised && policy_net_onbehalf(p)) {
-		r = net_rules_compile(p->net_allow, NET_RULE_ALLOW, &plan.net.allow,
+		r = net_rules_compile(p->net_allow, NET_RULE_ALLOW, &plan.net, &plan.net.allow,
 				      &plan.net.n_allow, reterr);
 		if (r == 0)
-			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net.deny,
+			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net, &plan.net.deny,
 					      &plan.net.n_deny, reterr);
+		char *all = NULL; /* the names the sandbox may resolve, and localhost */
+		if (r == 0 && plan.net.hosts &&
+		    asprintf(&all, "127.0.0.1\tlocalhost\n::1\tlocalhost\n%s", plan.net.hosts) < 0)
+			r = error_set(reterr, -ENOMEM, "out of memory");
+		if (all) {
+			free(plan.net.hosts);
+			plan.net.hosts = all;
+		}
 	}
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));

@@ -19,6 +19,7 @@ struct net_plan {
 	struct net_rule *allow, *deny; /* connect (policy_net_onbehalf) */
 	size_t n_allow, n_deny;
 	int bind_zero; /* bind(0) is allowed: so is listen() on an unbound socket */
+	char *hosts;   /* the synthetic /etc/hosts when a rule names a host, else NULL */
 };
 
 struct plan {

@@ -128,6 +128,20 @@ int policy_net_onbehalf(const struct sandlock_policy *p)
 	return p->net_deny || (p->net_allow && net_rules_class(p->net_allow) != NET_RULES_DIRECT);
 }
 
+int policy_net_hosts(const struct sandlock_policy *p)
+{
+	char err[128];
+	int hosts = 0;
+
+	for (size_t i = 0; p->net_allow && p->net_allow[i] && !hosts; i++) {
+		struct net_rule r = { 0 };
+		if (net_rule_parse(p->net_allow[i], NET_RULE_ALLOW, &r, err, sizeof(err)) == 0)
+			hosts = r.kind == NET_TARGET_HOST;
+		net_rule_done(&r);
+	}
+	return hosts;
+}
+
 int policy_bind_restricted(const struct sandlock_policy *p)
 {
 	if (p->net_deny_bind)

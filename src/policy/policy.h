@@ -137,6 +137,9 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
  * or CIDR, or a deny rule), rather than Landlock's port rules alone. */
 int policy_net_onbehalf(const struct sandlock_policy *p);
 
+/* Whether a net_allow rule names a host (resolved at start, served in a synthetic /etc/hosts). */
+int policy_net_hosts(const struct sandlock_policy *p);
+
 /* Whether TCP bind is restricted at all (anything but net_allow_bind "*" alone): listen() on
  * an unbound socket must then be checked (supervisor/handlers/net.c). */
 int policy_bind_restricted(const struct sandlock_policy *p);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -389,6 +390,26 @@ int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, s
 	return 0;
 }
 
+int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr, struct net_rule *ret)
+{
+	struct net_rule c = *r;
+
+	c.ports.ranges = NULL;
+	if (r->ports.n) {
+		c.ports.ranges = malloc(r->ports.n * sizeof(*c.ports.ranges));
+		if (!c.ports.ranges)
+			return -ENOMEM;
+		memcpy(c.ports.ranges, r->ports.ranges, r->ports.n * sizeof(*c.ports.ranges));
+	}
+	c.kind = NET_TARGET_IP;
+	c.family = family;
+	memset(c.addr, 0, sizeof(c.addr));
+	memcpy(c.addr, addr, family == AF_INET ? 4 : 16);
+	c.prefix = family == AF_INET ? 32 : 128;
+	*ret = c;
+	return 0;
+}
+
 int net_rules_class(char *const *rules)
 {
 	int class = NET_RULES_DIRECT;
@@ -397,10 +418,10 @@ int net_rules_class(char *const *rules)
 	for (size_t i = 0; rules && rules[i]; i++) {
 		struct net_rule r = { 0 };
 		int k = net_rule_parse(rules[i], NET_RULE_ALLOW, &r, err, sizeof(err)) < 0 ||
-					r.protos != NET_PROTO_TCP || r.kind == NET_TARGET_HOST
+					r.protos != NET_PROTO_TCP
 				? NET_RULES_LATER
-			: r.kind == NET_TARGET_IP ? NET_RULES_ONBEHALF
-						  : NET_RULES_DIRECT;
+			: r.kind == NET_TARGET_ANY ? NET_RULES_DIRECT
+						   : NET_RULES_ONBEHALF;
 		net_rule_done(&r);
 		if (k > class)
 			class = k;

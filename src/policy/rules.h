@@ -68,10 +68,15 @@ int net_rule_equal(const struct net_rule *a, const struct net_rule *b);
 int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const uint8_t *addr,
 		   uint16_t port);
 
+/* @r (a NET_TARGET_HOST rule) for one of its host's addresses: the same protocols and ports,
+ * @addr (4 or 16 bytes of @family) as a plain address. *@ret is the caller's (net_rule_done). */
+int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr,
+		    struct net_rule *ret);
+
 /* What enforcing the canonical net_allow rules @rules (NULL is none) takes: */
 #define NET_RULES_DIRECT 0   /* TCP only to any host: Landlock's CONNECT_TCP port rules */
-#define NET_RULES_ONBEHALF 1 /* TCP only, to any host, IPs or CIDRs: the supervisor's connect */
-#define NET_RULES_LATER 2    /* a hostname, UDP or ICMP (a bare rule is TCP and UDP): not yet */
+#define NET_RULES_ONBEHALF 1 /* TCP only, to hostnames, IPs or CIDRs: the supervisor's connect */
+#define NET_RULES_LATER 2    /* UDP or ICMP (a bare rule is TCP and UDP): not yet */
 int net_rules_class(char *const *rules);
 
 /* --- bind ports: --net-allow-bind, --net-deny-bind, [network].allow_bind/deny_bind -------- */

@@ -322,3 +322,42 @@ def test_stdin_socket_survives_a_sandbox_without_supervisor():
         assert a.recv(4) == b"pong"
     a.close()
     b.close()
+
+
+HOSTS_CLIENT = """
+import socket, sys
+p = int(sys.argv[1])
+print(sorted(set(l.split()[0] for l in open("/etc/hosts") if l.strip())))
+for host in ("localhost", "127.0.0.1", "127.0.0.2"):
+    try:
+        c = socket.create_connection((host, p), timeout=5)
+        print(host, "ok", c.getpeername()[0])
+    except OSError as e:
+        print(host, e.errno)
+"""
+
+
+def test_hostname_rule_is_resolved_and_pinned(servers):
+    # A rule naming a host: resolved once at start, pinned; the sandbox sees a synthetic
+    # /etc/hosts with that name (and localhost) even without a grant on /etc.
+    p = servers["port"]
+    pinned = sorted({a[4][0] for a in socket.getaddrinfo("localhost", None,
+                                                         type=socket.SOCK_STREAM)})
+    require("127.0.0.1" in pinned, "localhost resolving to 127.0.0.1 on this host")
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://localhost:{p}", "--", "/usr/bin/python3",
+            "-c", HOSTS_CLIENT, str(p), timeout=30)
+    lines = r.stdout.decode().splitlines()
+    assert eval(lines[0]) == sorted({"127.0.0.1", "::1", *pinned}), r.stderr
+    assert lines[1:] == ["localhost ok 127.0.0.1", "127.0.0.1 ok 127.0.0.1", "127.0.0.2 111"]
+    # Control: without a host rule /etc/hosts is the real file, here not granted.
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.1:{p}", "--", "cat", "/etc/hosts",
+            timeout=30)
+    assert r.returncode == 1 and b"Permission denied" in r.stderr
+
+
+def test_unresolvable_host_fails_at_start():
+    r = run(*SYSTEM_READ, "--net-allow", "tcp://no-such-host.invalid:80", "--", "true",
+            timeout=60)
+    assert r.returncode == 1
+    assert r.stderr.decode().startswith(
+        "sandlock: net_allow: no-such-host.invalid: cannot resolve")

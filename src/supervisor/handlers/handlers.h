@@ -27,3 +27,6 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 /* net.c: listen, where an autobind would escape the bind rules. */
 int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
+/* net.c: open/openat of /etc/hosts, served from the names resolved at start. */
+int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp);

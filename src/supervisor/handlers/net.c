@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -245,4 +247,42 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 	int r = listen(sock, backlog);
 	notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
 	return 0;
+}
+
+/* open/openat of "/etc/hosts" when a rule names a host: the answer is a sealed memfd holding
+ * the names resolved at start (plan.net.hosts), installed in the child and returned in one step
+ * (SECCOMP_ADDFD_FLAG_SEND), so the sandbox resolves those names to the pinned addresses. */
+int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp)
+{
+	static const char hosts[] = "/etc/hosts";
+	int at = req->data.nr != SYS_open; /* openat: (dirfd, path, flags) */
+	uint64_t flags = req->data.args[at ? 2 : 1];
+	char path[sizeof(hosts)];
+
+	/* Any other path, or a write: the kernel opens it as asked, under the Landlock rules.
+	 * CONTINUE is safe whatever the path memory says by the time the kernel reads it again:
+	 * Landlock decides on the path the kernel resolves, and at worst the real /etc/hosts is
+	 * opened, which Landlock allows or refuses like any file. */
+	if (!sv->net || !sv->net->hosts || (flags & O_ACCMODE) != O_RDONLY ||
+	    notif_mem_read(sv->listener, req, req->data.args[at ? 1 : 0], path, sizeof(path)) < 0 ||
+	    memcmp(path, hosts, sizeof(hosts)) != 0) {
+		notif_answer_continue(resp);
+		return 0;
+	}
+	size_t len = strlen(sv->net->hosts);
+	_cleanup_close_ int fd = memfd_create("hosts", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || write(fd, sv->net->hosts, len) != (ssize_t)len ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0 ||
+	    lseek(fd, 0, SEEK_SET) < 0)
+		return fd < 0 ? negative_errno() : -EIO;
+	struct seccomp_notif_addfd add = {
+		.id = req->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+	};
+	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
+		return errno == ENOENT ? NOTIF_GONE : negative_errno();
+	return NOTIF_DEFERRED; /* answered: the new descriptor is the syscall's result */
 }
