@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sandlock.h"
+#include "spawn-helpers.h"
 #include "tap.h"
 
 static void msleep(long ms)
@@ -156,23 +157,6 @@ static void test_name(void)
 	check_name(p, "..", -EINVAL, "name: must not be \".\" or \"..\"");
 	is_int(sandlock_policy_set_name(p, "", NULL), -EINVAL, "set_name with a NULL reterr");
 	sandlock_policy_free(p);
-}
-
-static sandlock_policy_t *system_policy(void)
-{
-	static const char *const dirs[] = { "/usr", "/lib", "/lib64", "/bin" };
-	sandlock_policy_t *p = NULL;
-	struct stat st;
-
-	if (sandlock_policy_new(&p) < 0)
-		return NULL;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (stat(dirs[i], &st) == 0)
-			sandlock_policy_add_fs_read(p, dirs[i]);
-	/* Run on any Landlock kernel; the protections themselves are tested elsewhere. */
-	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
-		sandlock_policy_set_protection(p, i, SANDLOCK_PROTECTION_DEGRADED);
-	return p;
 }
 
 static void test_check(void)
@@ -1011,9 +995,9 @@ static void *spawn_in_thread(void *arg)
 	struct thread_spawn *t = arg;
 	sandlock_spawn_opts_t o = capture_opts();
 
-	t->r = sandlock_spawn(t->policy,
-			      (const char *const[]){ "/bin/sh", "-c", "sleep 0.3; echo alive", NULL },
-			      &o, &t->sb, NULL);
+	t->r = sandlock_spawn(
+		t->policy, (const char *const[]){ "/bin/sh", "-c", "sleep 0.3; echo alive", NULL },
+		&o, &t->sb, NULL);
 	return NULL;
 }
 
@@ -1131,9 +1115,8 @@ static void *spawn_concurrent(void *arg)
 	snprintf(want, sizeof(want), "box%d\n", c->index);
 	if (sandlock_spawn(c->p, (const char *const[]){ "uname", "-n", NULL }, &o, &sb, NULL) < 0)
 		return NULL;
-	const uint8_t *out = sandlock_sandbox_wait(sb, 10000) == 0
-				     ? sandlock_sandbox_stdout(sb, &len)
-				     : NULL;
+	const uint8_t *out =
+		sandlock_sandbox_wait(sb, 10000) == 0 ? sandlock_sandbox_stdout(sb, &len) : NULL;
 	c->ok = out && len == strlen(want) && memcmp(out, want, len) == 0 &&
 		sandlock_sandbox_exit_code(sb) == 0;
 	sandlock_sandbox_free(sb);
@@ -1192,7 +1175,8 @@ static void test_host_handler_not_run(void)
 		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_SIGNAL,
 		       "  the child died of the signal's default action");
 		is_int(sandlock_sandbox_exit_signal(sb), SIGUSR1, "  SIGUSR1");
-		ok(read(handler_pipe[0], &c, 1) < 0, "  the host's handler did not run in the child");
+		ok(read(handler_pipe[0], &c, 1) < 0,
+		   "  the host's handler did not run in the child");
 		sandlock_sandbox_free(sb);
 	}
 	sigaction(SIGUSR1, &old, NULL);

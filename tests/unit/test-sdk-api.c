@@ -13,23 +13,8 @@
 #include <unistd.h>
 
 #include "sandlock.h"
+#include "spawn-helpers.h"
 #include "tap.h"
-
-static sandlock_policy_t *system_policy(void)
-{
-	static const char *const dirs[] = { "/usr", "/lib", "/lib64", "/bin" };
-	sandlock_policy_t *p = NULL;
-	struct stat st;
-
-	if (sandlock_policy_new(&p) < 0)
-		return NULL;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (stat(dirs[i], &st) == 0)
-			sandlock_policy_add_fs_read(p, dirs[i]);
-	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
-		sandlock_policy_set_protection(p, i, SANDLOCK_PROTECTION_DEGRADED);
-	return p;
-}
 
 /* Run `sh -c SCRIPT` with @pass (may be NULL) and return its stdout, or NULL. @flags:
  * SANDLOCK_SPAWN_PARKED runs it through the fork launch (parked, then started). */

@@ -135,6 +135,23 @@ static void connect_worker(int listener, void *arg)
 	free(job);
 }
 
+/* The socket the child named in argument 0 (a copy, from the calling thread's table) and its
+ * address family in *@domain. A descriptor that is no socket: -ENOTSOCK, as the kernel. */
+static int take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain)
+{
+	socklen_t optlen = sizeof(*domain);
+
+	int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	if (sock < 0)
+		return sock;
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, domain, &optlen) < 0) {
+		int r = errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
+		close(sock);
+		return r;
+	}
+	return sock;
+}
+
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
@@ -153,11 +170,9 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	r = notif_mem_read(sv->listener, req, req->data.args[1], &ss, len);
 	if (r < 0)
 		return r;
-	_cleanup_close_ int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	_cleanup_close_ int sock = take_socket(sv, req, &domain);
 	if (sock < 0)
 		return sock;
-	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &optlen) < 0)
-		return errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
 	if (domain != AF_INET && domain != AF_INET6) {
 		/* A UNIX or netlink socket: the rules are about IP, so the kernel connects it,
 		 * which also keeps path resolution and the abstract-socket scope the child's. Safe
@@ -214,14 +229,11 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp)
 {
 	int domain = 0;
-	socklen_t optlen = sizeof(domain);
 	int backlog = (int)(uint32_t)req->data.args[1];
 
-	_cleanup_close_ int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	_cleanup_close_ int sock = take_socket(sv, req, &domain);
 	if (sock < 0)
 		return sock;
-	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &optlen) < 0)
-		return errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
 	if (domain != AF_INET && domain != AF_INET6) {
 		/* A UNIX (or netlink) socket: the kernel runs listen itself, because the listener's
 		 * credentials, which its clients check with SO_PEERCRED, are taken from the task
