@@ -26,7 +26,9 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 		.listener = -1, .name = name, .groups = groups, .net = net, .prepared = 1
 	};
 	pthread_mutex_init(&sv->workers.lock, NULL);
-	pthread_cond_init(&sv->workers.idle, NULL);
+	pthread_cond_init(&sv->workers.work, NULL);
+	pthread_cond_init(&sv->workers.idle_cond, NULL);
+	sv->workers.listener = -1;
 	for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
 		sv->workers.socks[i] = -1;
 
@@ -79,83 +81,129 @@ int supervisor_handle(struct supervisor *sv)
 	return 0;
 }
 
-struct worker {
-	struct supervisor_workers *w;
-	int slot;
-	int listener; /* our own copy: the loop's may be closed before we answer */
+/* A queued blocking operation (supervisor_run_worker). */
+struct job {
+	struct job *next;
+	int sock;
 	void (*fn)(int listener, void *arg);
 	void *arg;
 };
 
+struct worker_start {
+	struct supervisor_workers *w;
+	int slot;
+};
+
+/* A pool thread: takes jobs until the pool stops. Its slot in w->socks holds the socket of the
+ * job it runs, so that supervisor_done() can cut that job short. */
 static void *worker_main(void *p)
 {
-	struct worker *wk = p;
-	struct supervisor_workers *w = wk->w;
+	struct worker_start *ws = p;
+	struct supervisor_workers *w = ws->w;
+	int slot = ws->slot;
 
-	wk->fn(wk->listener, wk->arg);
-	safe_close(wk->listener);
+	free(ws);
 	pthread_mutex_lock(&w->lock);
-	safe_close(w->socks[wk->slot]);
-	w->socks[wk->slot] = -1;
+	for (;;) {
+		while (!w->queue && !w->stopping)
+			pthread_cond_wait(&w->work, &w->lock);
+		struct job *job = w->queue;
+		if (!job)
+			break; /* stopping, nothing left */
+		w->queue = job->next;
+		if (!w->queue)
+			w->queue_tail = NULL;
+		w->socks[slot] = job->sock;
+		w->idle--;
+		int stopping = w->stopping;
+		pthread_mutex_unlock(&w->lock);
+		if (!stopping) /* a job queued for a sandbox that ended is dropped */
+			job->fn(w->listener, job->arg);
+		else
+			free(job->arg);
+		pthread_mutex_lock(&w->lock);
+		w->socks[slot] = -1;
+		w->idle++;
+		safe_close(job->sock);
+		free(job);
+	}
+	w->idle--;
 	if (--w->n == 0)
-		pthread_cond_broadcast(&w->idle);
+		pthread_cond_broadcast(&w->idle_cond);
 	pthread_mutex_unlock(&w->lock);
-	free(wk);
 	return NULL;
 }
 
-int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
-			  void *arg)
+/* Start one more pool thread (called with w->lock held). */
+static int worker_spawn(struct supervisor_workers *w)
 {
-	struct supervisor_workers *w = &sv->workers;
-	struct worker *wk = calloc(1, sizeof(*wk));
+	struct worker_start *ws = malloc(sizeof(*ws));
 	pthread_attr_t attr;
 	pthread_t t;
 	int slot = -1;
 
-	if (!wk)
-		return -ENOMEM;
-	wk->listener = fcntl(sv->listener, F_DUPFD_CLOEXEC, 3);
-	if (wk->listener < 0) {
-		free(wk);
-		return negative_errno();
-	}
-	pthread_mutex_lock(&w->lock);
 	for (int i = 0; i < SUPERVISOR_MAX_WORKERS && slot < 0; i++)
-		if (w->socks[i] < 0)
+		if (!w->slot_used[i])
 			slot = i;
-	if (slot >= 0) {
-		w->socks[slot] = sock;
-		w->n++;
-	}
-	pthread_mutex_unlock(&w->lock);
-	if (slot < 0) {
-		safe_close(wk->listener);
-		free(wk);
+	if (!ws || slot < 0) {
+		free(ws);
 		return -EAGAIN;
 	}
-	*wk = (struct worker){ w, slot, wk->listener, fn, arg };
+	*ws = (struct worker_start){ w, slot };
 	/* Every signal blocked in the worker (it inherits the mask it is created with), so none
 	 * interrupts its blocking call with EINTR the child never asked for. A small stack: it
-	 * makes one call. */
+	 * makes one call at a time. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	int r = -pthread_create(&t, &attr, worker_main, wk);
+	int r = -pthread_create(&t, &attr, worker_main, ws);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
-		pthread_mutex_lock(&w->lock);
-		w->socks[slot] = -1; /* the caller still owns @sock */
-		if (--w->n == 0)
-			pthread_cond_broadcast(&w->idle);
-		pthread_mutex_unlock(&w->lock);
-		safe_close(wk->listener);
-		free(wk);
+		free(ws);
+		return r;
 	}
+	w->slot_used[slot] = 1;
+	w->n++;
+	w->idle++;
+	return 0;
+}
+
+int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
+			  void *arg)
+{
+	struct supervisor_workers *w = &sv->workers;
+	struct job *job = malloc(sizeof(*job));
+	int r = 0;
+
+	if (!job)
+		return -ENOMEM;
+	*job = (struct job){ .sock = sock, .fn = fn, .arg = arg };
+	pthread_mutex_lock(&w->lock);
+	/* The workers answer on a copy of the listener of their own: the loop's may be closed
+	 * first when the sandbox ends. */
+	if (w->listener < 0 && (w->listener = fcntl(sv->listener, F_DUPFD_CLOEXEC, 3)) < 0)
+		r = negative_errno();
+	/* A thread for each job that finds none idle, up to the maximum; beyond, jobs wait. */
+	if (r == 0 && w->idle == 0 && w->n < SUPERVISOR_MAX_WORKERS) {
+		int k = worker_spawn(w);
+		if (k < 0 && w->n == 0)
+			r = k; /* no thread at all to run it */
+	}
+	if (r == 0) {
+		if (w->queue_tail)
+			w->queue_tail->next = job;
+		else
+			w->queue = job;
+		w->queue_tail = job;
+		pthread_cond_signal(&w->work);
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (r < 0)
+		free(job); /* the caller still owns @sock and @arg */
 	return r;
 }
 
@@ -165,9 +213,12 @@ void supervisor_done(struct supervisor *sv)
 
 	if (!sv->prepared) /* never prepared (no supervisor, or a spawn that failed first) */
 		return;
-	/* Workers blocked in a connect for a sandbox that has ended: cut them short, again every
-	 * 50 ms, for one that had not entered its connect yet when the first shutdown came. */
+	/* Stop the pool: queued jobs are dropped, and a worker blocked in a connect for a sandbox
+	 * that has ended is cut short, again every 50 ms, for one that had not entered its
+	 * connect yet when the first shutdown came. */
 	pthread_mutex_lock(&w->lock);
+	w->stopping = 1;
+	pthread_cond_broadcast(&w->work);
 	while (w->n > 0) {
 		for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
 			if (w->socks[i] >= 0)
@@ -179,15 +230,17 @@ void supervisor_done(struct supervisor *sv)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		(void)pthread_cond_timedwait(&w->idle, &w->lock, &until);
+		(void)pthread_cond_timedwait(&w->idle_cond, &w->lock, &until);
 	}
 	pthread_mutex_unlock(&w->lock);
+	w->listener = safe_close(w->listener);
 	sv->listener = safe_close(sv->listener);
 	free(sv->req);
 	free(sv->resp);
 	sv->req = NULL;
 	sv->resp = NULL;
 	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->idle);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->idle_cond);
 	sv->prepared = 0;
 }

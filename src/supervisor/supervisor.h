@@ -15,16 +15,23 @@
 struct groups;
 struct net_plan;
 
-/* Blocking operations done on a worker thread (a blocking connect on the child's behalf), so
- * the loop never waits: each holds the socket it works on, so that supervisor_done() can cut
- * them short (shutdown) when the sandbox ends. */
+/* Blocking operations (a connect on the child's behalf) run on a pool of worker threads, so
+ * the loop never waits. Threads are started as jobs find none idle, up to the maximum (then
+ * jobs wait in the queue), and live until supervisor_done(), which cuts the running jobs short
+ * (shutdown of their sockets) and drops the queued ones. */
 #define SUPERVISOR_MAX_WORKERS 64
+
+struct job;
 
 struct supervisor_workers {
 	pthread_mutex_t lock;
-	pthread_cond_t idle; /* n reached 0 */
-	int n;
-	int socks[SUPERVISOR_MAX_WORKERS]; /* -1: a free slot */
+	pthread_cond_t work;	  /* a job was queued, or stopping */
+	pthread_cond_t idle_cond; /* n reached 0 */
+	int n, idle, stopping;
+	int listener; /* the workers' copy of the listener */
+	struct job *queue, *queue_tail;
+	uint8_t slot_used[SUPERVISOR_MAX_WORKERS];
+	int socks[SUPERVISOR_MAX_WORKERS]; /* the socket each thread works on, or -1 */
 };
 
 struct supervisor {
@@ -51,9 +58,10 @@ void supervisor_attach(struct supervisor *sv, int listener);
 /* Receive one pending notification and answer it. Returns 0, or -errno when the listener is
  * unusable. A notification whose task died meanwhile is not an error. */
 int supervisor_handle(struct supervisor *sv);
-/* Run @fn(@arg) on a detached worker thread that owns @sock (closed when it ends) and answers
- * notifications on its own copy of the listener. -EAGAIN when SUPERVISOR_MAX_WORKERS are busy.
- * @fn gets the listener copy and must answer (or find the notification gone). */
+/* Queue @fn(@arg) for a pool thread, which owns @sock (closed after @fn) and answers
+ * notifications on the pool's copy of the listener: @fn gets it and must answer (or find the
+ * notification gone). A job dropped because the sandbox ended is not run: @arg is freed.
+ * -ENOMEM, -EAGAIN (no thread could be started), -EMFILE. */
 int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
 			  void *arg);
 /* Stop: cut the workers' sockets short (shutdown), wait for them, release everything. */
