@@ -493,7 +493,10 @@ static int wait_parked(struct sandlock_sandbox *sb)
 static void finish(struct sandlock_sandbox *sb)
 {
 	if (sb->has_sv) {
-		/* Close the listener now: trapped calls of stragglers fail instead of waiting. */
+		/* No connect made on behalf of a sandbox that has ended goes on. Then close the
+		 * listener (and the workers' copy): trapped calls of stragglers fail instead of
+		 * waiting. */
+		supervisor_stop_workers(&sb->sv);
 		sb->sv.listener = safe_close(sb->sv.listener);
 		sb->has_sv = 0;
 	}

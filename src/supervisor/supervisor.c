@@ -183,9 +183,12 @@ int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listen
 		return -ENOMEM;
 	*job = (struct job){ .sock = sock, .fn = fn, .arg = arg };
 	pthread_mutex_lock(&w->lock);
+	if (w->stopping)
+		r = -ECANCELED; /* the sandbox has ended */
 	/* The workers answer on a copy of the listener of their own: the loop's may be closed
 	 * first when the sandbox ends. */
-	if (w->listener < 0 && (w->listener = fcntl(sv->listener, F_DUPFD_CLOEXEC, 3)) < 0)
+	if (r == 0 && w->listener < 0 &&
+	    (w->listener = fcntl(sv->listener, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = negative_errno();
 	/* A thread for each job that finds none idle, up to the maximum; beyond, jobs wait. */
 	if (r == 0 && w->idle == 0 && w->n < SUPERVISOR_MAX_WORKERS) {
@@ -207,7 +210,7 @@ int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listen
 	return r;
 }
 
-void supervisor_done(struct supervisor *sv)
+void supervisor_stop_workers(struct supervisor *sv)
 {
 	struct supervisor_workers *w = &sv->workers;
 
@@ -234,6 +237,15 @@ void supervisor_done(struct supervisor *sv)
 	}
 	pthread_mutex_unlock(&w->lock);
 	w->listener = safe_close(w->listener);
+}
+
+void supervisor_done(struct supervisor *sv)
+{
+	struct supervisor_workers *w = &sv->workers;
+
+	if (!sv->prepared)
+		return;
+	supervisor_stop_workers(sv);
 	sv->listener = safe_close(sv->listener);
 	free(sv->req);
 	free(sv->resp);

@@ -64,5 +64,8 @@ int supervisor_handle(struct supervisor *sv);
  * -ENOMEM, -EAGAIN (no thread could be started), -EMFILE. */
 int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
 			  void *arg);
-/* Stop: cut the workers' sockets short (shutdown), wait for them, release everything. */
+/* Stop the worker pool: drop queued jobs, cut running ones short (shutdown of their sockets),
+ * wait for the threads, close their listener copy. Called when the sandbox ends; idempotent. */
+void supervisor_stop_workers(struct supervisor *sv);
+/* Stop the workers, release everything. */
 void supervisor_done(struct supervisor *sv);
