@@ -297,3 +297,37 @@ def test_listen_without_supervisor_is_refused():
     p = ephemeral_port()
     assert listens("--no-supervisor", port=p) == ["listen", "1"]  # EPERM: nobody to check
     assert listens("--no-supervisor", "--net-allow-bind", "*", port=p) == ["listen", str(p)]
+
+
+FAMILIES = """
+import socket
+res = {}
+for name, fam, typ, proto in (("packet", 17, socket.SOCK_RAW, 0), ("vsock", 40, socket.SOCK_STREAM, 0),
+                              ("tipc", 30, socket.SOCK_RDM, 0), ("xdp", 44, socket.SOCK_RAW, 0),
+                              ("udp", socket.AF_INET, socket.SOCK_DGRAM, 0),
+                              ("icmp-raw", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),
+                              ("tcp", socket.AF_INET6, socket.SOCK_STREAM, 0)):
+    try:
+        socket.socket(fam, typ, proto).close()
+        res[name] = 0
+    except OSError as e:
+        res[name] = e.errno
+print(res)
+"""
+
+
+def test_socket_families_and_protocols():
+    import errno
+    import os
+    import subprocess
+    inside = eval(run(*SYSTEM_READ, "--", "/usr/bin/python3", "-c", FAMILIES,
+                      timeout=30).stdout.decode())
+    assert inside == {"packet": errno.EAFNOSUPPORT, "vsock": errno.EAFNOSUPPORT,
+                      "tipc": errno.EAFNOSUPPORT, "xdp": errno.EAFNOSUPPORT,
+                      "udp": errno.EPERM, "icmp-raw": errno.EPERM, "tcp": 0}
+    outside = eval(subprocess.run(["/usr/bin/python3", "-c", FAMILIES], capture_output=True,
+                                  text=True, timeout=30).stdout)
+    # Controls: UDP and TCP sockets are the host's to make; as root, packet and raw too.
+    assert outside["udp"] == 0 and outside["tcp"] == 0
+    if os.geteuid() == 0:
+        assert outside["packet"] == 0 and outside["icmp-raw"] == 0
