@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "plan/landlock.h"
 #include "plan/plan.h"
+#include "policy/rules.h"
 #include "strv.h"
 #include "supervisor/dispatch.h"
 #include "tap.h"
@@ -263,8 +265,64 @@ static void test_plan_build(void)
 	error_free(e);
 }
 
+/* Which network rules need what: the classes, and the policy predicates built on them. */
+static void test_net_classes(void)
+{
+	char a[] = "tcp://*:443", b[] = "tcp://:80,8080", c[] = "tcp://10.0.0.0/8:443",
+	     d[] = "tcp://api.example.com:443", e[] = ":443", f[] = "udp://1.1.1.1:53",
+	     g[] = "icmp://*", star[] = "*", port[] = "8080";
+	char *direct[] = { a, b, NULL }, *ip[] = { a, c, NULL }, *host[] = { d, NULL },
+	     *bare[] = { a, e, NULL }, *udp[] = { f, NULL }, *icmp[] = { g, NULL };
+
+	is_int(net_rules_class(NULL), NET_RULES_DIRECT, "no rules: direct (nothing to do)");
+	is_int(net_rules_class(direct), NET_RULES_DIRECT, "tcp:// to any host: direct");
+	is_int(net_rules_class(ip), NET_RULES_ONBEHALF, "a CIDR among them: on behalf");
+	is_int(net_rules_class(host), NET_RULES_ONBEHALF, "a hostname: on behalf");
+	is_int(net_rules_class(bare), NET_RULES_LATER, "a bare rule (TCP and UDP): later");
+	is_int(net_rules_class(udp), NET_RULES_LATER, "udp://: later");
+	is_int(net_rules_class(icmp), NET_RULES_LATER, "icmp://: later");
+
+	struct sandlock_policy p = { .net_allow = direct };
+	ok(!policy_net_onbehalf(&p), "direct rules: no connect trap");
+	p.net_allow = ip;
+	ok(policy_net_onbehalf(&p), "a CIDR rule: connect trapped");
+	p.net_allow = direct;
+	p.net_deny = udp;
+	ok(policy_net_onbehalf(&p), "a deny rule: connect trapped");
+	p = (struct sandlock_policy){ .net_allow = host };
+	ok(policy_net_hosts(&p), "a hostname: /etc/hosts served");
+	p.net_allow = ip;
+	ok(!policy_net_hosts(&p), "no hostname: opens not trapped (control)");
+
+	char *any[] = { star, NULL }, *one[] = { port, NULL };
+	p = (struct sandlock_policy){ 0 };
+	ok(policy_bind_restricted(&p), "no bind rule: bind restricted (listen trapped)");
+	p.net_allow_bind = any;
+	ok(!policy_bind_restricted(&p), "allow_bind *: open");
+	p.net_deny_bind = one;
+	ok(policy_bind_restricted(&p), "* with a deny list: restricted");
+	p = (struct sandlock_policy){ .net_allow_bind = one };
+	ok(policy_bind_restricted(&p), "a port list: restricted");
+
+	struct net_rule r = { 0 }, pin = { 0 };
+	char err[128];
+	const uint8_t v4[4] = { 192, 0, 2, 7 }, other[4] = { 192, 0, 2, 8 };
+	ok(net_rule_parse("tcp://api.example.com:443,8443", NET_RULE_ALLOW, &r, err, sizeof(err)) ==
+			   0 &&
+		   net_rule_pinned(&r, AF_INET, v4, &pin) == 0,
+	   "a host rule pinned to one address");
+	ok(net_rule_match(&pin, NET_PROTO_TCP, AF_INET, v4, 8443) &&
+		   !net_rule_match(&pin, NET_PROTO_TCP, AF_INET, other, 443) &&
+		   !net_rule_match(&pin, NET_PROTO_TCP, AF_INET, v4, 80) &&
+		   !net_rule_match(&r, NET_PROTO_TCP, AF_INET, v4, 443),
+	   "  matches that address on its ports only (the host rule itself matches nothing)");
+	net_rule_done(&r);
+	net_rule_done(&pin);
+}
+
 int main(void)
 {
+	test_net_classes();
 	test_env();
 	test_exec_paths();
 	test_trap_set();

@@ -163,13 +163,7 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	uint16_t port;
 	int r;
 
-	if (len > sizeof(ss))
-		return -EINVAL;
-	if (len < sizeof(ss.ss_family))
-		return -EINVAL;
-	r = notif_mem_read(sv->listener, req, req->data.args[1], &ss, len);
-	if (r < 0)
-		return r;
+	/* In the kernel's order: the descriptor (EBADF, ENOTSOCK), then the address. */
 	_cleanup_close_ int sock = take_socket(sv, req, &domain);
 	if (sock < 0)
 		return sock;
@@ -183,6 +177,11 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_continue(resp);
 		return 0;
 	}
+	if (len > sizeof(ss) || len < sizeof(ss.ss_family))
+		return -EINVAL;
+	r = notif_mem_read(sv->listener, req, req->data.args[1], &ss, len);
+	if (r < 0)
+		return r;
 	optlen = sizeof(int);
 	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &optlen) < 0)
 		return negative_errno();
