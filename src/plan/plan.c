@@ -136,6 +136,17 @@ static int net_rules_push(struct net_rule **v, size_t *n, struct net_rule *r)
 	return 0;
 }
 
+/* Whether @text (lines, may be NULL) holds the line @line ("...\n") whole. */
+static int hosts_has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, line, n) == 0)
+			return 1;
+	return 0;
+}
+
 /* Resolve the host of @r once, now, and append one pinned rule per address, and a line per
  * address to the synthetic /etc/hosts the sandbox sees (*@hosts). */
 static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char **hosts,
@@ -155,21 +166,26 @@ static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char
 			a->ai_family == AF_INET
 				? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
 				: (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
-		char text[INET6_ADDRSTRLEN], *line = NULL;
+		char text[INET6_ADDRSTRLEN], entry[INET6_ADDRSTRLEN + NET_HOST_MAX + 4],
+			*line = NULL;
 		struct net_rule pin;
-		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
+		if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
+		    !inet_ntop(a->ai_family, ip, text, sizeof(text)))
+			continue;
+		added++;
+		/* One entry per address and name (the resolver may list one twice). */
+		snprintf(entry, sizeof(entry), "%s\t%s\n", text, r->host);
+		if (hosts_has_line(*hosts, entry))
 			continue;
 		k = net_rule_pinned(r, a->ai_family, ip, &pin);
 		if (k == 0)
 			k = net_rules_push(&net->allow, &net->n_allow, &pin);
-		if (k == 0 && inet_ntop(a->ai_family, ip, text, sizeof(text)) &&
-		    asprintf(&line, "%s%s\t%s\n", *hosts ? *hosts : "", text, r->host) < 0)
+		if (k == 0 && asprintf(&line, "%s%s", *hosts ? *hosts : "", entry) < 0)
 			k = -ENOMEM;
 		if (line) {
 			free(*hosts);
 			*hosts = line;
 		}
-		added++;
 	}
 	freeaddrinfo(res);
 	if (k < 0)
@@ -278,9 +294,18 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 		if (r == 0)
 			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net, &plan.net.deny,
 					      &plan.net.n_deny, reterr);
-		char *all = NULL; /* the names the sandbox may resolve, and localhost */
+		/* The names the sandbox may resolve, then localhost: the pinned entries first,
+		 * since a resolver without "multi on" (host.conf) takes the first line for a
+		 * name. */
+		char *all = NULL;
 		if (r == 0 && plan.net.hosts &&
-		    asprintf(&all, "127.0.0.1\tlocalhost\n::1\tlocalhost\n%s", plan.net.hosts) < 0)
+		    asprintf(&all, "%s%s%s", plan.net.hosts,
+			     hosts_has_line(plan.net.hosts, "127.0.0.1\tlocalhost\n")
+				     ? ""
+				     : "127.0.0.1\tlocalhost\n",
+			     hosts_has_line(plan.net.hosts, "::1\tlocalhost\n")
+				     ? ""
+				     : "::1\tlocalhost\n") < 0)
 			r = error_set(reterr, -ENOMEM, "out of memory");
 		if (all) {
 			free(plan.net.hosts);

@@ -492,11 +492,11 @@ static int wait_parked(struct sandlock_sandbox *sb)
 
 static void finish(struct sandlock_sandbox *sb)
 {
+	/* No connect made on behalf of a sandbox that has ended goes on (whether or not the
+	 * listener is still open: it closes itself on a hang-up). */
+	supervisor_stop_workers(&sb->sv);
 	if (sb->has_sv) {
-		/* No connect made on behalf of a sandbox that has ended goes on. Then close the
-		 * listener (and the workers' copy): trapped calls of stragglers fail instead of
-		 * waiting. */
-		supervisor_stop_workers(&sb->sv);
+		/* Close the listener now: trapped calls of stragglers fail instead of waiting. */
 		sb->sv.listener = safe_close(sb->sv.listener);
 		sb->has_sv = 0;
 	}

@@ -50,9 +50,11 @@ static const struct dispatch_entry table[] = {
 	/* listen, wherever TCP bind is restricted: an unbound socket's listen picks a port past
 	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },
-	/* open, openat, when a rule names a host: /etc/hosts is the names resolved at start.
-	 * Without a supervisor such a policy is refused, so nothing is denied here. */
+/* open, openat, when a rule names a host: /etc/hosts is the names resolved at start.
+ * Without a supervisor such a policy is refused, so nothing is denied here. */
+#ifdef SYS_open
 	{ { .nr = SYS_open }, handle_open, policy_net_hosts },
+#endif
 	{ { .nr = SYS_openat }, handle_open, policy_net_hosts },
 };
 

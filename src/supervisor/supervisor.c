@@ -113,6 +113,7 @@ static void *worker_main(void *p)
 		w->queue = job->next;
 		if (!w->queue)
 			w->queue_tail = NULL;
+		w->pending--;
 		w->socks[slot] = job->sock;
 		w->idle--;
 		int stopping = w->stopping;
@@ -190,8 +191,12 @@ int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listen
 	if (r == 0 && w->listener < 0 &&
 	    (w->listener = fcntl(sv->listener, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = negative_errno();
-	/* A thread for each job that finds none idle, up to the maximum; beyond, jobs wait. */
-	if (r == 0 && w->idle == 0 && w->n < SUPERVISOR_MAX_WORKERS) {
+	/* Each queued job holds a descriptor of the host process: a bounded queue. */
+	if (r == 0 && w->pending >= SUPERVISOR_MAX_QUEUED)
+		r = -EAGAIN;
+	/* A thread for each job that finds none idle (idle threads already woken for queued
+	 * jobs do not count), up to the maximum; beyond, jobs wait. */
+	if (r == 0 && w->idle <= w->pending && w->n < SUPERVISOR_MAX_WORKERS) {
 		int k = worker_spawn(w);
 		if (k < 0 && w->n == 0)
 			r = k; /* no thread at all to run it */
@@ -202,6 +207,7 @@ int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listen
 		else
 			w->queue = job;
 		w->queue_tail = job;
+		w->pending++;
 		pthread_cond_signal(&w->work);
 	}
 	pthread_mutex_unlock(&w->lock);

@@ -17,9 +17,10 @@ struct net_plan;
 
 /* Blocking operations (a connect on the child's behalf) run on a pool of worker threads, so
  * the loop never waits. Threads are started as jobs find none idle, up to the maximum (then
- * jobs wait in the queue), and live until supervisor_done(), which cuts the running jobs short
- * (shutdown of their sockets) and drops the queued ones. */
+ * jobs wait in a bounded queue), and live until supervisor_stop_workers() (the sandbox ended),
+ * which cuts the running jobs short (shutdown of their sockets) and drops the queued ones. */
 #define SUPERVISOR_MAX_WORKERS 64
+#define SUPERVISOR_MAX_QUEUED (4 * SUPERVISOR_MAX_WORKERS)
 
 struct job;
 
@@ -28,6 +29,7 @@ struct supervisor_workers {
 	pthread_cond_t work;	  /* a job was queued, or stopping */
 	pthread_cond_t idle_cond; /* n reached 0 */
 	int n, idle, stopping;
+	int pending;  /* queued jobs no thread has taken yet */
 	int listener; /* the workers' copy of the listener */
 	struct job *queue, *queue_tail;
 	uint8_t slot_used[SUPERVISOR_MAX_WORKERS];
@@ -61,7 +63,8 @@ int supervisor_handle(struct supervisor *sv);
 /* Queue @fn(@arg) for a pool thread, which owns @sock (closed after @fn) and answers
  * notifications on the pool's copy of the listener: @fn gets it and must answer (or find the
  * notification gone). A job dropped because the sandbox ended is not run: @arg is freed.
- * -ENOMEM, -EAGAIN (no thread could be started), -EMFILE. */
+ * -ENOMEM, -EAGAIN (no thread could be started, or SUPERVISOR_MAX_QUEUED jobs wait already),
+ * -EMFILE, -ECANCELED (the pool has stopped). */
 int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
 			  void *arg);
 /* Stop the worker pool: drop queued jobs, cut running ones short (shutdown of their sockets),

@@ -361,3 +361,68 @@ def test_unresolvable_host_fails_at_start():
     assert r.returncode == 1
     assert r.stderr.decode().startswith(
         "sandlock: net_allow: no-such-host.invalid: cannot resolve")
+
+
+HOL = """
+import os, socket, sys, time
+hole, fast = int(sys.argv[1]), int(sys.argv[2])
+stuck = []
+for _ in range(3):  # processes of their own, each stuck in a blocking connect
+    pid = os.fork()
+    if pid == 0:
+        socket.socket().connect(("127.0.0.1", hole))
+        os._exit(0)
+    stuck.append(pid)
+time.sleep(0.3)
+t = time.monotonic()
+r = socket.socket().connect_ex(("127.0.0.1", fast))
+print(r, round(time.monotonic() - t, 3), all(os.waitpid(p, os.WNOHANG) == (0, 0) for p in stuck))
+"""
+
+
+def test_a_slow_connect_does_not_hold_up_others(servers):
+    # Connects stuck on one destination must not queue a fast one behind them.
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    hole = srv.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(("127.0.0.1", hole))
+        fillers.append(c)
+    time.sleep(0.2)
+    fast = servers["port"]
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.1:{hole}", "--net-allow",
+            f"tcp://127.0.0.1:{fast}", "--", "/usr/bin/python3", "-c", HOL, str(hole),
+            str(fast), timeout=30)
+    code, took, pending = r.stdout.decode().split()
+    assert code == "0" and float(took) < 0.5 and pending == "True", (r.stdout, r.stderr)
+    for c in fillers:
+        c.close()
+    srv.close()
+
+
+HOSTS_FLAGS = """
+import fcntl, os
+fd = os.open("/etc/hosts", os.O_RDONLY)
+print(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY)
+try:
+    os.write(fd, b"x")
+except OSError as e:
+    print("write", e.errno)
+try:
+    os.open("/etc/hosts", os.O_RDONLY | os.O_DIRECTORY)
+except OSError as e:
+    print("directory", e.errno)
+"""
+
+
+def test_synthetic_hosts_is_a_plain_read_only_file(servers):
+    # Only a plain read-only open is answered with the synthetic file, and that file is
+    # read-only; anything else is the kernel's (O_DIRECTORY: ENOTDIR, as for the real one).
+    p = servers["port"]
+    r = run(*SYSTEM_READ, "--net-allow", f"tcp://localhost:{p}", "--", "/usr/bin/python3",
+            "-c", HOSTS_FLAGS, timeout=30)
+    assert r.stdout.decode().split() == ["True", "write", "9", "directory", "20"], r.stderr

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -127,6 +128,12 @@ static void connect_worker(int listener, void *arg)
 	struct connect_job *job = arg;
 	struct seccomp_notif_resp resp = { .id = job->id };
 
+	/* A job may have waited in the queue: the caller may have given up (interrupted), and
+	 * its socket must not be connected behind its back. */
+	if (!notif_id_valid(listener, job->id)) {
+		free(job);
+		return;
+	}
 	int r = connect(job->sock, (struct sockaddr *)&job->ss, job->len);
 	notif_answer_errno(&resp, r < 0 ? negative_errno() : 0);
 	if (r == 0)
@@ -213,7 +220,7 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	r = supervisor_run_worker(sv, sock, connect_worker, job);
 	if (r < 0) {
 		free(job);
-		return r; /* -EAGAIN: too many connects at once */
+		return r; /* -EAGAIN: too many connects waiting already */
 	}
 	TAKE_FD(sock); /* the worker's now */
 	return NOTIF_DEFERRED;
@@ -267,7 +274,11 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
 	static const char hosts[] = "/etc/hosts";
+#ifdef SYS_open
 	int at = req->data.nr != SYS_open; /* openat: (dirfd, path, flags) */
+#else
+	int at = 1;
+#endif
 	uint64_t flags = req->data.args[at ? 2 : 1];
 	char path[sizeof(hosts)];
 
@@ -275,18 +286,28 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * CONTINUE is safe whatever the path memory says by the time the kernel reads it again:
 	 * Landlock decides on the path the kernel resolves, and at worst the real /etc/hosts is
 	 * opened, which Landlock allows or refuses like any file. */
+	/* Only a plain read-only open is answered: anything else (O_PATH, O_DIRECTORY,
+	 * O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own answer. */
+	const uint64_t plain =
+		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
 	if (!sv->net || !sv->net->hosts || (flags & O_ACCMODE) != O_RDONLY ||
+	    (flags & ~(uint64_t)(plain | O_ACCMODE)) != 0 ||
 	    notif_mem_read(sv->listener, req, req->data.args[at ? 1 : 0], path, sizeof(path)) < 0 ||
 	    memcmp(path, hosts, sizeof(hosts)) != 0) {
 		notif_answer_continue(resp);
 		return 0;
 	}
 	size_t len = strlen(sv->net->hosts);
-	_cleanup_close_ int fd = memfd_create("hosts", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || write(fd, sv->net->hosts, len) != (ssize_t)len ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0 ||
-	    lseek(fd, 0, SEEK_SET) < 0)
-		return fd < 0 ? negative_errno() : -EIO;
+	char self[sizeof("/proc/self/fd/") + 12];
+	_cleanup_close_ int mem = memfd_create("hosts", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mem < 0 || write(mem, sv->net->hosts, len) != (ssize_t)len ||
+	    fcntl(mem, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		return mem < 0 ? negative_errno() : -EIO;
+	/* A read-only file of its own (offset 0), as the child asked for. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", mem);
+	_cleanup_close_ int fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
 	struct seccomp_notif_addfd add = {
 		.id = req->id,
 		.flags = SECCOMP_ADDFD_FLAG_SEND,
