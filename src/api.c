@@ -11,6 +11,7 @@
 #include "error.h"
 #include "macro.h"
 #include "plan/landlock.h"
+#include "plan/plan.h"
 #include "plan/seccomp.h"
 #include "policy/policy.h"
 #include "policy/schema.h"
@@ -86,13 +87,12 @@ _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t 
 {
 	if (!p)
 		return error_set(reterr, -EINVAL, "NULL policy");
-	int r = schema_validate(p, reterr);
+	uint32_t status[SANDLOCK_PROTECTION_COUNT];
+	/* A protection this kernel lacks is reported by check_common() below. */
+	(void)policy_resolve_protections(p, MAX(landlock_abi(), 0), status, NULL);
+	int r = seccomp_check_names(p, reterr);
 	if (r == 0)
-		r = seccomp_check_names(p, reterr);
-	if (r == 0)
-		r = schema_check_supported(p, reterr);
-	if (r == 0)
-		r = policy_check_supervision(p, reterr);
+		r = plan_check(p, status, reterr);
 	if (r < 0)
 		return r;
 	int fd = check_common(p, 0, reterr);

@@ -249,6 +249,30 @@ static int plan_command(const struct sandlock_policy *p, const char *const *argv
 	return 0;
 }
 
+int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+	       struct sandlock_error **reterr)
+{
+	/* Refuse what is wrong, then what cannot be enforced: combinations that make no sense
+	 * (first: the user must hear about a mistake before "not yet"), fields not built yet,
+	 * fields only the supervisor can enforce under no_supervisor. */
+	int r = schema_validate(p, reterr);
+	if (r == 0)
+		r = schema_check_supported(p, reterr);
+	if (r == 0)
+		r = policy_check_supervision(p, reterr);
+	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
+	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
+	if (r == 0 && policy_net_onbehalf(p) &&
+	    status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE)
+		r = error_set(reterr, -EOPNOTSUPP,
+			      "net_allow rules to IPs and net_deny need the net-tcp protection "
+			      "(Landlock ABI 4), which is %s here",
+			      status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_DISABLED
+				      ? "disabled"
+				      : "unavailable");
+	return r;
+}
+
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
 	       struct sandlock_error **reterr)
 {
@@ -264,30 +288,13 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
 	if (r < 0)
 		return r;
-	/* Refuse what is wrong, then what cannot be enforced: combinations that make no sense
-	 * (first: the user must hear about a mistake before "not yet"), fields not built yet,
-	 * fields only the supervisor can enforce under no_supervisor. */
-	r = schema_validate(p, reterr);
-	if (r == 0)
-		r = schema_check_supported(p, reterr);
-	if (r == 0)
-		r = policy_check_supervision(p, reterr);
+	r = plan_check(p, plan.status, reterr);
 	if (r < 0)
 		return r;
 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
-	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
-	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
-	if (r == 0 && policy_net_onbehalf(p) &&
-	    plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE)
-		r = error_set(reterr, -EOPNOTSUPP,
-			      "net_allow rules to IPs and net_deny need the net-tcp protection "
-			      "(Landlock ABI 4), which is %s here",
-			      plan.status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_DISABLED
-				      ? "disabled"
-				      : "unavailable");
 	if (r == 0 && plan.supervised && policy_net_onbehalf(p)) {
 		r = net_rules_compile(p->net_allow, NET_RULE_ALLOW, &plan.net, &plan.net.allow,
 				      &plan.net.n_allow, reterr);

@@ -47,6 +47,12 @@ struct plan {
 	struct net_plan net;
 };
 
+/* What spawning refuses before building anything, with the protections resolved to @status:
+ * mistakes, fields not supported yet, what needs a supervisor or a protection in force. Shared
+ * by plan_build() and sandlock_policy_check(). */
+int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+	       struct sandlock_error **reterr);
+
 /* Everything that can fail or allocate. On failure nothing is left open. */
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
 	       struct sandlock_error **reterr);

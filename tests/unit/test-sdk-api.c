@@ -230,6 +230,24 @@ static void test_confine_refuses(void)
 	sandlock_policy_free(p);
 }
 
+/* sandlock_policy_check refuses what spawning refuses (plan_check), network rules included. */
+static void test_check_like_spawn(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_error_t *e = NULL;
+
+	sandlock_policy_set(p, "net_allow", "tcp://127.0.0.1:80", NULL);
+	sandlock_policy_set_protection(p, SANDLOCK_PROTECTION_NET_TCP, SANDLOCK_PROTECTION_STRICT);
+	is_int(sandlock_policy_check(p, NULL), 0,
+	       "an on-behalf rule with net-tcp in force (control)");
+	sandlock_policy_set_protection(p, SANDLOCK_PROTECTION_NET_TCP,
+				       SANDLOCK_PROTECTION_DISABLED);
+	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "with net-tcp disabled: -EOPNOTSUPP");
+	ok(e && strstr(sandlock_error_message(e), "need the net-tcp protection"), "  saying why");
+	sandlock_error_free(e);
+	sandlock_policy_free(p);
+}
+
 int main(void)
 {
 	if (sandlock_landlock_abi_version() < 0)
@@ -238,5 +256,6 @@ int main(void)
 	test_parse_ports();
 	test_profiles();
 	test_confine_refuses();
+	test_check_like_spawn();
 	return done_testing();
 }
