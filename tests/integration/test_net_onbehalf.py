@@ -190,8 +190,10 @@ print("pending", os.waitpid(pid, os.WNOHANG) == (0, 0))
 """
 
 
-def test_a_blocking_connect_does_not_stall_the_supervisor():
-    # A listener whose accept queue is full: further connects hang in SYN retries.
+@pytest.fixture
+def black_hole():
+    """The port of a listener whose accept queue is full: further connects hang in SYN
+    retries."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(0)
@@ -203,6 +205,14 @@ def test_a_blocking_connect_does_not_stall_the_supervisor():
         c.connect_ex(("127.0.0.1", port))
         fillers.append(c)
     time.sleep(0.2)
+    yield port
+    for c in fillers:
+        c.close()
+    srv.close()
+
+
+def test_a_blocking_connect_does_not_stall_the_supervisor(black_hole):
+    port = black_hole
     start = time.monotonic()
     r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.1:{port}", "--", "/usr/bin/python3",
             "-c", SLOW, str(port), timeout=30)
@@ -213,9 +223,6 @@ def test_a_blocking_connect_does_not_stall_the_supervisor():
     assert out[2:] == ["pending", "True"]
     # The stuck connect is cut short when the sandbox ends (not after TCP's retries).
     assert r.returncode == 0 and elapsed < 5
-    for c in fillers:
-        c.close()
-    srv.close()
 
 
 THREADED = """
@@ -380,28 +387,14 @@ print(r, round(time.monotonic() - t, 3), all(os.waitpid(p, os.WNOHANG) == (0, 0)
 """
 
 
-def test_a_slow_connect_does_not_hold_up_others(servers):
+def test_a_slow_connect_does_not_hold_up_others(servers, black_hole):
     # Connects stuck on one destination must not queue a fast one behind them.
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(0)
-    hole = srv.getsockname()[1]
-    fillers = []
-    for _ in range(4):
-        c = socket.socket()
-        c.setblocking(False)
-        c.connect_ex(("127.0.0.1", hole))
-        fillers.append(c)
-    time.sleep(0.2)
-    fast = servers["port"]
+    hole, fast = black_hole, servers["port"]
     r = run(*SYSTEM_READ, "--net-allow", f"tcp://127.0.0.1:{hole}", "--net-allow",
             f"tcp://127.0.0.1:{fast}", "--", "/usr/bin/python3", "-c", HOL, str(hole),
             str(fast), timeout=30)
     code, took, pending = r.stdout.decode().split()
     assert code == "0" and float(took) < 0.5 and pending == "True", (r.stdout, r.stderr)
-    for c in fillers:
-        c.close()
-    srv.close()
 
 
 HOSTS_FLAGS = """
