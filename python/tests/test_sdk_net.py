@@ -3,6 +3,7 @@
 net_allow_bind. Denials are against live loopback listeners that accept from outside."""
 
 import socket
+import subprocess
 
 import pytest
 
@@ -76,12 +77,42 @@ def test_bind(sandboxes):
     assert got == {str(p): "13", str(p + 1): "ok", str(p + 2): "ok"}
 
 
-@pytest.mark.parametrize("rule", [":443", "example.com:443", "udp://127.0.0.1:53", "icmp://*"])
-def test_supervisor_rules_not_supported_yet(sandboxes, rule):
-    sb = sandboxes(net_allow=[rule])  # valid: accepted when made
-    with pytest.raises(SandboxError, match="^not supported yet: net_allow$"):
-        sb.run(["true"])
-    assert sandboxes(net_allow=["tcp://:443"]).run(["true"]).success  # control
+UDP = """import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for host in sys.argv[2:]:
+    try:
+        s.sendto(b"from " + host.encode(), (host, int(sys.argv[1])))
+        print(host, 0)
+    except OSError as e:
+        print(host, e.errno)
+"""
+
+
+def test_udp_on_behalf(sandboxes):
+    # A udp:// rule opens UDP sockets; where they send is checked by the supervisor. The
+    # servers on 127.0.0.1 and 127.0.0.2 receive what is sent outside (the control).
+    a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    a.bind(("127.0.0.1", 0))
+    port = a.getsockname()[1]
+    b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    b.bind(("127.0.0.2", port))
+    a.settimeout(5)
+    b.settimeout(5)
+    args = [PY, "-c", UDP, str(port), "127.0.0.1", "127.0.0.2"]
+    plain = subprocess.run(args, capture_output=True, text=True, timeout=30).stdout
+    assert table_text(plain) == {"127.0.0.1": "0", "127.0.0.2": "0"}
+    assert a.recv(64) == b"from 127.0.0.1" and b.recv(64) == b"from 127.0.0.2"
+    got = table(sandboxes(net_allow=[f"udp://127.0.0.1:{port}"]).run(args))
+    assert got == {"127.0.0.1": "0", "127.0.0.2": "111"}  # ECONNREFUSED
+    assert a.recv(64) == b"from 127.0.0.1"
+    r = sandboxes().run(args)  # no UDP rule: no UDP socket
+    assert not r.success and b"PermissionError: [Errno 1]" in r.stderr
+    a.close()
+    b.close()
+
+
+def table_text(text):
+    return dict(line.split() for line in text.splitlines())
 
 
 def test_connect_on_behalf(sandboxes, ports):

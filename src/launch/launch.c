@@ -315,17 +315,38 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 	if ((r = raw_sc(__NR_landlock_restrict_self, plan->ruleset_fd, 0)) < 0)
 		fail(io, LAUNCH_STEP_LANDLOCK, (int)-r);
 
+	int got_go = 0;
 	long listener = install_filter(plan);
 	if (listener < 0)
 		fail(io, LAUNCH_STEP_SECCOMP, (int)-listener);
-	if ((r = send_ready(io->sock, plan->supervised ? (int)listener : -1)) < 0)
-		fail(io, LAUNCH_STEP_SEND_LISTENER, (int)-r);
-	if (plan->supervised)
+	if (plan->listener_by_number) {
+		/* sendmsg is trapped (policy_net_sends), so it cannot carry the listener to the
+		 * supervisor, which does not have it yet: its number goes instead, and the parent
+		 * takes it with pidfd_getfd while this waits for "go" (never a vfork then). */
+		char ready[1 + sizeof(int)] = { 'N' };
+		int n = (int)listener;
+		memcpy(ready + 1, &n, sizeof(n));
+		r = raw_sc(SYS_write, io->sock, ready, sizeof(ready));
+		if (r != (long)sizeof(ready))
+			fail(io, LAUNCH_STEP_SEND_LISTENER, r < 0 ? (int)-r : EPIPE);
+		/* Keep it until the parent says it has it ('T'); its "go" may come first. */
+		char c = 0;
+		while (c != 'T') {
+			if (raw_sc(SYS_read, io->sock, &c, 1) != 1)
+				child_exit(127); /* the parent gave up on this sandbox */
+			got_go |= c == 'G';
+		}
 		raw_sc(SYS_close, listener); /* the listener never stays in the child */
+	} else {
+		if ((r = send_ready(io->sock, plan->supervised ? (int)listener : -1)) < 0)
+			fail(io, LAUNCH_STEP_SEND_LISTENER, (int)-r);
+		if (plan->supervised)
+			raw_sc(SYS_close, listener); /* the listener never stays in the child */
+	}
 
 	/* Without a vfork, the parent has set-up to do before this may exec (-i, parked). */
 	char go;
-	if (io->wait_go && raw_sc(SYS_read, io->sock, &go, 1) != 1)
+	if (io->wait_go && !got_go && raw_sc(SYS_read, io->sock, &go, 1) != 1)
 		child_exit(127); /* the parent gave up on this sandbox */
 
 	/* Descriptors inherited from the parent were opened before confinement, and the kernel

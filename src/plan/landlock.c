@@ -180,9 +180,13 @@ static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *
 	for (size_t i = 0; r == 0 && !onbehalf && p->net_allow && p->net_allow[i]; i++) {
 		struct net_rule rule = { 0 };
 		r = net_rule_parse(p->net_allow[i], NET_RULE_ALLOW, &rule, err, sizeof(err));
-		if (r == 0 && (rule.protos != NET_PROTO_TCP || rule.kind != NET_TARGET_ANY))
-			r = -EOPNOTSUPP, snprintf(err, sizeof(err), "not supported yet: net_allow");
-		if (r == 0) {
+		/* Not on behalf: the TCP rules are to any host, and a UDP or ICMP rule opens
+		 * every destination of its protocol (net_rules_needs), nothing for Landlock. */
+		if (r == 0 && (rule.protos & NET_PROTO_TCP) && rule.kind != NET_TARGET_ANY)
+			r = -EINVAL, snprintf(err, sizeof(err),
+					      "net_allow: a rule to a host "
+					      "needs the supervisor");
+		if (r == 0 && (rule.protos & NET_PROTO_TCP)) {
 			t->connect_all |= rule.ports.all;
 			ports_mark(t, t->connect, &rule.ports);
 		}

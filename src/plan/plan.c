@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -219,8 +220,35 @@ static int net_rules_compile(char *const *rules, int mode, struct net_plan *net,
 	return 0;
 }
 
+/* What the UNIX socket check needs (handlers/net-unix.c): the real paths of the write grants
+ * (one that does not resolve grants nothing), and where control sockets live. */
+static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
+{
+	char shm[PATH_MAX];
+	size_t n = 0;
+
+	net->unix_write = calloc(strv_length(p->fs_write) + 1, sizeof(char *));
+	if (!net->unix_write)
+		return -ENOMEM;
+	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
+		char *real = realpath(p->fs_write[i], NULL);
+		if (real)
+			net->unix_write[n++] = real;
+		else if (errno == ENOMEM)
+			return -ENOMEM;
+	}
+	if (asprintf(&net->runtime_prefix, "%s/sandlock-",
+		     realpath("/dev/shm", shm) ? shm : "/dev/shm") < 0) {
+		net->runtime_prefix = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static void net_plan_done(struct net_plan *net)
 {
+	strv_free(net->unix_write);
+	free(net->runtime_prefix);
 	for (size_t i = 0; i < net->n_allow; i++)
 		net_rule_done(&net->allow[i]);
 	for (size_t i = 0; i < net->n_deny; i++)
@@ -295,9 +323,21 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
-	if (r == 0 && plan.supervised && policy_net_onbehalf(p)) {
-		r = net_rules_compile(p->net_allow, NET_RULE_ALLOW, &plan.net, &plan.net.allow,
-				      &plan.net.n_allow, reterr);
+	if (r == 0 && plan.supervised && net_plan_unix(p, &plan.net) < 0)
+		r = error_set(reterr, -ENOMEM, "out of memory");
+	plan.net.onbehalf = policy_net_onbehalf(p);
+	plan.net.abstract_open = plan.status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
+				 SANDLOCK_STATUS_ACTIVE;
+	plan.listener_by_number = plan.supervised && policy_net_sends(p);
+	if (r == 0 && plan.supervised && plan.net.onbehalf) {
+		/* A deny list alone allows everything else (net_rules_needs). */
+		static char star[] = "*";
+		char *const everything[] = { star, NULL };
+		struct net_needs needs;
+		policy_net_needs(p, &needs);
+		plan.net.dgram_checked = needs.dgram_checked;
+		r = net_rules_compile(p->net_allow ? p->net_allow : everything, NET_RULE_ALLOW,
+				      &plan.net, &plan.net.allow, &plan.net.n_allow, reterr);
 		if (r == 0)
 			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net, &plan.net.deny,
 					      &plan.net.n_deny, reterr);

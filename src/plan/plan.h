@@ -18,14 +18,22 @@
 struct net_plan {
 	struct net_rule *allow, *deny; /* connect (policy_net_onbehalf) */
 	size_t n_allow, n_deny;
-	int bind_zero; /* bind(0) is allowed: so is listen() on an unbound socket */
-	char *hosts;   /* the synthetic /etc/hosts when a rule names a host, else NULL */
+	int dgram_checked; /* UDP or ICMP sockets exist and their destinations are checked */
+	int bind_zero;	   /* bind(0) is allowed: so is listen() on an unbound socket */
+	char *hosts;	   /* the synthetic /etc/hosts when a rule names a host, else NULL */
+	int onbehalf;	   /* connects are the supervisor's (policy_net_onbehalf) */
+	int abstract_open; /* the abstract UNIX socket scope is not in force: any name is reached */
+	char **unix_write; /* the real paths of the write grants: named UNIX sockets */
+	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
 };
 
 struct plan {
 	int ruleset_fd;
 	struct sock_fprog prog;
 	int supervised;
+	/* sendmsg is trapped: the child reports the listener's number and the parent takes it
+	 * with pidfd_getfd (no vfork launch then). */
+	int listener_by_number;
 	int abi;
 	uint32_t status[SANDLOCK_PROTECTION_COUNT];
 

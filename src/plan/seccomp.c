@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "policy/rules.h"
 #include "seccomp.h"
 #include "strv.h"
 
@@ -218,18 +219,47 @@ static int add_masked_rules(scmp_filter_ctx ctx, int nr, int err, unsigned arg, 
 	return 0;
 }
 
-/* socket(2) on IPv4/IPv6: only TCP (SOCK_STREAM with protocol 0 or IPPROTO_TCP), the one
- * protocol Landlock's NetTcp rules cover. Datagram and raw sockets are EPERM (the network rules
- * will open UDP and ICMP per rule); so are SOCK_SEQPACKET/SOCK_RDM/SOCK_DCCP, SOCK_PACKET (which
- * the kernel turns into an AF_PACKET socket) and SOCK_STREAM with another protocol (MPTCP,
- * SCTP), which Landlock does not restrict. Other types the kernel rejects itself. Families other
- * than UNIX, IPv4, IPv6 and netlink are EAFNOSUPPORT, so AF_PACKET and friends stay closed even
- * to a sandbox running as root. */
-static int add_socket_rules(scmp_filter_ctx ctx)
+/* Datagram sockets of @family (IPv4 or IPv6) whose protocol (argument 2, compared on all 64
+ * bits, so garbage in the upper half is refused too) is not one of @allowed (@n, ascending):
+ * EPERM. libseccomp takes one comparison per argument and rule, so the refused values below
+ * the highest allowed one are listed one by one, and everything above it in one rule. */
+static int add_dgram_rules(scmp_filter_ctx ctx, uint64_t family, const uint64_t *allowed, size_t n)
+{
+	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
+	struct scmp_arg_cmp cmp[3] = {
+		SCMP_A0(SCMP_CMP_MASKED_EQ, low32, family),
+		SCMP_A1(SCMP_CMP_MASKED_EQ, sock_type_mask, SOCK_DGRAM),
+	};
+	int r = 0;
+
+	if (n == 0)
+		return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2, cmp);
+	for (uint64_t v = 0, i = 0; r == 0 && v < allowed[n - 1]; v++) {
+		if (i < n && allowed[i] == v) {
+			i++;
+			continue;
+		}
+		cmp[2] = (struct scmp_arg_cmp)SCMP_A2(SCMP_CMP_EQ, v);
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 3, cmp);
+	}
+	cmp[2] = (struct scmp_arg_cmp)SCMP_A2(SCMP_CMP_GT, allowed[n - 1]);
+	return r ? r : seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 3, cmp);
+}
+
+/* socket(2) on IPv4/IPv6: TCP (SOCK_STREAM with protocol 0 or IPPROTO_TCP), which Landlock's
+ * NetTcp rules cover, and the datagram sockets the rules name (@sockets, NET_PROTO_*): UDP
+ * (SOCK_DGRAM with 0 or IPPROTO_UDP) with a udp:// or bare rule, kernel ping sockets
+ * (SOCK_DGRAM with IPPROTO_ICMP, IPPROTO_ICMPV6) with an icmp:// rule; the supervisor checks
+ * where they send. Other datagram protocols (UDP-Lite) and raw sockets are EPERM; so are
+ * SOCK_SEQPACKET/SOCK_RDM/SOCK_DCCP, SOCK_PACKET (which the kernel turns into an AF_PACKET
+ * socket) and SOCK_STREAM with another protocol (MPTCP, SCTP), which Landlock does not restrict.
+ * Other types the kernel rejects itself. Families other than UNIX, IPv4, IPv6 and netlink are
+ * EAFNOSUPPORT, so AF_PACKET and friends stay closed even to a sandbox running as root. */
+static int add_socket_rules(scmp_filter_ctx ctx, uint32_t sockets)
 {
 	static const uint64_t ip_families[] = { AF_INET, AF_INET6 };
 	static const uint64_t denied_types[] = {
-		SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET,
+		SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET,
 	};
 	const uint64_t low32 = 0xffffffffu, sock_type_mask = 0xf;
 	uint64_t families[AF_NETLINK];
@@ -237,6 +267,19 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 	int r;
 
 	for (size_t f = 0; f < ELEMENTSOF(ip_families); f++) {
+		uint64_t dgram[3];
+		size_t nd = 0;
+		if (sockets & NET_PROTO_UDP)
+			dgram[nd++] = 0;
+		if ((sockets & NET_PROTO_ICMP) && ip_families[f] == AF_INET)
+			dgram[nd++] = IPPROTO_ICMP;
+		if (sockets & NET_PROTO_UDP)
+			dgram[nd++] = IPPROTO_UDP;
+		if ((sockets & NET_PROTO_ICMP) && ip_families[f] == AF_INET6)
+			dgram[nd++] = IPPROTO_ICMPV6;
+		r = add_dgram_rules(ctx, ip_families[f], dgram, nd);
+		if (r < 0)
+			return r;
 		for (size_t t = 0; t < ELEMENTSOF(denied_types); t++) {
 			r = seccomp_rule_add(
 				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
@@ -278,7 +321,7 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are
  * compared on their low 32 bits only (MASKED_EQ with 0xffffffff), so garbage in the upper half
  * of the register cannot slip a request past the filter. */
-static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
+static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied, uint32_t sockets)
 {
 	/* CLONE_NEWTIME (0x80) is absent on purpose: clone(2) reads its low byte as the exit
 	 * signal and only clone3 and unshare accept that flag; clone3 is ENOSYS below and
@@ -313,7 +356,7 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied)
 		r = add_masked_rules(ctx, SCMP_SYS(prctl), EPERM, 0, low32, prctls,
 				     ELEMENTSOF(prctls));
 	if (r == 0 && !denied[SCMP_SYS(socket)])
-		r = add_socket_rules(ctx);
+		r = add_socket_rules(ctx, sockets);
 	/* TCP Fast Open connects from sendto/sendmsg/sendmmsg (MSG_FASTOPEN) without connect(),
 	 * so past Landlock's CONNECT_TCP check, whose hook is security_socket_connect. Refused
 	 * with EOPNOTSUPP, what the kernel says where client TFO is off (net.ipv4.tcp_fastopen),
@@ -380,8 +423,11 @@ static void release_ctx(scmp_filter_ctx *ctx)
  * not): its key for seccomp_prebuilt_table, or -1. */
 static int prebuilt_key(const struct sandlock_policy *p, int supervised)
 {
-	if (p->extra_deny)
-		return -1;
+	struct net_needs needs;
+
+	policy_net_needs(p, &needs);
+	if (p->extra_deny || needs.sockets)
+		return -1; /* datagram sockets open: a program of its own */
 	for (size_t i = 0; p->extra_allow && p->extra_allow[i]; i++)
 		if (strcmp(p->extra_allow[i], "sysv_ipc") != 0)
 			return -1;
@@ -456,9 +502,11 @@ int seccomp_program_compile(const struct sandlock_policy *p, int supervised,
 		return error_set(reterr, r, "seccomp_attr_set: %s", strerror(-r));
 
 	struct deny_ctx d = { .ctx = ctx };
+	struct net_needs needs;
+	policy_net_needs(p, &needs);
 	r = for_each_denied(p, add_deny, &d);
 	if (r == 0)
-		r = add_arg_filters(ctx, d.seen);
+		r = add_arg_filters(ctx, d.seen, needs.sockets);
 	for (size_t i = 0; r == 0 && i < n_traps; i++)
 		if (!(traps[i].nr < (int)sizeof(d.seen) && d.seen[traps[i].nr]))
 			r = add_trap(ctx, supervised, &traps[i]);

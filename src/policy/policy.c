@@ -123,9 +123,28 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 	}
 }
 
+void policy_net_needs(const struct sandlock_policy *p, struct net_needs *ret)
+{
+	/* The rules were checked when set; a list that no longer parses asks for everything
+	 * the supervisor does (and the plan refuses it when compiling the rules). */
+	if (net_rules_needs(p->net_allow, p->net_deny, ret) < 0)
+		*ret = (struct net_needs){ .onbehalf = 1, .dgram_checked = 1 };
+}
+
 int policy_net_onbehalf(const struct sandlock_policy *p)
 {
-	return p->net_deny || (p->net_allow && net_rules_class(p->net_allow) != NET_RULES_DIRECT);
+	struct net_needs n;
+
+	policy_net_needs(p, &n);
+	return n.onbehalf;
+}
+
+int policy_net_sends(const struct sandlock_policy *p)
+{
+	struct net_needs n;
+
+	policy_net_needs(p, &n);
+	return n.dgram_checked;
 }
 
 int policy_net_hosts(const struct sandlock_policy *p)
@@ -156,8 +175,9 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 {
 	if (p->no_supervisor && policy_net_onbehalf(p))
 		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce net_allow rules to IPs or net_deny "
-				 "(connections are made by the supervisor)");
+				 "no_supervisor: cannot enforce net_allow rules to hosts, IPs, "
+				 "CIDRs or restricted UDP/ICMP destinations, or net_deny "
+				 "(connections and sends are made by the supervisor)");
 	if (p->no_supervisor && p->name)
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce name (the virtual hostname needs "

@@ -133,9 +133,15 @@ int policy_check_name(const char *name, struct sandlock_error **reterr);
  * -EINVAL. */
 int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr);
 
-/* Whether the policy's network rules need the supervisor's on-behalf connect (a rule to an IP
- * or CIDR, or a deny rule), rather than Landlock's port rules alone. */
+struct net_needs;
+/* What the policy's network rules take (net_rules_needs). */
+void policy_net_needs(const struct sandlock_policy *p, struct net_needs *ret);
+/* Whether the policy's network rules need the supervisor's on-behalf connect (a rule to a host,
+ * an IP or a CIDR, a checked UDP or ICMP rule, a deny rule), rather than Landlock's port rules
+ * alone. */
 int policy_net_onbehalf(const struct sandlock_policy *p);
+/* Whether sends on datagram sockets are checked: sendmsg and sendmmsg are trapped. */
+int policy_net_sends(const struct sandlock_policy *p);
 
 /* Whether a net_allow rule names a host (resolved at start, served in a synthetic /etc/hosts). */
 int policy_net_hosts(const struct sandlock_policy *p);

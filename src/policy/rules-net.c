@@ -410,23 +410,50 @@ int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr, s
 	return 0;
 }
 
-int net_rules_class(char *const *rules)
+/* The rules of a list folded into what they ask of the sandbox. */
+static int needs_add(char *const *rules, int mode, struct net_needs *n, int *tcp_direct,
+		     int *udp_open, int *icmp_open)
 {
-	int class = NET_RULES_DIRECT;
 	char err[128];
 
 	for (size_t i = 0; rules && rules[i]; i++) {
 		struct net_rule r = { 0 };
-		int k = net_rule_parse(rules[i], NET_RULE_ALLOW, &r, err, sizeof(err)) < 0 ||
-					r.protos != NET_PROTO_TCP
-				? NET_RULES_LATER
-			: r.kind == NET_TARGET_ANY ? NET_RULES_DIRECT
-						   : NET_RULES_ONBEHALF;
+		if (net_rule_parse(rules[i], mode, &r, err, sizeof(err)) < 0)
+			return -EINVAL;
+		int any = r.kind == NET_TARGET_ANY;
+		if (mode == NET_RULE_ALLOW) {
+			n->sockets |= r.protos & (NET_PROTO_UDP | NET_PROTO_ICMP);
+			if ((r.protos & NET_PROTO_TCP) && !any)
+				*tcp_direct = 0;
+			*udp_open |= (r.protos & NET_PROTO_UDP) && any && r.ports.all;
+			*icmp_open |= (r.protos & NET_PROTO_ICMP) && any;
+		}
 		net_rule_done(&r);
-		if (k > class)
-			class = k;
 	}
-	return class;
+	return 0;
+}
+
+int net_rules_needs(char *const *allow, char *const *deny, struct net_needs *ret)
+{
+	static char star[] = "*";
+	char *const everything[] = { star, NULL };
+	struct net_needs n = { 0 };
+	int tcp_direct = 1, udp_open = 0, icmp_open = 0;
+
+	/* A deny list alone: everything else is allowed (TCP and UDP; ICMP needs icmp://). */
+	if (deny && deny[0] && !allow)
+		allow = everything;
+	if (needs_add(allow, NET_RULE_ALLOW, &n, &tcp_direct, &udp_open, &icmp_open) < 0 ||
+	    needs_add(deny, NET_RULE_DENY, &n, &tcp_direct, &udp_open, &icmp_open) < 0)
+		return -EINVAL;
+	int has_deny = deny && deny[0];
+	/* A datagram socket whose destinations are restricted: Landlock knows nothing of UDP
+	 * or ping sockets, so the supervisor checks every connect and send of one. */
+	n.dgram_checked = ((n.sockets & NET_PROTO_UDP) && (!udp_open || has_deny)) ||
+			  ((n.sockets & NET_PROTO_ICMP) && (!icmp_open || has_deny));
+	n.onbehalf = has_deny || !tcp_direct || n.dgram_checked;
+	*ret = n;
+	return 0;
 }
 
 int bind_ports_expand(const char *s, uint16_t *ports, size_t n, char *err, size_t errlen)

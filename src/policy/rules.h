@@ -73,11 +73,16 @@ int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const u
 int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr,
 		    struct net_rule *ret);
 
-/* What enforcing the canonical net_allow rules @rules (NULL is none) takes: */
-#define NET_RULES_DIRECT 0   /* TCP only to any host: Landlock's CONNECT_TCP port rules */
-#define NET_RULES_ONBEHALF 1 /* TCP only, to hostnames, IPs or CIDRs: the supervisor's connect */
-#define NET_RULES_LATER 2    /* UDP or ICMP (a bare rule is TCP and UDP): not yet */
-int net_rules_class(char *const *rules);
+/* What enforcing the canonical rules net_allow @allow and net_deny @deny (NULL: none) takes. A
+ * deny list alone allows everything else (as "*": TCP and UDP). */
+struct net_needs {
+	uint32_t sockets;  /* NET_PROTO_UDP, NET_PROTO_ICMP: the datagram sockets that may exist */
+	int onbehalf;	   /* connects are made by the supervisor: some rule is not a TCP port rule
+			    * to any host (Landlock's CONNECT_TCP), or there is a deny rule */
+	int dgram_checked; /* a UDP or ICMP socket may exist and where it sends is restricted: the
+			    * supervisor also makes the sends (sendto, sendmsg, sendmmsg) */
+};
+int net_rules_needs(char *const *allow, char *const *deny, struct net_needs *ret);
 
 /* --- bind ports: --net-allow-bind, --net-deny-bind, [network].allow_bind/deny_bind -------- */
 

@@ -74,14 +74,6 @@ int schema_check_supported(const struct sandlock_policy *p, struct sandlock_erro
 		const struct field *f = &schema_fields[i];
 		if ((f->flags & F_SUPPORTED) || !schema_is_set(p, f))
 			continue;
-		/* net_allow: TCP rules to any host (Landlock) or to IPs and CIDRs (the supervisor's
-		 * connect) are enforced; hostnames, UDP and ICMP are not yet. net_deny narrows an
-		 * allow list; alone it would allow UDP by default, which is not built yet. */
-		if (f->offset == offsetof(struct sandlock_policy, net_allow) &&
-		    net_rules_class(p->net_allow) != NET_RULES_LATER)
-			continue;
-		if (f->offset == offsetof(struct sandlock_policy, net_deny) && p->net_allow)
-			continue;
 		int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
 				 f->name);
 		if (n > 0 && (size_t)n < sizeof(names) - len)

@@ -65,8 +65,8 @@ const struct field schema_fields[] = {
 	FIELD("filesystem", "on_exit", "on_exit", FT_ACTION, on_exit, 0),
 	FIELD("filesystem", "on_error", "on_error", FT_ACTION, on_error, 0),
 
-	FIELD("network", "allow", "net_allow", FT_NETV, net_allow, 0),
-	FIELD("network", "deny", "net_deny", FT_NETDENYV, net_deny, 0),
+	FIELD("network", "allow", "net_allow", FT_NETV, net_allow, F_SUPPORTED),
+	FIELD("network", "deny", "net_deny", FT_NETDENYV, net_deny, F_SUPPORTED),
 	FIELD("network", "allow_bind", "net_allow_bind", FT_BINDV, net_allow_bind, F_SUPPORTED),
 	FIELD("network", "deny_bind", "net_deny_bind", FT_BINDV, net_deny_bind, F_SUPPORTED),
 	FIELD("network", "port_remap", "port_remap", FT_BOOL, port_remap, 0),

@@ -61,12 +61,13 @@ static int64_t now_ms(void)
 
 /* ---- launch (sandbox thread) ------------------------------------------------------------- */
 
-/* The child's "ready": one byte, with the listener attached when there is one. Returns the
+/* The child's "ready": one byte, with the listener attached when there is one, or 'N' and the
+ * listener's number in the child, taken from there (plan.listener_by_number). Returns the
  * listener, 0 when none came (unsupervised), or -errno (-EPIPE: the child failed first). */
-static int recv_ready(int sock, int want_fd)
+static int recv_ready(int sock, int want_fd, int pidfd)
 {
-	char dummy;
-	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
+	char dummy[1 + sizeof(int)];
+	struct iovec iov = { .iov_base = dummy, .iov_len = sizeof(dummy) };
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -88,6 +89,19 @@ static int recv_ready(int sock, int want_fd)
 		return -EPIPE;
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	int fd = -1;
+	if (dummy[0] == 'N' && n == (ssize_t)sizeof(dummy) && want_fd) {
+		int number;
+		memcpy(&number, dummy + 1, sizeof(number));
+		fd = sys_pidfd_getfd(pidfd, number, 0);
+		if (fd < 0)
+			return negative_errno();
+		char taken = 'T'; /* the child may close its copy now */
+		if (send(sock, &taken, 1, MSG_NOSIGNAL) != 1) {
+			close(fd);
+			return -EPIPE;
+		}
+		return fd;
+	}
 	if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	if (!want_fd) {
@@ -222,7 +236,8 @@ static pid_t clone_child(struct sandlock_sandbox *sb, struct launch_io *io, int 
 
 static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 {
-	int vfork_mode = !(sb->flags & SANDLOCK_SPAWN_PARKED) && sb->tty_fd < 0;
+	int vfork_mode = !(sb->flags & SANDLOCK_SPAWN_PARKED) && sb->tty_fd < 0 &&
+			 !sb->plan.listener_by_number;
 	struct launch_io io = {
 		.stdio = { sb->child_stdio[0], sb->child_stdio[1], sb->child_stdio[2] },
 		.sock = sb->ctl[1],
@@ -267,13 +282,19 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 /* Wait for the child to be confined and take its listener. */
 static int launch_ready(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 {
-	int listener = recv_ready(sb->ctl[0], sb->plan.supervised);
+	int listener = recv_ready(sb->ctl[0], sb->plan.supervised, sb->pidfd);
 
 	if (listener < 0) {
 		int r = read_launch_report(sb, reterr);
-		return r < 0 ? r
-			     : error_set(reterr, listener, "waiting for the child: %s",
-					 strerror(-listener));
+		if (r < 0)
+			return r;
+		return sb->plan.listener_by_number && listener != -EPIPE
+			       ? error_set(reterr, listener,
+					   "taking the child's seccomp listener (pidfd_getfd, "
+					   "which needs ptrace access to it): %s",
+					   strerror(-listener))
+			       : error_set(reterr, listener, "waiting for the child: %s",
+					   strerror(-listener));
 	}
 	if (sb->plan.supervised) {
 		supervisor_attach(&sb->sv, listener);

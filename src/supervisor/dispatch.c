@@ -44,9 +44,15 @@ static const struct dispatch_entry table[] = {
 	{ { SYS_sched_setscheduler, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 	{ { SYS_sched_setparam, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 	{ { SYS_sched_setattr, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
-	/* connect, when a network rule names an IP or a CIDR or a deny rule exists. Without a
-	 * supervisor such a policy is refused (policy_check_supervision). */
-	{ { .nr = SYS_connect, .deny_unsupervised = 1 }, handle_connect, policy_net_onbehalf },
+	/* connect, and sendto with an address: a named UNIX socket needs a write grant, and
+	 * the network rules Landlock cannot express (policy_net_onbehalf) are checked here.
+	 * Without a supervisor the kernel decides (Landlock's TCP port rules; such rules are
+	 * refused then, policy_check_supervision). */
+	{ { .nr = SYS_connect }, handle_connect, NULL },
+	{ { SYS_sendto, 1, { NOT_ZERO(4) }, 0 }, handle_sendmsg, NULL },
+	/* sendmsg, sendmmsg, where UDP or ICMP destinations are checked. */
+	{ { .nr = SYS_sendmsg }, handle_sendmsg, policy_net_sends },
+	{ { .nr = SYS_sendmmsg }, handle_sendmmsg, policy_net_sends },
 	/* listen, wherever TCP bind is restricted: an unbound socket's listen picks a port past
 	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },

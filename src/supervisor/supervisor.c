@@ -85,7 +85,7 @@ int supervisor_handle(struct supervisor *sv)
 struct job {
 	struct job *next;
 	int sock;
-	void (*fn)(int listener, void *arg);
+	void (*fn)(int listener, int sock, void *arg);
 	void *arg;
 };
 
@@ -118,10 +118,9 @@ static void *worker_main(void *p)
 		w->idle--;
 		int stopping = w->stopping;
 		pthread_mutex_unlock(&w->lock);
-		if (!stopping) /* a job queued for a sandbox that ended is dropped */
-			job->fn(w->listener, job->arg);
-		else
-			free(job->arg);
+		/* A job queued for a sandbox that ended is dropped: run with no listener, it
+		 * only releases what it holds. */
+		job->fn(stopping ? -1 : w->listener, job->sock, job->arg);
 		pthread_mutex_lock(&w->lock);
 		w->socks[slot] = -1;
 		w->idle++;
@@ -173,8 +172,8 @@ static int worker_spawn(struct supervisor_workers *w)
 	return 0;
 }
 
-int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
-			  void *arg)
+int supervisor_run_worker(struct supervisor *sv, int sock,
+			  void (*fn)(int listener, int sock, void *arg), void *arg)
 {
 	struct supervisor_workers *w = &sv->workers;
 	struct job *job = malloc(sizeof(*job));

@@ -61,12 +61,13 @@ void supervisor_attach(struct supervisor *sv, int listener);
  * unusable. A notification whose task died meanwhile is not an error. */
 int supervisor_handle(struct supervisor *sv);
 /* Queue @fn(@arg) for a pool thread, which owns @sock (closed after @fn) and answers
- * notifications on the pool's copy of the listener: @fn gets it and must answer (or find the
- * notification gone). A job dropped because the sandbox ended is not run: @arg is freed.
+ * notifications on the pool's copy of the listener: @fn gets it and @sock, and must answer (or
+ * find the notification gone) and release @arg. A job dropped because the sandbox ended is run
+ * with listener -1: @fn then only releases @arg.
  * -ENOMEM, -EAGAIN (no thread could be started, or SUPERVISOR_MAX_QUEUED jobs wait already),
  * -EMFILE, -ECANCELED (the pool has stopped). */
-int supervisor_run_worker(struct supervisor *sv, int sock, void (*fn)(int listener, void *arg),
-			  void *arg);
+int supervisor_run_worker(struct supervisor *sv, int sock,
+			  void (*fn)(int listener, int sock, void *arg), void *arg);
 /* Stop the worker pool: drop queued jobs, cut running ones short (shutdown of their sockets),
  * wait for the threads, close their listener copy. Called when the sandbox ends; idempotent. */
 void supervisor_stop_workers(struct supervisor *sv);

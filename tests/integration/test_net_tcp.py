@@ -127,14 +127,24 @@ def test_grandchild_is_confined(listeners):
     assert got == {str(a): "0", str(b): "13"}
 
 
-@pytest.mark.parametrize("rule", [":443", "udp://1.1.1.1:53", "example.com:443",
-                                  "icmp://*"])
-def test_rules_needing_the_supervisor_are_refused(rule):
-    r = run(*SYSTEM_READ, "--net-allow", rule, "--", "true", timeout=30)
+@pytest.mark.parametrize("rule", [":443", "udp://1.1.1.1:53", "127.0.0.1:80",
+                                  "tcp://10.0.0.0/8:443"])
+def test_rules_needing_the_supervisor_are_refused_without_one(rule):
+    r = run(*SYSTEM_READ, "--no-supervisor", "--net-allow", rule, "--", "true", timeout=30)
     assert r.returncode == 1
-    assert r.stderr.decode().strip() == "sandlock: not supported yet: net_allow"
-    # Control: a direct rule with the same port runs.
-    assert run(*SYSTEM_READ, "--net-allow", "tcp://:443", "--", "true").returncode == 0
+    assert r.stderr.decode().startswith("sandlock: no_supervisor: cannot enforce net_allow")
+    # Control: the same rule with a supervisor runs, and so does a direct rule without one.
+    assert run(*SYSTEM_READ, "--net-allow", rule, "--", "true").returncode == 0
+    assert run(*SYSTEM_READ, "--no-supervisor", "--net-allow", "tcp://:443", "--",
+               "true").returncode == 0
+
+
+@pytest.mark.parametrize("rule", ["icmp://*", "udp://*:*", "*"])
+def test_open_rules_need_no_supervisor(rule):
+    # Rules that open every destination of a protocol are the kernel's (socket gating and
+    # Landlock's TCP ports): they run without a supervisor.
+    assert run(*SYSTEM_READ, "--no-supervisor", "--net-allow", rule, "--",
+               "true").returncode == 0
 
 
 def test_bind_denied_by_default():

@@ -168,12 +168,17 @@ static void test_trap_set(void)
 	struct sandlock_policy p = { 0 };
 	struct trap traps[32];
 	size_t n = dispatch_trap_set(&p, traps, 32);
-	int always = 0, conditional = 0, listen = 0, others = 0;
+	int always = 0, conditional = 0, listen = 0, unix_paths = 0, others = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int nr = traps[i].nr;
 		if (nr == SYS_listen)
 			listen += traps[i].n_conds == 0 && traps[i].deny_unsupervised;
+		else if (nr == SYS_connect)
+			unix_paths += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
+		else if (nr == SYS_sendto)
+			unix_paths += traps[i].n_conds == 1 && traps[i].cond[0].arg == 4 &&
+				      !traps[i].deny_unsupervised;
 		else if (nr == SYS_uname || nr == SYS_setsid || nr == SYS_setpgid)
 			always += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
 		else if (nr == SYS_prlimit64 || nr == SYS_setpriority || nr == SYS_ioprio_set ||
@@ -190,8 +195,11 @@ static void test_trap_set(void)
 	       "the 7 calls on another process are trapped only when naming one, denied "
 	       "unsupervised");
 	is_int(listen, 1, "listen, since TCP bind is restricted, denied unsupervised");
+	is_int(unix_paths, 2,
+	       "connect, and sendto with an address: a named UNIX socket needs a write grant "
+	       "(allowed unsupervised)");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
-	is_int(n, 11, "eleven traps");
+	is_int(n, 13, "thirteen traps");
 
 	/* Network rules add their traps; bind open to every port drops listen's. */
 	char star[] = "*", cidr[] = "tcp://10.0.0.0/8:443";
@@ -199,14 +207,19 @@ static void test_trap_set(void)
 	struct sandlock_policy open_bind = { .net_allow_bind = any };
 	struct sandlock_policy onbehalf = { .net_allow = ip };
 	size_t n_open = dispatch_trap_set(&open_bind, traps, 32);
-	int has_listen = 0, has_connect = 0;
+	int has_listen = 0, has_sendmsg = 0;
 	for (size_t i = 0; i < n_open; i++)
 		has_listen |= traps[i].nr == SYS_listen;
 	is_int(has_listen, 0, "net_allow_bind [\"*\"]: listen is not trapped");
 	size_t n_ob = dispatch_trap_set(&onbehalf, traps, 32);
-	for (size_t i = 0; i < n_ob; i++)
-		has_connect |= traps[i].nr == SYS_connect;
-	ok(has_connect && n_ob == 12, "a rule to a CIDR traps connect too");
+	is_int(n_ob, 13, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
+	char udp[] = "udp://10.0.0.1:53";
+	char *udps[] = { udp, NULL };
+	struct sandlock_policy checked = { .net_allow = udps };
+	size_t n_udp = dispatch_trap_set(&checked, traps, 32);
+	for (size_t i = 0; i < n_udp; i++)
+		has_sendmsg += traps[i].nr == SYS_sendmsg || traps[i].nr == SYS_sendmmsg;
+	ok(has_sendmsg == 2 && n_udp == 15, "a checked UDP rule traps sendmsg and sendmmsg");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
 
 	struct trap small[2];
@@ -274,13 +287,36 @@ static void test_net_classes(void)
 	char *direct[] = { a, b, NULL }, *ip[] = { a, c, NULL }, *host[] = { d, NULL },
 	     *bare[] = { a, e, NULL }, *udp[] = { f, NULL }, *icmp[] = { g, NULL };
 
-	is_int(net_rules_class(NULL), NET_RULES_DIRECT, "no rules: direct (nothing to do)");
-	is_int(net_rules_class(direct), NET_RULES_DIRECT, "tcp:// to any host: direct");
-	is_int(net_rules_class(ip), NET_RULES_ONBEHALF, "a CIDR among them: on behalf");
-	is_int(net_rules_class(host), NET_RULES_ONBEHALF, "a hostname: on behalf");
-	is_int(net_rules_class(bare), NET_RULES_LATER, "a bare rule (TCP and UDP): later");
-	is_int(net_rules_class(udp), NET_RULES_LATER, "udp://: later");
-	is_int(net_rules_class(icmp), NET_RULES_LATER, "icmp://: later");
+	char h[] = "udp://*:*", i[] = "tcp://127.0.0.1", bare_ip[] = "127.0.0.1:53";
+	char *udp_open[] = { a, h, NULL }, *mixed[] = { h, i, NULL },
+	     *bare_one[] = { bare_ip, NULL }, *deny[] = { i, NULL };
+	struct net_needs n;
+
+	ok(net_rules_needs(NULL, NULL, &n) == 0 && !n.onbehalf && !n.sockets, "no rules: nothing");
+	ok(net_rules_needs(direct, NULL, &n) == 0 && !n.onbehalf && !n.sockets,
+	   "tcp:// to any host: Landlock alone");
+	ok(net_rules_needs(ip, NULL, &n) == 0 && n.onbehalf && !n.dgram_checked,
+	   "a CIDR among them: connects on behalf, no datagram sockets");
+	ok(net_rules_needs(host, NULL, &n) == 0 && n.onbehalf, "a hostname: on behalf");
+	ok(net_rules_needs(bare, NULL, &n) == 0 && n.sockets == NET_PROTO_UDP && n.onbehalf &&
+		   n.dgram_checked,
+	   "a bare :443 rule: UDP sockets, checked (port 443 only)");
+	ok(net_rules_needs(udp, NULL, &n) == 0 && n.sockets == NET_PROTO_UDP && n.dgram_checked,
+	   "udp://1.1.1.1:53: UDP sockets, checked");
+	ok(net_rules_needs(icmp, NULL, &n) == 0 && n.sockets == NET_PROTO_ICMP && !n.onbehalf,
+	   "icmp://*: ping sockets, open: nothing trapped");
+	ok(net_rules_needs(udp_open, NULL, &n) == 0 && n.sockets == NET_PROTO_UDP && !n.onbehalf,
+	   "tcp://*:443 and udp://*:*: Landlock and open UDP, nothing on behalf");
+	ok(net_rules_needs(mixed, NULL, &n) == 0 && n.onbehalf && !n.dgram_checked,
+	   "udp://*:* with a TCP rule to an IP: connects on behalf, sends not checked");
+	ok(net_rules_needs(bare_one, NULL, &n) == 0 && n.sockets == NET_PROTO_UDP &&
+		   n.dgram_checked,
+	   "a bare IP rule: UDP too");
+	ok(net_rules_needs(NULL, deny, &n) == 0 && n.sockets == NET_PROTO_UDP && n.onbehalf &&
+		   n.dgram_checked,
+	   "a deny list alone: TCP and UDP allowed but the denied, all checked");
+	ok(net_rules_needs(udp_open, deny, &n) == 0 && n.dgram_checked,
+	   "a deny rule closes the open UDP rule");
 
 	struct sandlock_policy p = { .net_allow = direct };
 	ok(!policy_net_onbehalf(&p), "direct rules: no connect trap");

@@ -21,9 +21,15 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
  * naming another process. */
 int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp);
-/* net.c: connect on the child's behalf (rules to IPs and CIDRs, deny rules). */
+/* net.c: connect, on the child's behalf where the rules or a UNIX socket path need it. */
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
+/* net-send.c: sendto with an address, and sendmsg, on the child's behalf. */
+int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* net-send.c: sendmmsg on the child's behalf. */
+int handle_sendmmsg(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);
 /* net.c: listen, where an autobind would escape the bind rules. */
 int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);

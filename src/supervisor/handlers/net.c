@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * handlers/net: connect(2) on the child's behalf, trapped when a network rule names an IP or a
- * CIDR or a deny rule exists (policy_net_onbehalf). The supervisor copies the address (longer
- * than a sockaddr_storage: EINVAL), takes the child's socket with pidfd_getfd, and for a TCP
- * socket matches the destination (IPv4-mapped IPv6 as IPv4) against the allow rules, then the
- * deny rules, which win; a refused destination gets ECONNREFUSED. An allowed one is connected
- * here, on the socket the child named, with the address that was checked: the child's memory
- * is never read again. The connect is made by a worker thread, which answers when it ends,
- * so the loop never waits.
+ * handlers/net: connect(2) on the child's behalf, trapped in every supervised sandbox. For an IP
+ * socket under rules Landlock cannot express (policy_net_onbehalf) the supervisor copies the
+ * address (longer than a sockaddr_storage: EINVAL), takes the child's socket with pidfd_getfd,
+ * learns its protocol (TCP, UDP, ICMP) and matches the destination (IPv4-mapped IPv6 as IPv4)
+ * against that protocol's allow rules, then the deny rules, which win; a refused destination
+ * gets ECONNREFUSED. An allowed one is connected here, on the socket the child named, with the
+ * address that was checked: the child's memory is never read again. A TCP connect is made by a
+ * worker thread, which answers when it ends, so the loop never waits. A named UNIX socket needs
+ * a write grant (net-unix.c) and is connected the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +21,12 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "handlers.h"
+#include "net-internal.h"
 #include "plan/plan.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -104,47 +108,46 @@ static int unspecified_to_local(int sock, struct sockaddr_storage *ss, int *fami
 	return 0;
 }
 
-static int allowed(const struct net_plan *net, int family, const uint8_t *addr, uint16_t port)
+static int allowed(const struct net_plan *net, uint32_t proto, int family, const uint8_t *addr,
+		   uint16_t port)
 {
 	int ok = 0;
 
 	for (size_t i = 0; i < net->n_allow && !ok; i++)
-		ok = net_rule_match(&net->allow[i], NET_PROTO_TCP, family, addr, port);
+		ok = net_rule_match(&net->allow[i], proto, family, addr, port);
 	for (size_t i = 0; i < net->n_deny && ok; i++)
-		ok = !net_rule_match(&net->deny[i], NET_PROTO_TCP, family, addr, port);
+		ok = !net_rule_match(&net->deny[i], proto, family, addr, port);
 	return ok;
 }
 
 struct connect_job {
 	uint64_t id;
-	int sock;
+	int pin; /* the O_PATH descriptor a UNIX address names, or -1 */
 	socklen_t len;
 	struct sockaddr_storage ss;
 };
 
-/* On a worker: the blocking connect, then the answer. */
-static void connect_worker(int listener, void *arg)
+/* On a worker: the blocking connect, then the answer. Run with listener -1 when the sandbox
+ * ended first: only releases. */
+static void connect_worker(int listener, int sock, void *arg)
 {
 	struct connect_job *job = arg;
 	struct seccomp_notif_resp resp = { .id = job->id };
 
 	/* A job may have waited in the queue: the caller may have given up (interrupted), and
 	 * its socket must not be connected behind its back. */
-	if (!notif_id_valid(listener, job->id)) {
-		free(job);
-		return;
+	if (listener >= 0 && notif_id_valid(listener, job->id)) {
+		int r = connect(sock, (struct sockaddr *)&job->ss, job->len);
+		notif_answer_errno(&resp, r < 0 ? negative_errno() : 0);
+		if (r == 0)
+			notif_answer_value(&resp, 0);
+		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
 	}
-	int r = connect(job->sock, (struct sockaddr *)&job->ss, job->len);
-	notif_answer_errno(&resp, r < 0 ? negative_errno() : 0);
-	if (r == 0)
-		notif_answer_value(&resp, 0);
-	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: the task is gone */
+	safe_close(job->pin);
 	free(job);
 }
 
-/* The socket the child named in argument 0 (a copy, from the calling thread's table) and its
- * address family in *@domain. A descriptor that is no socket: -ENOTSOCK, as the kernel. */
-static int take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain)
+int net_take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain)
 {
 	socklen_t optlen = sizeof(*domain);
 
@@ -159,70 +162,113 @@ static int take_socket(struct supervisor *sv, const struct seccomp_notif *req, i
 	return sock;
 }
 
+int net_sock_proto(int sock, uint32_t *proto, int *type)
+{
+	int protocol = 0;
+	socklen_t optlen = sizeof(int);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, type, &optlen) < 0)
+		return negative_errno();
+	optlen = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &protocol, &optlen) < 0)
+		return negative_errno();
+	if (*type == SOCK_STREAM && protocol == IPPROTO_TCP)
+		*proto = NET_PROTO_TCP;
+	else if (*type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+		*proto = NET_PROTO_UDP;
+	else if (*type == SOCK_DGRAM && (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6))
+		*proto = NET_PROTO_ICMP;
+	else
+		return -EPERM; /* cannot exist (seccomp socket rules): fail closed */
+	return 0;
+}
+
+int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, int domain,
+	      uint32_t proto, int check, struct sockaddr_storage *ss, socklen_t *len, int *pin)
+{
+	int family;
+	uint8_t addr[16];
+	uint16_t port;
+
+	*pin = -1;
+	if (domain == AF_UNIX && ss->ss_family == AF_UNIX &&
+	    *len > offsetof(struct sockaddr_un, sun_path))
+		return ((struct sockaddr_un *)ss)->sun_path[0] != '\0'
+			       ? net_unix_route(sv, req, ss, len, pin)
+		       : sv->net->abstract_open ? 0
+						: NET_ROUTE_ABSTRACT;
+	if ((domain != AF_INET && domain != AF_INET6) || ss->ss_family == AF_UNSPEC || !check)
+		return 0; /* reaches nobody new: AF_UNSPEC dissolves an association */
+	int r = destination(ss, *len, &family, addr, &port);
+	if (r == 0)
+		r = unspecified_to_local(sock, ss, &family, addr);
+	if (r == 0 && !allowed(sv->net, proto, family, addr, port))
+		r = -ECONNREFUSED;
+	return r;
+}
+
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
 	struct sockaddr_storage ss = { 0 };
 	uint64_t len = req->data.args[2] & 0xffffffffu; /* socklen_t */
-	int domain = 0, type = 0, family;
-	socklen_t optlen = sizeof(int);
-	uint8_t addr[16];
-	uint16_t port;
+	socklen_t slen;
+	int domain = 0, type = 0, pin = -1;
+	uint32_t proto = 0;
 	int r;
 
 	/* In the kernel's order: the descriptor (EBADF, ENOTSOCK), then the address. */
-	_cleanup_close_ int sock = take_socket(sv, req, &domain);
+	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
 	if (sock < 0)
 		return sock;
-	if (domain != AF_INET && domain != AF_INET6) {
-		/* A UNIX or netlink socket: the rules are about IP, so the kernel connects it,
-		 * which also keeps path resolution and the abstract-socket scope the child's. Safe
-		 * although the kernel reads the descriptor and the address again: if another thread
-		 * swaps in a TCP socket meanwhile, Landlock refuses it (CONNECT_TCP is handled with
-		 * no port allowed whenever this handler is in use, plan/landlock.c), and UDP or raw
-		 * sockets cannot be created (the seccomp socket rules). */
-		notif_answer_continue(resp);
-		return 0;
+	if (domain == AF_INET || domain == AF_INET6) {
+		r = net_sock_proto(sock, &proto, &type);
+		if (r < 0)
+			return r;
+		/* Rules Landlock enforces by itself: TCP port rules to any host (CONNECT_TCP), and
+		 * no UDP or ICMP socket but one open to every destination. CONTINUE is safe
+		 * although the kernel reads the descriptor and the address again: whatever socket
+		 * and address it finds, Landlock's port rules decide a TCP connect, and a datagram
+		 * socket can only be one whose every destination is allowed
+		 * (net_rules_needs: onbehalf is set otherwise). */
+		if (!sv->net->onbehalf) {
+			notif_answer_continue(resp);
+			return 0;
+		}
 	}
 	if (len > sizeof(ss) || len < sizeof(ss.ss_family))
 		return -EINVAL;
 	r = notif_mem_read(sv->listener, req, req->data.args[1], &ss, len);
 	if (r < 0)
 		return r;
-	optlen = sizeof(int);
-	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &optlen) < 0)
-		return negative_errno();
-	if (type != SOCK_STREAM)
-		return -EPERM; /* cannot exist (seccomp socket rules): fail closed */
-
-	if (ss.ss_family == AF_UNSPEC) {
-		/* connect(AF_UNSPEC) dissolves an association; it reaches nobody. */
-		r = connect(sock, (struct sockaddr *)&ss, (socklen_t)len);
+	slen = (socklen_t)len;
+	r = net_route(sv, req, sock, domain, proto, 1, &ss, &slen, &pin);
+	if (r == NET_ROUTE_ABSTRACT)
+		return -EPERM; /* net-internal.h: abstract names are not reached */
+	if (r < 0)
+		return r;
+	_cleanup_close_ int pinned = pin;
+	if (proto != NET_PROTO_TCP && domain != AF_UNIX) {
+		/* A datagram or netlink connect sets an address; it never waits. */
+		r = connect(sock, (struct sockaddr *)&ss, slen);
 		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
 		return 0;
 	}
-	r = destination(&ss, (socklen_t)len, &family, addr, &port);
-	if (r < 0)
-		return r;
-	r = unspecified_to_local(sock, &ss, &family, addr);
-	if (r < 0)
-		return r;
-	if (!sv->net || !allowed(sv->net, family, addr, port))
-		return -ECONNREFUSED;
-
-	/* Always on a worker, even for a socket in non-blocking mode: the file status flags are
-	 * shared with the child, which could clear O_NONBLOCK between a check here and the call,
-	 * and the loop (which also runs the timeout) must never wait. */
+	/* TCP and UNIX stream connects may wait: always on a worker, even for a socket in
+	 * non-blocking mode: the file status flags are shared with the child, which could clear
+	 * O_NONBLOCK between a check here and the call, and the loop (which also runs the
+	 * timeout) must never wait. */
 	struct connect_job *job = malloc(sizeof(*job));
 	if (!job)
 		return -ENOMEM;
-	*job = (struct connect_job){ .id = req->id, .sock = sock, .len = (socklen_t)len, .ss = ss };
+	*job = (struct connect_job){ .id = req->id, .pin = pin, .len = slen, .ss = ss };
 	r = supervisor_run_worker(sv, sock, connect_worker, job);
 	if (r < 0) {
 		free(job);
 		return r; /* -EAGAIN: too many connects waiting already */
 	}
-	TAKE_FD(sock); /* the worker's now */
+	TAKE_FD(pinned); /* the job's now */
+	TAKE_FD(sock);
 	return NOTIF_DEFERRED;
 }
 
@@ -237,7 +283,7 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 	int domain = 0;
 	int backlog = (int)(uint32_t)req->data.args[1];
 
-	_cleanup_close_ int sock = take_socket(sv, req, &domain);
+	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
 	if (sock < 0)
 		return sock;
 	if (domain != AF_INET && domain != AF_INET6) {

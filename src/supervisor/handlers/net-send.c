@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/net-send: sendto(2) with an address (trapped in every supervised sandbox), sendmsg(2)
+ * and sendmmsg(2) (trapped where UDP or ICMP destinations are checked: policy_net_sends), made
+ * on the child's behalf. The supervisor copies everything the call names (the address, the
+ * iovecs and their bytes, the control messages, whose SCM_RIGHTS descriptors it takes from the
+ * caller's table), checks each destination (net_route: the rules of the socket's protocol, a
+ * write grant for a named UNIX socket), and sends the copies on the child's socket from a
+ * worker thread, which answers when the send ends. The child's memory is not read again, so
+ * nothing it changes after the check reaches the kernel. sendmmsg stops at the first refused
+ * entry: the ones before it are sent and counted (their msg_len written back), as the kernel
+ * reports a failure after at least one message.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "handlers.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "plan/plan.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+#define SEND_MAX (1u << 20)	  /* bytes copied for one message; a stream send is partial */
+#define SEND_TOTAL_MAX (8u << 20) /* for one sendmmsg, whose later entries wait a next call */
+#define CONTROL_MAX 65536	  /* more control data than any optmem_max: ENOBUFS */
+#define IOV_MAX_KERNEL 1024	  /* UIO_MAXIOV */
+
+struct send_msg {
+	struct msghdr m;
+	struct sockaddr_storage ss;
+	struct iovec iov; /* the payload, in one piece */
+	int pin;	  /* the O_PATH descriptor of a named UNIX destination, or -1 */
+	int *fds;	  /* the SCM_RIGHTS descriptors taken from the caller */
+	size_t n_fds;
+};
+
+struct send_job {
+	uint64_t id;
+	uint32_t pid;
+	int flags;
+	int mmsg;     /* sendmmsg: answer a count, write each msg_len back */
+	uint64_t vec; /* sendmmsg: the child's array */
+	size_t n;
+	struct send_msg msgs[];
+};
+
+static void send_msg_done(struct send_msg *s)
+{
+	free(s->iov.iov_base);
+	free(s->m.msg_control);
+	for (size_t i = 0; i < s->n_fds; i++)
+		safe_close(s->fds[i]);
+	free(s->fds);
+	safe_close(s->pin);
+}
+
+static void send_job_free(struct send_job *job)
+{
+	for (size_t i = 0; i < job->n; i++)
+		send_msg_done(&job->msgs[i]);
+	free(job);
+}
+
+/* The SCM_RIGHTS descriptors of the copied control data @s->m, replaced by copies taken from
+ * the caller's table (the kernel would have taken them from there). -EBADF for one it lacks. */
+static int translate_rights(struct supervisor *sv, const struct seccomp_notif *req,
+			    struct send_msg *s)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&s->m); c; c = CMSG_NXTHDR(&s->m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		if (c->cmsg_len < CMSG_LEN(0))
+			return -EINVAL;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *fds = (int *)CMSG_DATA(c);
+		int *grown = realloc(s->fds, (s->n_fds + n) * sizeof(int));
+		if (!grown && n)
+			return -ENOMEM;
+		s->fds = grown;
+		for (size_t i = 0; i < n; i++) {
+			int theirs, ours;
+			memcpy(&theirs, &fds[i], sizeof(int));
+			ours = notif_get_fd(sv->listener, req, theirs);
+			if (ours < 0)
+				return ours;
+			s->fds[s->n_fds++] = ours;
+			memcpy(&fds[i], &ours, sizeof(int));
+		}
+	}
+	return 0;
+}
+
+/* Copy the message @um (the child's header, its pointers the child's) into @s for socket
+ * @sock: the destination checked and rewritten (net_route), at most @budget payload bytes (a
+ * stream send beyond it is cut short; a larger datagram is EMSGSIZE). */
+static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *req, int sock,
+			    int domain, uint32_t proto, int type, const struct msghdr *um,
+			    size_t budget, struct send_msg *s)
+{
+	struct iovec iov[IOV_MAX_KERNEL];
+	size_t total = 0;
+	int r;
+
+	*s = (struct send_msg){ .pin = -1 };
+	if (um->msg_name && um->msg_namelen) {
+		socklen_t len = um->msg_namelen;
+		if (len > sizeof(s->ss))
+			return -EINVAL;
+		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_name, &s->ss, len);
+		if (r < 0)
+			return r;
+		/* A TCP socket ignores an address (Fast Open is refused before). */
+		int check = sv->net->onbehalf && proto != NET_PROTO_TCP;
+		r = net_route(sv, req, sock, domain, proto, check, &s->ss, &len, &s->pin);
+		if (r == NET_ROUTE_ABSTRACT)
+			return -EPERM; /* net-internal.h */
+		if (r < 0)
+			return r;
+		s->m.msg_name = &s->ss;
+		s->m.msg_namelen = len;
+	}
+	if (um->msg_iovlen > IOV_MAX_KERNEL)
+		return -EMSGSIZE;
+	if (um->msg_iovlen) {
+		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_iov, iov,
+				   um->msg_iovlen * sizeof(struct iovec));
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < um->msg_iovlen; i++) {
+		if ((ssize_t)iov[i].iov_len < 0)
+			return -EINVAL;
+		total += iov[i].iov_len;
+		if ((ssize_t)total < 0)
+			return -EINVAL;
+	}
+	if (total > budget) {
+		if (type != SOCK_STREAM)
+			return -EMSGSIZE;
+		total = budget;
+	}
+	s->iov.iov_base = malloc(total ? total : 1);
+	if (!s->iov.iov_base)
+		return -ENOMEM;
+	for (size_t i = 0, off = 0; i < um->msg_iovlen && off < total; i++) {
+		size_t n = MIN(iov[i].iov_len, total - off);
+		if (n) {
+			r = notif_mem_read(sv->listener, req, (uint64_t)iov[i].iov_base,
+					   (char *)s->iov.iov_base + off, n);
+			if (r < 0)
+				return r;
+		}
+		off += n;
+	}
+	s->iov.iov_len = total;
+	s->m.msg_iov = &s->iov;
+	s->m.msg_iovlen = 1;
+	if (um->msg_control && um->msg_controllen) {
+		if (um->msg_controllen > CONTROL_MAX)
+			return -ENOBUFS;
+		s->m.msg_control = malloc(um->msg_controllen);
+		if (!s->m.msg_control)
+			return -ENOMEM;
+		s->m.msg_controllen = um->msg_controllen;
+		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_control, s->m.msg_control,
+				   um->msg_controllen);
+		if (r == 0)
+			r = translate_rights(sv, req, s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* On a worker: the sends, the msg_len write-back, the answer. Run with listener -1 when the
+ * sandbox ended first: only releases. */
+static void send_worker(int listener, int sock, void *arg)
+{
+	struct send_job *job = arg;
+	struct seccomp_notif_resp resp = { .id = job->id };
+	struct seccomp_notif req = { .id = job->id, .pid = job->pid };
+	size_t sent = 0;
+	ssize_t r = 0;
+
+	if (listener < 0 || !notif_id_valid(listener, job->id)) {
+		send_job_free(job);
+		return;
+	}
+	for (; sent < job->n; sent++) {
+		r = sendmsg(sock, &job->msgs[sent].m, job->flags);
+		if (r < 0) {
+			r = negative_errno();
+			break;
+		}
+		if (job->mmsg) {
+			/* msg_len of entry @sent: after its msghdr in struct mmsghdr. */
+			unsigned len = (unsigned)r;
+			uint64_t at = job->vec + sent * sizeof(struct mmsghdr) +
+				      offsetof(struct mmsghdr, msg_len);
+			(void)notif_mem_write(listener, &req, at, &len, sizeof(len));
+		}
+		if (!job->mmsg)
+			break;
+	}
+	if (job->mmsg && sent > 0)
+		notif_answer_value(&resp, (int64_t)sent);
+	else if (r < 0)
+		notif_answer_errno(&resp, (int)r);
+	else
+		notif_answer_value(&resp, r);
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: the task is gone */
+	send_job_free(job);
+}
+
+/* The socket of a trapped send, its family and protocol; flags with MSG_FASTOPEN refused. */
+static int send_socket(struct supervisor *sv, const struct seccomp_notif *req, uint64_t flags,
+		       int *domain, uint32_t *proto, int *type)
+{
+	/* TCP Fast Open connects past Landlock's connect hook; EOPNOTSUPP, what the kernel says
+	 * where client TFO is off (the seccomp rule says the same for untrapped sends). */
+	if (flags & MSG_FASTOPEN)
+		return -EOPNOTSUPP;
+	int sock = net_take_socket(sv, req, domain);
+	if (sock < 0)
+		return sock;
+	int r = 0;
+	*proto = 0;
+	*type = 0;
+	socklen_t optlen = sizeof(int);
+	if (*domain == AF_INET || *domain == AF_INET6)
+		r = net_sock_proto(sock, proto, type);
+	else if (getsockopt(sock, SOL_SOCKET, SO_TYPE, type, &optlen) < 0)
+		r = negative_errno();
+	if (r < 0) {
+		close(sock);
+		return r;
+	}
+	return sock;
+}
+
+static int send_submit(struct supervisor *sv, int sock, struct send_job *job)
+{
+	int r = supervisor_run_worker(sv, sock, send_worker, job);
+	if (r < 0) {
+		send_job_free(job);
+		return r; /* -EAGAIN: too many sends waiting already */
+	}
+	return NOTIF_DEFERRED;
+}
+
+/* sendto(fd, buf, len, flags, addr, addrlen) and sendmsg(fd, msg, flags). */
+int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
+{
+	int is_sendto = req->data.nr == __NR_sendto;
+	uint64_t flags = req->data.args[is_sendto ? 3 : 2];
+	struct msghdr um = { 0 };
+	struct iovec iov = { 0 };
+	int domain, type;
+	uint32_t proto;
+	int r;
+
+	(void)resp;
+	_cleanup_close_ int sock = send_socket(sv, req, flags, &domain, &proto, &type);
+	if (sock < 0)
+		return sock;
+	if (is_sendto) {
+		iov = (struct iovec){ .iov_base = (void *)req->data.args[1],
+				      .iov_len = (size_t)req->data.args[2] };
+		um = (struct msghdr){ .msg_name = (void *)req->data.args[4],
+				      .msg_namelen = (socklen_t)req->data.args[5] };
+		if ((uint32_t)req->data.args[5] > sizeof(struct sockaddr_storage))
+			return -EINVAL;
+	} else {
+		r = notif_mem_read(sv->listener, req, req->data.args[1], &um, sizeof(um));
+		if (r < 0)
+			return r;
+	}
+	struct send_job *job = calloc(1, sizeof(*job) + sizeof(struct send_msg));
+	if (!job)
+		return -ENOMEM;
+	*job = (struct send_job){ .id = req->id, .pid = req->pid, .flags = (int)flags, .n = 1 };
+	if (is_sendto) {
+		/* The payload as one iovec in the supervisor's memory, read below. */
+		struct msghdr flat = um;
+		flat.msg_iov = NULL;
+		flat.msg_iovlen = 0;
+		r = send_msg_prepare(sv, req, sock, domain, proto, type, &flat, SEND_MAX,
+				     &job->msgs[0]);
+		struct send_msg *s = &job->msgs[0];
+		size_t total = iov.iov_len;
+		if (r == 0 && (ssize_t)total < 0)
+			r = -EINVAL;
+		if (r == 0 && total > SEND_MAX)
+			r = type == SOCK_STREAM ? (total = SEND_MAX, 0) : -EMSGSIZE;
+		if (r == 0) {
+			free(s->iov.iov_base);
+			s->iov.iov_base = malloc(total ? total : 1);
+			s->iov.iov_len = total;
+			r = s->iov.iov_base ? 0 : -ENOMEM;
+		}
+		if (r == 0 && total)
+			r = notif_mem_read(sv->listener, req, (uint64_t)iov.iov_base,
+					   s->iov.iov_base, total);
+	} else {
+		r = send_msg_prepare(sv, req, sock, domain, proto, type, &um, SEND_MAX,
+				     &job->msgs[0]);
+	}
+	if (r < 0) {
+		send_job_free(job);
+		return r;
+	}
+	r = send_submit(sv, sock, job);
+	if (r == NOTIF_DEFERRED)
+		TAKE_FD(sock);
+	return r;
+}
+
+/* sendmmsg(fd, msgvec, vlen, flags). */
+int handle_sendmmsg(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	uint64_t flags = req->data.args[3];
+	size_t vlen = MIN((uint32_t)req->data.args[2], IOV_MAX_KERNEL); /* as the kernel */
+	size_t budget = SEND_TOTAL_MAX;
+	int domain, type;
+	uint32_t proto;
+	int r = 0;
+
+	_cleanup_close_ int sock = send_socket(sv, req, flags, &domain, &proto, &type);
+	if (sock < 0)
+		return sock;
+	if (vlen == 0) {
+		notif_answer_value(resp, 0); /* nothing to send: 0 messages */
+		return 0;
+	}
+	_cleanup_free_ struct mmsghdr *vec = malloc(vlen * sizeof(*vec));
+	struct send_job *job = calloc(1, sizeof(*job) + vlen * sizeof(struct send_msg));
+	if (!vec || !job) {
+		free(job);
+		return -ENOMEM;
+	}
+	*job = (struct send_job){ .id = req->id,
+				  .pid = req->pid,
+				  .flags = (int)flags,
+				  .mmsg = 1,
+				  .vec = req->data.args[1] };
+	r = notif_mem_read(sv->listener, req, req->data.args[1], vec, vlen * sizeof(*vec));
+	/* The entries up to the first that cannot be sent: it and the rest are not. */
+	for (size_t i = 0; r == 0 && i < vlen && budget; i++) {
+		r = send_msg_prepare(sv, req, sock, domain, proto, type, &vec[i].msg_hdr, budget,
+				     &job->msgs[i]);
+		if (r < 0) {
+			send_msg_done(&job->msgs[i]);
+			break;
+		}
+		budget -= job->msgs[i].iov.iov_len;
+		job->n = i + 1;
+	}
+	if (job->n == 0) {
+		send_job_free(job);
+		return r < 0 ? r : -ENOMEM;
+	}
+	r = send_submit(sv, sock, job);
+	if (r == NOTIF_DEFERRED)
+		TAKE_FD(sock);
+	return r;
+}

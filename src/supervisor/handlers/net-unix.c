@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/net-unix: connecting or sending to a named UNIX socket needs a write grant covering
+ * the socket's real path (Landlock up to ABI 7 does not cover connect(2) or sendto(2) on a UNIX
+ * socket file). The supervisor resolves the name as the child would, from the child's root or
+ * the calling thread's working directory, with openat2(O_PATH), without magic links; the
+ * descriptor pins the socket file, whose path the kernel then reports (/proc/self/fd/N), and
+ * which the supervisor reaches through that same descriptor: no name is looked up twice, so a
+ * symlink or rename swapped in after the check reaches nothing new.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "plan/plan.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+/* @path is @root or beneath it. */
+static int path_under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return 1;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Open @path as the trapped thread would reach it: O_PATH, no magic links. */
+static int open_as_child(struct supervisor *sv, const struct seccomp_notif *req, const char *path)
+{
+	char dir[64];
+	int abs = path[0] == '/';
+
+	snprintf(dir, sizeof(dir), "/proc/%u/%s", req->pid, abs ? "root" : "cwd");
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT || errno == ESRCH ? NOTIF_GONE : negative_errno();
+	/* The pid named the trapped thread when the directory was opened: the descriptor now
+	 * pins that thread's directory whatever happens to the pid. */
+	if (!notif_id_valid(sv->listener, req->id))
+		return NOTIF_GONE;
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0),
+	};
+	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	return fd < 0 ? negative_errno() : fd;
+}
+
+/* "/proc/self/fd/N", the name a sandlock nested in this sandbox connects with (its own
+ * supervisor reaching a socket it resolved): the caller's descriptor N, taken directly, since
+ * the name resolved here would be about this process. -1: another name. */
+static int own_fd_name(struct supervisor *sv, const struct seccomp_notif *req, const char *path)
+{
+	static const char prefix[] = "/proc/self/fd/";
+	char *end;
+
+	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
+		return -1;
+	const char *num = path + sizeof(prefix) - 1;
+	errno = 0;
+	long n = strtol(num, &end, 10);
+	if (*num < '0' || *num > '9' || *end || errno || n > INT_MAX)
+		return -1;
+	return notif_get_fd(sv->listener, req, (int)n);
+}
+
+int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct sockaddr_storage *ss, socklen_t *len, int *pin)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+	char path[sizeof(sun->sun_path) + 1], real[PATH_MAX], self[64];
+	size_t n = *len - offsetof(struct sockaddr_un, sun_path);
+	struct stat st;
+
+	/* The kernel reads the name up to the first NUL or the length given. */
+	memcpy(path, sun->sun_path, MIN(n, sizeof(sun->sun_path)));
+	path[MIN(n, sizeof(sun->sun_path))] = '\0';
+	int fd = own_fd_name(sv, req, path);
+	if (fd == -1)
+		fd = open_as_child(sv, req, path);
+	if (fd < 0)
+		return fd == -EBADF ? -ENOENT : fd;
+	_cleanup_close_ int pinned = fd;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISSOCK(st.st_mode))
+		return -ECONNREFUSED; /* what the kernel says of a file that is no socket */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t k = readlink(self, real, sizeof(real) - 1);
+	if (k <= 0 || (size_t)k >= sizeof(real) - 1)
+		return -EACCES;
+	real[k] = '\0';
+	/* The control sockets of sandboxes (this one's and others'): their server refuses a
+	 * confined peer, and a connect made here would come from the supervisor. */
+	const struct net_plan *net = sv->net;
+	if (net->runtime_prefix &&
+	    strncmp(real, net->runtime_prefix, strlen(net->runtime_prefix)) == 0)
+		return -EACCES;
+	int granted = 0;
+	for (size_t i = 0; net->unix_write && net->unix_write[i] && !granted; i++)
+		granted = path_under(real, net->unix_write[i]);
+	if (!granted)
+		return -EACCES; /* what a missing write permission on the socket gives */
+	memset(sun->sun_path, 0, sizeof(sun->sun_path));
+	memcpy(sun->sun_path, self, strlen(self));
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(self) + 1);
+	*pin = TAKE_FD(pinned);
+	return 0;
+}
