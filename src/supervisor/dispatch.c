@@ -3,7 +3,9 @@
  * dispatch: syscall number -> handler, and the policy-derived trap set.
  */
 #include <seccomp.h>
+#include <linux/netlink.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "dispatch.h"
@@ -16,6 +18,11 @@ struct dispatch_entry {
 	/* Whether @p needs this syscall trapped; NULL: every sandbox does. */
 	int (*needed)(const struct sandlock_policy *p);
 };
+
+#define EQ(a, v)                                                                                   \
+	{                                                                                          \
+		.arg = (a), .op = SCMP_CMP_EQ, .datum = (v)                                        \
+	}
 
 #define NOT_ZERO(a)                                                                                \
 	{                                                                                          \
@@ -50,6 +57,13 @@ static const struct dispatch_entry table[] = {
 	 * refused then, policy_check_supervision). */
 	{ { .nr = SYS_connect }, handle_connect, NULL },
 	{ { SYS_sendto, 1, { NOT_ZERO(4) }, 0 }, handle_sendmsg, NULL },
+	/* socket(AF_NETLINK, *, NETLINK_ROUTE), bind, getsockname: a virtual route socket that
+	 * shows only lo. Without a supervisor the kernel's (the host's interfaces). */
+	{ { SYS_socket, 2, { EQ(0, AF_NETLINK), EQ(2, NETLINK_ROUTE) }, 0 },
+	  handle_netlink_socket,
+	  NULL },
+	{ { .nr = SYS_bind }, handle_bind, NULL },
+	{ { .nr = SYS_getsockname }, handle_getsockname, NULL },
 	/* sendmsg, sendmmsg, where UDP or ICMP destinations are checked. */
 	{ { .nr = SYS_sendmsg }, handle_sendmsg, policy_net_sends },
 	{ { .nr = SYS_sendmmsg }, handle_sendmmsg, policy_net_sends },

@@ -26,6 +26,7 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 		.listener = -1, .name = name, .groups = groups, .net = net, .prepared = 1
 	};
 	pthread_mutex_init(&sv->workers.lock, NULL);
+	pthread_mutex_init(&sv->netlink_lock, NULL);
 	pthread_cond_init(&sv->workers.work, NULL);
 	pthread_cond_init(&sv->workers.idle_cond, NULL);
 	sv->workers.listener = -1;

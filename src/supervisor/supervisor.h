@@ -36,6 +36,15 @@ struct supervisor_workers {
 	int socks[SUPERVISOR_MAX_WORKERS]; /* the socket each thread works on, or -1 */
 };
 
+/* Virtual NETLINK_ROUTE sockets (handlers/netlink.c): the child's end, by inode. */
+#define SUPERVISOR_MAX_NETLINK 16
+struct netlink_fake {
+	int used;
+	dev_t dev;
+	ino_t ino;
+	uint32_t portid;
+};
+
 struct supervisor {
 	int listener;
 	struct seccomp_notif *req;
@@ -45,7 +54,10 @@ struct supervisor {
 	struct groups *groups;	    /* the sandbox's process groups */
 	const struct net_plan *net; /* the rules the connect handler matches */
 	struct supervisor_workers workers;
-	int prepared; /* supervisor_prepare() ran: the worker table exists */
+	int prepared;		      /* supervisor_prepare() ran: the worker table exists */
+	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
+	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK];
+	uint32_t netlink_serial;
 	uint64_t answered;
 };
 

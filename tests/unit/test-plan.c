@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <linux/netlink.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -168,7 +170,7 @@ static void test_trap_set(void)
 	struct sandlock_policy p = { 0 };
 	struct trap traps[32];
 	size_t n = dispatch_trap_set(&p, traps, 32);
-	int always = 0, conditional = 0, listen = 0, unix_paths = 0, others = 0;
+	int always = 0, conditional = 0, listen = 0, unix_paths = 0, netlink = 0, others = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int nr = traps[i].nr;
@@ -176,6 +178,11 @@ static void test_trap_set(void)
 			listen += traps[i].n_conds == 0 && traps[i].deny_unsupervised;
 		else if (nr == SYS_connect)
 			unix_paths += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
+		else if (nr == SYS_socket)
+			netlink += traps[i].n_conds == 2 && traps[i].cond[0].datum == AF_NETLINK &&
+				   traps[i].cond[1].datum == NETLINK_ROUTE;
+		else if (nr == SYS_bind || nr == SYS_getsockname)
+			netlink += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
 		else if (nr == SYS_sendto)
 			unix_paths += traps[i].n_conds == 1 && traps[i].cond[0].arg == 4 &&
 				      !traps[i].deny_unsupervised;
@@ -198,8 +205,10 @@ static void test_trap_set(void)
 	is_int(unix_paths, 2,
 	       "connect, and sendto with an address: a named UNIX socket needs a write grant "
 	       "(allowed unsupervised)");
+	is_int(netlink, 3,
+	       "socket(AF_NETLINK, NETLINK_ROUTE), bind, getsockname: the virtual route socket");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
-	is_int(n, 13, "thirteen traps");
+	is_int(n, 16, "sixteen traps");
 
 	/* Network rules add their traps; bind open to every port drops listen's. */
 	char star[] = "*", cidr[] = "tcp://10.0.0.0/8:443";
@@ -212,14 +221,14 @@ static void test_trap_set(void)
 		has_listen |= traps[i].nr == SYS_listen;
 	is_int(has_listen, 0, "net_allow_bind [\"*\"]: listen is not trapped");
 	size_t n_ob = dispatch_trap_set(&onbehalf, traps, 32);
-	is_int(n_ob, 13, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
+	is_int(n_ob, 16, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
 	char udp[] = "udp://10.0.0.1:53";
 	char *udps[] = { udp, NULL };
 	struct sandlock_policy checked = { .net_allow = udps };
 	size_t n_udp = dispatch_trap_set(&checked, traps, 32);
 	for (size_t i = 0; i < n_udp; i++)
 		has_sendmsg += traps[i].nr == SYS_sendmsg || traps[i].nr == SYS_sendmmsg;
-	ok(has_sendmsg == 2 && n_udp == 15, "a checked UDP rule traps sendmsg and sendmmsg");
+	ok(has_sendmsg == 2 && n_udp == 18, "a checked UDP rule traps sendmsg and sendmmsg");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
 
 	struct trap small[2];

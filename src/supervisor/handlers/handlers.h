@@ -30,6 +30,13 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 /* net-send.c: sendmmsg on the child's behalf. */
 int handle_sendmmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
+/* netlink.c: a virtual NETLINK_ROUTE socket (socket), and bind and getsockname on it. */
+int handle_netlink_socket(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp);
+int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp);
+int handle_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp);
 /* net.c: listen, where an autobind would escape the bind rules. */
 int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);

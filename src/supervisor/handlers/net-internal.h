@@ -46,3 +46,6 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 /* net-unix.c: the UNIX half of net_route for a named address. */
 int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct sockaddr_storage *ss, socklen_t *len, int *pin);
+
+/* netlink.c: whether @sock is a virtual NETLINK_ROUTE socket, and its port id in *@portid. */
+int netlink_fake_portid(struct supervisor *sv, int sock, uint32_t *portid);

@@ -111,7 +111,9 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 	int r;
 
 	*s = (struct send_msg){ .pin = -1 };
-	if (um->msg_name && um->msg_namelen) {
+	/* A virtual netlink socket sends to its server, whatever address names the kernel. */
+	int fake = domain == AF_UNIX && um->msg_name && netlink_fake_portid(sv, sock, NULL);
+	if (um->msg_name && um->msg_namelen && !fake) {
 		socklen_t len = um->msg_namelen;
 		if (len > sizeof(s->ss))
 			return -EINVAL;

@@ -238,6 +238,10 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	if (len > sizeof(ss) || len < sizeof(ss.ss_family))
 		return -EINVAL;
+	if (domain == AF_UNIX && netlink_fake_portid(sv, sock, NULL)) {
+		notif_answer_value(resp, 0); /* a virtual netlink socket: to the kernel, as given */
+		return 0;
+	}
 	r = notif_mem_read(sv->listener, req, req->data.args[1], &ss, len);
 	if (r < 0)
 		return r;
