@@ -329,7 +329,10 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	plan.net.abstract_open = plan.status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
 				 SANDLOCK_STATUS_ACTIVE;
 	plan.listener_by_number = plan.supervised && policy_net_sends(p);
-	if (r == 0 && plan.supervised && plan.net.onbehalf) {
+	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
+	/* Compiled for every supervised sandbox with rules: even the direct ones are applied by
+	 * the supervisor, which makes every connect (handlers/net.c). */
+	if (r == 0 && plan.supervised && (p->net_allow || p->net_deny)) {
 		/* A deny list alone allows everything else (net_rules_needs). */
 		static char star[] = "*";
 		char *const everything[] = { star, NULL };

@@ -23,6 +23,7 @@ struct net_plan {
 	char *hosts;	   /* the synthetic /etc/hosts when a rule names a host, else NULL */
 	int onbehalf;	   /* connects are the supervisor's (policy_net_onbehalf) */
 	int abstract_open; /* the abstract UNIX socket scope is not in force: any name is reached */
+	int tcp_open;	   /* the NetTcp protection is not in force: every TCP connect goes */
 	char **unix_write; /* the real paths of the write grants: named UNIX sockets */
 	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
 };

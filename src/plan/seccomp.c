@@ -374,6 +374,22 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied, uint32_t 
 		r = add_masked_rules(ctx, sends[i].nr, EOPNOTSUPP, sends[i].flags_arg, fastopen,
 				     &fastopen, 1);
 	}
+	/* Source routing: IPv4 options (LSRR/SSRR) and IPv6 routing headers send a packet to a
+	 * first hop other than its destination, so a connect or send to an allowed address would
+	 * reach another one; unprivileged on Linux. EPERM, in every sandbox (the control
+	 * messages that do the same are refused by the supervisor, handlers/net-send.c). */
+	static const struct {
+		uint64_t level, name;
+	} routing[] = {
+		{ IPPROTO_IP, IP_OPTIONS },
+		{ IPPROTO_IPV6, IPV6_RTHDR },
+		{ IPPROTO_IPV6, 5 /* IPV6_2292RTHDR */ },
+		{ IPPROTO_IPV6, 6 /* IPV6_2292PKTOPTIONS */ },
+	};
+	for (size_t i = 0; r == 0 && !denied[SCMP_SYS(setsockopt)] && i < ELEMENTSOF(routing); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, low32, routing[i].level),
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, low32, routing[i].name));
 	/* Every process of the user, inside the sandbox or not: never, whatever "who" says.
 	 * (Written without a condition on "who" on purpose: libseccomp 2.5 drops a rule
 	 * "which == X && who == 0" when the same action also has "who != 0", which the

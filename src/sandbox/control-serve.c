@@ -7,6 +7,8 @@
  * {"cmd":"kill"}.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <signal.h>
 #include <string.h>
@@ -133,7 +135,12 @@ void control_on_listen(struct sandlock_sandbox *sb, int epfd)
 			return;
 		/* Another uid, or one of ours that is confined (a sandbox: Landlock does not cover
 		 * connecting to a socket by path): no answer. */
-		if (control_peer_refused(fd)) {
+		/* The socket file moved out of its directory: a client may have reached it under
+		 * another name, where the path checks for sandboxes do not apply. */
+		struct stat st;
+		if (fstatat(c->dirfd, "control.sock", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_dev != c->sock_dev || st.st_ino != c->sock_ino ||
+		    control_peer_refused(fd)) {
 			close(fd);
 			continue;
 		}

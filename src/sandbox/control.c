@@ -256,6 +256,11 @@ int control_claim(struct control *c, const char *name, pid_t pid, struct sandloc
 	r = c->dirfd < 0 ? negative_errno() : write_pid_file(c, pid);
 	if (r == 0)
 		r = c->fd = listen_in(c->dirfd, name);
+	struct stat st;
+	if (r >= 0 && fstatat(c->dirfd, SOCKET_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		c->sock_dev = st.st_dev;
+		c->sock_ino = st.st_ino;
+	}
 	if (r < 0) {
 		c->fd = safe_close(c->fd);
 		c->dirfd = safe_close(c->dirfd);

@@ -30,9 +30,11 @@ struct control_client {
 };
 
 struct control {
-	int fd;	    /* the listening socket; -1: no control socket */
-	int dirfd;  /* the sandbox's directory */
-	int lockfd; /* the pid file, flock'ed for as long as we live */
+	int fd;		/* the listening socket; -1: no control socket */
+	int dirfd;	/* the sandbox's directory */
+	int lockfd;	/* the pid file, flock'ed for as long as we live */
+	dev_t sock_dev; /* the socket file, as bound: a client reaching it renamed is refused */
+	ino_t sock_ino;
 	char name[65];
 	int64_t started;  /* CLOCK_REALTIME seconds, once published */
 	int published;	  /* the pid file names the sandbox */

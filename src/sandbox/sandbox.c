@@ -93,8 +93,12 @@ static int recv_ready(int sock, int want_fd, int pidfd)
 		int number;
 		memcpy(&number, dummy + 1, sizeof(number));
 		fd = sys_pidfd_getfd(pidfd, number, 0);
-		if (fd < 0)
-			return negative_errno();
+		if (fd < 0) {
+			int r = negative_errno();
+			/* The child waits for 'T' holding the report pipe: it must not wait. */
+			(void)sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			return r == -EPIPE ? -EPERM : r;
+		}
 		char taken = 'T'; /* the child may close its copy now */
 		if (send(sock, &taken, 1, MSG_NOSIGNAL) != 1) {
 			close(fd);

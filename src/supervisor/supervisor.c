@@ -227,6 +227,20 @@ void supervisor_stop_workers(struct supervisor *sv)
 	 * connect yet when the first shutdown came. */
 	pthread_mutex_lock(&w->lock);
 	w->stopping = 1;
+	/* The queued jobs are released here, not left to workers that may all be busy: what
+	 * they hold (descriptors passed with SCM_RIGHTS, say a listener a running job waits on)
+	 * goes now. */
+	while (w->queue) {
+		struct job *job = w->queue;
+		w->queue = job->next;
+		w->pending--;
+		pthread_mutex_unlock(&w->lock);
+		job->fn(-1, job->sock, job->arg);
+		safe_close(job->sock);
+		free(job);
+		pthread_mutex_lock(&w->lock);
+	}
+	w->queue_tail = NULL;
 	pthread_cond_broadcast(&w->work);
 	while (w->n > 0) {
 		for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)

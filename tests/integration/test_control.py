@@ -571,3 +571,47 @@ def test_a_root_that_is_not_ours_is_neither_trusted_nor_fatal():
     r = subprocess.run([SANDLOCK, "ps"], capture_output=True, timeout=30, preexec_fn=pre,
                        env=env)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_control_socket_under_another_name(sleeper):
+    # A hard link to a control socket from a directory the sandbox may write: the socket is
+    # known by its inode, not its path, and refused (the connect would be the supervisor's,
+    # which the server could not tell from sandlock's own).
+    victim = unique("victim")
+    sleeper(victim)
+    import shutil
+    import tempfile
+    tmp_path = __import__("pathlib").Path(tempfile.mkdtemp(dir="/dev/shm"))  # same fs
+    request_cleanup = lambda: shutil.rmtree(tmp_path, ignore_errors=True)  # noqa: E731
+    link = tmp_path / "control.link"
+    os.link(f"{runtime_root()}/{victim}/control.sock", link)
+    out = subprocess.run(["/usr/bin/python3", "-c", CONNECT, str(link), '{"cmd":"info"}'],
+                         capture_output=True, timeout=30)
+    assert json.loads(json.loads(out.stdout)["answer"])["name"] == victim  # the control
+    r = subprocess.run([SANDLOCK, "run", *SYSTEM_READ, "-w", str(tmp_path), "--",
+                        "/usr/bin/python3", "-c", CONNECT, str(link), '{"cmd":"kill"}'],
+                       capture_output=True, timeout=30)
+    request_cleanup()
+    assert json.loads(r.stdout) == {"errno": 13}, r.stderr
+    assert running(victim)
+
+
+def test_a_control_socket_moved_away_answers_nobody(sleeper):
+    # Renamed out of its directory, the socket's own server refuses every client: whoever
+    # reaches it there went around the path checks.
+    victim = unique("victim")
+    sleeper(victim)
+    path = f"{runtime_root()}/{victim}/control.sock"
+    out = subprocess.run(["/usr/bin/python3", "-c", CONNECT, path, '{"cmd":"info"}'],
+                         capture_output=True, timeout=30)
+    assert json.loads(json.loads(out.stdout)["answer"])["name"] == victim  # the control
+    moved = f"{runtime_root()}/{victim}.moved.sock"
+    os.rename(path, moved)
+    try:
+        out = subprocess.run(["/usr/bin/python3", "-c", CONNECT, moved, '{"cmd":"info"}'],
+                             capture_output=True, timeout=30)
+        assert json.loads(out.stdout) in ({"answer": ""}, {"errno": 104}, {"errno": 32}), \
+            out.stdout
+    finally:
+        os.rename(moved, path)
+    assert running(victim)

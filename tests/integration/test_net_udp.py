@@ -307,3 +307,60 @@ def test_raw_icmp_never(ping_sockets):
             timeout=30)
     got = json.loads(r.stdout)
     assert got["raw"] == errno.EPERM and got["ping"] == 0
+
+
+HOSTILE = r"""
+import ctypes, json, os, socket, struct, sys
+port = int(sys.argv[1])
+res = {}
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+addr = ctypes.create_string_buffer(struct.pack("<H", socket.AF_INET) + struct.pack(">H", port)
+                                   + socket.inet_aton("127.0.0.1") + b"\0" * 8, 16)
+data = ctypes.create_string_buffer(b"x", 1)
+iov = iovec(ctypes.addressof(data), 1)
+fds = [fd for _ in range(2) for fd in os.pipe()]
+def send(control):
+    buf = ctypes.create_string_buffer(control, len(control))
+    m = msghdr(ctypes.addressof(addr), 16, ctypes.pointer(iov), 1, ctypes.addressof(buf),
+               len(control), 0)
+    r = libc.sendmsg(s.fileno(), ctypes.byref(m), 0)
+    return r if r >= 0 else -ctypes.get_errno()
+# cmsg_len far beyond the buffer, over descriptors that exist
+res["long_cmsg"] = send(struct.pack("=Qii", 4096, socket.SOL_SOCKET, socket.SCM_RIGHTS)
+                        + struct.pack("=4i", *fds[:4]))
+res["creds"] = send(struct.pack("=Qii", 28, socket.SOL_SOCKET, socket.SCM_CREDENTIALS)
+                    + struct.pack("=iII", os.getpid(), os.getuid(), os.getgid()) + b"\0" * 4)
+res["retopts"] = send(struct.pack("=Qii", 24, socket.IPPROTO_IP, 7) + bytes([131, 7, 4])
+                      + socket.inet_aton("127.0.0.2") + b"\0" * 1)
+res["ttl"] = send(struct.pack("=Qii", 20, socket.IPPROTO_IP, socket.IP_TTL)
+                  + struct.pack("=i", 5) + b"\0" * 4)
+try:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([131, 7, 4, 127, 0, 0, 2, 0]))
+    res["ip_options"] = 0
+except OSError as e:
+    res["ip_options"] = e.errno
+print(json.dumps(res))
+"""
+
+
+def test_hostile_control_data_and_source_routing(udp_servers):
+    port, socks = udp_servers["port"], udp_servers["socks"]
+    plain = subprocess.run([PY, "-c", HOSTILE, str(port)], capture_output=True, timeout=30)
+    got = json.loads(plain.stdout)
+    assert got == {"long_cmsg": -errno.EINVAL, "creds": 1, "retopts": 1, "ttl": 1,
+                   "ip_options": 0}  # the kernel's own answers (the control)
+    received(socks["127.0.0.1"])
+    r = run(*SYSTEM_READ, "--net-allow", f"udp://127.0.0.1:{port}", "--", PY, "-c", HOSTILE,
+            str(port), timeout=30)
+    assert json.loads(r.stdout) == {"long_cmsg": -errno.EINVAL, "creds": -errno.EPERM,
+                                    "retopts": -errno.EPERM, "ttl": 1,
+                                    "ip_options": errno.EPERM}, r.stderr
+    assert received(socks["127.0.0.1"]) == [b"x"]  # the plain one went through

@@ -12,9 +12,13 @@
  * reports a failure after at least one message.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -70,31 +74,71 @@ static void send_job_free(struct send_job *job)
 	free(job);
 }
 
-/* The SCM_RIGHTS descriptors of the copied control data @s->m, replaced by copies taken from
- * the caller's table (the kernel would have taken them from there). -EBADF for one it lacks. */
-static int translate_rights(struct supervisor *sv, const struct seccomp_notif *req,
-			    struct send_msg *s)
+/* Whether a control message may be passed on: SCM_RIGHTS (translated below) and the options
+ * that set how a datagram leaves (source address, TTL, class, GSO, timestamps), nothing that
+ * changes where it goes. Refused: SCM_CREDENTIALS (the kernel would check it against the
+ * supervisor, which could then vouch for any pid it may claim), IP_RETOPTS and IPv6 routing
+ * headers (source routing: the datagram would go to the first hop, not the checked
+ * destination), and anything not listed. */
+static int cmsg_allowed(const struct cmsghdr *c)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&s->m); c; c = CMSG_NXTHDR(&s->m, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		if (c->cmsg_len < CMSG_LEN(0))
+	switch (c->cmsg_level) {
+	case SOL_SOCKET:
+		return c->cmsg_type == SCM_RIGHTS || c->cmsg_type == SO_TIMESTAMPING_OLD ||
+		       c->cmsg_type == SO_MARK || c->cmsg_type == SO_PRIORITY ||
+		       c->cmsg_type == SO_TXTIME;
+	case IPPROTO_IP:
+		return c->cmsg_type == IP_PKTINFO || c->cmsg_type == IP_TTL ||
+		       c->cmsg_type == IP_TOS;
+	case IPPROTO_IPV6:
+		return c->cmsg_type == IPV6_PKTINFO || c->cmsg_type == IPV6_HOPLIMIT ||
+		       c->cmsg_type == IPV6_TCLASS || c->cmsg_type == IPV6_DONTFRAG;
+	case IPPROTO_UDP:
+		return c->cmsg_type == 103 /* UDP_SEGMENT */;
+	default:
+		return 0;
+	}
+}
+
+#define SCM_MAX_FD 253 /* the kernel's limit per message */
+
+/* Check the copied control data @s->m as the kernel's __scm_send would (every header within
+ * the buffer), refuse what may not pass (cmsg_allowed), and replace the SCM_RIGHTS descriptors
+ * by copies taken from the caller's table (the kernel would have taken them from there).
+ * -EINVAL (malformed, or too many descriptors), -EPERM, -EBADF (a descriptor the caller lacks). */
+static int translate_control(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct send_msg *s)
+{
+	const char *base = s->m.msg_control;
+	size_t total = s->m.msg_controllen;
+
+	for (size_t off = 0; off + sizeof(struct cmsghdr) <= total;) {
+		struct cmsghdr *c = (struct cmsghdr *)(base + off);
+		if (c->cmsg_len < sizeof(struct cmsghdr) || c->cmsg_len > total - off)
 			return -EINVAL;
-		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int *fds = (int *)CMSG_DATA(c);
-		int *grown = realloc(s->fds, (s->n_fds + n) * sizeof(int));
-		if (!grown && n)
-			return -ENOMEM;
-		s->fds = grown;
-		for (size_t i = 0; i < n; i++) {
-			int theirs, ours;
-			memcpy(&theirs, &fds[i], sizeof(int));
-			ours = notif_get_fd(sv->listener, req, theirs);
-			if (ours < 0)
-				return ours;
-			s->fds[s->n_fds++] = ours;
-			memcpy(&fds[i], &ours, sizeof(int));
+		if (!cmsg_allowed(c))
+			return -EPERM;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			if (c->cmsg_len < CMSG_LEN(0) || n > SCM_MAX_FD ||
+			    s->n_fds + n > SCM_MAX_FD)
+				return -EINVAL;
+			int *grown = realloc(s->fds, (s->n_fds + n + 1) * sizeof(int));
+			if (!grown)
+				return -ENOMEM;
+			s->fds = grown;
+			unsigned char *data = CMSG_DATA(c);
+			for (size_t i = 0; i < n; i++) {
+				int theirs, ours;
+				memcpy(&theirs, data + i * sizeof(int), sizeof(int));
+				ours = notif_get_fd(sv->listener, req, theirs);
+				if (ours < 0)
+					return ours;
+				s->fds[s->n_fds++] = ours;
+				memcpy(data + i * sizeof(int), &ours, sizeof(int));
+			}
 		}
+		off += CMSG_ALIGN(c->cmsg_len);
 	}
 	return 0;
 }
@@ -176,11 +220,46 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_control, s->m.msg_control,
 				   um->msg_controllen);
 		if (r == 0)
-			r = translate_rights(sv, req, s);
+			r = translate_control(sv, req, s);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+/* One send as the caller's would go, never blocking for good: the caller's flags but
+ * MSG_ZEROCOPY (the kernel would send from supervisor memory freed right after the call) and
+ * signals (the worker thread is not the caller); a blocking caller's send that would wait is
+ * tried again when the socket is writable, and given up when the caller is gone, so no worker
+ * outlives its sandbox (a UNIX datagram send waiting for a full peer is not woken by
+ * shutdown). Returns the bytes sent or -errno. */
+static ssize_t send_one(int listener, uint64_t id, int sock, struct msghdr *m, int flags)
+{
+	int fl = fcntl(sock, F_GETFL);
+	int blocking = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
+	flags &= ~MSG_ZEROCOPY;
+
+	for (;;) {
+		ssize_t r = sendmsg(sock, m, flags | MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r >= 0)
+			return r;
+		if (!blocking || (errno != EAGAIN && errno != EWOULDBLOCK))
+			return negative_errno();
+		struct pollfd p = { .fd = sock, .events = POLLOUT };
+		if (poll(&p, 1, 100) > 0)
+			usleep(1000); /* writable, yet the peer is full: do not spin */
+		if (!notif_id_valid(listener, id))
+			return -ECANCELED; /* nobody to answer */
+	}
+}
+
+/* SIGPIPE to the thread @tid, as the kernel sends it to a writer on a broken stream. */
+static void signal_pipe(uint32_t tid)
+{
+	pid_t tgid;
+
+	if (proc_status_field((pid_t)tid, "Tgid", &tgid) == 0)
+		(void)syscall(SYS_tgkill, tgid, (pid_t)tid, SIGPIPE);
 }
 
 /* On a worker: the sends, the msg_len write-back, the answer. Run with listener -1 when the
@@ -198,11 +277,11 @@ static void send_worker(int listener, int sock, void *arg)
 		return;
 	}
 	for (; sent < job->n; sent++) {
-		r = sendmsg(sock, &job->msgs[sent].m, job->flags);
-		if (r < 0) {
-			r = negative_errno();
+		r = send_one(listener, job->id, sock, &job->msgs[sent].m, job->flags);
+		if (r == -EPIPE && !(job->flags & MSG_NOSIGNAL))
+			signal_pipe(job->pid); /* what the kernel does to the sender */
+		if (r < 0)
 			break;
-		}
 		if (job->mmsg) {
 			/* msg_len of entry @sent: after its msghdr in struct mmsghdr. */
 			unsigned len = (unsigned)r;

@@ -8,6 +8,7 @@
  * which the supervisor reaches through that same descriptor: no name is looked up twice, so a
  * symlink or rename swapped in after the check reaches nothing new.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -60,21 +61,50 @@ static int open_as_child(struct supervisor *sv, const struct seccomp_notif *req,
 }
 
 /* "/proc/self/fd/N", the name a sandlock nested in this sandbox connects with (its own
- * supervisor reaching a socket it resolved): the caller's descriptor N, taken directly, since
- * the name resolved here would be about this process. -1: another name. */
-static int own_fd_name(struct supervisor *sv, const struct seccomp_notif *req, const char *path)
+ * supervisor reaching a socket it resolved), is the caller's descriptor N: its number in *@n
+ * and 1; 0 for another name, which is resolved. */
+static int own_fd_name(const char *path, int *n)
 {
 	static const char prefix[] = "/proc/self/fd/";
 	char *end;
 
 	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
-		return -1;
+		return 0;
 	const char *num = path + sizeof(prefix) - 1;
 	errno = 0;
-	long n = strtol(num, &end, 10);
-	if (*num < '0' || *num > '9' || *end || errno || n > INT_MAX)
-		return -1;
-	return notif_get_fd(sv->listener, req, (int)n);
+	long v = strtol(num, &end, 10);
+	if (*num < '0' || *num > '9' || *end || errno || v > INT_MAX)
+		return 0;
+	*n = (int)v;
+	return 1;
+}
+
+/* Whether the socket file @st is a sandbox's control socket (<runtime>/<name>/control.sock of
+ * this uid), whatever name reaches it: a hard link elsewhere is the same inode. (One renamed
+ * away is refused by its own server, which checks that it is still in place.) */
+static int is_control_socket(const struct net_plan *net, const struct stat *st)
+{
+	char root[PATH_MAX];
+	struct stat cs;
+	int found = 0;
+
+	if (!net->runtime_prefix ||
+	    (size_t)snprintf(root, sizeof(root), "%s%u", net->runtime_prefix,
+			     (unsigned)geteuid()) >= sizeof(root))
+		return 0;
+	DIR *d = opendir(root);
+	if (!d)
+		return 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		char sock[NAME_MAX + 32];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(sock, sizeof(sock), "%s/control.sock", e->d_name);
+		found = fstatat(dirfd(d), sock, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
+			cs.st_dev == st->st_dev && cs.st_ino == st->st_ino;
+	}
+	closedir(d);
+	return found;
 }
 
 int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
@@ -88,11 +118,16 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The kernel reads the name up to the first NUL or the length given. */
 	memcpy(path, sun->sun_path, MIN(n, sizeof(sun->sun_path)));
 	path[MIN(n, sizeof(sun->sun_path))] = '\0';
-	int fd = own_fd_name(sv, req, path);
-	if (fd == -1)
+	int number, fd;
+	if (own_fd_name(path, &number)) {
+		fd = notif_get_fd(sv->listener, req, number);
+		if (fd == -EBADF)
+			fd = -ENOENT; /* what resolving the name would have said */
+	} else {
 		fd = open_as_child(sv, req, path);
+	}
 	if (fd < 0)
-		return fd == -EBADF ? -ENOENT : fd;
+		return fd;
 	_cleanup_close_ int pinned = fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
@@ -106,8 +141,9 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The control sockets of sandboxes (this one's and others'): their server refuses a
 	 * confined peer, and a connect made here would come from the supervisor. */
 	const struct net_plan *net = sv->net;
-	if (net->runtime_prefix &&
-	    strncmp(real, net->runtime_prefix, strlen(net->runtime_prefix)) == 0)
+	if ((net->runtime_prefix &&
+	     strncmp(real, net->runtime_prefix, strlen(net->runtime_prefix)) == 0) ||
+	    is_control_socket(net, &st))
 		return -EACCES;
 	int granted = 0;
 	for (size_t i = 0; net->unix_write && net->unix_write[i] && !granted; i++)

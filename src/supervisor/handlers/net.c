@@ -225,16 +225,6 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		r = net_sock_proto(sock, &proto, &type);
 		if (r < 0)
 			return r;
-		/* Rules Landlock enforces by itself: TCP port rules to any host (CONNECT_TCP), and
-		 * no UDP or ICMP socket but one open to every destination. CONTINUE is safe
-		 * although the kernel reads the descriptor and the address again: whatever socket
-		 * and address it finds, Landlock's port rules decide a TCP connect, and a datagram
-		 * socket can only be one whose every destination is allowed
-		 * (net_rules_needs: onbehalf is set otherwise). */
-		if (!sv->net->onbehalf) {
-			notif_answer_continue(resp);
-			return 0;
-		}
 	}
 	if (len > sizeof(ss) || len < sizeof(ss.ss_family))
 		return -EINVAL;
@@ -246,9 +236,19 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r < 0)
 		return r;
 	slen = (socklen_t)len;
-	r = net_route(sv, req, sock, domain, proto, 1, &ss, &slen, &pin);
+	/* Even where Landlock's port rules would decide (TCP rules to any host, datagram sockets
+	 * open to every destination), the connect is made here and not left to the kernel
+	 * (CONTINUE): reading the descriptor and address again, it could find a UNIX socket and a
+	 * path swapped in by another thread, past the write-grant check. So the supervisor applies
+	 * those port rules itself, with Landlock's answer (EACCES); with the NetTcp protection
+	 * not in force there are none. Datagram sockets exist then only when open. */
+	int direct = !sv->net->onbehalf;
+	int check = !direct || (proto == NET_PROTO_TCP && !sv->net->tcp_open);
+	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
 	if (r == NET_ROUTE_ABSTRACT)
 		return -EPERM; /* net-internal.h: abstract names are not reached */
+	if (r == -ECONNREFUSED && direct)
+		return -EACCES;
 	if (r < 0)
 		return r;
 	_cleanup_close_ int pinned = pin;
@@ -302,7 +302,7 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_continue(resp);
 		return 0;
 	}
-	if (!(sv->net && sv->net->bind_zero)) {
+	if (!sv->net->bind_zero) {
 		struct sockaddr_storage ss = { 0 };
 		socklen_t len = sizeof(ss);
 		if (getsockname(sock, (struct sockaddr *)&ss, &len) < 0)
@@ -340,7 +340,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own answer. */
 	const uint64_t plain =
 		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
-	if (!sv->net || !sv->net->hosts || (flags & O_ACCMODE) != O_RDONLY ||
+	if (!sv->net->hosts || (flags & O_ACCMODE) != O_RDONLY ||
 	    (flags & ~(uint64_t)(plain | O_ACCMODE)) != 0 ||
 	    notif_mem_read(sv->listener, req, req->data.args[at ? 1 : 0], path, sizeof(path)) < 0 ||
 	    memcmp(path, hosts, sizeof(hosts)) != 0) {
