@@ -172,10 +172,10 @@ static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *
 			t->n += (size_t)__builtin_popcount(t->bind[i]);
 		}
 	}
-	/* The direct rules (TCP to any host) are port rules here. When some rule needs the
-	 * supervisor (policy_net_onbehalf), every connect goes through it instead, and Landlock
-	 * allows no TCP connect at all: a descriptor swapped under the supervisor's feet (the
-	 * connect handler's CONTINUE for non-IP sockets) meets the kernel's refusal. */
+	/* The direct rules (TCP to any host) are port rules here. A supervised sandbox has
+	 * every connect made by the supervisor, which applies them too (handlers/net.c); these
+	 * rules bind what it does not make (no supervisor). When some rule needs the
+	 * supervisor's matching (policy_net_onbehalf), Landlock allows no TCP connect at all. */
 	int onbehalf = policy_net_onbehalf(p);
 	for (size_t i = 0; r == 0 && !onbehalf && p->net_allow && p->net_allow[i]; i++) {
 		struct net_rule rule = { 0 };
