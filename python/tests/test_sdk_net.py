@@ -139,3 +139,34 @@ def test_hostname_rule(sandboxes, ports):
     assert got == {str(a): "0", str(b): "111"}
     with pytest.raises(SandboxError, match="cannot resolve"):
         sandboxes(net_allow=["tcp://no-such-host.invalid:80"]).run(["true"])
+
+
+UNIX_CLIENT = """import socket, sys
+s = socket.socket(socket.AF_UNIX)
+print(s.connect_ex(sys.argv[1]))
+"""
+
+
+def test_named_unix_socket_needs_write_grant(sandboxes, tmp_path):
+    # Connecting to a named UNIX socket needs a write grant covering it (checked by the
+    # supervisor); outside the sandbox the same connect succeeds (the control).
+    d = tmp_path / "srv"
+    d.mkdir()
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(d / "sock"))
+    srv.listen(4)
+    args = [PY, "-c", UNIX_CLIENT, str(d / "sock")]
+    plain = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    assert plain.stdout.split() == ["0"]
+    r = sandboxes(fs_readable=[str(d)]).run(args)
+    assert r.stdout.split() == [b"13"]  # EACCES
+    r = sandboxes(fs_writable=[str(d)]).run(args)
+    assert r.stdout.split() == [b"0"]
+    srv.close()
+
+
+def test_route_socket_shows_only_lo(sandboxes):
+    names = [n for _, n in socket.if_nameindex()]
+    require(names != ["lo"], "a network interface besides lo (the negative control)")
+    r = sandboxes().run([PY, "-c", "import socket; print(socket.if_nameindex())"])
+    assert r.stdout.strip() == b"[(1, 'lo')]", r.stderr
