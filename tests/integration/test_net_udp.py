@@ -24,13 +24,19 @@ def _net_tcp():
 def udp_servers():
     """UDP sockets bound on 127.0.0.1 and 127.0.0.2, same port, plus a TCP listener on that port
     of 127.0.0.1: {"port": p, "socks": {"127.0.0.1": s, "127.0.0.2": s}}."""
-    a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    a.bind(("127.0.0.1", 0))
-    port = a.getsockname()[1]
-    b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    b.bind(("127.0.0.2", port))
-    t = socket.socket()
-    t.bind(("127.0.0.1", port))
+    for _ in range(50):  # a port free for all three (another test may hold it for TCP)
+        a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        a.bind(("127.0.0.1", 0))
+        port = a.getsockname()[1]
+        b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        t = socket.socket()
+        try:
+            b.bind(("127.0.0.2", port))
+            t.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            for s in (a, b, t):
+                s.close()
     t.listen(8)
     for s in (a, b):
         s.settimeout(5)

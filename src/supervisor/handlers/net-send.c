@@ -41,9 +41,12 @@
 struct send_msg {
 	struct msghdr m;
 	struct sockaddr_storage ss;
-	struct iovec iov; /* the payload, in one piece */
-	int pin;	  /* the O_PATH descriptor of a named UNIX destination, or -1 */
-	int *fds;	  /* the SCM_RIGHTS descriptors taken from the caller */
+	struct iovec iov;  /* the payload, in one piece: its length set when checked, its bytes
+			    * copied by the worker (send_msg_fill) */
+	struct iovec *src; /* the caller's iovecs (their addresses in the caller) */
+	size_t n_src;
+	int pin;  /* the O_PATH descriptor of a named UNIX destination, or -1 */
+	int *fds; /* the SCM_RIGHTS descriptors taken from the caller */
 	size_t n_fds;
 };
 
@@ -60,6 +63,7 @@ struct send_job {
 static void send_msg_done(struct send_msg *s)
 {
 	free(s->iov.iov_base);
+	free(s->src);
 	free(s->m.msg_control);
 	for (size_t i = 0; i < s->n_fds; i++)
 		safe_close(s->fds[i]);
@@ -150,7 +154,6 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 			    int domain, uint32_t proto, int type, const struct msghdr *um,
 			    size_t budget, struct send_msg *s)
 {
-	struct iovec iov[IOV_MAX_KERNEL];
 	size_t total = 0;
 	int r;
 
@@ -177,15 +180,19 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 	if (um->msg_iovlen > IOV_MAX_KERNEL)
 		return -EMSGSIZE;
 	if (um->msg_iovlen) {
-		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_iov, iov,
+		s->src = malloc(um->msg_iovlen * sizeof(struct iovec));
+		if (!s->src)
+			return -ENOMEM;
+		s->n_src = um->msg_iovlen;
+		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_iov, s->src,
 				   um->msg_iovlen * sizeof(struct iovec));
 		if (r < 0)
 			return r;
 	}
-	for (size_t i = 0; i < um->msg_iovlen; i++) {
-		if ((ssize_t)iov[i].iov_len < 0)
+	for (size_t i = 0; i < s->n_src; i++) {
+		if ((ssize_t)s->src[i].iov_len < 0)
 			return -EINVAL;
-		total += iov[i].iov_len;
+		total += s->src[i].iov_len;
 		if ((ssize_t)total < 0)
 			return -EINVAL;
 	}
@@ -193,19 +200,6 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (type != SOCK_STREAM)
 			return -EMSGSIZE;
 		total = budget;
-	}
-	s->iov.iov_base = malloc(total ? total : 1);
-	if (!s->iov.iov_base)
-		return -ENOMEM;
-	for (size_t i = 0, off = 0; i < um->msg_iovlen && off < total; i++) {
-		size_t n = MIN(iov[i].iov_len, total - off);
-		if (n) {
-			r = notif_mem_read(sv->listener, req, (uint64_t)iov[i].iov_base,
-					   (char *)s->iov.iov_base + off, n);
-			if (r < 0)
-				return r;
-		}
-		off += n;
 	}
 	s->iov.iov_len = total;
 	s->m.msg_iov = &s->iov;
@@ -224,6 +218,32 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+/* On the worker: the payload's bytes, copied from the caller's iovecs (@s->src) now rather
+ * than on the loop, which a read of the caller's memory could hold up (a page to fault in from
+ * a slow file). The payload decides nothing: the checks were made on the address and the
+ * descriptors. -EFAULT as the kernel, NOTIF_GONE. */
+static int send_msg_fill(int listener, const struct seccomp_notif *req, struct send_msg *s)
+{
+	size_t total = s->iov.iov_len;
+
+	s->iov.iov_base = malloc(total ? total : 1);
+	if (!s->iov.iov_base)
+		return -ENOMEM;
+	for (size_t i = 0, off = 0; i < s->n_src && off < total; i++) {
+		size_t n = MIN(s->src[i].iov_len, total - off);
+		if (n) {
+			int r = notif_mem_read(listener, req, (uint64_t)s->src[i].iov_base,
+					       (char *)s->iov.iov_base + off, n);
+			if (r < 0)
+				return r;
+		}
+		off += n;
+	}
+	s->m.msg_iov = &s->iov;
+	s->m.msg_iovlen = 1;
 	return 0;
 }
 
@@ -277,7 +297,11 @@ static void send_worker(int listener, int sock, void *arg)
 		return;
 	}
 	for (; sent < job->n; sent++) {
-		r = send_one(listener, job->id, sock, &job->msgs[sent].m, job->flags);
+		r = send_msg_fill(listener, &req, &job->msgs[sent]);
+		if (r == NOTIF_GONE)
+			r = -ECANCELED;
+		if (r == 0)
+			r = send_one(listener, job->id, sock, &job->msgs[sent].m, job->flags);
 		if (r == -EPIPE && !(job->flags & MSG_NOSIGNAL))
 			signal_pipe(job->pid); /* what the kernel does to the sender */
 		if (r < 0)
@@ -371,7 +395,7 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		return -ENOMEM;
 	*job = (struct send_job){ .id = req->id, .pid = req->pid, .flags = (int)flags, .n = 1 };
 	if (is_sendto) {
-		/* The payload as one iovec in the supervisor's memory, read below. */
+		/* The payload as one iovec of the caller's, copied by the worker. */
 		struct msghdr flat = um;
 		flat.msg_iov = NULL;
 		flat.msg_iovlen = 0;
@@ -383,15 +407,13 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 			r = -EINVAL;
 		if (r == 0 && total > SEND_MAX)
 			r = type == SOCK_STREAM ? (total = SEND_MAX, 0) : -EMSGSIZE;
+		if (r == 0 && !(s->src = malloc(sizeof(*s->src))))
+			r = -ENOMEM;
 		if (r == 0) {
-			free(s->iov.iov_base);
-			s->iov.iov_base = malloc(total ? total : 1);
+			s->src[0] = iov;
+			s->n_src = 1;
 			s->iov.iov_len = total;
-			r = s->iov.iov_base ? 0 : -ENOMEM;
 		}
-		if (r == 0 && total)
-			r = notif_mem_read(sv->listener, req, (uint64_t)iov.iov_base,
-					   s->iov.iov_base, total);
 	} else {
 		r = send_msg_prepare(sv, req, sock, domain, proto, type, &um, SEND_MAX,
 				     &job->msgs[0]);
