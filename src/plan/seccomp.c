@@ -376,8 +376,9 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied, uint32_t 
 	}
 	/* Source routing: IPv4 options (LSRR/SSRR) and IPv6 routing headers send a packet to a
 	 * first hop other than its destination, so a connect or send to an allowed address would
-	 * reach another one; unprivileged on Linux. EPERM, in every sandbox (the control
-	 * messages that do the same are refused by the supervisor, handlers/net-send.c). */
+	 * reach another one (IPv4 needs CAP_NET_RAW, which a sandbox run as root keeps). EPERM,
+	 * in every sandbox (the control messages that do the same are refused by the
+	 * supervisor, handlers/net-send.c). */
 	static const struct {
 		uint64_t level, name;
 	} routing[] = {
