@@ -172,3 +172,16 @@ int proc_status_field(pid_t pid, const char *field, pid_t *ret)
 	*ret = (pid_t)v;
 	return 0;
 }
+
+int notif_addfd_send(int listener, const struct seccomp_notif *req, int fd, int cloexec)
+{
+	struct seccomp_notif_addfd add = {
+		.id = req->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = cloexec ? O_CLOEXEC : 0,
+	};
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
+		return errno == ENOENT ? NOTIF_GONE : negative_errno();
+	return NOTIF_DEFERRED;
+}

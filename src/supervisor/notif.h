@@ -68,6 +68,11 @@ int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr
  * NOTIF_GONE. */
 int notif_get_fd(int listener, const struct seccomp_notif *req, int fd);
 
+/* Install @fd in the trapped task and make the new number the syscall's result, in one step
+ * (SECCOMP_ADDFD_FLAG_SEND); @cloexec: with O_CLOEXEC. Returns NOTIF_DEFERRED (answered),
+ * NOTIF_GONE, or -errno. */
+int notif_addfd_send(int listener, const struct seccomp_notif *req, int fd, int cloexec);
+
 /* Read /proc/<pid>/@name (pid 0: /proc/self) into @buf (NUL-terminated). -ESRCH (no such process),
  * -EPERM (/proc unreadable here: the caller cannot tell, and fails closed). */
 int proc_read(pid_t pid, const char *name, char *buf, size_t size);

@@ -59,8 +59,23 @@ def received(sock):
     return got
 
 
+# The C structures of sendmsg/sendmmsg, for the client scripts below.
+CTYPES = r"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+class mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+"""
+
 # Client: one JSON line of results, errno per action.
-CLIENT = r"""
+CLIENT = CTYPES + r"""
 import ctypes, errno, json, os, socket, struct, sys
 res = {}
 def act(name, fn):
@@ -98,16 +113,6 @@ if "connect" in what:
 if "tcp" in what:
     act("tcp1", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
 if "sendmmsg" in what:
-    libc = ctypes.CDLL(None, use_errno=True)
-    class iovec(ctypes.Structure):
-        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-    class msghdr(ctypes.Structure):
-        _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
-                    ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t),
-                    ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                    ("flags", ctypes.c_int)]
-    class mmsghdr(ctypes.Structure):
-        _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
     def sin(host):
         return ctypes.create_string_buffer(struct.pack("<H", socket.AF_INET) +
             struct.pack(">H", port) + socket.inet_aton(host) + b"\0" * 8, 16)
@@ -130,7 +135,6 @@ if "sendmmsg" in what:
     n = libc.sendmmsg(s.fileno(), vec2, 1, 0)
     res["mmsg_refused_first"] = n if n >= 0 else -ctypes.get_errno()
 if "addrlen" in what:
-    libc = ctypes.CDLL(None, use_errno=True)
     s = U()
     big = ctypes.create_string_buffer(struct.pack("<H", socket.AF_INET) +
         struct.pack(">H", port) + socket.inet_aton("127.0.0.1"), 512)
@@ -315,19 +319,11 @@ def test_raw_icmp_never(ping_sockets):
     assert got["raw"] == errno.EPERM and got["ping"] == 0
 
 
-HOSTILE = r"""
-import ctypes, json, os, socket, struct, sys
+HOSTILE = CTYPES + r"""
+import json, os, socket, struct, sys
 port = int(sys.argv[1])
 res = {}
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-libc = ctypes.CDLL(None, use_errno=True)
-class iovec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-class msghdr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
-                ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t),
-                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int)]
 addr = ctypes.create_string_buffer(struct.pack("<H", socket.AF_INET) + struct.pack(">H", port)
                                    + socket.inet_aton("127.0.0.1") + b"\0" * 8, 16)
 data = ctypes.create_string_buffer(b"x", 1)

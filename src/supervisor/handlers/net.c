@@ -358,13 +358,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	_cleanup_close_ int fd = open(self, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return negative_errno();
-	struct seccomp_notif_addfd add = {
-		.id = req->id,
-		.flags = SECCOMP_ADDFD_FLAG_SEND,
-		.srcfd = (uint32_t)fd,
-		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
-	};
-	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
-		return errno == ENOENT ? NOTIF_GONE : negative_errno();
-	return NOTIF_DEFERRED; /* answered: the new descriptor is the syscall's result */
+	return notif_addfd_send(sv->listener, req, fd,
+				(flags & O_CLOEXEC) !=
+					0); /* answered: the descriptor is the result */
 }

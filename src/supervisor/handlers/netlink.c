@@ -391,15 +391,9 @@ int handle_netlink_socket(struct supervisor *sv, const struct seccomp_notif *req
 		return r;
 	}
 	TAKE_FD(ours); /* the worker's now; it ends when the child's end is closed */
-	struct seccomp_notif_addfd add = {
-		.id = req->id,
-		.flags = SECCOMP_ADDFD_FLAG_SEND,
-		.srcfd = (uint32_t)theirs,
-		.newfd_flags = (type & SOCK_CLOEXEC) ? O_CLOEXEC : 0,
-	};
-	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
-		return errno == ENOENT ? NOTIF_GONE : negative_errno();
-	return NOTIF_DEFERRED; /* answered: the descriptor is the result */
+	return notif_addfd_send(sv->listener, req, theirs,
+				(type & SOCK_CLOEXEC) !=
+					0); /* answered: the descriptor is the result */
 }
 
 /* bind(2): for a virtual netlink socket, a netlink bind (accepted, nothing to do); for any
