@@ -358,7 +358,6 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	_cleanup_close_ int fd = open(self, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return negative_errno();
-	return notif_addfd_send(sv->listener, req, fd,
-				(flags & O_CLOEXEC) !=
-					0); /* answered: the descriptor is the result */
+	/* Answered: the new descriptor is the syscall's result. */
+	return notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
 }

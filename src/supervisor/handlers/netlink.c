@@ -391,9 +391,8 @@ int handle_netlink_socket(struct supervisor *sv, const struct seccomp_notif *req
 		return r;
 	}
 	TAKE_FD(ours); /* the worker's now; it ends when the child's end is closed */
-	return notif_addfd_send(sv->listener, req, theirs,
-				(type & SOCK_CLOEXEC) !=
-					0); /* answered: the descriptor is the result */
+	/* Answered: the new descriptor is the syscall's result. */
+	return notif_addfd_send(sv->listener, req, theirs, (type & SOCK_CLOEXEC) != 0);
 }
 
 /* bind(2): for a virtual netlink socket, a netlink bind (accepted, nothing to do); for any
