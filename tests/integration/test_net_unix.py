@@ -147,3 +147,31 @@ def test_abstract_names_not_reached(echo_server):
     assert client([], spec) == {spec: errno.EPERM}
     # With the scope disabled, the user asked for every abstract name.
     assert client(["--disable", "abstract-unix-socket-scope"], spec) == {spec: "echo:hello"}
+
+
+LONG_ADDR = r"""
+import ctypes, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+path = sys.argv[1].encode()
+addr = ctypes.create_string_buffer(struct.pack("=H", socket.AF_UNIX) + path, 128)
+for n in (2 + len(path) + 1, 120):
+    r = libc.connect(s.fileno(), addr, n)
+    print(n, 0 if r == 0 else ctypes.get_errno())
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+"""
+
+
+def test_address_longer_than_sockaddr_un(tmp_path, echo_server):
+    # The kernel refuses an AF_UNIX address longer than a sockaddr_un (110) with EINVAL, even
+    # when the path in it is fine; the supervisor, which reads the address, too.
+    d = tmp_path / "s"
+    d.mkdir()
+    echo_server(d / "sock")
+    n = 2 + len(str(d / "sock")) + 1
+    expect = [f"{n} 0", f"120 {errno.EINVAL}"]
+    plain = subprocess.run([PY, "-c", LONG_ADDR, str(d / "sock")], capture_output=True,
+                           text=True, timeout=30)
+    assert plain.stdout.splitlines() == expect
+    r = run(*SYSTEM_READ, "-w", str(d), "--", PY, "-c", LONG_ADDR, str(d / "sock"), timeout=30)
+    assert r.stdout.decode().splitlines() == expect, r.stderr

@@ -191,6 +191,8 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 	uint16_t port;
 
 	*pin = -1;
+	if (domain == AF_UNIX && *len > sizeof(struct sockaddr_un))
+		return -EINVAL; /* as the kernel's unix_validate_addr */
 	if (domain == AF_UNIX && ss->ss_family == AF_UNIX &&
 	    *len > offsetof(struct sockaddr_un, sun_path))
 		return ((struct sockaddr_un *)ss)->sun_path[0] != '\0'
