@@ -201,9 +201,7 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 			return -EMSGSIZE;
 		total = budget;
 	}
-	s->iov.iov_len = total;
-	s->m.msg_iov = &s->iov;
-	s->m.msg_iovlen = 1;
+	s->iov.iov_len = total; /* the bytes: send_msg_fill, on the worker */
 	if (um->msg_control && um->msg_controllen) {
 		if (um->msg_controllen > CONTROL_MAX)
 			return -ENOBUFS;
