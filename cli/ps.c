@@ -81,6 +81,31 @@ static char *join(json_t *arr, const char *sep, const char *empty)
 	return s;
 }
 
+/* PORTS: under port_remap the ports the sandbox bound, "8080" or, bound elsewhere on the host,
+ * "8080->41234" (virtual->real); else its bind rules; "-" for none. */
+static char *ports_column(json_t *info)
+{
+	json_t *map = json_object_get(info, "port_map");
+	if (!json_is_object(map) || json_object_size(map) == 0)
+		return join(json_object_get(info, "ports"), ",", "-");
+	json_t *arr = json_array();
+	const char *key;
+	json_t *v;
+	json_object_foreach(map, key, v)
+	{
+		char item[32];
+		long long real = json_integer_value(v);
+		if (strtoll(key, NULL, 10) == real)
+			snprintf(item, sizeof(item), "%s", key);
+		else
+			snprintf(item, sizeof(item), "%s->%lld", key, real);
+		json_array_append_new(arr, json_string(item));
+	}
+	char *s = arr ? join(arr, ",", "-") : NULL;
+	json_decref(arr);
+	return s;
+}
+
 struct row {
 	char *col[6];
 };
@@ -100,8 +125,13 @@ static int row_fill(struct row *row, const char *name, json_t *info)
 	row->col[1] = strdup(pid);
 	row->col[2] = strdup(up);
 	row->col[3] = strdup(status ? status : "?");
-	row->col[4] = join(json_object_get(info, "ports"), ",", "-");
+	row->col[4] = ports_column(info);
 	row->col[5] = join(json_object_get(info, "cmd"), " ", "");
+	/* One row per sandbox: control characters (a newline in a "-c" script) print as '?',
+	 * as ps(1) prints them. */
+	for (char *c = row->col[5]; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	for (int i = 0; i < 6; i++)
 		if (!row->col[i])
 			return -ENOMEM;

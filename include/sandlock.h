@@ -295,6 +295,13 @@ int sandlock_sandbox_resume(sandlock_sandbox_t *sandbox);
 int32_t sandlock_sandbox_pid(const sandlock_sandbox_t *sandbox);
 /* The sandbox's name (its virtual hostname). Owned by the sandbox. */
 const char *sandlock_sandbox_name(const sandlock_sandbox_t *sandbox);
+/* port_remap: the TCP ports the sandbox bound elsewhere than it asked, while it runs. The
+ * first @n pairs, sorted by virtual port, go to @ret_virtual[i] (the port the sandbox sees)
+ * and @ret_real[i] (the port on the host); returns the number of pairs. A port bound as asked
+ * (it was free on the host) is no pair. 0 without port_remap and once the sandbox has ended.
+ * -EINVAL. */
+int sandlock_sandbox_ports(const sandlock_sandbox_t *sandbox, uint16_t *ret_virtual,
+			   uint16_t *ret_real, size_t n);
 /* The write end of the child's stdin with SANDLOCK_STDIO_PIPE, else -EBADF. Owned by the
  * sandbox until sandlock_sandbox_close_stdin(). */
 int sandlock_sandbox_stdin_fd(const sandlock_sandbox_t *sandbox);
@@ -331,7 +338,9 @@ int sandlock_running(char ***ret_names, sandlock_error_t **reterr);
 /* Send one request to the running sandbox @name and return its answer; both are JSON objects
  * on one line (*@ret_answer, without the newline, is freed with sandlock_free()). Requests:
  *   {"cmd":"info"}   -> {"name", "pid", "sandlock_pid", "started" (Unix seconds),
- *                        "status" ("running" | "paused"), "cmd" [argv], "ports" [bind rules]}
+ *                        "status" ("running" | "paused"), "cmd" [argv], "ports" [bind rules],
+ *                        "port_map" {"virtual port": real port} (port_remap: every port the
+ *                        sandbox bound, remapped or not; {} without port_remap)}
  *   {"cmd":"policy"} -> {"policy": the effective policy in the JSON schema}
  *   {"cmd":"kill"}   -> {"pid", "groups" [process group ids], "reached"}: SIGKILL sent to the
  *                        whole sandbox; it ends, and its directory goes, right after.

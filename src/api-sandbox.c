@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -84,6 +85,26 @@ _public_ int32_t sandlock_sandbox_pid(const sandlock_sandbox_t *sb)
 _public_ const char *sandlock_sandbox_name(const sandlock_sandbox_t *sb)
 {
 	return sb ? sb->name : NULL;
+}
+
+_public_ int sandlock_sandbox_ports(const sandlock_sandbox_t *sb, uint16_t *ret_virtual,
+				    uint16_t *ret_real, size_t n)
+{
+	if (!sb || (n && (!ret_virtual || !ret_real)))
+		return -EINVAL;
+	if (!sb->sv.prepared)
+		return 0;
+	n = MIN(n, (size_t)65536); /* there are no more ports */
+	_cleanup_free_ struct port_pair *pairs = n ? calloc(n, sizeof(*pairs)) : NULL;
+	if (n && !pairs)
+		return -ENOMEM;
+	/* Only the map's lock is taken: the sandbox itself is not changed. */
+	size_t total = port_map_copy((struct port_map *)&sb->sv.ports, pairs, n, 1);
+	for (size_t i = 0; i < MIN(n, total); i++) {
+		ret_virtual[i] = pairs[i].virt;
+		ret_real[i] = pairs[i].real;
+	}
+	return (int)total;
 }
 
 _public_ int sandlock_sandbox_stdin_fd(const sandlock_sandbox_t *sb)

@@ -215,6 +215,21 @@ class Handle:
         with self._use() as p:
             return (_ffi.lib().sandlock_sandbox_name(p) or b"").decode()
 
+    def ports(self) -> dict[int, int]:
+        """The remapped ports, {virtual: real} (sandlock_sandbox_ports)."""
+        L = _ffi.lib()
+        with self._use() as p:
+            n = L.sandlock_sandbox_ports(p, None, None, 0)
+            while n > 0:
+                virt, real = (ctypes.c_uint16 * n)(), (ctypes.c_uint16 * n)()
+                total = L.sandlock_sandbox_ports(p, virt, real, n)
+                if total <= n:  # else more were bound meanwhile: again, with room
+                    return {virt[i]: real[i] for i in range(total)}
+                n = total
+        if n < 0:
+            raise OSError(-n, os.strerror(-n))
+        return {}
+
     def signal(self, what: str) -> None:
         L = _ffi.lib()
         fn = {"kill": L.sandlock_sandbox_kill, "pause": L.sandlock_sandbox_pause,

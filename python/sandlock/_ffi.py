@@ -100,6 +100,7 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_sandbox_resume": (c_int, [_P]),
     "sandlock_sandbox_pid": (c_int32, [_P]),
     "sandlock_sandbox_name": (c_char_p, [_P]),
+    "sandlock_sandbox_ports": (c_int, [_P, POINTER(c_uint16), POINTER(c_uint16), c_size_t]),
     "sandlock_sandbox_exit_kind": (c_uint32, [_P]),
     "sandlock_sandbox_exit_code": (c_int32, [_P]),
     "sandlock_sandbox_exit_signal": (c_int32, [_P]),

@@ -297,6 +297,14 @@ class Sandbox:
         """SIGKILL every process of the sandbox. RuntimeError if nothing runs."""
         self._running().signal("kill")
 
+    def ports(self) -> dict[int, int]:
+        """The port mappings {virtual_port: real_port} while the sandbox runs: only the ports
+        bound elsewhere on the host than the sandbox asked (port_remap=True); {} otherwise."""
+        h = self._handle
+        if h is None or not self.is_running:
+            return {}
+        return h.ports()
+
     @property
     def sandbox_name(self) -> str | None:
         """The name the last process ran under (the given one, or sandbox-<pid>)."""

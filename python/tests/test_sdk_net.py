@@ -4,6 +4,7 @@ net_allow_bind. Denials are against live loopback listeners that accept from out
 
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -170,3 +171,71 @@ def test_route_socket_shows_only_lo(sandboxes):
     require(names != ["lo"], "a network interface besides lo (the negative control)")
     r = sandboxes().run([PY, "-c", "import socket; print(socket.if_nameindex())"])
     assert r.stdout.strip() == b"[(1, 'lo')]", r.stderr
+
+
+SERVE = """import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    a, _ = s.accept()
+    a.sendall(b"inside")
+    a.close()
+"""
+
+
+def serve_and_read_port(sb, port):
+    sb.spawn([PY, "-c", SERVE, str(port)])
+    assert wait_for(lambda: sb.ports() or not sb.is_running, 10)
+
+
+def wait_for(predicate, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_ports_shows_the_remapped_ports(sandboxes):
+    # The host holds the port; the sandbox binds it all the same, elsewhere, and ports() says
+    # where: the host reaches the sandbox's server on the real port.
+    host = socket.socket()
+    host.bind(("127.0.0.1", 0))
+    host.listen(1)
+    port = host.getsockname()[1]
+    sb = sandboxes(net_allow_bind=[port], port_remap=True)
+    assert sb.ports() == {}  # not running
+    serve_and_read_port(sb, port)
+    mapping = sb.ports()
+    assert list(mapping) == [port] and mapping[port] != port
+    with socket.create_connection(("127.0.0.1", mapping[port]), timeout=5) as c:
+        assert c.recv(16) == b"inside"
+    sb.kill()
+    sb.wait()
+    assert sb.ports() == {}  # ended: the ports are the host's again
+    # Control: without port_remap the bind meets the host's listener.
+    r = sandboxes(net_allow_bind=[port]).run([PY, "-c", SERVE, str(port)])
+    assert not r.success and b"Errno 98" in r.stderr
+    host.close()
+
+
+def test_ports_lists_only_remapped_ports(sandboxes):
+    # A free port is bound as asked: no pair. Control: the server runs and answers on it.
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    sb = sandboxes(net_allow_bind=[port], port_remap=True)
+    sb.spawn([PY, "-c", SERVE, str(port)])
+    def answers():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as c:
+                return c.recv(16) == b"inside"
+        except OSError:
+            return False
+    assert wait_for(answers, 10)
+    assert sb.ports() == {}
+    sb.kill()

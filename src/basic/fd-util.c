@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -85,4 +87,22 @@ int fd_set_nonblock(int fd, int on)
 	if (nflags != flags && fcntl(fd, F_SETFL, nflags) < 0)
 		return negative_errno();
 	return 0;
+}
+
+int memfd_sealed_readonly(const char *name, const void *data, size_t len)
+{
+	char self[sizeof("/proc/self/fd/") + 12];
+
+	_cleanup_close_ int mem = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mem < 0)
+		return negative_errno();
+	int r = write_full(mem, data, len);
+	if (r < 0)
+		return r;
+	if (fcntl(mem, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		return negative_errno();
+	/* A read-only file of its own (offset 0). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", mem);
+	int fd = open(self, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? negative_errno() : fd;
 }

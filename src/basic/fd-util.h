@@ -28,3 +28,7 @@ int fd_move_above_stdio(int fd);
 
 /* Set or clear O_NONBLOCK. */
 int fd_set_nonblock(int fd, int on);
+
+/* A read-only descriptor (O_CLOEXEC, offset 0) of a sealed memfd named @name holding @len bytes
+ * of @data: a file the receiver can read but never change. Returns it or -errno. */
+int memfd_sealed_readonly(const char *name, const void *data, size_t len);

@@ -220,7 +220,8 @@ static int add_port_rules(int ruleset_fd, const struct tcp_ports *t, uint64_t ha
 
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
-			   int *ret_bind_zero, struct sandlock_error **reterr)
+			   int *ret_bind_zero, uint8_t **ret_bind_ports,
+			   struct sandlock_error **reterr)
 {
 	struct sl_landlock_ruleset_attr attr = {
 		.handled_access_fs = landlock_fs_handled(abi, status),
@@ -283,6 +284,16 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		int r = add_port_rules(fd, tcp, attr.handled_access_net, reterr);
 		if (r < 0)
 			return r;
+	}
+	if (ret_bind_ports) { /* the ports bind may take, for a supervisor that binds */
+		*ret_bind_ports = NULL;
+		if (net && (attr.handled_access_net & SL_LANDLOCK_ACCESS_NET_BIND_TCP)) {
+			*ret_bind_ports = calloc(1, sizeof(tcp->bind));
+			if (!*ret_bind_ports)
+				return error_set(reterr, -ENOMEM, "out of memory");
+			if (tcp)
+				memcpy(*ret_bind_ports, tcp->bind, sizeof(tcp->bind));
+		}
 	}
 	return TAKE_FD(fd);
 }

@@ -16,11 +16,14 @@ int landlock_abi(void);
 
 /* Build the ruleset for @p under the resolved protection @status. @no_net leaves out the TCP
  * rules (sandlock_confine: filesystem rules and IPC scopes only). *@ret_bind_zero (may be NULL)
- * says whether bind(0) is allowed, which a listen() on an unbound socket amounts to. Returns
- * the ruleset fd (O_CLOEXEC) or -errno. */
+ * says whether bind(0) is allowed, which a listen() on an unbound socket amounts to.
+ * *@ret_bind_ports (may be NULL) gets the TCP ports bind may take as a bitmap of 65536 bits
+ * (malloc'd; the supervisor's check where it binds for the child, port_remap), or NULL when
+ * bind is not restricted. Returns the ruleset fd (O_CLOEXEC) or -errno. */
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
-			   int *ret_bind_zero, struct sandlock_error **reterr);
+			   int *ret_bind_zero, uint8_t **ret_bind_ports,
+			   struct sandlock_error **reterr);
 
 /* The access masks used for a read or a write grant under @handled (exposed for unit tests). */
 uint64_t landlock_fs_handled(int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT]);

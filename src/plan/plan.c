@@ -256,6 +256,7 @@ static void net_plan_done(struct net_plan *net)
 	free(net->allow);
 	free(net->deny);
 	free(net->hosts);
+	free(net->bind_ports);
 	*net = (struct net_plan){ 0 };
 }
 
@@ -330,6 +331,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 				 SANDLOCK_STATUS_ACTIVE;
 	plan.listener_by_number = plan.supervised && policy_net_sends(p);
 	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
+	plan.net.port_remap = plan.supervised && p->port_remap;
 	/* Compiled for every supervised sandbox with rules: even the direct ones are applied by
 	 * the supervisor, which makes every connect (handlers/net.c). */
 	if (r == 0 && plan.supervised && (p->net_allow || p->net_deny)) {
@@ -368,6 +370,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	}
 	if (r == 0) {
 		r = landlock_ruleset_build(p, plan.abi, plan.status, 0, &plan.net.bind_zero,
+					   plan.net.port_remap ? &plan.net.bind_ports : NULL,
 					   reterr);
 		if (r >= 0) {
 			plan.ruleset_fd = r;

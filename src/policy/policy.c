@@ -178,6 +178,10 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 				 "no_supervisor: cannot enforce net_allow rules to hosts, IPs, "
 				 "CIDRs or restricted UDP/ICMP destinations, or net_deny "
 				 "(connections and sends are made by the supervisor)");
+	if (p->no_supervisor && p->port_remap)
+		return error_set(reterr, -EINVAL,
+				 "no_supervisor: cannot enforce port_remap (binds are made by the "
+				 "supervisor)");
 	if (p->no_supervisor && p->name)
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce name (the virtual hostname needs "

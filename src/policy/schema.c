@@ -69,7 +69,7 @@ const struct field schema_fields[] = {
 	FIELD("network", "deny", "net_deny", FT_NETDENYV, net_deny, F_SUPPORTED),
 	FIELD("network", "allow_bind", "net_allow_bind", FT_BINDV, net_allow_bind, F_SUPPORTED),
 	FIELD("network", "deny_bind", "net_deny_bind", FT_BINDV, net_deny_bind, F_SUPPORTED),
-	FIELD("network", "port_remap", "port_remap", FT_BOOL, port_remap, 0),
+	FIELD("network", "port_remap", "port_remap", FT_BOOL, port_remap, F_SUPPORTED),
 
 	RANGED("http", "ports", "http_ports", FT_PORTV, http_ports, 0, 1, 65535),
 	FIELD("http", "allow", "http_allow", FT_HTTPV, http_allow, 0),

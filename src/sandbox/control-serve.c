@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -19,6 +20,7 @@
 
 #include "control-serve.h"
 #include "fd-util.h"
+#include "macro.h"
 #include "policy/policy.h"
 #include "policy/profile.h"
 
@@ -33,11 +35,22 @@ static json_t *info(const struct sandlock_sandbox *sb)
 	     ports && sb->policy && sb->policy->net_allow_bind && sb->policy->net_allow_bind[i];
 	     i++)
 		json_array_append_new(ports, json_string(sb->policy->net_allow_bind[i]));
-	return json_pack("{s:s, s:i, s:i, s:I, s:s, s:o, s:o}", "name", sb->name, "pid", sb->pid,
-			 "sandlock_pid", (int)getpid(), "started", (json_int_t)sb->control.started,
-			 "status",
+	/* port_remap: every port bound, virtual -> real. */
+	json_t *map = json_object();
+	struct port_pair pairs[256];
+	size_t n = sb->sv.prepared ? port_map_copy((struct port_map *)&sb->sv.ports, pairs,
+						   ELEMENTSOF(pairs), 0)
+				   : 0;
+	for (size_t i = 0; map && i < MIN(n, ELEMENTSOF(pairs)); i++) {
+		char key[8];
+		snprintf(key, sizeof(key), "%u", pairs[i].virt);
+		json_object_set_new(map, key, json_integer(pairs[i].real));
+	}
+	return json_pack("{s:s, s:i, s:i, s:I, s:s, s:o, s:o, s:o}", "name", sb->name, "pid",
+			 sb->pid, "sandlock_pid", (int)getpid(), "started",
+			 (json_int_t)sb->control.started, "status",
 			 __atomic_load_n(&sb->paused, __ATOMIC_RELAXED) ? "paused" : "running",
-			 "cmd", cmd, "ports", ports);
+			 "cmd", cmd, "ports", ports, "port_map", map);
 }
 
 static json_t *policy(const struct sandlock_sandbox *sb)

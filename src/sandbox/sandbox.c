@@ -520,6 +520,8 @@ static void finish(struct sandlock_sandbox *sb)
 	/* No connect made on behalf of a sandbox that has ended goes on (whether or not the
 	 * listener is still open: it closes itself on a hang-up). */
 	supervisor_stop_workers(&sb->sv);
+	if (sb->sv.prepared)
+		port_map_clear(&sb->sv.ports); /* the ports are the host's again */
 	if (sb->has_sv) {
 		/* Close the listener now: trapped calls of stragglers fail instead of waiting. */
 		sb->sv.listener = safe_close(sb->sv.listener);

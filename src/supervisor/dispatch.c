@@ -29,6 +29,16 @@ struct dispatch_entry {
 		.arg = (a), .op = SCMP_CMP_NE, .datum = 0                                          \
 	}
 
+static int port_remap(const struct sandlock_policy *p)
+{
+	return p->port_remap;
+}
+
+static int serves_files(const struct sandlock_policy *p)
+{
+	return policy_net_hosts(p) || p->port_remap;
+}
+
 /* Every sandbox traps:
  *  - uname: the virtual hostname is the sandbox's name (default sandbox-<pid>);
  *  - setsid, setpgid: the process groups the sandbox creates are recorded before they exist,
@@ -64,18 +74,22 @@ static const struct dispatch_entry table[] = {
 	  NULL },
 	{ { .nr = SYS_bind }, handle_bind, NULL },
 	{ { .nr = SYS_getsockname }, handle_getsockname, NULL },
+	/* port_remap: binds are made here, and addresses report the virtual ports. */
+	{ { .nr = SYS_getpeername }, handle_getpeername, port_remap },
 	/* sendmsg, sendmmsg, where UDP or ICMP destinations are checked. */
 	{ { .nr = SYS_sendmsg }, handle_sendmsg, policy_net_sends },
 	{ { .nr = SYS_sendmmsg }, handle_sendmmsg, policy_net_sends },
 	/* listen, wherever TCP bind is restricted: an unbound socket's listen picks a port past
 	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },
-/* open, openat, when a rule names a host: /etc/hosts is the names resolved at start.
- * Without a supervisor such a policy is refused, so nothing is denied here. */
+/* open, openat, openat2, when a rule names a host (/etc/hosts is the names resolved at start)
+ * or under port_remap (/proc/net/tcp and tcp6 show the sandbox's sockets). Without a supervisor
+ * such a policy is refused, so nothing is denied here. */
 #ifdef SYS_open
-	{ { .nr = SYS_open }, handle_open, policy_net_hosts },
+	{ { .nr = SYS_open }, handle_open, serves_files },
 #endif
-	{ { .nr = SYS_openat }, handle_open, policy_net_hosts },
+	{ { .nr = SYS_openat }, handle_open, serves_files },
+	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 };
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

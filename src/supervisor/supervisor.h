@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include "port-map.h"
+
 struct groups;
 struct net_plan;
 
@@ -58,6 +60,7 @@ struct supervisor {
 	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
 	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK];
 	uint32_t netlink_serial;
+	struct port_map ports; /* port_remap: virtual -> real (handlers/ports.c) */
 	uint64_t answered;
 };
 

@@ -230,6 +230,15 @@ static void test_trap_set(void)
 		has_sendmsg += traps[i].nr == SYS_sendmsg || traps[i].nr == SYS_sendmmsg;
 	ok(has_sendmsg == 2 && n_udp == 18, "a checked UDP rule traps sendmsg and sendmmsg");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
+	/* port_remap: getpeername (virtual ports) and the opens (/proc/net/tcp, tcp6). */
+	struct sandlock_policy remap = { .port_remap = 1 };
+	size_t n_remap = dispatch_trap_set(&remap, traps, 32);
+	int remap_extra = 0;
+	for (size_t i = 0; i < n_remap; i++)
+		remap_extra += traps[i].nr == SYS_getpeername || traps[i].nr == SYS_openat ||
+			       traps[i].nr == SYS_openat2 || traps[i].nr == SYS_open;
+	is_int(remap_extra, 4, "port_remap traps getpeername, open, openat, openat2");
+	is_int(n_remap, 20, "  and nothing else more");
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");

@@ -101,11 +101,11 @@ static void test_all_unsupported(void)
 	is_str(e ? sandlock_error_message(e) : "", "not supported yet: max_memory", "  message");
 	sandlock_error_free(e);
 	e = NULL;
-	set(p, "port_remap", "true", msg, sizeof(msg));
+	set(p, "chroot", "/", msg, sizeof(msg));
 	set(p, "random_seed", "7", msg, sizeof(msg));
 	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "three fields not built yet");
 	is_str(e ? sandlock_error_message(e) : "",
-	       "not supported yet: random_seed, port_remap, max_memory",
+	       "not supported yet: random_seed, chroot, max_memory",
 	       "  all named at once, in schema order");
 	sandlock_error_free(e);
 	e = NULL;

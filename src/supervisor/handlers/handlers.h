@@ -30,16 +30,20 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 /* net-send.c: sendmmsg on the child's behalf. */
 int handle_sendmmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
-/* netlink.c: a virtual NETLINK_ROUTE socket (socket), and bind and getsockname on it. */
+/* netlink.c: a virtual NETLINK_ROUTE socket. */
 int handle_netlink_socket(struct supervisor *sv, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp);
+/* ports.c: bind, getsockname, getpeername: on a virtual netlink socket, and under port_remap. */
 int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
 int handle_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
 		       struct seccomp_notif_resp *resp);
+int handle_getpeername(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp);
 /* net.c: listen, where an autobind would escape the bind rules. */
 int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
-/* net.c: open/openat of /etc/hosts, served from the names resolved at start. */
+/* open.c: open/openat/openat2 of /etc/hosts (the names resolved at start) and, under
+ * port_remap, of /proc/net/tcp and tcp6 (the sandbox's sockets). */
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);

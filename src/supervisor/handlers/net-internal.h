@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * handlers/net-internal: what the network handlers share (net.c: connect, listen, /etc/hosts;
- * net-send.c: sendto, sendmsg, sendmmsg; net-unix.c: UNIX socket paths).
+ * handlers/net-internal: what the network handlers share (net.c: connect, listen; net-send.c:
+ * sendto, sendmsg, sendmmsg; net-unix.c: UNIX socket paths; netlink.c: the virtual route
+ * socket; ports.c: bind, getsockname, getpeername, port_remap; proc-net.c: the TCP tables;
+ * open.c: the files served from the supervisor).
  */
 #pragma once
 
@@ -49,3 +51,30 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* netlink.c: whether @sock is a virtual NETLINK_ROUTE socket, and its port id in *@portid. */
 int netlink_fake_portid(struct supervisor *sv, int sock, uint32_t *portid);
+/* netlink.c: bind(2) and getsockname(2) on a virtual netlink socket (@portid: its address). */
+int netlink_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
+int netlink_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp, uint32_t portid);
+
+/* ports.c: answer getsockname(2) or getpeername(2) with the address @addr (@klen bytes), as
+ * the kernel does: at most the caller's buffer length, then the full length. */
+int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen);
+/* ports.c: under port_remap, rewrite the TCP destination @ss (@len bytes, already checked
+ * against the rules) from a virtual port of this host to the real one behind it. */
+void ports_connect_target(struct supervisor *sv, struct sockaddr_storage *ss, socklen_t len);
+
+/* proc-net.c: the sandbox's /proc/net/tcp (@v6: tcp6): the host's table with only the rows of
+ * sockets its processes hold, and virtual ports. *@ret (malloc'd) and *@ret_len. -errno. */
+int proc_net_table(struct supervisor *sv, int v6, char **ret, size_t *ret_len);
+/* proc-net.c: whether a socket of the sandbox's processes has local TCP port @port: 1, 0 or
+ * -errno. */
+int proc_net_port_held(struct supervisor *sv, uint16_t port);
+
+/* open.c: an O_PATH descriptor of @path as the trapped thread would reach it (from its root,
+ * its working directory, or its descriptor @dirfd; "/proc/self/fd/N/..." and "/dev/fd/N/..."
+ * from its descriptor N), without following magic links. -errno (-ELOOP for a magic link),
+ * NOTIF_GONE. */
+int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char *path);

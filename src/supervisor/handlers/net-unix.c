@@ -38,47 +38,6 @@ static int path_under(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* Open @path as the trapped thread would reach it: O_PATH, no magic links. */
-static int open_as_child(struct supervisor *sv, const struct seccomp_notif *req, const char *path)
-{
-	char dir[64];
-	int abs = path[0] == '/';
-
-	snprintf(dir, sizeof(dir), "/proc/%u/%s", req->pid, abs ? "root" : "cwd");
-	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return errno == ENOENT || errno == ESRCH ? NOTIF_GONE : negative_errno();
-	/* The pid named the trapped thread when the directory was opened: the descriptor now
-	 * pins that thread's directory whatever happens to the pid. */
-	if (!notif_id_valid(sv->listener, req->id))
-		return NOTIF_GONE;
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0),
-	};
-	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-	return fd < 0 ? negative_errno() : fd;
-}
-
-/* "/proc/self/fd/N", the name a sandlock nested in this sandbox connects with (its own
- * supervisor reaching a socket it resolved), is the caller's descriptor N: its number in *@n
- * and 1; 0 for another name, which is resolved. */
-static int own_fd_name(const char *path, int *n)
-{
-	static const char prefix[] = "/proc/self/fd/";
-	char *end;
-
-	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
-		return 0;
-	const char *num = path + sizeof(prefix) - 1;
-	errno = 0;
-	long v = strtol(num, &end, 10);
-	if (*num < '0' || *num > '9' || *end || errno || v > INT_MAX)
-		return 0;
-	*n = (int)v;
-	return 1;
-}
-
 /* Whether the socket file @st is a sandbox's control socket (<runtime>/<name>/control.sock of
  * this uid), whatever name reaches it: a hard link elsewhere is the same inode. (One renamed
  * away is refused by its own server, which checks that it is still in place.) */
@@ -118,14 +77,11 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The kernel reads the name up to the first NUL or the length given. */
 	memcpy(path, sun->sun_path, MIN(n, sizeof(sun->sun_path)));
 	path[MIN(n, sizeof(sun->sun_path))] = '\0';
-	int number, fd;
-	if (own_fd_name(path, &number)) {
-		fd = notif_get_fd(sv->listener, req, number);
-		if (fd == -EBADF)
-			fd = -ENOENT; /* what resolving the name would have said */
-	} else {
-		fd = open_as_child(sv, req, path);
-	}
+	/* "/proc/self/fd/N" is the caller's descriptor N: the name a sandlock nested in this
+	 * sandbox connects with (its own supervisor reaching a socket it resolved). */
+	int fd = child_path_open(sv, req, AT_FDCWD, path);
+	if (fd == -EBADF)
+		fd = -ENOENT; /* what resolving the name would have said */
 	if (fd < 0)
 		return fd;
 	_cleanup_close_ int pinned = fd;

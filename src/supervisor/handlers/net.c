@@ -254,6 +254,8 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r < 0)
 		return r;
 	_cleanup_close_ int pinned = pin;
+	if (proto == NET_PROTO_TCP) /* checked on the port asked for; made to the real one */
+		ports_connect_target(sv, &ss, slen);
 	if (proto != NET_PROTO_TCP && domain != AF_UNIX) {
 		/* A datagram or netlink connect sets an address; it never waits. */
 		r = connect(sock, (struct sockaddr *)&ss, slen);
@@ -317,49 +319,4 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 	int r = listen(sock, backlog);
 	notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
 	return 0;
-}
-
-/* open/openat of "/etc/hosts" when a rule names a host: the answer is a sealed memfd holding
- * the names resolved at start (plan.net.hosts), installed in the child and returned in one step
- * (SECCOMP_ADDFD_FLAG_SEND), so the sandbox resolves those names to the pinned addresses. */
-int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
-		struct seccomp_notif_resp *resp)
-{
-	static const char hosts[] = "/etc/hosts";
-#ifdef SYS_open
-	int at = req->data.nr != SYS_open; /* openat: (dirfd, path, flags) */
-#else
-	int at = 1;
-#endif
-	uint64_t flags = req->data.args[at ? 2 : 1];
-	char path[sizeof(hosts)];
-
-	/* Any other path, or a write: the kernel opens it as asked, under the Landlock rules.
-	 * CONTINUE is safe whatever the path memory says by the time the kernel reads it again:
-	 * Landlock decides on the path the kernel resolves, and at worst the real /etc/hosts is
-	 * opened, which Landlock allows or refuses like any file. */
-	/* Only a plain read-only open is answered: anything else (O_PATH, O_DIRECTORY,
-	 * O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own answer. */
-	const uint64_t plain =
-		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
-	if (!sv->net->hosts || (flags & O_ACCMODE) != O_RDONLY ||
-	    (flags & ~(uint64_t)(plain | O_ACCMODE)) != 0 ||
-	    notif_mem_read(sv->listener, req, req->data.args[at ? 1 : 0], path, sizeof(path)) < 0 ||
-	    memcmp(path, hosts, sizeof(hosts)) != 0) {
-		notif_answer_continue(resp);
-		return 0;
-	}
-	size_t len = strlen(sv->net->hosts);
-	char self[sizeof("/proc/self/fd/") + 12];
-	_cleanup_close_ int mem = memfd_create("hosts", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (mem < 0 || write(mem, sv->net->hosts, len) != (ssize_t)len ||
-	    fcntl(mem, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
-		return mem < 0 ? negative_errno() : -EIO;
-	/* A read-only file of its own (offset 0), as the child asked for. */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", mem);
-	_cleanup_close_ int fd = open(self, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	/* Answered: the new descriptor is the syscall's result. */
-	return notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
 }

@@ -395,20 +395,10 @@ int handle_netlink_socket(struct supervisor *sv, const struct seccomp_notif *req
 	return notif_addfd_send(sv->listener, req, theirs, (type & SOCK_CLOEXEC) != 0);
 }
 
-/* bind(2): for a virtual netlink socket, a netlink bind (accepted, nothing to do); for any
- * other, CONTINUE. Safe although the kernel reads the descriptor and address again: what a bind
- * may take is decided by the kernel whatever it finds (Landlock's BIND_TCP for TCP ports, the
- * filesystem rules for a UNIX socket path; UDP bind is not gated), nothing here. */
-int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
-		struct seccomp_notif_resp *resp)
+/* bind(2) on a virtual netlink socket: a netlink bind (accepted, nothing to do). */
+int netlink_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
 {
-	int domain = 0;
-
-	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
-	if (sock < 0 || domain != AF_UNIX || !netlink_fake_portid(sv, sock, NULL)) {
-		notif_answer_continue(resp);
-		return 0;
-	}
 	uint64_t len = req->data.args[2] & 0xffffffffu;
 	struct sockaddr_nl nl;
 	if (len < sizeof(nl))
@@ -422,35 +412,10 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
-/* getsockname(2): the virtual netlink socket's address; CONTINUE for any other socket, which
- * is safe whatever the kernel reads again: getsockname reports the caller's own socket and
- * decides nothing. */
-int handle_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
-		       struct seccomp_notif_resp *resp)
+/* getsockname(2) on a virtual netlink socket: its address, port id @portid. */
+int netlink_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp, uint32_t portid)
 {
-	int domain = 0;
-	uint32_t portid = 0;
-
-	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
-	if (sock < 0 || domain != AF_UNIX || !netlink_fake_portid(sv, sock, &portid)) {
-		notif_answer_continue(resp);
-		return 0;
-	}
-	int len;
-	int r = notif_mem_read(sv->listener, req, req->data.args[2], &len, sizeof(len));
-	if (r < 0)
-		return r;
-	if (len < 0)
-		return -EINVAL;
 	struct sockaddr_nl nl = { .nl_family = AF_NETLINK, .nl_pid = portid };
-	int full = (int)sizeof(nl);
-	if (len > 0)
-		r = notif_mem_write(sv->listener, req, req->data.args[1], &nl,
-				    (size_t)MIN(len, full));
-	if (r == 0)
-		r = notif_mem_write(sv->listener, req, req->data.args[2], &full, sizeof(full));
-	if (r < 0)
-		return r;
-	notif_answer_value(resp, 0);
-	return 0;
+	return notif_answer_sockaddr(sv, req, resp, &nl, sizeof(nl));
 }

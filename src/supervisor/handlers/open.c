@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/open: open(2), openat(2), openat2(2), trapped only where a file is served from the
+ * supervisor's view instead of the host's:
+ *  - /etc/hosts, when a rule names a host: the names resolved at start (plan.net.hosts);
+ *  - /proc/net/tcp and tcp6 under port_remap: the sandbox's own sockets, with their virtual
+ *    ports (proc-net.c), whatever name reaches the file (/proc/net/tcp, /proc/self/net/tcp,
+ *    /proc/<pid>/task/<tid>/net/tcp, a symlink, a name relative to a descriptor of /proc/net).
+ * The answer is a sealed memfd, installed in the child and returned in one step
+ * (SECCOMP_ADDFD_FLAG_SEND). Any other open is the kernel's (CONTINUE).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "handlers.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "plan/plan.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+/* "/proc/self/fd/N", "/proc/thread-self/fd/N" and "/dev/fd/N", alone or followed by "/...":
+ * names of the caller's descriptor N, which resolving from here would take for the
+ * supervisor's. Sets *@n and *@rest (what follows N) and returns 1; 0 for another name. */
+static int own_fd_name(const char *path, int *n, const char **rest)
+{
+	static const char *const prefixes[] = { "/proc/self/fd/", "/proc/thread-self/fd/",
+						"/dev/fd/" };
+	char *end;
+
+	for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+		size_t k = strlen(prefixes[i]);
+		if (strncmp(path, prefixes[i], k) != 0)
+			continue;
+		const char *num = path + k;
+		errno = 0;
+		long v = strtol(num, &end, 10);
+		if (*num < '0' || *num > '9' || (*end && *end != '/') || errno || v > INT_MAX)
+			return 0;
+		*n = (int)v;
+		*rest = end;
+		return 1;
+	}
+	return 0;
+}
+
+int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char *path)
+{
+	int abs = path[0] == '/', n;
+	const char *rest;
+	_cleanup_close_ int dfd = -1;
+
+	if (own_fd_name(path, &n, &rest)) {
+		dfd = notif_get_fd(sv->listener, req, n);
+		if (dfd < 0)
+			return dfd;
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			return TAKE_FD(dfd);
+		path = rest;
+		abs = 0;
+	} else if (abs || dirfd == AT_FDCWD) {
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%u/%s", req->pid, abs ? "root" : "cwd");
+		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return errno == ENOENT || errno == ESRCH ? NOTIF_GONE : negative_errno();
+		/* The pid named the trapped thread when the directory was opened: the
+		 * descriptor now pins that thread's directory whatever happens to the pid. */
+		if (!notif_id_valid(sv->listener, req->id))
+			return NOTIF_GONE;
+	} else {
+		dfd = notif_get_fd(sv->listener, req, dirfd);
+		if (dfd < 0)
+			return dfd;
+	}
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0),
+	};
+	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	return fd < 0 ? negative_errno() : fd;
+}
+
+/* Serve @text as the file the open returns. */
+static int answer_file(struct supervisor *sv, const struct seccomp_notif *req, const char *name,
+		       const char *text, size_t len, uint64_t flags)
+{
+	_cleanup_close_ int fd = memfd_sealed_readonly(name, text, len);
+	if (fd < 0)
+		return fd;
+	/* Answered: the new descriptor is the syscall's result. */
+	return notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
+}
+
+/* The path the child named, NUL-terminated in @buf. */
+static int read_path(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
+		     char *buf, size_t size)
+{
+	size_t off = 0;
+
+	/* Page by page: the string may end just before an unmapped page. */
+	while (off < size) {
+		size_t chunk = MIN(size - off, 4096 - ((addr + off) & 4095));
+		int r = notif_mem_read(sv->listener, req, addr + off, buf + off, chunk);
+		if (r < 0)
+			return r;
+		if (memchr(buf + off, '\0', chunk))
+			return 0;
+		off += chunk;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* /proc/net/tcp (4), /proc/net/tcp6 (6), or anything else (0), for @fd as the supervisor
+ * reaches it: a procfs file whose path ends in /net/tcp or /net/tcp6. */
+static int proc_net_kind(int fd)
+{
+	char self[64], real[PATH_MAX];
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)
+		return 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t k = readlink(self, real, sizeof(real) - 1);
+	if (k <= 0)
+		return 0;
+	real[k] = '\0';
+	size_t len = (size_t)k;
+	if (len >= 8 && strcmp(real + len - 8, "/net/tcp") == 0)
+		return 4;
+	if (len >= 9 && strcmp(real + len - 9, "/net/tcp6") == 0)
+		return 6;
+	return 0;
+}
+
+struct table_job {
+	struct supervisor *sv;
+	struct seccomp_notif req;
+	int v6;
+	uint64_t flags;
+};
+
+/* On a worker: the table (a scan of the sandbox's processes), then the answer. */
+static void table_worker(int listener, int sock, void *arg)
+{
+	struct table_job *job = arg;
+	struct seccomp_notif_resp resp = { .id = job->req.id };
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)sock;
+	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
+		int r = proc_net_table(job->sv, job->v6, &text, &len);
+		if (r == 0) {
+			_cleanup_close_ int fd =
+				memfd_sealed_readonly(job->v6 ? "tcp6" : "tcp", text, len);
+			r = fd < 0 ? fd
+				   : notif_addfd_send(listener, &job->req, fd,
+						      (job->flags & O_CLOEXEC) != 0);
+		}
+		if (r != NOTIF_DEFERRED && r != NOTIF_GONE) {
+			notif_answer_errno(&resp, r < 0 ? r : -EIO);
+			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
+		}
+	}
+	free(text);
+	free(job);
+}
+
+int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp)
+{
+	static const char hosts[] = "/etc/hosts";
+	int dirfd = AT_FDCWD, r;
+	uint64_t path_addr, flags;
+
+	switch (req->data.nr) {
+	case SYS_openat:
+		dirfd = (int)req->data.args[0];
+		path_addr = req->data.args[1];
+		flags = req->data.args[2];
+		break;
+	case SYS_openat2: {
+		struct open_how how;
+		/* A struct shorter than version 0 is the kernel's EINVAL; unreadable, its EFAULT:
+		 * nothing is decided, so the kernel answers (CONTINUE). */
+		if (req->data.args[3] < sizeof(how) ||
+		    notif_mem_read(sv->listener, req, req->data.args[2], &how, sizeof(how)) < 0) {
+			notif_answer_continue(resp);
+			return 0;
+		}
+		dirfd = (int)req->data.args[0];
+		path_addr = req->data.args[1];
+		flags = how.flags;
+		break;
+	}
+	default: /* open */
+		path_addr = req->data.args[0];
+		flags = req->data.args[1];
+		break;
+	}
+
+	/* Only a plain read-only open of /etc/hosts is answered: anything else (O_PATH,
+	 * O_DIRECTORY, O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own
+	 * answer. */
+	const uint64_t plain =
+		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
+	char name[sizeof(hosts)];
+	if (sv->net->hosts && (flags & O_ACCMODE) == O_RDONLY &&
+	    (flags & ~(uint64_t)(plain | O_ACCMODE)) == 0 &&
+	    notif_mem_read(sv->listener, req, path_addr, name, sizeof(name)) == 0 &&
+	    memcmp(name, hosts, sizeof(hosts)) == 0)
+		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
+
+	/* Under port_remap, any open that can read: is it a TCP table of /proc/net? */
+	if (sv->net->port_remap && (flags & O_ACCMODE) != O_WRONLY &&
+	    !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
+		_cleanup_free_ char *path = malloc(PATH_MAX);
+		if (!path)
+			return -ENOMEM;
+		r = read_path(sv, req, path_addr, path, PATH_MAX);
+		_cleanup_close_ int fd = r == 0 ? child_path_open(sv, req, dirfd, path) : r;
+		if (fd == NOTIF_GONE)
+			return fd;
+		int kind = fd >= 0 ? proc_net_kind(fd) : 0;
+		if (kind && (flags & O_ACCMODE) != O_RDONLY)
+			return -EACCES; /* the table is read-only (0444) */
+		if (kind) {
+			struct table_job *job = malloc(sizeof(*job));
+			if (!job)
+				return -ENOMEM;
+			*job = (struct table_job){
+				.sv = sv, .req = *req, .v6 = kind == 6, .flags = flags
+			};
+			r = supervisor_run_worker(sv, -1, table_worker, job);
+			if (r < 0) {
+				free(job);
+				return r;
+			}
+			return NOTIF_DEFERRED;
+		}
+	}
+	/* Any other file, or a write: the kernel opens it as asked, under the Landlock rules.
+	 * CONTINUE is safe whatever the path memory says by the time the kernel reads it
+	 * again: Landlock decides on the path the kernel resolves. At worst, a thread that
+	 * rewrites the name after this check, or a name through a magic link this resolution
+	 * does not follow (/proc/<pid>/cwd/...), opens the real /etc/hosts or the real TCP
+	 * table, which Landlock allows or refuses like any file: both are views, not the
+	 * confinement (docs/decisions.md). */
+	notif_answer_continue(resp);
+	return 0;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/ports: bind(2), getsockname(2), getpeername(2), and port_remap, a TCP port space of
+ * the sandbox's own.
+ *
+ * With port_remap a TCP bind is made here, on the socket the child named (pidfd_getfd), with
+ * the address copied once. The port the child asks for, its virtual port, is checked against
+ * the bind rules (net_plan.bind_ports: what Landlock's BIND_TCP allows the child itself), then
+ * bound as it is when it is free on the host; when the host (or another sandbox) holds it,
+ * another real port is taken (a bind to port 0) and the pair remembered (sv->ports). A later
+ * bind of the same virtual port tries the same real port first. getsockname and getpeername
+ * report virtual ports, a connect to a loopback address and a virtual port reaches the real
+ * one (net.c), and /proc/net/tcp and tcp6 show the sandbox's sockets with their virtual ports
+ * (proc-net.c). What the bind may take is decided here, on the copy: the port rules, checked
+ * on the virtual port, are the same ones Landlock applies to the child, and the real port is
+ * one the kernel chose.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "handlers.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "plan/plan.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen)
+{
+	int len;
+
+	/* As the kernel's move_addr_to_user: the buffer's length, then at most that many bytes
+	 * of the address, then the address's full length. */
+	int r = notif_mem_read(sv->listener, req, req->data.args[2], &len, sizeof(len));
+	if (r < 0)
+		return r;
+	if (len < 0)
+		return -EINVAL;
+	if (len > 0)
+		r = notif_mem_write(sv->listener, req, req->data.args[1], addr,
+				    (size_t)MIN((socklen_t)len, klen));
+	int full = (int)klen;
+	if (r == 0)
+		r = notif_mem_write(sv->listener, req, req->data.args[2], &full, sizeof(full));
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+/* The port of an IPv4 or IPv6 address, and where it lies in @ss; NULL for another family or a
+ * length the kernel would refuse. */
+static in_port_t *ip_port(struct sockaddr_storage *ss, socklen_t len)
+{
+	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in))
+		return &((struct sockaddr_in *)ss)->sin_port;
+	if (ss->ss_family == AF_INET6 && len >= 24) /* SIN6_LEN_RFC2133 */
+		return &((struct sockaddr_in6 *)ss)->sin6_port;
+	return NULL;
+}
+
+/* Whether @ss is an address of this host as a connect reaches it: 127.0.0.0/8, ::1, their
+ * IPv4-mapped forms, and the unspecified addresses (the kernel sends those to the host). */
+static int local_address(const struct sockaddr_storage *ss)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	const uint8_t *a;
+
+	if (ss->ss_family == AF_INET) {
+		a = (const uint8_t *)&((const struct sockaddr_in *)ss)->sin_addr;
+		return a[0] == 127 || (a[0] | a[1] | a[2] | a[3]) == 0;
+	}
+	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	a = a6->s6_addr;
+	if (memcmp(a, mapped, 12) == 0)
+		return a[12] == 127 || (a[12] | a[13] | a[14] | a[15]) == 0;
+	return IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6);
+}
+
+void ports_connect_target(struct supervisor *sv, struct sockaddr_storage *ss, socklen_t len)
+{
+	in_port_t *port = sv->net->port_remap ? ip_port(ss, len) : NULL;
+
+	if (!port || !local_address(ss))
+		return;
+	int real = port_map_real(&sv->ports, ntohs(*port));
+	if (real > 0)
+		*port = htons((uint16_t)real);
+}
+
+/* The local port of @sock, or -errno. */
+static int local_port(int sock)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(sock, (struct sockaddr *)&ss, &len) < 0)
+		return negative_errno();
+	in_port_t *port = ip_port(&ss, len);
+	return port ? ntohs(*port) : -EAFNOSUPPORT;
+}
+
+/* A TCP bind under port_remap, on @sock (the child's socket). */
+static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp, int sock)
+{
+	struct sockaddr_storage ss = { 0 };
+	uint64_t len = req->data.args[2] & 0xffffffffu; /* socklen_t */
+
+	/* As the kernel's move_addr_to_kernel. */
+	if (len > sizeof(ss))
+		return -EINVAL;
+	int r = len ? notif_mem_read(sv->listener, req, req->data.args[1], &ss, len) : 0;
+	if (r < 0)
+		return r;
+	in_port_t *port = ip_port(&ss, (socklen_t)len);
+	if (!port) {
+		/* Not an IP address the kernel takes: it answers (EINVAL, EAFNOSUPPORT). */
+		r = bind(sock, (struct sockaddr *)&ss, (socklen_t)len);
+		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
+		return 0;
+	}
+	uint16_t virt = ntohs(*port);
+	const uint8_t *allowed = sv->net->bind_ports;
+	if (allowed && !((allowed[virt / 8] >> (virt % 8)) & 1))
+		return -EACCES; /* what Landlock's BIND_TCP answers */
+	if (virt == 0) {	/* an ephemeral port: the kernel's choice, nothing to map */
+		r = bind(sock, (struct sockaddr *)&ss, (socklen_t)len);
+		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
+		return 0;
+	}
+	int known = port_map_real(&sv->ports, virt);
+	*port = htons(known > 0 ? (uint16_t)known : virt);
+	if (bind(sock, (struct sockaddr *)&ss, (socklen_t)len) == 0) {
+		if (known < 0 && (r = port_map_set(&sv->ports, virt, virt)) < 0)
+			return r;
+		notif_answer_value(resp, 0);
+		return 0;
+	}
+	if (errno != EADDRINUSE)
+		return negative_errno();
+	/* Taken. By one of the sandbox's own sockets: in its port space too, so the child hears
+	 * EADDRINUSE as it would on its own. Else by the host or another sandbox (or, for a port
+	 * the sandbox had, by whoever took it after the sandbox let it go): another real one. */
+	r = proc_net_port_held(sv, ntohs(*port));
+	if (r != 0)
+		return r > 0 ? -EADDRINUSE : r;
+	*port = 0;
+	if (bind(sock, (struct sockaddr *)&ss, (socklen_t)len) < 0)
+		return negative_errno();
+	int real = local_port(sock);
+	if (real < 0)
+		return real;
+	r = port_map_set(&sv->ports, virt, (uint16_t)real);
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+/* bind(2): a virtual netlink socket's (netlink.c); a TCP bind under port_remap (above); any
+ * other, CONTINUE. Safe although the kernel reads the descriptor and address again: what such
+ * a bind may take is decided by the kernel whatever it finds (Landlock's BIND_TCP for TCP
+ * ports, the filesystem rules for a UNIX socket path; UDP bind is not gated), nothing here. A
+ * descriptor swapped for a TCP socket meanwhile is bound under Landlock's port rules, only
+ * outside the virtual port space. */
+int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp)
+{
+	int domain = 0, type = 0;
+	uint32_t proto = 0;
+
+	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
+	if (sock == NOTIF_GONE)
+		return sock;
+	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, NULL))
+		return netlink_bind(sv, req, resp);
+	if (sock >= 0 && sv->net->port_remap && (domain == AF_INET || domain == AF_INET6) &&
+	    net_sock_proto(sock, &proto, &type) == 0 && proto == NET_PROTO_TCP)
+		return remap_bind(sv, req, resp, sock);
+	notif_answer_continue(resp);
+	return 0;
+}
+
+/* getsockname(2), getpeername(2): a virtual netlink socket's address (netlink.c); under
+ * port_remap, an IP socket's address with the virtual port (for a peer, one on this host);
+ * for any other socket, CONTINUE, which is safe whatever the kernel reads again: the call
+ * reports the caller's own socket and decides nothing. */
+static int sockname(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp, int peer)
+{
+	int domain = 0;
+	uint32_t portid = 0;
+
+	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
+	if (sock == NOTIF_GONE)
+		return sock;
+	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, &portid))
+		return peer ? -ENOTCONN : netlink_getsockname(sv, req, resp, portid);
+	if (sock < 0 || !sv->net->port_remap || (domain != AF_INET && domain != AF_INET6)) {
+		notif_answer_continue(resp);
+		return 0;
+	}
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len = sizeof(ss);
+	if ((peer ? getpeername(sock, (struct sockaddr *)&ss, &len)
+		  : getsockname(sock, (struct sockaddr *)&ss, &len)) < 0)
+		return negative_errno();
+	in_port_t *port = ip_port(&ss, len);
+	if (port && (!peer || local_address(&ss))) {
+		int virt = port_map_virtual(&sv->ports, ntohs(*port));
+		if (virt >= 0)
+			*port = htons((uint16_t)virt);
+	}
+	return notif_answer_sockaddr(sv, req, resp, &ss, len);
+}
+
+int handle_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp)
+{
+	return sockname(sv, req, resp, 0);
+}
+
+int handle_getpeername(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp)
+{
+	return sockname(sv, req, resp, 1);
+}
