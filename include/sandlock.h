@@ -299,7 +299,7 @@ const char *sandlock_sandbox_name(const sandlock_sandbox_t *sandbox);
  * first @n pairs, sorted by virtual port, go to @ret_virtual[i] (the port the sandbox sees)
  * and @ret_real[i] (the port on the host); returns the number of pairs. A port bound as asked
  * (it was free on the host) is no pair. 0 without port_remap and once the sandbox has ended.
- * -EINVAL. */
+ * -EINVAL, -ENOMEM. */
 int sandlock_sandbox_ports(const sandlock_sandbox_t *sandbox, uint16_t *ret_virtual,
 			   uint16_t *ret_real, size_t n);
 /* The write end of the child's stdin with SANDLOCK_STDIO_PIPE, else -EBADF. Owned by the

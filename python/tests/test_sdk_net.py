@@ -4,6 +4,7 @@ net_allow_bind. Denials are against live loopback listeners that accept from out
 
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -238,4 +239,113 @@ def test_ports_lists_only_remapped_ports(sandboxes):
             return False
     assert wait_for(answers, 10)
     assert sb.ports() == {}
+    sb.kill()
+
+
+DRIVEN = r"""import os, socket, sys, threading, time
+port, box = int(sys.argv[1]), sys.argv[2]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(8)
+def serve(s):
+    while True:
+        try:
+            a, _ = s.accept()
+        except OSError:
+            return
+        a.sendall(b"inside")
+        a.close()
+threading.Thread(target=serve, args=(s,), daemon=True).start()
+held = []
+for n in range(100):
+    path = os.path.join(box, f"cmd-{n}")
+    while not os.path.exists(path):
+        time.sleep(0.01)
+    cmd = open(path).read().split()
+    if cmd[0] == "ask":  # connect to the port and read what answers
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                out = c.recv(16).decode() or "eof"
+        except OSError as e:
+            out = str(e.errno)
+    elif cmd[0] == "close":
+        s.shutdown(socket.SHUT_RDWR)
+        s.close()
+        out = "closed"
+    elif cmd[0] == "bind":  # bind and listen on another port, report getsockname
+        b = socket.socket()
+        try:
+            b.bind(("127.0.0.1", int(cmd[1])))
+            b.listen(1)
+            held.append(b)
+            out = f"ok {b.getsockname()[1]}"
+        except OSError as e:
+            out = str(e.errno)
+    else:
+        break
+    with open(path + ".tmp", "w") as f:
+        f.write(out)
+    os.rename(path + ".tmp", os.path.join(box, f"out-{n}"))
+"""
+
+
+class Driver:
+    """Commands to the DRIVEN program, through files in @box."""
+
+    def __init__(self, box):
+        self.box, self.n = box, 0
+
+    def __call__(self, cmd):
+        (self.box / f"cmd-{self.n}").write_text(cmd)
+        out = self.box / f"out-{self.n}"
+        assert wait_for(out.exists, 10), cmd
+        self.n += 1
+        return out.read_text()
+
+
+def answering_listener(text, port=0):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(8)
+
+    def serve():
+        while True:
+            try:
+                a, _ = s.accept()
+            except OSError:
+                return
+            a.sendall(text)
+            a.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return s
+
+
+def test_remapped_pairs_follow_the_sandbox_sockets(sandboxes, tmp_path):
+    host = answering_listener(b"host-P")
+    port = host.getsockname()[1]
+    box = tmp_path / "box"
+    box.mkdir()
+    sb = sandboxes(fs_writable=[str(box)], net_allow_bind=["*"], port_remap=True,
+                   net_allow=[f"127.0.0.1:{port}"])
+    sb.spawn([PY, "-c", DRIVEN, str(port), str(box)])
+    do = Driver(box)
+    assert do("ask") == "inside"  # its own server, on the port the host holds
+    real = sb.ports()[port]
+    # The real port is a port of the sandbox's space too, and free there: it binds (elsewhere)
+    # and reads back as asked, while the first server keeps its pair.
+    assert do(f"bind {real}") == f"ok {real}"
+    assert sb.ports()[port] == real and sb.ports()[real] not in (port, real)
+    assert do("ask") == "inside"
+    # The server goes and the host takes its real port: the pair is not followed any more, so
+    # a connect to the port reaches what the rules allowed (the host's listener on it), not
+    # the host's listener on the old real port.
+    assert do("close") == "closed"
+    stranger = answering_listener(b"host-R", real)
+    try:
+        assert do("ask") == "host-P"
+    finally:
+        stranger.close()
+        host.close()
     sb.kill()

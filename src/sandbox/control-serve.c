@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -37,15 +38,19 @@ static json_t *info(const struct sandlock_sandbox *sb)
 		json_array_append_new(ports, json_string(sb->policy->net_allow_bind[i]));
 	/* port_remap: every port bound, virtual -> real. */
 	json_t *map = json_object();
-	struct port_pair pairs[256];
-	size_t n = sb->sv.prepared ? port_map_copy((struct port_map *)&sb->sv.ports, pairs,
-						   ELEMENTSOF(pairs), 0)
-				   : 0;
-	for (size_t i = 0; map && i < MIN(n, ELEMENTSOF(pairs)); i++) {
+	struct port_map *m = (struct port_map *)&sb->sv.ports;
+	size_t n = sb->sv.prepared ? port_map_copy(m, NULL, 0, 0) : 0;
+	struct port_pair *pairs = n ? calloc(n, sizeof(*pairs)) : NULL;
+	if (pairs) /* a worker may have added pairs meanwhile: those wait for the next ask */
+		n = MIN(n, port_map_copy(m, pairs, n, 0));
+	else
+		n = 0;
+	for (size_t i = 0; map && pairs && i < n; i++) {
 		char key[8];
 		snprintf(key, sizeof(key), "%u", pairs[i].virt);
 		json_object_set_new(map, key, json_integer(pairs[i].real));
 	}
+	free(pairs);
 	return json_pack("{s:s, s:i, s:i, s:I, s:s, s:o, s:o, s:o}", "name", sb->name, "pid",
 			 sb->pid, "sandlock_pid", (int)getpid(), "started",
 			 (json_int_t)sb->control.started, "status",

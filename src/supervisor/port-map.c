@@ -14,46 +14,83 @@ void port_map_init(struct port_map *m)
 	pthread_mutex_init(&m->lock, NULL);
 }
 
-int port_map_set(struct port_map *m, uint16_t virt, uint16_t real)
+/* Drop the entries with real port @real, but virtual port @except's (-1: none). Called with
+ * the lock held. */
+static void drop_real(struct port_map *m, uint16_t real, int except)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].real != real || m->v[i].virt == except)
+			m->v[k++] = m->v[i];
+	m->n = k;
+}
+
+int port_map_set(struct port_map *m, uint16_t virt, uint16_t real, unsigned long ino)
 {
 	int r = 0;
 	size_t i;
 
 	pthread_mutex_lock(&m->lock);
+	drop_real(m, real, virt);
 	for (i = 0; i < m->n && m->v[i].virt < virt; i++)
 		;
-	if (i < m->n && m->v[i].virt == virt) {
-		m->v[i].real = real;
-		goto out;
-	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct port_pair *v = realloc(m->v, cap * sizeof(*v));
-		if (!v) {
-			r = -ENOMEM;
-			goto out;
+	if (i == m->n || m->v[i].virt != virt) {
+		if (m->n == m->cap) {
+			size_t cap = m->cap ? 2 * m->cap : 16;
+			struct port_entry *v = realloc(m->v, cap * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				goto out;
+			}
+			m->v = v;
+			m->cap = cap;
 		}
-		m->v = v;
-		m->cap = cap;
+		memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
+		m->v[i] = (struct port_entry){ .virt = virt, .real = real };
+		m->n++;
 	}
-	memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
-	m->v[i] = (struct port_pair){ .virt = virt, .real = real };
-	m->n++;
+	struct port_entry *e = &m->v[i];
+	if (e->real != real) /* moved: the sockets of the old real port are not this pair's */
+		*e = (struct port_entry){ .virt = virt, .real = real };
+	if (ino) {
+		if (e->n_ino == PORT_MAP_INODES) {
+			memmove(&e->ino[0], &e->ino[1], (PORT_MAP_INODES - 1) * sizeof(e->ino[0]));
+			e->n_ino--;
+		}
+		e->ino[e->n_ino++] = ino;
+	}
 out:
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }
 
+void port_map_forget_real(struct port_map *m, uint16_t real)
+{
+	pthread_mutex_lock(&m->lock);
+	drop_real(m, real, -1);
+	pthread_mutex_unlock(&m->lock);
+}
+
 int port_map_real(struct port_map *m, uint16_t virt)
 {
-	int real = -1;
+	struct port_entry e;
+
+	return port_map_entry(m, virt, &e) ? e.real : -1;
+}
+
+int port_map_entry(struct port_map *m, uint16_t virt, struct port_entry *ret)
+{
+	int found = 0;
 
 	pthread_mutex_lock(&m->lock);
-	for (size_t i = 0; i < m->n && real < 0; i++)
-		if (m->v[i].virt == virt)
-			real = m->v[i].real;
+	for (size_t i = 0; i < m->n && !found; i++)
+		if (m->v[i].virt == virt) {
+			*ret = m->v[i];
+			found = 1;
+		}
 	pthread_mutex_unlock(&m->lock);
-	return real;
+	return found;
 }
 
 int port_map_virtual(struct port_map *m, uint16_t real)
@@ -77,7 +114,7 @@ size_t port_map_copy(struct port_map *m, struct port_pair *ret, size_t n, int re
 		if (remapped_only && m->v[i].virt == m->v[i].real)
 			continue;
 		if (k < n)
-			ret[k] = m->v[i];
+			ret[k] = (struct port_pair){ .virt = m->v[i].virt, .real = m->v[i].real };
 		k++;
 	}
 	pthread_mutex_unlock(&m->lock);

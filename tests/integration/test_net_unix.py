@@ -36,6 +36,14 @@ for spec in sys.argv[1:]:
             s.connect(os.path.basename(path))
             s.sendall(b"hello")
             res[spec] = s.recv(16).decode()
+        elif kind in ("procfd", "devfd"):  # through a descriptor of the socket's directory
+            d = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY)
+            base = "/proc/self/fd" if kind == "procfd" else "/dev/fd"
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.connect(f"{base}/{d}/{os.path.basename(path)}")
+            s.sendall(b"hello")
+            res[spec] = s.recv(16).decode()
         else:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             s.sendto(b"datagram", path)
@@ -119,6 +127,13 @@ def test_relative_name_and_symlinks(tmp_path, echo_server):
     spec = f"chdir={other / 'sock'}"
     assert client(["-r", str(tmp_path)], spec) == {spec: errno.EACCES}
     assert client(["-w", str(other)], spec) == {spec: "echo:hello"}
+    # A name through one of the caller's descriptors (/proc/self/fd/N/..., /dev/fd/N/...) is
+    # resolved from that descriptor, the caller's, and the real path decides the same way.
+    for kind in ("procfd", "devfd"):
+        spec = f"{kind}={other / 'sock'}"
+        assert outside(spec) == {spec: "echo:hello"}
+        assert client(["-r", str(tmp_path)], spec) == {spec: errno.EACCES}
+        assert client(["-w", str(other)], spec) == {spec: "echo:hello"}
 
 
 def test_named_datagram_socket_needs_a_write_grant(tmp_path):

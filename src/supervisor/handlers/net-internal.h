@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "supervisor/port-map.h"
+
 struct supervisor;
 struct net_plan;
 
@@ -61,20 +63,27 @@ int netlink_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
  * the kernel does: at most the caller's buffer length, then the full length. */
 int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen);
-/* ports.c: under port_remap, rewrite the TCP destination @ss (@len bytes, already checked
- * against the rules) from a virtual port of this host to the real one behind it. */
-void ports_connect_target(struct supervisor *sv, struct sockaddr_storage *ss, socklen_t len);
+/* ports.c: under port_remap, whether the TCP destination @ss (@len bytes) is a virtual port of
+ * this host bound elsewhere: 1 and its pair in *@e, else 0. */
+int ports_connect_remapped(struct supervisor *sv, const struct sockaddr_storage *ss, socklen_t len,
+			   struct port_entry *e);
+/* ports.c, on a worker: point @ss at the real port of pair @e if one of the pair's sockets
+ * still listens there for that address. A pair whose sockets are gone is not followed: the
+ * connect rules were checked on the virtual port, and the real one may be anybody's now. */
+void ports_connect_rewrite(const struct port_entry *e, struct sockaddr_storage *ss);
 
 /* proc-net.c: the sandbox's /proc/net/tcp (@v6: tcp6): the host's table with only the rows of
  * sockets its processes hold, and virtual ports. *@ret (malloc'd) and *@ret_len. -errno. */
 int proc_net_table(struct supervisor *sv, int v6, char **ret, size_t *ret_len);
-/* proc-net.c: whether a socket of the sandbox's processes has local TCP port @port: 1, 0 or
- * -errno. */
-int proc_net_port_held(struct supervisor *sv, uint16_t port);
+/* proc-net.c: whether one of the sockets of pair @e still listens on its real port (asked of
+ * sock_diag, by inode), and, with @dest, takes a connect to that address (bound to it or to the
+ * wildcard): 1, 0 or -errno. */
+int proc_net_entry_alive(const struct port_entry *e, const struct sockaddr_storage *dest);
 
 /* open.c: an O_PATH descriptor of @path as the trapped thread would reach it (from its root,
  * its working directory, or its descriptor @dirfd; "/proc/self/fd/N/..." and "/dev/fd/N/..."
- * from its descriptor N), without following magic links. -errno (-ELOOP for a magic link),
+ * from its descriptor N), without following magic links; @resolve: more RESOLVE_* flags,
+ * @nofollow: O_NOFOLLOW (a final symlink is opened itself). -errno (-ELOOP for a magic link),
  * NOTIF_GONE. */
 int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		    const char *path);
+		    const char *path, uint64_t resolve, int nofollow);

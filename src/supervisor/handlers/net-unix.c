@@ -79,7 +79,7 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 	path[MIN(n, sizeof(sun->sun_path))] = '\0';
 	/* "/proc/self/fd/N" is the caller's descriptor N: the name a sandlock nested in this
 	 * sandbox connects with (its own supervisor reaching a socket it resolved). */
-	int fd = child_path_open(sv, req, AT_FDCWD, path);
+	int fd = child_path_open(sv, req, AT_FDCWD, path, 0, 0);
 	if (fd == -EBADF)
 		fd = -ENOENT; /* what resolving the name would have said */
 	if (fd < 0)

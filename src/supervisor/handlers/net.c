@@ -125,6 +125,8 @@ struct connect_job {
 	int pin; /* the O_PATH descriptor a UNIX address names, or -1 */
 	socklen_t len;
 	struct sockaddr_storage ss;
+	int remapped; /* port_remap: ss is a virtual port of this host, bound elsewhere */
+	struct port_entry remap;
 };
 
 /* On a worker: the blocking connect, then the answer. Run with listener -1 when the sandbox
@@ -137,6 +139,9 @@ static void connect_worker(int listener, int sock, void *arg)
 	/* A job may have waited in the queue: the caller may have given up (interrupted), and
 	 * its socket must not be connected behind its back. */
 	if (listener >= 0 && notif_id_valid(listener, job->id)) {
+		/* Checked on the port asked for; made to the real one while it is the pair's. */
+		if (job->remapped)
+			ports_connect_rewrite(&job->remap, &job->ss);
 		int r = connect(sock, (struct sockaddr *)&job->ss, job->len);
 		notif_answer_errno(&resp, r < 0 ? negative_errno() : 0);
 		if (r == 0)
@@ -254,8 +259,6 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r < 0)
 		return r;
 	_cleanup_close_ int pinned = pin;
-	if (proto == NET_PROTO_TCP) /* checked on the port asked for; made to the real one */
-		ports_connect_target(sv, &ss, slen);
 	if (proto != NET_PROTO_TCP && domain != AF_UNIX) {
 		/* A datagram or netlink connect sets an address; it never waits. */
 		r = connect(sock, (struct sockaddr *)&ss, slen);
@@ -270,6 +273,8 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	if (!job)
 		return -ENOMEM;
 	*job = (struct connect_job){ .id = req->id, .pin = pin, .len = slen, .ss = ss };
+	if (proto == NET_PROTO_TCP)
+		job->remapped = ports_connect_remapped(sv, &ss, slen, &job->remap);
 	r = supervisor_run_worker(sv, sock, connect_worker, job);
 	if (r < 0) {
 		free(job);

@@ -57,7 +57,7 @@ static int own_fd_name(const char *path, int *n, const char **rest)
 }
 
 int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		    const char *path)
+		    const char *path, uint64_t resolve, int nofollow)
 {
 	int abs = path[0] == '/', n;
 	const char *rest;
@@ -89,8 +89,8 @@ int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int 
 			return dfd;
 	}
 	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0),
+		.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
+		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0) | resolve,
 	};
 	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 	return fd < 0 ? negative_errno() : fd;
@@ -182,36 +182,63 @@ static void table_worker(int listener, int sock, void *arg)
 	free(job);
 }
 
+/* Whether @path may name a TCP table of /proc/net: its last component is "tcp" or "tcp6", or it
+ * is a descriptor's own name ("/proc/self/fd/N", "/dev/fd/N": a reopen). Only those are
+ * resolved; another name through a symlink to a table is not followed (docs/decisions.md). */
+static int may_be_table(const char *path)
+{
+	const char *rest;
+	int n;
+
+	if (own_fd_name(path, &n, &rest) && !rest[strspn(rest, "/")])
+		return 1;
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	size_t start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	return (len - start == 3 && strncmp(path + start, "tcp", 3) == 0) ||
+	       (len - start == 4 && strncmp(path + start, "tcp6", 4) == 0);
+}
+
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
 	static const char hosts[] = "/etc/hosts";
+	/* The resolve flags a resolution here can honour as the kernel would. */
+	const uint64_t resolve_known =
+		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
 	int dirfd = AT_FDCWD, r;
-	uint64_t path_addr, flags;
+	uint64_t path_addr, flags, resolve = 0;
 
 	switch (req->data.nr) {
 	case SYS_openat:
 		dirfd = (int)req->data.args[0];
 		path_addr = req->data.args[1];
-		flags = req->data.args[2];
+		flags = (uint32_t)req->data.args[2]; /* an int for the kernel */
 		break;
 	case SYS_openat2: {
 		struct open_how how;
-		/* A struct shorter than version 0 is the kernel's EINVAL; unreadable, its EFAULT:
-		 * nothing is decided, so the kernel answers (CONTINUE). */
-		if (req->data.args[3] < sizeof(how) ||
-		    notif_mem_read(sv->listener, req, req->data.args[2], &how, sizeof(how)) < 0) {
+		/* A struct shorter or longer than version 0 (the kernel checks a longer one's
+		 * tail), unreadable, or asking what cannot be honoured here (RESOLVE_BENEATH,
+		 * RESOLVE_IN_ROOT, RESOLVE_CACHED, a mode): the kernel's, as asked (CONTINUE;
+		 * nothing is decided, see the end). */
+		if (req->data.args[3] != sizeof(how) ||
+		    notif_mem_read(sv->listener, req, req->data.args[2], &how, sizeof(how)) < 0 ||
+		    (how.resolve & ~resolve_known) || how.mode) {
 			notif_answer_continue(resp);
 			return 0;
 		}
 		dirfd = (int)req->data.args[0];
 		path_addr = req->data.args[1];
 		flags = how.flags;
+		resolve = how.resolve;
 		break;
 	}
 	default: /* open */
 		path_addr = req->data.args[0];
-		flags = req->data.args[1];
+		flags = (uint32_t)req->data.args[1];
 		break;
 	}
 
@@ -227,14 +254,17 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	    memcmp(name, hosts, sizeof(hosts)) == 0)
 		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
 
-	/* Under port_remap, any open that can read: is it a TCP table of /proc/net? */
+	/* Under port_remap, an open that can read, of a name that may be a TCP table. */
 	if (sv->net->port_remap && (flags & O_ACCMODE) != O_WRONLY &&
 	    !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
 		_cleanup_free_ char *path = malloc(PATH_MAX);
 		if (!path)
 			return -ENOMEM;
 		r = read_path(sv, req, path_addr, path, PATH_MAX);
-		_cleanup_close_ int fd = r == 0 ? child_path_open(sv, req, dirfd, path) : r;
+		_cleanup_close_ int fd = r == 0 && may_be_table(path)
+						 ? child_path_open(sv, req, dirfd, path, resolve,
+								   (flags & O_NOFOLLOW) != 0)
+						 : -ENOENT;
 		if (fd == NOTIF_GONE)
 			return fd;
 		int kind = fd >= 0 ? proc_net_kind(fd) : 0;
@@ -258,10 +288,10 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	/* Any other file, or a write: the kernel opens it as asked, under the Landlock rules.
 	 * CONTINUE is safe whatever the path memory says by the time the kernel reads it
 	 * again: Landlock decides on the path the kernel resolves. At worst, a thread that
-	 * rewrites the name after this check, or a name through a magic link this resolution
-	 * does not follow (/proc/<pid>/cwd/...), opens the real /etc/hosts or the real TCP
-	 * table, which Landlock allows or refuses like any file: both are views, not the
-	 * confinement (docs/decisions.md). */
+	 * rewrites the name after this check, or a name this check does not follow (a symlink
+	 * of another name, a magic link such as /proc/<pid>/cwd/...), opens the real
+	 * /etc/hosts or the real TCP table, which Landlock allows or refuses like any file:
+	 * both are views, not the confinement (docs/decisions.md). */
 	notif_answer_continue(resp);
 	return 0;
 }

@@ -4,21 +4,26 @@
  * the sandbox's own.
  *
  * With port_remap a TCP bind is made here, on the socket the child named (pidfd_getfd), with
- * the address copied once. The port the child asks for, its virtual port, is checked against
- * the bind rules (net_plan.bind_ports: what Landlock's BIND_TCP allows the child itself), then
- * bound as it is when it is free on the host; when the host (or another sandbox) holds it,
- * another real port is taken (a bind to port 0) and the pair remembered (sv->ports). A later
- * bind of the same virtual port tries the same real port first. getsockname and getpeername
- * report virtual ports, a connect to a loopback address and a virtual port reaches the real
- * one (net.c), and /proc/net/tcp and tcp6 show the sandbox's sockets with their virtual ports
- * (proc-net.c). What the bind may take is decided here, on the copy: the port rules, checked
- * on the virtual port, are the same ones Landlock applies to the child, and the real port is
- * one the kernel chose.
+ * the address copied once and checked as the kernel would. The port the child asks for, its
+ * virtual port, is checked against the bind rules (net_plan.bind_ports: what Landlock's
+ * BIND_TCP allows the child itself), then bound as it is when it is free on the host; when the
+ * host (or another sandbox) holds it, a worker checks that no socket of the sandbox listens on
+ * that virtual port (EADDRINUSE then), takes another real port (a bind to port 0) and remembers
+ * the pair with the socket's inode (sv->ports). A later bind of the same virtual port tries the
+ * same real port first. getsockname and getpeername report virtual ports, a connect to a
+ * loopback address and a virtual port reaches the real one while the pair's listener is there
+ * (net.c), and /proc/net/tcp and tcp6 show the sandbox's sockets with their virtual ports
+ * (proc-net.c, open.c). What the bind may take is decided here, on the copy: the port rules,
+ * checked on the virtual port, are the same ones Landlock applies to the child, and the real
+ * port is one the kernel chose.
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -83,15 +88,21 @@ static int local_address(const struct sockaddr_storage *ss)
 	return IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6);
 }
 
-void ports_connect_target(struct supervisor *sv, struct sockaddr_storage *ss, socklen_t len)
+int ports_connect_remapped(struct supervisor *sv, const struct sockaddr_storage *ss, socklen_t len,
+			   struct port_entry *e)
 {
-	in_port_t *port = sv->net->port_remap ? ip_port(ss, len) : NULL;
+	in_port_t *port = sv->net->port_remap ? ip_port((struct sockaddr_storage *)ss, len) : NULL;
 
-	if (!port || !local_address(ss))
-		return;
-	int real = port_map_real(&sv->ports, ntohs(*port));
-	if (real > 0)
-		*port = htons((uint16_t)real);
+	return port && local_address(ss) && port_map_entry(&sv->ports, ntohs(*port), e) &&
+	       e->real != e->virt;
+}
+
+void ports_connect_rewrite(const struct port_entry *e, struct sockaddr_storage *ss)
+{
+	in_port_t *port = &((struct sockaddr_in *)ss)->sin_port; /* sin6_port: same place */
+
+	if (proc_net_entry_alive(e, ss) > 0)
+		*port = htons(e->real);
 }
 
 /* The local port of @sock, or -errno. */
@@ -106,62 +117,115 @@ static int local_port(int sock)
 	return port ? ntohs(*port) : -EAFNOSUPPORT;
 }
 
-/* A TCP bind under port_remap, on @sock (the child's socket). */
+static unsigned long inode_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/* Bind @sock to @virt's real port @real (0: one the kernel picks) and record the pair. The
+ * socket stays bound if recording fails (-ENOMEM): a bind cannot be undone. */
+static int bind_as(struct supervisor *sv, int sock, struct sockaddr_storage *ss, socklen_t len,
+		   uint16_t virt, uint16_t real)
+{
+	((struct sockaddr_in *)ss)->sin_port = htons(real); /* sin6_port: same place */
+	if (bind(sock, (struct sockaddr *)ss, len) < 0)
+		return negative_errno();
+	int got = local_port(sock);
+	if (got < 0)
+		return got;
+	return port_map_set(&sv->ports, virt, (uint16_t)got, inode_of(sock));
+}
+
+struct bind_job {
+	struct supervisor *sv;
+	uint64_t id;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	uint16_t virt;
+};
+
+/* On a worker: the port was taken. By one of the sandbox's own sockets of that virtual port:
+ * in its port space too, so EADDRINUSE as on a host of its own. Else by the host or another
+ * sandbox (or, for a real port the sandbox had, by whoever took it after the sandbox let it
+ * go): another real port. Reading the tables is the slow part, hence a worker. */
+static void bind_worker(int listener, int sock, void *arg)
+{
+	struct bind_job *job = arg;
+	struct seccomp_notif_resp resp = { .id = job->id };
+	struct port_entry e;
+
+	if (listener >= 0 && notif_id_valid(listener, job->id)) {
+		int r = 0;
+		if (port_map_entry(&job->sv->ports, job->virt, &e))
+			r = proc_net_entry_alive(&e, NULL);
+		if (r > 0)
+			r = -EADDRINUSE;
+		else if (r == 0)
+			r = bind_as(job->sv, sock, &job->ss, job->len, job->virt, 0);
+		notif_answer_errno(&resp, r);
+		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
+	}
+	free(job);
+}
+
+/* A TCP bind under port_remap, on @sock (the child's socket, family @domain). */
 static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
-		      struct seccomp_notif_resp *resp, int sock)
+		      struct seccomp_notif_resp *resp, int sock, int domain)
 {
 	struct sockaddr_storage ss = { 0 };
 	uint64_t len = req->data.args[2] & 0xffffffffu; /* socklen_t */
 
-	/* As the kernel's move_addr_to_kernel. */
+	/* As the kernel's move_addr_to_kernel, then inet_bind/inet6_bind: nothing is bound that
+	 * was not checked. */
 	if (len > sizeof(ss))
 		return -EINVAL;
 	int r = len ? notif_mem_read(sv->listener, req, req->data.args[1], &ss, len) : 0;
 	if (r < 0)
 		return r;
-	in_port_t *port = ip_port(&ss, (socklen_t)len);
-	if (!port) {
-		/* Not an IP address the kernel takes: it answers (EINVAL, EAFNOSUPPORT). */
-		r = bind(sock, (struct sockaddr *)&ss, (socklen_t)len);
-		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
-		return 0;
-	}
-	uint16_t virt = ntohs(*port);
+	if (len < (domain == AF_INET ? sizeof(struct sockaddr_in) : 24)) /* SIN6_LEN_RFC2133 */
+		return -EINVAL;
+	/* AF_UNSPEC with INADDR_ANY is an IPv4 bind for the kernel (a compatibility rule), and
+	 * for Landlock's port check: for the one here too. */
+	if (domain == AF_INET && ss.ss_family == AF_UNSPEC &&
+	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY))
+		ss.ss_family = AF_INET;
+	if (ss.ss_family != domain)
+		return -EAFNOSUPPORT;
+	uint16_t virt = ntohs(*ip_port(&ss, (socklen_t)len));
 	const uint8_t *allowed = sv->net->bind_ports;
 	if (allowed && !((allowed[virt / 8] >> (virt % 8)) & 1))
 		return -EACCES; /* what Landlock's BIND_TCP answers */
-	if (virt == 0) {	/* an ephemeral port: the kernel's choice, nothing to map */
-		r = bind(sock, (struct sockaddr *)&ss, (socklen_t)len);
-		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
-		return 0;
-	}
-	int known = port_map_real(&sv->ports, virt);
-	*port = htons(known > 0 ? (uint16_t)known : virt);
-	if (bind(sock, (struct sockaddr *)&ss, (socklen_t)len) == 0) {
-		if (known < 0 && (r = port_map_set(&sv->ports, virt, virt)) < 0)
-			return r;
+	if (virt == 0) {
+		/* An ephemeral port: the kernel's choice, no pair. A pair whose real port it is
+		 * had its sockets closed, or the kernel would not hand the port out. */
+		if (bind(sock, (struct sockaddr *)&ss, (socklen_t)len) < 0)
+			return negative_errno();
+		int got = local_port(sock);
+		if (got > 0)
+			port_map_forget_real(&sv->ports, (uint16_t)got);
 		notif_answer_value(resp, 0);
 		return 0;
 	}
-	if (errno != EADDRINUSE)
-		return negative_errno();
-	/* Taken. By one of the sandbox's own sockets: in its port space too, so the child hears
-	 * EADDRINUSE as it would on its own. Else by the host or another sandbox (or, for a port
-	 * the sandbox had, by whoever took it after the sandbox let it go): another real one. */
-	r = proc_net_port_held(sv, ntohs(*port));
-	if (r != 0)
-		return r > 0 ? -EADDRINUSE : r;
-	*port = 0;
-	if (bind(sock, (struct sockaddr *)&ss, (socklen_t)len) < 0)
-		return negative_errno();
-	int real = local_port(sock);
-	if (real < 0)
-		return real;
-	r = port_map_set(&sv->ports, virt, (uint16_t)real);
-	if (r < 0)
+	int known = port_map_real(&sv->ports, virt);
+	r = bind_as(sv, sock, &ss, (socklen_t)len, virt, known > 0 ? (uint16_t)known : virt);
+	if (r != -EADDRINUSE) {
+		notif_answer_errno(resp, r);
+		return 0;
+	}
+	struct bind_job *job = malloc(sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	*job = (struct bind_job){
+		.sv = sv, .id = req->id, .ss = ss, .len = (socklen_t)len, .virt = virt
+	};
+	r = supervisor_run_worker(sv, sock, bind_worker, job);
+	if (r < 0) {
+		free(job);
 		return r;
-	notif_answer_value(resp, 0);
-	return 0;
+	}
+	return NOTIF_DEFERRED; /* the worker owns the socket now */
 }
 
 /* bind(2): a virtual netlink socket's (netlink.c); a TCP bind under port_remap (above); any
@@ -182,8 +246,12 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, NULL))
 		return netlink_bind(sv, req, resp);
 	if (sock >= 0 && sv->net->port_remap && (domain == AF_INET || domain == AF_INET6) &&
-	    net_sock_proto(sock, &proto, &type) == 0 && proto == NET_PROTO_TCP)
-		return remap_bind(sv, req, resp, sock);
+	    net_sock_proto(sock, &proto, &type) == 0 && proto == NET_PROTO_TCP) {
+		int r = remap_bind(sv, req, resp, sock, domain);
+		if (r == NOTIF_DEFERRED)
+			TAKE_FD(sock);
+		return r;
+	}
 	notif_answer_continue(resp);
 	return 0;
 }

@@ -5,11 +5,17 @@
  * a process group it created) holds a descriptor of it: their /proc/<pid>/fd links name the
  * socket inodes, which the tables list. The view keeps those rows only, numbered again, with
  * every remapped real port shown as its virtual port (local ports, and remote ports on this
- * host).
+ * host). Whether a pair of the port map is still in use is asked of sock_diag instead, which
+ * is much cheaper than reading a table.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,32 +298,96 @@ int proc_net_table(struct supervisor *sv, int v6, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int proc_net_port_held(struct supervisor *sv, uint16_t port)
+/* Whether a listener of @family on port @e->real is one of @e's sockets and, with @dest, takes
+ * a connect to that address (bound to it, or to its family's wildcard). Asked of the kernel
+ * through sock_diag, for listening sockets of that port only: the dump then walks the listening
+ * hash alone, where reading /proc/net/tcp formats every established socket of the host too
+ * (milliseconds). 1, 0 or -errno. */
+static int diag_alive(int family, const struct port_entry *e, const uint8_t *addr, size_t alen)
 {
-	struct inodes socks = { 0 };
-	int held = 0, scanned = 0, r = 0;
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} q = {
+		.nlh = { .nlmsg_len = sizeof(q),
+			 .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.req = { .sdiag_family = (uint8_t)family,
+			 .sdiag_protocol = IPPROTO_TCP,
+			 .idiag_states = 1u << 10 /* TCP_LISTEN */,
+			 .id = { .idiag_sport = htons(e->real) } },
+	};
+	static const uint8_t zero[16] = { 0 };
+	uint8_t buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	int alive = 0, done = 0;
 
-	for (int v6 = 0; v6 < 2 && !held && r == 0; v6++) {
-		char *table = NULL;
-		r = read_table(v6, &table);
-		if (r == -ENOENT && v6) { /* no IPv6 */
-			r = 0;
-			break;
-		}
-		for (char *line = table ? strchr(table, '\n') : NULL; r == 0 && line && !held;
-		     line = strchr(line + 1, '\n')) {
-			struct row row;
-			if (row_parse(line + 1, &row) < 0 || row.inode == 0 ||
-			    row_port(row.local, row.local_len) != port)
-				continue;
-			if (!scanned) { /* only when some socket has the port */
-				r = sandbox_sockets(sv, &socks);
-				scanned = 1;
+	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return negative_errno();
+	if (send(fd, &q, sizeof(q), 0) < 0)
+		return negative_errno();
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? negative_errno() : -EIO;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
 			}
-			held = r == 0 && inodes_has(&socks, row.inode);
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return -EIO;
+			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+				continue;
+			const struct inet_diag_msg *m = NLMSG_DATA(h);
+			const uint8_t *src = (const uint8_t *)m->id.idiag_src;
+			if (ntohs(m->id.idiag_sport) != e->real ||
+			    (addr && memcmp(src, addr, alen) != 0 && memcmp(src, zero, alen) != 0))
+				continue;
+			for (unsigned i = 0; i < e->n_ino && !alive; i++)
+				alive = e->ino[i] == m->idiag_inode;
 		}
-		free(table);
 	}
-	free(socks.v);
-	return r < 0 ? r : held;
+	return alive;
+}
+
+int proc_net_entry_alive(const struct port_entry *e, const struct sockaddr_storage *dest)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t zero[16] = { 0 };
+	uint8_t v4[4], v6[16];
+	int is_v4 = 0;
+
+	if (!dest) {
+		int r = diag_alive(AF_INET, e, NULL, 4);
+		return r != 0 ? r : diag_alive(AF_INET6, e, NULL, 16);
+	}
+	/* Where a connect to @dest goes: the unspecified addresses are this host's loopback. */
+	if (dest->ss_family == AF_INET) {
+		memcpy(v4, &((const struct sockaddr_in *)dest)->sin_addr, 4);
+		is_v4 = 1;
+	} else {
+		memcpy(v6, &((const struct sockaddr_in6 *)dest)->sin6_addr, 16);
+		if (memcmp(v6, mapped, 12) == 0) {
+			memcpy(v4, v6 + 12, 4);
+			is_v4 = 1;
+		}
+	}
+	if (is_v4) {
+		if (memcmp(v4, zero, 4) == 0)
+			v4[0] = 127, v4[3] = 1;
+		int r = diag_alive(AF_INET, e, v4, 4);
+		if (r != 0)
+			return r;
+		/* An IPv6 listener on :: (or ::ffff:a.b.c.d) takes IPv4 too. */
+		memcpy(v6, mapped, 12);
+		memcpy(v6 + 12, v4, 4);
+		return diag_alive(AF_INET6, e, v6, 16);
+	}
+	if (memcmp(v6, zero, 16) == 0)
+		v6[15] = 1;
+	return diag_alive(AF_INET6, e, v6, 16);
 }
