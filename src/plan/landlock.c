@@ -4,7 +4,9 @@
  * fork; the child inherits only the finished ruleset fd.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,223 @@ static int add_path_rule(int ruleset_fd, const char *field, const char *path, ui
 		return error_set(reterr, negative_errno(), "%s: %s: landlock_add_rule: %s", field,
 				 path, strerror(errno));
 	return 0;
+}
+
+/* ---- fs_denied: carved out of the grants ---------------------------------------------- */
+
+/* A denied path: its real path (the existing part resolved, the rest as written) and, when it
+ * exists, its identity. */
+struct denied {
+	char *real;
+	int exists;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct denied_set {
+	struct denied *v;
+	size_t n;
+};
+
+static void denied_set_done(struct denied_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].real);
+	free(s->v);
+	*s = (struct denied_set){ 0 };
+}
+
+/* @path, absolute, with its longest existing prefix resolved (realpath) and the rest appended
+ * as written. NULL with errno set. */
+static char *resolve_partly(const char *path)
+{
+	char *real = realpath(path, NULL);
+	if (real || errno != ENOENT)
+		return real;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!slash || !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	_cleanup_free_ char *dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	_cleanup_free_ char *rdir = dir ? resolve_partly(dir) : NULL;
+	if (!rdir)
+		return NULL;
+	char *out = NULL;
+	if (asprintf(&out, "%s%s%s", rdir, strcmp(rdir, "/") == 0 ? "" : "/", base) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return out;
+}
+
+/* @path is @root or beneath it. */
+static int path_within(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return 1;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int denied_collect(const struct sandlock_policy *p, struct denied_set *s,
+			  struct sandlock_error **reterr)
+{
+	size_t n = 0;
+
+	while (p->fs_deny && p->fs_deny[n])
+		n++;
+	if (!n)
+		return 0;
+	if (!(s->v = calloc(n, sizeof(*s->v))))
+		return error_set(reterr, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *path = p->fs_deny[i];
+		struct denied *d = &s->v[s->n];
+		struct stat st;
+		if (path[0] != '/')
+			return error_set(reterr, -EINVAL, "fs_denied: %s: not an absolute path",
+					 path);
+		if (!(d->real = resolve_partly(path)))
+			return error_set(reterr, errno == ENOMEM ? -ENOMEM : -EINVAL,
+					 "fs_denied: %s: %s", path, strerror(errno));
+		s->n++;
+		if (stat(d->real, &st) == 0) {
+			d->exists = 1;
+			d->dev = st.st_dev;
+			d->ino = st.st_ino;
+			/* Another name of the file could be anywhere beneath a grant: a scan of
+			 * every grant at each start would be needed to carve it out too. */
+			if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+				return error_set(reterr, -EOPNOTSUPP,
+						 "not supported yet: fs_denied of a file with "
+						 "other hard links (%s has %ju names)",
+						 path, (uintmax_t)st.st_nlink);
+		}
+	}
+	return 0;
+}
+
+static int is_denied_inode(const struct denied_set *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].exists && s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+static int add_fd_rule(int ruleset_fd, int fd, uint64_t access, const char *field, const char *path,
+		       struct sandlock_error **reterr)
+{
+	struct landlock_path_beneath_attr attr = { .allowed_access = access, .parent_fd = fd };
+
+	if (access && sys_landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
+		return error_set(reterr, negative_errno(), "%s: %s: landlock_add_rule: %s", field,
+				 path, strerror(errno));
+	return 0;
+}
+
+/* Grant @dir (a read grant's directory, real path) but the denied paths beneath it: the
+ * directory itself may be listed (READ_DIR, which Landlock then allows beneath it too: the
+ * names in a denied directory stay listable), and each entry gets the grant's rights, but a
+ * denied one, one with a denied path beneath (carved the same way), a symlink (reached
+ * through its target, which decides) and any inode that is a denied one. */
+static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t handled,
+		 const struct denied_set *deny, struct sandlock_error **reterr)
+{
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return error_set(reterr, negative_errno(), "%s: %s: %s", field, dir,
+				 strerror(errno));
+	struct stat dir_st;
+	if (fstat(dfd, &dir_st) < 0)
+		return error_set(reterr, negative_errno(), "%s: %s: %s", field, dir,
+				 strerror(errno));
+	int r = add_fd_rule(ruleset_fd, dfd, handled & LANDLOCK_ACCESS_FS_READ_DIR, field, dir,
+			    reterr);
+	DIR *d = r == 0 ? opendir(dir) : NULL;
+	if (r == 0 && !d)
+		return error_set(reterr, negative_errno(), "%s: %s: %s", field, dir,
+				 strerror(errno));
+	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+		_cleanup_free_ char *path = NULL;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (asprintf(&path, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", e->d_name) <
+		    0) {
+			r = error_set(reterr, -ENOMEM, "out of memory");
+			break;
+		}
+		int exact = 0, below = 0;
+		for (size_t i = 0; i < deny->n; i++) {
+			exact |= strcmp(deny->v[i].real, path) == 0;
+			below |= path_within(deny->v[i].real, path) &&
+				 strcmp(deny->v[i].real, path) != 0;
+		}
+		if (exact)
+			continue;
+		/* The entry's type and inode from the directory itself (one syscall less per
+		 * entry, which counts in directories of thousands). */
+		struct stat st = { .st_dev = dir_st.st_dev, .st_ino = e->d_ino };
+		int type = e->d_type;
+		if (type == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue; /* gone meanwhile: nothing to grant */
+			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
+		if (type == DT_LNK || is_denied_inode(deny, &st))
+			continue;
+		if (below && type == DT_DIR) {
+			r = carve(ruleset_fd, field, path, handled, deny, reterr);
+			continue;
+		}
+		if (below)
+			continue;
+		_cleanup_close_ int fd =
+			openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		r = add_fd_rule(ruleset_fd, fd, landlock_read_access(handled, type == DT_DIR),
+				field, path, reterr);
+	}
+	if (d)
+		closedir(d);
+	return r;
+}
+
+/* A grant of @path (@write: read + write) under the denied paths: as it is when none lies
+ * beneath it, nothing when one is the grant or above it (deny wins), carved when one lies
+ * beneath a read grant. A denied path beneath a write grant needs the supervisor (the sandbox
+ * could rename, link or replace what is beneath) and is refused for now. */
+static int add_grant(int ruleset_fd, const char *field, const char *path, uint64_t handled,
+		     int write, const struct denied_set *deny, struct sandlock_error **reterr)
+{
+	if (!deny->n)
+		return add_path_rule(ruleset_fd, field, path, handled, write, reterr);
+	_cleanup_free_ char *real = realpath(path, NULL);
+	if (!real)
+		return error_set(reterr, negative_errno(), "%s: %s: %s", field, path,
+				 strerror(errno));
+	const char *inside = NULL;
+	for (size_t i = 0; i < deny->n; i++) {
+		if (path_within(real, deny->v[i].real))
+			return 0; /* the grant is (beneath) a denied path: denied */
+		if (path_within(deny->v[i].real, real))
+			inside = deny->v[i].real;
+	}
+	if (!inside) {
+		struct stat st;
+		if (stat(real, &st) == 0 && is_denied_inode(deny, &st))
+			return 0; /* another name of a denied path */
+		return add_path_rule(ruleset_fd, field, path, handled, write, reterr);
+	}
+	if (write)
+		return error_set(reterr, -EOPNOTSUPP,
+				 "not supported yet: fs_denied inside a writable grant (%s in %s)",
+				 inside, path);
+	return carve(ruleset_fd, field, real, handled, deny, reterr);
 }
 
 /* The TCP ports a sandbox may bind and connect to, as two bitmaps (65536 bits each). */
@@ -268,18 +487,17 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		return error_set(reterr, negative_errno(), "landlock_create_ruleset: %s",
 				 strerror(errno));
 
-	for (size_t i = 0; p->fs_read && p->fs_read[i]; i++) {
-		int r = add_path_rule(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0,
-				      reterr);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
-		int r = add_path_rule(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1,
-				      reterr);
-		if (r < 0)
-			return r;
-	}
+	struct denied_set deny = { 0 };
+	int rr = denied_collect(p, &deny, reterr);
+	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
+		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, &deny,
+			       reterr);
+	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++)
+		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1, &deny,
+			       reterr);
+	denied_set_done(&deny);
+	if (rr < 0)
+		return rr;
 	if (tcp && tcp->n && attr.handled_access_net) {
 		int r = add_port_rules(fd, tcp, attr.handled_access_net, reterr);
 		if (r < 0)

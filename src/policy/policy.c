@@ -111,9 +111,11 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 	buf[0] = '\0';
 	for (size_t i = 0; i < schema_n_fields; i++) {
 		const struct field *f = &schema_fields[i];
-		/* What sandlock_confine applies: the Landlock grants and the protection modes. */
+		/* What sandlock_confine applies: the Landlock grants (less the denied paths) and
+		 * the protection modes. */
 		if ((strcmp(f->section, "filesystem") == 0 &&
-		     (strcmp(f->key, "read") == 0 || strcmp(f->key, "write") == 0)) ||
+		     (strcmp(f->key, "read") == 0 || strcmp(f->key, "write") == 0 ||
+		      strcmp(f->key, "deny") == 0)) ||
 		    strcmp(f->section, "protections") == 0 || !schema_is_set(p, f))
 			continue;
 		int n = snprintf(buf + off, size - off, "%s%s", off ? ", " : "", f->name);

@@ -59,7 +59,7 @@ const struct field schema_fields[] = {
 
 	FIELD("filesystem", "read", "fs_readable", FT_GRANTV, fs_read, F_SUPPORTED | F_EXPAND),
 	FIELD("filesystem", "write", "fs_writable", FT_GRANTV, fs_write, F_SUPPORTED | F_EXPAND),
-	FIELD("filesystem", "deny", "fs_denied", FT_GRANTV, fs_deny, F_EXPAND),
+	FIELD("filesystem", "deny", "fs_denied", FT_GRANTV, fs_deny, F_SUPPORTED | F_EXPAND),
 	FIELD("filesystem", "chroot", "chroot", FT_PATH, chroot, F_EXPAND),
 	FIELD("filesystem", "mount", "fs_mount", FT_MOUNTV, fs_mount, F_EXPAND),
 	FIELD("filesystem", "on_exit", "on_exit", FT_ACTION, on_exit, 0),

@@ -154,7 +154,6 @@ def _unsupported_from_help():
 
 # A valid value for every flag of a later feature: it must parse, then be refused by name.
 LATER = {
-    "fs-deny": ("/tmp", "fs_denied"),
     "http-allow": ("GET example.com/*", "http_allow"),
     "http-deny": ("* */admin/*", "http_deny"), "http-port": ("8080", "http_ports"),
     "http-ca": ("/tmp/ca.pem", "http_ca"), "http-key": ("/tmp/ca.key", "http_key"),
