@@ -102,9 +102,13 @@ struct denied {
 	ino_t ino;
 };
 
+/* The denied paths, and the identities of the directories above them (what a grant is carved
+ * down through, recognized by identity as well as by name). */
 struct denied_set {
 	struct denied *v;
 	size_t n;
+	struct stat *above;
+	size_t n_above;
 };
 
 static void denied_set_done(struct denied_set *s)
@@ -112,16 +116,23 @@ static void denied_set_done(struct denied_set *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i].real);
 	free(s->v);
+	free(s->above);
 	*s = (struct denied_set){ 0 };
 }
 
 /* @path, absolute, with its longest existing prefix resolved (realpath) and the rest appended
- * as written. NULL with errno set. */
+ * as written. NULL with errno set: ENOLINK when a component is a symlink that points nowhere
+ * (where it points could be created later, beside a granted tree). */
 static char *resolve_partly(const char *path)
 {
+	struct stat st;
 	char *real = realpath(path, NULL);
 	if (real || errno != ENOENT)
 		return real;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		errno = ENOLINK;
+		return NULL;
+	}
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!slash || !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
@@ -150,6 +161,40 @@ static int path_within(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* The first file beneath directory @dir with other hard links, in @found; 1 if there is one.
+ * (Another name of it could be anywhere beneath a grant.) */
+static int find_linked(int dir, char *found, size_t size, const char *name, int depth)
+{
+	DIR *d = depth < 64 ? fdopendir(dir) : NULL;
+	int hit = 0;
+
+	if (!d) {
+		close(dir);
+		return 0; /* unreadable here: the sandbox cannot read it either */
+	}
+	for (struct dirent *e; !hit && (e = readdir(d));) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+			snprintf(found, size, "%s/%s", name, e->d_name);
+			hit = 1;
+		} else if (S_ISDIR(st.st_mode)) {
+			char sub[PATH_MAX];
+			int fd = openat(dirfd(d), e->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && (size_t)snprintf(sub, sizeof(sub), "%s/%s", name,
+							e->d_name) < sizeof(sub))
+				hit = find_linked(fd, found, size, sub, depth + 1);
+			else if (fd >= 0)
+				close(fd);
+		}
+	}
+	closedir(d);
+	return hit;
+}
+
 static int denied_collect(const struct sandlock_policy *p, struct denied_set *s,
 			  struct sandlock_error **reterr)
 {
@@ -165,25 +210,58 @@ static int denied_collect(const struct sandlock_policy *p, struct denied_set *s,
 		const char *path = p->fs_deny[i];
 		struct denied *d = &s->v[s->n];
 		struct stat st;
+		char linked[PATH_MAX];
 		if (path[0] != '/')
 			return error_set(reterr, -EINVAL, "fs_denied: %s: not an absolute path",
 					 path);
-		if (!(d->real = resolve_partly(path)))
+		if (!(d->real = resolve_partly(path)) && errno == ENOLINK)
+			return error_set(
+				reterr, -EINVAL,
+				"fs_denied: %s: goes through a symlink that points nowhere "
+				"(deny where it points instead)",
+				path);
+		if (!d->real)
 			return error_set(reterr, errno == ENOMEM ? -ENOMEM : -EINVAL,
 					 "fs_denied: %s: %s", path, strerror(errno));
 		s->n++;
-		if (stat(d->real, &st) == 0) {
-			d->exists = 1;
-			d->dev = st.st_dev;
-			d->ino = st.st_ino;
-			/* Another name of the file could be anywhere beneath a grant: a scan of
-			 * every grant at each start would be needed to carve it out too. */
-			if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
-				return error_set(reterr, -EOPNOTSUPP,
-						 "not supported yet: fs_denied of a file with "
-						 "other hard links (%s has %ju names)",
-						 path, (uintmax_t)st.st_nlink);
+		/* The directories above it, by identity. */
+		_cleanup_free_ char *up = strdup(d->real);
+		for (char *slash; up && (slash = strrchr(up, '/'));) {
+			if (slash == up)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+			if (stat(up, &st) == 0) {
+				struct stat *v = realloc(s->above, (s->n_above + 1) * sizeof(*v));
+				if (!v)
+					return error_set(reterr, -ENOMEM, "out of memory");
+				s->above = v;
+				s->above[s->n_above++] = st;
+			}
+			if (strcmp(up, "/") == 0)
+				break;
 		}
+		if (!up)
+			return error_set(reterr, -ENOMEM, "out of memory");
+		if (stat(d->real, &st) < 0)
+			continue;
+		d->exists = 1;
+		d->dev = st.st_dev;
+		d->ino = st.st_ino;
+		/* Another name of a denied file could be anywhere beneath a grant: a scan of every
+		 * grant at each start would be needed to carve it out too. */
+		if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+			return error_set(reterr, -EOPNOTSUPP,
+					 "not supported yet: fs_denied of a file with other hard "
+					 "links (%s has %ju names)",
+					 path, (uintmax_t)st.st_nlink);
+		int dfd = S_ISDIR(st.st_mode) ? open(d->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+					      : -1;
+		if (dfd >= 0 && find_linked(dfd, linked, sizeof(linked), d->real, 0))
+			return error_set(reterr, -EOPNOTSUPP,
+					 "not supported yet: fs_denied of a file with other hard "
+					 "links (%s)",
+					 linked);
 	}
 	return 0;
 }
@@ -192,6 +270,14 @@ static int is_denied_inode(const struct denied_set *s, const struct stat *st)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i].exists && s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+static int is_above_denied(const struct denied_set *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->n_above; i++)
+		if (s->above[i].st_dev == st->st_dev && s->above[i].st_ino == st->st_ino)
 			return 1;
 	return 0;
 }
@@ -210,17 +296,17 @@ static int add_fd_rule(int ruleset_fd, int fd, uint64_t access, const char *fiel
 /* Grant @dir (a read grant's directory, real path) but the denied paths beneath it: the
  * directory itself may be listed (READ_DIR, which Landlock then allows beneath it too: the
  * names in a denied directory stay listable), and each entry gets the grant's rights, but a
- * denied one, one with a denied path beneath (carved the same way), a symlink (reached
- * through its target, which decides) and any inode that is a denied one. */
+ * denied one, one with a denied path beneath (carved the same way), and a symlink (reached
+ * through its target, which decides). Entries are judged on the inode opened, by name and by
+ * identity: a bind mount of a denied file beside it, or an entry renamed meanwhile, is the
+ * denied inode and is never granted. */
 static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t handled,
-		 const struct denied_set *deny, struct sandlock_error **reterr)
+		 const struct denied_set *deny, int depth, struct sandlock_error **reterr)
 {
+	if (depth > 64) /* a mount loop: grant nothing further down (fail closed) */
+		return 0;
 	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return error_set(reterr, negative_errno(), "%s: %s: %s", field, dir,
-				 strerror(errno));
-	struct stat dir_st;
-	if (fstat(dfd, &dir_st) < 0)
 		return error_set(reterr, negative_errno(), "%s: %s: %s", field, dir,
 				 strerror(errno));
 	int r = add_fd_rule(ruleset_fd, dfd, handled & LANDLOCK_ACCESS_FS_READ_DIR, field, dir,
@@ -231,7 +317,8 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
 				 strerror(errno));
 	for (struct dirent *e; r == 0 && (e = readdir(d));) {
 		_cleanup_free_ char *path = NULL;
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    e->d_type == DT_LNK)
 			continue;
 		if (asprintf(&path, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", e->d_name) <
 		    0) {
@@ -246,29 +333,20 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
 		}
 		if (exact)
 			continue;
-		/* The entry's type and inode from the directory itself (one syscall less per
-		 * entry, which counts in directories of thousands). */
-		struct stat st = { .st_dev = dir_st.st_dev, .st_ino = e->d_ino };
-		int type = e->d_type;
-		if (type == DT_UNKNOWN) {
-			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue; /* gone meanwhile: nothing to grant */
-			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
-		}
-		if (type == DT_LNK || is_denied_inode(deny, &st))
-			continue;
-		if (below && type == DT_DIR) {
-			r = carve(ruleset_fd, field, path, handled, deny, reterr);
-			continue;
-		}
-		if (below)
-			continue;
 		_cleanup_close_ int fd =
 			openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* gone meanwhile */
-		r = add_fd_rule(ruleset_fd, fd, landlock_read_access(handled, type == DT_DIR),
-				field, path, reterr);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0)
+			continue; /* gone meanwhile: nothing to grant */
+		if (S_ISLNK(st.st_mode) || is_denied_inode(deny, &st))
+			continue;
+		below |= S_ISDIR(st.st_mode) && is_above_denied(deny, &st);
+		if (below && S_ISDIR(st.st_mode))
+			r = carve(ruleset_fd, field, path, handled, deny, depth + 1, reterr);
+		else if (!below)
+			r = add_fd_rule(ruleset_fd, fd,
+					landlock_read_access(handled, S_ISDIR(st.st_mode)), field,
+					path, reterr);
 	}
 	if (d)
 		closedir(d);
@@ -305,7 +383,7 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 		return error_set(reterr, -EOPNOTSUPP,
 				 "not supported yet: fs_denied inside a writable grant (%s in %s)",
 				 inside, path);
-	return carve(ruleset_fd, field, real, handled, deny, reterr);
+	return carve(ruleset_fd, field, real, handled, deny, 0, reterr);
 }
 
 /* The TCP ports a sandbox may bind and connect to, as two bitmaps (65536 bits each). */

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PY, SANDLOCK, SYSTEM_READ, run
+from conftest import PY, SANDLOCK, SYSTEM_READ, require, run
 
 PROBE = r"""
 import ctypes, json, os, sys, time
@@ -150,3 +150,52 @@ def test_inside_a_writable_grant_is_refused(tree):
     # Control: outside the writable grant it runs.
     assert run(*SYSTEM_READ, "-w", str(tree / "b"), "-r", str(tree / "a"), "--fs-deny",
                str(tree / "a" / "secret"), "--", "true", timeout=30).returncode == 0
+
+
+def in_mount_namespace(script):
+    """Run @script under sh in a new user and mount namespace (root there, so it may bind
+    mount)."""
+    return subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True,
+                          timeout=60)
+
+
+def test_a_bind_mount_of_the_denied_file_beside_it(tree):
+    a = tree / "a"
+    (a / "other").write_text("decoy")
+    probe_ok = subprocess.run(["unshare", "-Urm", "true"], capture_output=True).returncode == 0
+    require(probe_ok, "user and mount namespaces (unshare -Urm)")
+    sl = " ".join([SANDLOCK, "run", *SYSTEM_READ, "-r", str(tree)])
+    script = (f"mount --bind {a / 'secret'} {a / 'other'} && "
+              f"{sl} -- cat {a / 'secret'} {a / 'other'}; echo rc=$?; "
+              f"{sl} --fs-deny {a / 'secret'} -- cat {a / 'secret'}; echo rc=$?; "
+              f"{sl} --fs-deny {a / 'secret'} -- cat {a / 'other'}; echo rc=$?")
+    r = in_mount_namespace(script)
+    # Control: both names read; denied: the same inode under either name is refused.
+    assert r.stdout.decode() == "secretsecretrc=0\nrc=1\nrc=1\n", r.stderr
+    assert r.stderr.decode().count("Permission denied") == 2
+
+
+def test_a_hard_link_beneath_a_denied_directory_is_refused(tree):
+    os.link(tree / "a" / "sub" / "deep", tree / "b" / "deeplink")
+    r = run(*SYSTEM_READ, "-r", str(tree), "--fs-deny", str(tree / "a" / "sub"), "--", "true",
+            timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines() == [
+        f"sandlock: not supported yet: fs_denied of a file with other hard links "
+        f"({tree / 'a' / 'sub' / 'deep'})"]
+    os.unlink(tree / "b" / "deeplink")  # control: with one name it runs
+    assert run(*SYSTEM_READ, "-r", str(tree), "--fs-deny", str(tree / "a" / "sub"), "--",
+               "true", timeout=30).returncode == 0
+
+
+def test_a_dangling_symlink_on_the_way_is_refused(tree):
+    (tree / "a" / "dl").symlink_to("../b/future")
+    r = run(*SYSTEM_READ, "-r", str(tree), "--fs-deny", str(tree / "a" / "dl" / "secret"),
+            "--", "true", timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines() == [
+        f"sandlock: fs_denied: {tree / 'a' / 'dl' / 'secret'}: goes through a symlink that "
+        f"points nowhere (deny where it points instead)"]
+    (tree / "b" / "future").mkdir()  # control: once it points somewhere, it runs
+    assert run(*SYSTEM_READ, "-r", str(tree), "--fs-deny", str(tree / "a" / "dl" / "secret"),
+               "--", "true", timeout=30).returncode == 0
