@@ -116,6 +116,23 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	plan->no_randomize_memory = p->no_randomize_memory;
 	plan->has_cpus = p->has_cpu_cores;
 	plan->cpus = p->cpu_cores;
+	if (p->num_cpus.set) {
+		plan->num_cpus = (unsigned)p->num_cpus.v;
+		/* Fewer CPUs than the host gives: the sandbox runs on that many too (the first
+		 * ones it may use), unless cpu_cores chose them. */
+		cpu_set_t have;
+		if (!plan->has_cpus && sched_getaffinity(0, sizeof(have), &have) == 0 &&
+		    (unsigned)CPU_COUNT(&have) > plan->num_cpus) {
+			CPU_ZERO(&plan->cpus);
+			for (unsigned cpu = 0, n = 0; cpu < CPU_SETSIZE && n < plan->num_cpus;
+			     cpu++)
+				if (CPU_ISSET(cpu, &have)) {
+					CPU_SET(cpu, &plan->cpus);
+					n++;
+				}
+			plan->has_cpus = 1;
+		}
+	}
 	if (p->cwd && !(plan->cwd = strdup(p->cwd)))
 		return -ENOMEM;
 	if (p->name && !(plan->name = strdup(p->name)))

@@ -53,8 +53,9 @@ struct plan {
 	int no_randomize_memory;
 	int has_cpus;
 	cpu_set_t cpus;
-	char *name;  /* NULL: "sandbox-<pid>" once the pid is known */
-	int control; /* a runtime directory and control socket (control_socket) */
+	unsigned num_cpus; /* the CPUs the sandbox sees (the supervisor's views); 0: the host's */
+	char *name;	   /* NULL: "sandbox-<pid>" once the pid is known */
+	int control;	   /* a runtime directory and control socket (control_socket) */
 	struct net_plan net;
 };
 

@@ -184,6 +184,11 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce port_remap (binds are made by the "
 				 "supervisor)");
+	if (p->no_supervisor && p->num_cpus.set)
+		return error_set(
+			reterr, -EINVAL,
+			"no_supervisor: cannot enforce num_cpus (the CPU count is shown by "
+			"the supervisor)");
 	if (p->no_supervisor && p->name)
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce name (the virtual hostname needs "

@@ -86,7 +86,7 @@ const struct field schema_fields[] = {
 	RANGED("limits", "disk", "max_disk", FT_SIZE, max_disk, 0, 1, UINT64_MAX),
 	RANGED("limits", "gpu_devices", "gpu_devices", FT_U32V, gpu_devices, 0, 0, 1023),
 	FIELD("limits", "cpu_cores", "cpu_cores", FT_CPUSET, cpu_cores, F_SUPPORTED),
-	RANGED("limits", "num_cpus", "num_cpus", FT_OPT_U64, num_cpus, 0, 1, 4096),
+	RANGED("limits", "num_cpus", "num_cpus", FT_OPT_U64, num_cpus, F_SUPPORTED, 1, 4096),
 
 	FIELD("protections", "allow_degraded", "allow_degraded", FT_PROTV, protection, F_SUPPORTED),
 	FIELD("protections", "disable", "disable", FT_PROTV, protection, F_SUPPORTED),

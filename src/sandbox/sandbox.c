@@ -842,6 +842,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups, &sb->plan.net);
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
+		sb->sv.num_cpus = sb->plan.num_cpus;
 	}
 	if (r == 0 && !(o.flags & SANDLOCK_SPAWN_PARKED) && is_main_thread())
 		r = launch_inline(sb, reterr);

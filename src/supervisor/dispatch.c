@@ -34,9 +34,14 @@ static int port_remap(const struct sandlock_policy *p)
 	return p->port_remap;
 }
 
+static int num_cpus(const struct sandlock_policy *p)
+{
+	return p->num_cpus.set;
+}
+
 static int serves_files(const struct sandlock_policy *p)
 {
-	return policy_net_hosts(p) || p->port_remap;
+	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set;
 }
 
 /* Every sandbox traps:
@@ -82,14 +87,16 @@ static const struct dispatch_entry table[] = {
 	/* listen, wherever TCP bind is restricted: an unbound socket's listen picks a port past
 	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },
-/* open, openat, openat2, when a rule names a host (/etc/hosts is the names resolved at start)
- * or under port_remap (/proc/net/tcp and tcp6 show the sandbox's sockets). Without a supervisor
- * such a policy is refused, so nothing is denied here. */
+/* open, openat, openat2, when a rule names a host (/etc/hosts is the names resolved at start),
+ * under port_remap (/proc/net/tcp and tcp6 show the sandbox's sockets) or under num_cpus
+ * (/proc/cpuinfo and the sysfs CPU lists show N CPUs); sched_getaffinity under num_cpus.
+ * Without a supervisor such a policy is refused, so nothing is denied here. */
 #ifdef SYS_open
 	{ { .nr = SYS_open }, handle_open, serves_files },
 #endif
 	{ { .nr = SYS_openat }, handle_open, serves_files },
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
+	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
 };
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

@@ -61,6 +61,7 @@ struct supervisor {
 	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK];
 	uint32_t netlink_serial;
 	struct port_map ports; /* port_remap: virtual -> real (handlers/ports.c) */
+	unsigned num_cpus;     /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */
 	uint64_t answered;
 };
 

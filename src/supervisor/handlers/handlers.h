@@ -43,7 +43,11 @@ int handle_getpeername(struct supervisor *sv, const struct seccomp_notif *req,
 /* net.c: listen, where an autobind would escape the bind rules. */
 int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
-/* open.c: open/openat/openat2 of /etc/hosts (the names resolved at start) and, under
- * port_remap, of /proc/net/tcp and tcp6 (the sandbox's sockets). */
+/* open.c: open/openat/openat2 of /etc/hosts (the names resolved at start), under port_remap
+ * of /proc/net/tcp and tcp6 (the sandbox's sockets), under num_cpus of /proc/cpuinfo and the
+ * sysfs CPU lists. */
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
+/* cpus.c: sched_getaffinity under num_cpus. */
+int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct seccomp_notif_resp *resp);

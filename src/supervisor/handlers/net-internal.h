@@ -80,6 +80,9 @@ int proc_net_table(struct supervisor *sv, int v6, char **ret, size_t *ret_len);
  * wildcard): 1, 0 or -errno. */
 int proc_net_entry_alive(const struct port_entry *e, const struct sockaddr_storage *dest);
 
+/* cpus.c: /proc/cpuinfo as a sandbox of @ncpus CPUs sees it (malloc'd in *@ret). -errno. */
+int cpus_cpuinfo(unsigned ncpus, char **ret, size_t *ret_len);
+
 /* open.c: an O_PATH descriptor of @path as the trapped thread would reach it (from its root,
  * its working directory, or its descriptor @dirfd; "/proc/self/fd/N/..." and "/dev/fd/N/..."
  * from its descriptor N), without following magic links; @resolve: more RESOLVE_* flags,

@@ -5,7 +5,9 @@
  *  - /etc/hosts, when a rule names a host: the names resolved at start (plan.net.hosts);
  *  - /proc/net/tcp and tcp6 under port_remap: the sandbox's own sockets, with their virtual
  *    ports (proc-net.c), whatever name reaches the file (/proc/net/tcp, /proc/self/net/tcp,
- *    /proc/<pid>/task/<tid>/net/tcp, a symlink, a name relative to a descriptor of /proc/net).
+ *    /proc/<pid>/task/<tid>/net/tcp, a name relative to a descriptor of /proc/net);
+ *  - /proc/cpuinfo and /sys/devices/system/cpu/{online,possible,present} under num_cpus
+ *    (cpus.c), under the same kinds of names.
  * The answer is a sealed memfd, installed in the child and returned in one step
  * (SECCOMP_ADDFD_FLAG_SEND). Any other open is the kernel's (CONTINUE).
  */
@@ -126,49 +128,97 @@ static int read_path(struct supervisor *sv, const struct seccomp_notif *req, uin
 	return -ENAMETOOLONG;
 }
 
-/* /proc/net/tcp (4), /proc/net/tcp6 (6), or anything else (0), for @fd as the supervisor
- * reaches it: a procfs file whose path ends in /net/tcp or /net/tcp6. */
-static int proc_net_kind(int fd)
+/* The files served from a view. */
+enum view {
+	VIEW_NONE,
+	VIEW_TCP4,
+	VIEW_TCP6,
+	VIEW_CPUINFO,
+	VIEW_CPU_ONLINE,
+	VIEW_CPU_POSSIBLE,
+	VIEW_CPU_PRESENT,
+};
+
+static int ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+	return len >= n && strcmp(s + len - n, suffix) == 0;
+}
+
+/* Which view @fd is, as the supervisor reaches it: a procfs file whose path ends in /net/tcp
+ * or /net/tcp6 (port_remap) or is /proc/cpuinfo, or the sysfs CPU lists (num_cpus). */
+static enum view view_of(struct supervisor *sv, int fd)
 {
 	char self[64], real[PATH_MAX];
 	struct statfs fs;
 
-	if (fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)
-		return 0;
+	if (fstatfs(fd, &fs) < 0 || (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC))
+		return VIEW_NONE;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	ssize_t k = readlink(self, real, sizeof(real) - 1);
 	if (k <= 0)
-		return 0;
+		return VIEW_NONE;
 	real[k] = '\0';
 	size_t len = (size_t)k;
-	if (len >= 8 && strcmp(real + len - 8, "/net/tcp") == 0)
-		return 4;
-	if (len >= 9 && strcmp(real + len - 9, "/net/tcp6") == 0)
-		return 6;
-	return 0;
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->port_remap) {
+		if (ends_with(real, len, "/net/tcp"))
+			return VIEW_TCP4;
+		if (ends_with(real, len, "/net/tcp6"))
+			return VIEW_TCP6;
+	}
+	if (!sv->num_cpus)
+		return VIEW_NONE;
+	if (fs.f_type == PROC_SUPER_MAGIC)
+		return ends_with(real, len, "/cpuinfo") && !ends_with(real, len, "/net/cpuinfo")
+			       ? VIEW_CPUINFO
+			       : VIEW_NONE;
+	return ends_with(real, len, "/devices/system/cpu/online")     ? VIEW_CPU_ONLINE
+	       : ends_with(real, len, "/devices/system/cpu/possible") ? VIEW_CPU_POSSIBLE
+	       : ends_with(real, len, "/devices/system/cpu/present")  ? VIEW_CPU_PRESENT
+								      : VIEW_NONE;
 }
 
-struct table_job {
+/* The text of view @v. */
+static int view_text(struct supervisor *sv, enum view v, char **ret, size_t *len)
+{
+	switch (v) {
+	case VIEW_TCP4:
+	case VIEW_TCP6:
+		return proc_net_table(sv, v == VIEW_TCP6, ret, len);
+	case VIEW_CPUINFO:
+		return cpus_cpuinfo(sv->num_cpus, ret, len);
+	default: {
+		int n = sv->num_cpus > 1 ? asprintf(ret, "0-%u\n", sv->num_cpus - 1)
+					 : asprintf(ret, "0\n");
+		if (n < 0)
+			return -ENOMEM;
+		*len = (size_t)n;
+		return 0;
+	}
+	}
+}
+
+struct view_job {
 	struct supervisor *sv;
 	struct seccomp_notif req;
-	int v6;
+	enum view view;
 	uint64_t flags;
 };
 
-/* On a worker: the table (a scan of the sandbox's processes), then the answer. */
-static void table_worker(int listener, int sock, void *arg)
+/* On a worker: the view's text (for a TCP table, a scan of the sandbox's processes), then the
+ * answer. */
+static void view_worker(int listener, int sock, void *arg)
 {
-	struct table_job *job = arg;
+	struct view_job *job = arg;
 	struct seccomp_notif_resp resp = { .id = job->req.id };
 	char *text = NULL;
 	size_t len = 0;
 
 	(void)sock;
 	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
-		int r = proc_net_table(job->sv, job->v6, &text, &len);
+		int r = view_text(job->sv, job->view, &text, &len);
 		if (r == 0) {
-			_cleanup_close_ int fd =
-				memfd_sealed_readonly(job->v6 ? "tcp6" : "tcp", text, len);
+			_cleanup_close_ int fd = memfd_sealed_readonly("view", text, len);
 			r = fd < 0 ? fd
 				   : notif_addfd_send(listener, &job->req, fd,
 						      (job->flags & O_CLOEXEC) != 0);
@@ -182,11 +232,15 @@ static void table_worker(int listener, int sock, void *arg)
 	free(job);
 }
 
-/* Whether @path may name a TCP table of /proc/net: its last component is "tcp" or "tcp6", or it
- * is a descriptor's own name ("/proc/self/fd/N", "/dev/fd/N": a reopen). Only those are
- * resolved; another name through a symlink to a table is not followed (docs/decisions.md). */
-static int may_be_table(const char *path)
+/* Whether @path may name a view: its last component is one of a view's names ("tcp" and
+ * "tcp6" under port_remap; "cpuinfo", "online", "possible", "present" under num_cpus), or it is
+ * a descriptor's own name ("/proc/self/fd/N", "/dev/fd/N": a reopen). Only those are
+ * resolved; another name through a symlink to a view's file is not followed
+ * (docs/decisions.md). */
+static int may_be_view(struct supervisor *sv, const char *path)
 {
+	static const char *const tcp[] = { "tcp", "tcp6" };
+	static const char *const cpu[] = { "cpuinfo", "online", "possible", "present" };
 	const char *rest;
 	int n;
 
@@ -198,8 +252,15 @@ static int may_be_table(const char *path)
 	size_t start = len;
 	while (start > 0 && path[start - 1] != '/')
 		start--;
-	return (len - start == 3 && strncmp(path + start, "tcp", 3) == 0) ||
-	       (len - start == 4 && strncmp(path + start, "tcp6", 4) == 0);
+	for (size_t i = 0; sv->net->port_remap && i < ELEMENTSOF(tcp); i++)
+		if (len - start == strlen(tcp[i]) &&
+		    strncmp(path + start, tcp[i], len - start) == 0)
+			return 1;
+	for (size_t i = 0; sv->num_cpus && i < ELEMENTSOF(cpu); i++)
+		if (len - start == strlen(cpu[i]) &&
+		    strncmp(path + start, cpu[i], len - start) == 0)
+			return 1;
+	return 0;
 }
 
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
@@ -254,30 +315,30 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	    memcmp(name, hosts, sizeof(hosts)) == 0)
 		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
 
-	/* Under port_remap, an open that can read, of a name that may be a TCP table. */
-	if (sv->net->port_remap && (flags & O_ACCMODE) != O_WRONLY &&
+	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
+	if ((sv->net->port_remap || sv->num_cpus) && (flags & O_ACCMODE) != O_WRONLY &&
 	    !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
 		_cleanup_free_ char *path = malloc(PATH_MAX);
 		if (!path)
 			return -ENOMEM;
 		r = read_path(sv, req, path_addr, path, PATH_MAX);
-		_cleanup_close_ int fd = r == 0 && may_be_table(path)
+		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
 						 ? child_path_open(sv, req, dirfd, path, resolve,
 								   (flags & O_NOFOLLOW) != 0)
 						 : -ENOENT;
 		if (fd == NOTIF_GONE)
 			return fd;
-		int kind = fd >= 0 ? proc_net_kind(fd) : 0;
-		if (kind && (flags & O_ACCMODE) != O_RDONLY)
-			return -EACCES; /* the table is read-only (0444) */
-		if (kind) {
-			struct table_job *job = malloc(sizeof(*job));
+		enum view view = fd >= 0 ? view_of(sv, fd) : VIEW_NONE;
+		if (view != VIEW_NONE && (flags & O_ACCMODE) != O_RDONLY)
+			return -EACCES; /* served read-only */
+		if (view != VIEW_NONE) {
+			struct view_job *job = malloc(sizeof(*job));
 			if (!job)
 				return -ENOMEM;
-			*job = (struct table_job){
-				.sv = sv, .req = *req, .v6 = kind == 6, .flags = flags
+			*job = (struct view_job){
+				.sv = sv, .req = *req, .view = view, .flags = flags
 			};
-			r = supervisor_run_worker(sv, -1, table_worker, job);
+			r = supervisor_run_worker(sv, -1, view_worker, job);
 			if (r < 0) {
 				free(job);
 				return r;
