@@ -3,6 +3,7 @@
 the host's count."""
 
 import os
+import time
 
 import pytest
 
@@ -22,3 +23,35 @@ def test_num_cpus(sandboxes):
     r = sandboxes(fs_readable=views, num_cpus=1).run([PY, "-c", CODE])
     assert r.stdout.split() == [b"1", b"1"]
     assert sandboxes(fs_readable=views, num_cpus=3).run(["nproc"]).stdout == b"3\n"
+
+
+SPIN = "import os; print(os.getpid(), flush=True)\nwhile True: pass"
+
+
+def sample(pid, n=120):
+    seen = []
+    for _ in range(n):
+        with open(f"/proc/{pid}/stat") as f:
+            seen.append(f.read().rsplit(")", 1)[1].split()[0])
+        time.sleep(0.005)
+    return seen
+
+
+def test_max_cpu_and_pause(sandboxes):
+    sb = sandboxes(max_cpu=50)
+    sb.spawn([PY, "-c", SPIN])
+    seen = sample(sb.pid)
+    assert "T" in seen and "R" in seen  # throttled: stopped part of each period
+    # Paused by the host: stopped through several of the throttle's periods (it continues
+    # only what it stopped itself).
+    sb.pause()
+    time.sleep(0.05)
+    assert set(sample(sb.pid)) == {"T"}
+    sb.resume()
+    assert "R" in sample(sb.pid)
+    sb.kill()
+    # Control: unthrottled, never stopped.
+    free = sandboxes()
+    free.spawn([PY, "-c", SPIN])
+    assert "T" not in sample(free.pid)
+    free.kill()

@@ -116,6 +116,8 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	plan->no_randomize_memory = p->no_randomize_memory;
 	plan->has_cpus = p->has_cpu_cores;
 	plan->cpus = p->cpu_cores;
+	if (p->max_cpu.set && p->max_cpu.v < 100)
+		plan->max_cpu = (unsigned)p->max_cpu.v;
 	if (p->num_cpus.set) {
 		plan->num_cpus = (unsigned)p->num_cpus.v;
 		/* Fewer CPUs than the host gives: the sandbox runs on that many too (the first

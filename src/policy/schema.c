@@ -82,7 +82,7 @@ const struct field schema_fields[] = {
 	RANGED("limits", "processes", "max_processes", FT_OPT_U64, max_processes, 0, 1, UINT32_MAX),
 	RANGED("limits", "open_files", "max_open_files", FT_NZ_U64, max_open_files, F_SUPPORTED, 1,
 	       INT64_MAX),
-	RANGED("limits", "cpu", "max_cpu", FT_OPT_U64, max_cpu, 0, 1, 100),
+	RANGED("limits", "cpu", "max_cpu", FT_OPT_U64, max_cpu, F_SUPPORTED, 1, 100),
 	RANGED("limits", "disk", "max_disk", FT_SIZE, max_disk, 0, 1, UINT64_MAX),
 	RANGED("limits", "gpu_devices", "gpu_devices", FT_U32V, gpu_devices, 0, 0, 1023),
 	FIELD("limits", "cpu_cores", "cpu_cores", FT_CPUSET, cpu_cores, F_SUPPORTED),

@@ -387,6 +387,39 @@ struct loop {
 	int64_t deadline;
 };
 
+/* max_cpu: the sandbox runs max_cpu ms of each THROTTLE_PERIOD_MS, then every process group is
+ * stopped (SIGSTOP) for the rest of the period and continued (SIGCONT) at its end, unless
+ * someone paused it meanwhile (sandlock_sandbox_pause), whose SIGCONT it then waits for. */
+#define THROTTLE_PERIOD_MS 100
+
+static int arm_ms(int fd, unsigned ms)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 },
+	};
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? negative_errno() : 0;
+}
+
+static void throttle_tick(struct sandlock_sandbox *sb)
+{
+	uint64_t ticks;
+	unsigned run = sb->plan.max_cpu;
+
+	if (read(sb->throttle_fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return; /* woken for nothing */
+	if (!sb->throttled) {
+		if (!__atomic_load_n(&sb->paused, __ATOMIC_RELAXED))
+			(void)sandbox_signal_all(sb, SIGSTOP);
+		sb->throttled = 1;
+		(void)arm_ms(sb->throttle_fd, THROTTLE_PERIOD_MS - run);
+	} else {
+		if (!__atomic_load_n(&sb->paused, __ATOMIC_RELAXED))
+			(void)sandbox_signal_all(sb, SIGCONT);
+		sb->throttled = 0;
+		(void)arm_ms(sb->throttle_fd, run);
+	}
+}
+
 static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct epoll_event *ev)
 {
 	int *pipe_fd;
@@ -418,6 +451,10 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 			(void)sandbox_signal_all(sb, SIGKILL);
 		}
 		l->timer = safe_close(l->timer);
+		break;
+	case EV_THROTTLE:
+		if (!l->main_done)
+			throttle_tick(sb);
 		break;
 	case EV_CONTROL:
 		control_on_listen(sb, l->epfd);
@@ -465,6 +502,12 @@ static void event_loop(struct sandlock_sandbox *sb)
 	epoll_add(l.epfd, sb->err_r, EV_ERR);
 	epoll_add(l.epfd, l.timer, EV_TIMER);
 	epoll_add(l.epfd, sb->control.fd, EV_CONTROL);
+	if (sb->throttle_fd >= 0 && arm_ms(sb->throttle_fd, sb->plan.max_cpu) == 0)
+		epoll_add(l.epfd, sb->throttle_fd, EV_THROTTLE);
+	else if (sb->throttle_fd >= 0) { /* the limit cannot be kept: fail closed */
+		sb->timed_out = 1;
+		(void)sandbox_signal_all(sb, SIGKILL);
+	}
 
 	for (;;) {
 		int wait_ms = control_retry(sb, l.epfd);
@@ -658,6 +701,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 		return NULL;
 	sb->pidfd = sb->tty_fd = sb->stdin_w = sb->out_r = sb->err_r = sb->done_efd = -1;
 	sb->timer_fd = -1;
+	sb->throttle_fd = -1;
 	sb->ctl[0] = sb->ctl[1] = sb->errpipe[0] = sb->errpipe[1] = -1;
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
@@ -721,6 +765,9 @@ static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_
 		return error_set(reterr, -EMFILE, "out of file descriptors");
 	if (sb->timeout_ms &&
 	    (sb->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
+		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
+	if (sb->plan.max_cpu &&
+	    (sb->throttle_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
 	if (o->flags & SANDLOCK_SPAWN_INTERACTIVE) {
 		sb->tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -948,6 +995,7 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	safe_close(sb->tty_fd);
 	safe_close(sb->done_efd);
 	safe_close(sb->timer_fd);
+	safe_close(sb->throttle_fd);
 	free(sb->out.data);
 	free(sb->err.data);
 	pthread_cond_destroy(&sb->cond);

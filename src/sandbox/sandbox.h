@@ -30,6 +30,7 @@ enum {
 	EV_OUT,
 	EV_ERR,
 	EV_TIMER,
+	EV_THROTTLE,
 	EV_CONTROL,
 	EV_CLIENT, /* + the client's slot: must stay last */
 };
@@ -72,7 +73,9 @@ struct sandlock_sandbox {
 	pthread_t thread;
 	int has_thread;
 	int done_efd;
-	int timer_fd; /* the timeout, armed when the command starts */
+	int timer_fd;	 /* the timeout, armed when the command starts */
+	int throttle_fd; /* max_cpu: the duty cycle's timer, or -1 */
+	int throttled;	 /* max_cpu: the sandbox is stopped for the rest of the period */
 	struct groups groups;
 	struct supervisor sv;
 	int has_sv;

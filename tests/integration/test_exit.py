@@ -161,7 +161,7 @@ LATER = {
     "http-ca-out": ("/tmp/out.pem", "http_ca_out"), "credential": ("k=env:TOKEN", "credentials"),
     "http-auth": ("GET example.com/* bearer k", "http_auth"),
     "max-memory": ("512M", "max_memory"), "max-processes": ("8", "max_processes"),
-    "cpu": ("50", "max_cpu"), "gpu": ("all", "gpu_devices"),
+    "gpu": ("all", "gpu_devices"),
     "max-disk": ("1G", "max_disk"), "workdir": ("/tmp", "workdir"),
     "fs-storage": ("/tmp", "fs_storage"), "on-exit": ("keep", "on_exit"),
     "on-error": ("keep", "on_error"), "chroot": ("/tmp", "chroot"),
