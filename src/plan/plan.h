@@ -55,8 +55,9 @@ struct plan {
 	cpu_set_t cpus;
 	unsigned num_cpus; /* the CPUs the sandbox sees (the supervisor's views); 0: the host's */
 	unsigned max_cpu;  /* percent of each 100 ms period the sandbox runs; 0: unthrottled */
-	char *name;	   /* NULL: "sandbox-<pid>" once the pid is known */
-	int control;	   /* a runtime directory and control socket (control_socket) */
+	unsigned max_processes; /* the most processes at once; 0: unlimited */
+	char *name;		/* NULL: "sandbox-<pid>" once the pid is known */
+	int control;		/* a runtime directory and control socket (control_socket) */
 	struct net_plan net;
 };
 

@@ -494,7 +494,8 @@ static int add_trap(scmp_filter_ctx ctx, int supervised, const struct trap *t)
 	for (uint32_t i = 0; i < t->n_conds && i < ELEMENTSOF(cmp); i++)
 		cmp[i] = (struct scmp_arg_cmp){ .arg = t->cond[i].arg,
 						.op = (enum scmp_compare)t->cond[i].op,
-						.datum_a = t->cond[i].datum };
+						.datum_a = t->cond[i].datum,
+						.datum_b = t->cond[i].datum_b };
 	return seccomp_rule_add_array(ctx, supervised ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM),
 				      t->nr, MIN(t->n_conds, ELEMENTSOF(cmp)), cmp);
 }

@@ -79,7 +79,8 @@ const struct field schema_fields[] = {
 	FIELD("syscalls", "extra_deny", "extra_deny_syscalls", FT_STRV, extra_deny, F_SUPPORTED),
 
 	RANGED("limits", "memory", "max_memory", FT_SIZE, max_memory, 0, 1, UINT64_MAX),
-	RANGED("limits", "processes", "max_processes", FT_OPT_U64, max_processes, 0, 1, UINT32_MAX),
+	RANGED("limits", "processes", "max_processes", FT_OPT_U64, max_processes, F_SUPPORTED, 1,
+	       UINT32_MAX),
 	RANGED("limits", "open_files", "max_open_files", FT_NZ_U64, max_open_files, F_SUPPORTED, 1,
 	       INT64_MAX),
 	RANGED("limits", "cpu", "max_cpu", FT_OPT_U64, max_cpu, F_SUPPORTED, 1, 100),

@@ -890,6 +890,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 		sb->sv.num_cpus = sb->plan.num_cpus;
+		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
+			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}
 	if (r == 0 && !(o.flags & SANDLOCK_SPAWN_PARKED) && is_main_thread())
 		r = launch_inline(sb, reterr);

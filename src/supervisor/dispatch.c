@@ -4,6 +4,7 @@
  */
 #include <seccomp.h>
 #include <linux/netlink.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -24,6 +25,11 @@ struct dispatch_entry {
 		.arg = (a), .op = SCMP_CMP_EQ, .datum = (v)                                        \
 	}
 
+#define MASKED_EQ(a, m, v)                                                                         \
+	{                                                                                          \
+		.arg = (a), .op = SCMP_CMP_MASKED_EQ, .datum = (m), .datum_b = (v)                 \
+	}
+
 #define NOT_ZERO(a)                                                                                \
 	{                                                                                          \
 		.arg = (a), .op = SCMP_CMP_NE, .datum = 0                                          \
@@ -33,6 +39,17 @@ static int port_remap(const struct sandlock_policy *p)
 {
 	return p->port_remap;
 }
+
+static int max_processes(const struct sandlock_policy *p)
+{
+	return p->max_processes.set;
+}
+
+/* A clone that makes a process: no CLONE_THREAD, and none of the flags the filter refuses
+ * (namespaces, CLONE_PARENT), so that this rule and those never match the same call. */
+#define CLONE_PROCESS_MASK                                                                         \
+	(CLONE_THREAD | CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |              \
+	 CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_PARENT)
 
 static int num_cpus(const struct sandlock_policy *p)
 {
@@ -97,6 +114,17 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_openat }, handle_open, serves_files },
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
+	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts
+	 * the sandbox's processes. Without a supervisor such a policy is refused. */
+	{ { SYS_clone, 1, { MASKED_EQ(0, CLONE_PROCESS_MASK, 0) }, 1 },
+	  handle_fork,
+	  max_processes },
+#ifdef SYS_fork
+	{ { .nr = SYS_fork, .deny_unsupervised = 1 }, handle_fork, max_processes },
+#endif
+#ifdef SYS_vfork
+	{ { .nr = SYS_vfork, .deny_unsupervised = 1 }, handle_fork, max_processes },
+#endif
 };
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

@@ -24,6 +24,7 @@ struct trap_cond {
 	uint32_t arg;
 	uint32_t op;
 	uint64_t datum;
+	uint64_t datum_b; /* SCMP_CMP_MASKED_EQ: datum is the mask, datum_b the value */
 };
 
 struct trap {

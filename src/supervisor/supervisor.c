@@ -28,6 +28,7 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 	pthread_mutex_init(&sv->workers.lock, NULL);
 	pthread_mutex_init(&sv->netlink_lock, NULL);
 	port_map_init(&sv->ports);
+	sv->procs.epfd = -1;
 	pthread_cond_init(&sv->workers.work, NULL);
 	pthread_cond_init(&sv->workers.idle_cond, NULL);
 	sv->workers.listener = -1;
@@ -276,5 +277,6 @@ void supervisor_done(struct supervisor *sv)
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->idle_cond);
 	port_map_done(&sv->ports);
+	proc_limit_done(&sv->procs);
 	sv->prepared = 0;
 }

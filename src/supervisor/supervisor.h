@@ -47,6 +47,27 @@ struct netlink_fake {
 	uint32_t portid;
 };
 
+/* max_processes (handlers/fork.c): the sandbox's live processes, and the forks allowed whose
+ * child is not found yet. Used by the loop only. */
+struct proc_entry {
+	pid_t pid;
+	int pidfd;
+};
+struct pending {
+	pid_t tid;
+	int64_t since;
+};
+struct proc_limit {
+	unsigned max; /* 0: unlimited, nothing kept */
+	int epfd;     /* the pidfds, readable once their process exits */
+	struct proc_entry *v;
+	size_t n, cap;
+	struct pending *pending;
+	size_t n_pending, cap_pending;
+};
+int proc_limit_init(struct proc_limit *pl, unsigned max);
+void proc_limit_done(struct proc_limit *pl);
+
 struct supervisor {
 	int listener;
 	struct seccomp_notif *req;
@@ -60,8 +81,9 @@ struct supervisor {
 	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
 	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK];
 	uint32_t netlink_serial;
-	struct port_map ports; /* port_remap: virtual -> real (handlers/ports.c) */
-	unsigned num_cpus;     /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */
+	struct port_map ports;	 /* port_remap: virtual -> real (handlers/ports.c) */
+	unsigned num_cpus;	 /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */
+	struct proc_limit procs; /* max_processes (handlers/fork.c) */
 	uint64_t answered;
 };
 

@@ -160,7 +160,7 @@ LATER = {
     "http-inject-ca": ("/etc/ssl/certs/ca.crt", "http_inject_ca"),
     "http-ca-out": ("/tmp/out.pem", "http_ca_out"), "credential": ("k=env:TOKEN", "credentials"),
     "http-auth": ("GET example.com/* bearer k", "http_auth"),
-    "max-memory": ("512M", "max_memory"), "max-processes": ("8", "max_processes"),
+    "max-memory": ("512M", "max_memory"),
     "gpu": ("all", "gpu_devices"),
     "max-disk": ("1G", "max_disk"), "workdir": ("/tmp", "workdir"),
     "fs-storage": ("/tmp", "fs_storage"), "on-exit": ("keep", "on_exit"),

@@ -4,6 +4,8 @@
  * plan_build makes before anything runs.
  */
 #include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
 #include <stdlib.h>
 #include <linux/netlink.h>
 #include <string.h>
@@ -239,6 +241,18 @@ static void test_trap_set(void)
 			       traps[i].nr == SYS_openat2 || traps[i].nr == SYS_open;
 	is_int(remap_extra, 4, "port_remap traps getpeername, open, openat, openat2");
 	is_int(n_remap, 20, "  and nothing else more");
+	/* max_processes: fork, vfork, and clone making a process (one masked condition). */
+	struct sandlock_policy procs = { .max_processes = { .set = 1, .v = 4 } };
+	size_t n_procs = dispatch_trap_set(&procs, traps, 32);
+	int forks = 0;
+	for (size_t i = 0; i < n_procs; i++)
+		forks += (traps[i].nr == SYS_clone && traps[i].n_conds == 1 &&
+			  traps[i].cond[0].op == SCMP_CMP_MASKED_EQ &&
+			  (traps[i].cond[0].datum & CLONE_THREAD) &&
+			  traps[i].cond[0].datum_b == 0) ||
+			 traps[i].nr == SYS_fork || traps[i].nr == SYS_vfork;
+	is_int(forks, 3, "max_processes traps fork, vfork, and clone without CLONE_THREAD");
+	is_int(n_procs, 19, "  and nothing else more");
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");

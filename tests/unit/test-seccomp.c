@@ -877,6 +877,38 @@ static void test_other_process(void)
 	seccomp_program_done(&unsup);
 }
 
+/* max_processes: a clone making a process, fork and vfork are trapped; a thread's clone is not,
+ * and the namespace flags stay refused by the filter (the trap rule never overlaps them). */
+static void test_fork_traps(void)
+{
+	struct sandlock_policy p = { .max_processes = { .set = 1, .v = 3 } };
+	struct sandlock_policy none = { 0 };
+	struct sock_fprog prog, control;
+	const uint32_t NOTIF = SECCOMP_RET_USER_NOTIF, ALLOW = SECCOMP_RET_ALLOW;
+	const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+				CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+				CLONE_CHILD_CLEARTID;
+
+	if (!ok(build(&p, 1, &prog) == 0 && build(&none, 1, &control) == 0,
+		"build with max_processes, and without (control)"))
+		return;
+	EXPECT(&prog, X86, __NR_clone, SIGCHLD, 0, 0, NOTIF, "  clone(SIGCHLD) -> notify");
+	EXPECT(&prog, X86, __NR_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, NOTIF,
+	       "  clone(CLONE_VM | CLONE_VFORK) (posix_spawn) -> notify");
+	EXPECT(&prog, X86, __NR_fork, 0, 0, 0, NOTIF, "  fork -> notify");
+	EXPECT(&prog, X86, __NR_vfork, 0, 0, 0, NOTIF, "  vfork -> notify");
+	EXPECT(&prog, X86, __NR_clone, thread, 0, 0, ALLOW, "  a thread's clone -> allowed");
+	EXPECT(&prog, X86, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, RET_EPERM,
+	       "  clone(CLONE_NEWUSER) -> still EPERM");
+	EXPECT(&prog, X86, __NR_clone, CLONE_PARENT | SIGCHLD, 0, 0, RET_EPERM,
+	       "  clone(CLONE_PARENT) -> still EPERM");
+	EXPECT(&control, X86, __NR_clone, SIGCHLD, 0, 0, ALLOW,
+	       "  control: without max_processes, clone(SIGCHLD) is allowed");
+	EXPECT(&control, X86, __NR_fork, 0, 0, 0, ALLOW, "  control: fork is allowed");
+	seccomp_program_done(&prog);
+	seccomp_program_done(&control);
+}
+
 /* The programs compiled at build time must be exactly what libseccomp compiles now for the same
  * policy shape; and a policy outside those shapes must not get one. */
 static void test_prebuilt(void)
@@ -1031,6 +1063,7 @@ int main(void)
 	test_program_default();
 	test_program_policies();
 	test_other_process();
+	test_fork_traps();
 	test_deny_clone3();
 	test_prebuilt();
 	test_kernel();

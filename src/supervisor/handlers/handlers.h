@@ -48,6 +48,9 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
  * sysfs CPU lists. */
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
+/* fork.c: fork, vfork, clone making a process, under max_processes. */
+int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp);
 /* cpus.c: sched_getaffinity under num_cpus. */
 int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""num_cpus through the SDK: nproc, /proc/cpuinfo and os.cpu_count() report N; controls report
-the host's count."""
+"""[limits] through the SDK: num_cpus (nproc, /proc/cpuinfo and os.cpu_count() report N),
+max_cpu (the sandbox is stopped part of each period; a pause wins), max_processes (a fork
+beyond fails with EAGAIN). Each with its control."""
 
 import os
 import time
@@ -55,3 +56,22 @@ def test_max_cpu_and_pause(sandboxes):
     free.spawn([PY, "-c", SPIN])
     assert "T" not in sample(free.pid)
     free.kill()
+
+
+FORKS = """import os, time
+ok, err = 0, 0
+for _ in range(6):
+    try:
+        if os.fork() == 0:
+            time.sleep(0.5)
+            os._exit(0)
+        ok += 1
+    except OSError as e:
+        err = e.errno
+print(ok, err)
+"""
+
+
+def test_max_processes(sandboxes):
+    assert sandboxes().run([PY, "-c", FORKS]).stdout.split() == [b"6", b"0"]
+    assert sandboxes(max_processes=4).run([PY, "-c", FORKS]).stdout.split() == [b"3", b"11"]
