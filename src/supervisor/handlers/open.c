@@ -115,9 +115,12 @@ static int read_path(struct supervisor *sv, const struct seccomp_notif *req, uin
 {
 	size_t off = 0;
 
-	/* Page by page: the string may end just before an unmapped page. */
+	/* Page by page: the string may end just before an unmapped page; the first read short,
+	 * since most names are. */
 	while (off < size) {
 		size_t chunk = MIN(size - off, 4096 - ((addr + off) & 4095));
+		if (off == 0)
+			chunk = MIN(chunk, 256);
 		int r = notif_mem_read(sv->listener, req, addr + off, buf + off, chunk);
 		if (r < 0)
 			return r;
@@ -318,10 +321,8 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
 	if ((sv->net->port_remap || sv->num_cpus) && (flags & O_ACCMODE) != O_WRONLY &&
 	    !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
-		_cleanup_free_ char *path = malloc(PATH_MAX);
-		if (!path)
-			return -ENOMEM;
-		r = read_path(sv, req, path_addr, path, PATH_MAX);
+		char path[PATH_MAX];
+		r = read_path(sv, req, path_addr, path, sizeof(path));
 		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
 						 ? child_path_open(sv, req, dirfd, path, resolve,
 								   (flags & O_NOFOLLOW) != 0)
