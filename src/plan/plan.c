@@ -258,6 +258,20 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 		else if (errno == ENOMEM)
 			return -ENOMEM;
 	}
+	n = 0;
+	net->granted =
+		calloc(strv_length(p->fs_read) + strv_length(p->fs_write) + 1, sizeof(char *));
+	if (!net->granted)
+		return -ENOMEM;
+	for (int w = 0; w < 2; w++)
+		for (size_t i = 0;
+		     (w ? p->fs_write : p->fs_read) && (w ? p->fs_write : p->fs_read)[i]; i++) {
+			char *real = realpath((w ? p->fs_write : p->fs_read)[i], NULL);
+			if (real)
+				net->granted[n++] = real;
+			else if (errno == ENOMEM)
+				return -ENOMEM;
+		}
 	if (asprintf(&net->runtime_prefix, "%s/sandlock-",
 		     realpath("/dev/shm", shm) ? shm : "/dev/shm") < 0) {
 		net->runtime_prefix = NULL;
@@ -269,6 +283,7 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 static void net_plan_done(struct net_plan *net)
 {
 	strv_free(net->unix_write);
+	strv_free(net->granted);
 	free(net->runtime_prefix);
 	for (size_t i = 0; i < net->n_allow; i++)
 		net_rule_done(&net->allow[i]);

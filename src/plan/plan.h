@@ -26,6 +26,8 @@ struct net_plan {
 	int tcp_open;	   /* the NetTcp protection is not in force: every TCP connect goes */
 	char **unix_write; /* the real paths of the write grants: named UNIX sockets */
 	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
+	char **granted;	      /* the real paths of every read and write grant: the supervisor's
+			       * views of /proc and /sys files are served beneath them only */
 	int port_remap;	      /* TCP binds are the supervisor's, in a virtual port space */
 	uint8_t *bind_ports;  /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
 };

@@ -188,6 +188,10 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce max_processes (the processes are "
 				 "counted by the supervisor)");
+	if (p->no_supervisor && p->max_cpu.set && p->max_cpu.v < 100)
+		return error_set(reterr, -EINVAL,
+				 "no_supervisor: cannot enforce max_cpu (a process that starts its "
+				 "own process group is found by the supervisor)");
 	if (p->no_supervisor && p->num_cpus.set)
 		return error_set(
 			reterr, -EINVAL,

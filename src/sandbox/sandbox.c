@@ -392,31 +392,62 @@ struct loop {
  * someone paused it meanwhile (sandlock_sandbox_pause), whose SIGCONT it then waits for. */
 #define THROTTLE_PERIOD_MS 100
 
-static int arm_ms(int fd, unsigned ms)
+/* Arm @fd to fire at @at (CLOCK_MONOTONIC, ns): an absolute schedule, so that the periods do
+ * not stretch by the wake-up latency of each tick. */
+static int arm_at(int fd, int64_t at)
 {
 	struct itimerspec its = {
-		.it_value = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 },
+		.it_value = { .tv_sec = (time_t)(at / 1000000000),
+			      .tv_nsec = (long)(at % 1000000000) },
 	};
-	return timerfd_settime(fd, 0, &its, NULL) < 0 ? negative_errno() : 0;
+	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? negative_errno() : 0;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int throttle_start(struct sandlock_sandbox *sb)
+{
+	sb->throttle_period = mono_ns();
+	return arm_at(sb->throttle_fd, sb->throttle_period + (int64_t)sb->plan.max_cpu * 1000000);
 }
 
 static void throttle_tick(struct sandlock_sandbox *sb)
 {
 	uint64_t ticks;
-	unsigned run = sb->plan.max_cpu;
+	int64_t period = (int64_t)THROTTLE_PERIOD_MS * 1000000;
+	int64_t run = (int64_t)sb->plan.max_cpu * 1000000;
 
 	if (read(sb->throttle_fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return; /* woken for nothing */
+	/* The signal and the pause flag are read together (sandbox_signal). */
+	pthread_mutex_lock(&sb->throttle_lock);
+	int paused = __atomic_load_n(&sb->paused, __ATOMIC_RELAXED);
 	if (!sb->throttled) {
-		if (!__atomic_load_n(&sb->paused, __ATOMIC_RELAXED))
+		if (!paused)
 			(void)sandbox_signal_all(sb, SIGSTOP);
 		sb->throttled = 1;
-		(void)arm_ms(sb->throttle_fd, THROTTLE_PERIOD_MS - run);
 	} else {
+		if (!paused)
+			(void)sandbox_signal_all(sb, SIGCONT);
+		sb->throttled = 0;
+		sb->throttle_period += period;
+	}
+	pthread_mutex_unlock(&sb->throttle_lock);
+	/* Late by more than a period (the host was busy): start again from now. */
+	if (mono_ns() > sb->throttle_period + period)
+		sb->throttle_period = mono_ns() - (sb->throttled ? run : 0);
+	int r = arm_at(sb->throttle_fd, sb->throttle_period + (sb->throttled ? period : run));
+	if (r < 0 && sb->throttled) { /* cannot end the stop: let it run rather than hang */
+		pthread_mutex_lock(&sb->throttle_lock);
 		if (!__atomic_load_n(&sb->paused, __ATOMIC_RELAXED))
 			(void)sandbox_signal_all(sb, SIGCONT);
 		sb->throttled = 0;
-		(void)arm_ms(sb->throttle_fd, run);
+		pthread_mutex_unlock(&sb->throttle_lock);
 	}
 }
 
@@ -508,7 +539,7 @@ static void event_loop(struct sandlock_sandbox *sb)
 	epoll_add(l.epfd, sb->err_r, EV_ERR);
 	epoll_add(l.epfd, l.timer, EV_TIMER);
 	epoll_add(l.epfd, sb->control.fd, EV_CONTROL);
-	if (sb->throttle_fd >= 0 && arm_ms(sb->throttle_fd, sb->plan.max_cpu) == 0)
+	if (sb->throttle_fd >= 0 && throttle_start(sb) == 0)
 		epoll_add(l.epfd, sb->throttle_fd, EV_THROTTLE);
 	else if (sb->throttle_fd >= 0) { /* the limit cannot be kept: fail closed */
 		sb->timed_out = 1;
@@ -714,6 +745,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 	sb->sv.listener = -1;
 	control_init(&sb->control);
 	pthread_mutex_init(&sb->lock, NULL);
+	pthread_mutex_init(&sb->throttle_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sb->cond, &ca);
@@ -775,6 +807,11 @@ static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_
 	if (sb->plan.max_cpu &&
 	    (sb->throttle_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
+	if ((o->flags & SANDLOCK_SPAWN_INTERACTIVE) && sb->plan.max_cpu)
+		return error_set(
+			reterr, -EINVAL,
+			"interactive: max_cpu cannot be combined with a terminal (a shell's "
+			"job control would take the throttle's stops for its own)");
 	if (o->flags & SANDLOCK_SPAWN_INTERACTIVE) {
 		sb->tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
 		if (sb->tty_fd < 0)
@@ -957,9 +994,16 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 	pthread_mutex_unlock(&sb->lock);
 	if (ended)
 		return -ESRCH;
+	/* A pause or resume and its flag together, under the throttle's lock: a tick in between
+	 * would undo the pause (throttle_tick). */
+	int pause = sig == SIGSTOP || sig == SIGCONT;
+	if (pause)
+		pthread_mutex_lock(&sb->throttle_lock);
 	int r = sandbox_signal_all(sb, sig);
-	if (sig == SIGSTOP || sig == SIGCONT)
+	if (pause) {
 		__atomic_store_n(&sb->paused, sig == SIGSTOP, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&sb->throttle_lock);
+	}
 
 	/* Only now release a parked launch: cancelling first would let the child exit and be
 	 * reaped before the signal, which would then find nobody. */
@@ -1008,5 +1052,6 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	free(sb->err.data);
 	pthread_cond_destroy(&sb->cond);
 	pthread_mutex_destroy(&sb->lock);
+	pthread_mutex_destroy(&sb->throttle_lock);
 	free(sb);
 }

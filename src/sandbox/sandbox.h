@@ -73,9 +73,11 @@ struct sandlock_sandbox {
 	pthread_t thread;
 	int has_thread;
 	int done_efd;
-	int timer_fd;	 /* the timeout, armed when the command starts */
-	int throttle_fd; /* max_cpu: the duty cycle's timer, or -1 */
-	int throttled;	 /* max_cpu: the sandbox is stopped for the rest of the period */
+	int timer_fd;		 /* the timeout, armed when the command starts */
+	int throttle_fd;	 /* max_cpu: the duty cycle's timer, or -1 */
+	int throttled;		 /* max_cpu: the sandbox is stopped for the rest of the period */
+	int64_t throttle_period; /* max_cpu: when the current period started (ns) */
+	pthread_mutex_t throttle_lock; /* a pause and its flag, against the throttle ticks */
 	struct groups groups;
 	struct supervisor sv;
 	int has_sv;

@@ -28,7 +28,6 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 	pthread_mutex_init(&sv->workers.lock, NULL);
 	pthread_mutex_init(&sv->netlink_lock, NULL);
 	port_map_init(&sv->ports);
-	sv->procs.epfd = -1;
 	pthread_cond_init(&sv->workers.work, NULL);
 	pthread_cond_init(&sv->workers.idle_cond, NULL);
 	sv->workers.listener = -1;

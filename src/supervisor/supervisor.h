@@ -47,22 +47,11 @@ struct netlink_fake {
 	uint32_t portid;
 };
 
-/* max_processes (handlers/fork.c): the sandbox's live processes, and the forks allowed whose
- * child is not found yet. Used by the loop only. */
-struct proc_entry {
-	pid_t pid;
-	int pidfd;
-};
-struct pending {
-	pid_t tid;
-	int64_t since;
-};
+/* max_processes (handlers/fork.c): the threads whose allowed fork may not have made its child
+ * yet. Used by the loop only. */
 struct proc_limit {
-	unsigned max; /* 0: unlimited, nothing kept */
-	int epfd;     /* the pidfds, readable once their process exits */
-	struct proc_entry *v;
-	size_t n, cap;
-	struct pending *pending;
+	unsigned max; /* 0: unlimited */
+	pid_t *pending;
 	size_t n_pending, cap_pending;
 };
 int proc_limit_init(struct proc_limit *pl, unsigned max);

@@ -7,7 +7,7 @@ it is never seen stopped. (The slowdown itself is measured by bench/throttle.)""
 import subprocess
 import time
 
-from conftest import PY, SANDLOCK, SYSTEM_READ
+from conftest import PY, SANDLOCK, SYSTEM_READ, run
 
 SPIN = "import os, sys; print(os.getpid(), flush=True)\nwhile True: pass"
 
@@ -33,3 +33,20 @@ def test_throttled_command_is_stopped_part_of_the_time():
     assert "T" in seen and "R" in seen
     # Control: unthrottled, never stopped.
     assert "T" not in states()
+
+
+def test_refused_without_a_supervisor_and_with_a_terminal():
+
+    r = run(*SYSTEM_READ, "--cpu", "50", "--no-supervisor", "--", "true", timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines() == [
+        "sandlock: no_supervisor: cannot enforce max_cpu (a process that starts its own "
+        "process group is found by the supervisor)"]
+    r = run(*SYSTEM_READ, "--cpu", "50", "-i", "--", "true", timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines() == [
+        "sandlock: interactive: max_cpu cannot be combined with a terminal (a shell's job "
+        "control would take the throttle's stops for its own)"]
+    # Control: the same without --cpu starts (here it has no terminal, and says so).
+    r = run(*SYSTEM_READ, "-i", "--", "true", timeout=30)
+    assert "max_cpu" not in r.stderr.decode()

@@ -81,3 +81,13 @@ def test_num_cpus_needs_the_supervisor():
     assert r.stderr.decode().splitlines() == [
         "sandlock: no_supervisor: cannot enforce num_cpus (the CPU count is shown by the "
         "supervisor)"]
+
+
+def test_views_need_a_grant():
+    # Without a grant on /proc the real file is refused, and so is the view (it holds the
+    # host's data too). Control: with the grant, the view.
+    code = "print(open('/proc/cpuinfo').read().count('processor'))"
+    r = run(*SYSTEM_READ, "--num-cpus", "1", "--", PY, "-c", code, timeout=60)
+    assert r.returncode == 1 and b"PermissionError: [Errno 13]" in r.stderr
+    r = run(*SYSTEM_READ, "-r", "/proc", "--num-cpus", "1", "--", PY, "-c", code, timeout=60)
+    assert r.stdout == b"1\n"

@@ -2,178 +2,70 @@
 /*
  * handlers/fork: max_processes, the most processes the sandbox may have at once (threads are
  * not processes). fork, vfork and a clone that makes a process (no CLONE_THREAD, no namespace
- * flag: those are refused by the filter) are trapped; the supervisor keeps the sandbox's live
- * processes and refuses, with EAGAIN as the kernel's RLIMIT_NPROC does, a fork that would make
- * one too many.
+ * flag: those are refused by the filter) are trapped, and a fork that would make one too many
+ * fails with EAGAIN, as the kernel's RLIMIT_NPROC answers.
  *
- * Every process of the sandbox but the first is made by a trapped fork, so the set is kept
- * without scanning /proc: each process is held by a pidfd in an epoll set (it leaves the set
- * when it exits), and each allowed fork is "pending" until its child shows up in the forking
- * thread's /proc/<tid>/task/<tid>/children, where it is taken in. A pending fork counts as a
- * process. It is settled when its child is found, when the same thread forks again (its fork
- * returned), when the thread is gone, or 10 ms after it was allowed while the thread is not
- * stopped (a CONTINUEd fork completes at once; a child reaped by then is gone anyway).
+ * The count errs on the side of refusing. At each trapped fork the sandbox's live processes
+ * are counted from /proc (procs.c: every process of its groups, orphans included, zombies
+ * not), and to them are added the forks allowed earlier that may not have made their child
+ * yet: a fork is pending from the moment it is allowed until its thread is seen past it (the
+ * thread forks again, is gone, or /proc/<tid>/syscall shows it blocked in another syscall).
+ * Until then a fork whose child exists counts twice; a fork never counts zero times.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
+#include "net-internal.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
-#include "syscall-util.h"
 
-#define PENDING_SETTLE_NS (10 * 1000000LL)
-
-static int64_t now_ns(void)
+/* Whether thread @tid is known to be past its fork: 1 when it is gone or blocked in a syscall
+ * other than the fork family; 0 when it may still be in it (running, unreadable: fail closed). */
+static int past_fork(pid_t tid)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+	char path[64], buf[256];
 
-static int known(const struct proc_limit *pl, pid_t pid)
-{
-	for (size_t i = 0; i < pl->n; i++)
-		if (pl->v[i].pid == pid)
-			return 1;
-	return 0;
-}
-
-/* Take process @pid in (a pidfd in the epoll set). A process already gone is not. */
-static int take_in(struct proc_limit *pl, pid_t pid)
-{
-	if (known(pl, pid))
-		return 0;
-	int fd = sys_pidfd_open(pid, 0);
-	if (fd < 0)
-		return errno == ESRCH ? 0 : negative_errno();
-	if (pl->n == pl->cap) {
-		size_t cap = pl->cap ? 2 * pl->cap : 16;
-		struct proc_entry *v = realloc(pl->v, cap * sizeof(*v));
-		if (!v) {
-			close(fd);
-			return -ENOMEM;
-		}
-		pl->v = v;
-		pl->cap = cap;
-	}
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-	if (epoll_ctl(pl->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		int r = negative_errno();
-		close(fd);
-		return r;
-	}
-	pl->v[pl->n++] = (struct proc_entry){ .pid = pid, .pidfd = fd };
-	return 0;
-}
-
-/* Drop the processes that exited. */
-static void reap(struct proc_limit *pl)
-{
-	struct epoll_event evs[64];
-	int n;
-
-	while ((n = epoll_wait(pl->epfd, evs, ELEMENTSOF(evs), 0)) > 0)
-		for (int i = 0; i < n; i++)
-			for (size_t j = 0; j < pl->n; j++)
-				if (pl->v[j].pidfd == evs[i].data.fd) {
-					(void)epoll_ctl(pl->epfd, EPOLL_CTL_DEL, pl->v[j].pidfd,
-							NULL);
-					close(pl->v[j].pidfd);
-					pl->v[j] = pl->v[--pl->n];
-					break;
-				}
-}
-
-/* The state letter of thread @tid ('T', 't': stopped), or 0 if it is gone. */
-static char thread_state(pid_t tid)
-{
-	char buf[512];
-
-	if (proc_read(tid, "stat", buf, sizeof(buf)) < 0)
-		return 0;
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/* Take in the children of thread @tid we do not know: 1 if there was one, 0 if none, or
- * -errno. */
-static int take_children(struct proc_limit *pl, pid_t tid)
-{
-	char path[64], buf[4096];
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)tid, (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)tid, (int)tid);
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT || errno == ESRCH;
 	ssize_t k = read(fd, buf, sizeof(buf) - 1);
-	if (k <= 0)
-		return 0;
+	if (k < 0)
+		return errno == ESRCH;
 	buf[k] = '\0';
-	for (char *p = buf, *end; *p; p = end) {
-		long pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		if (pid > 0 && !known(pl, (pid_t)pid)) {
-			int r = take_in(pl, (pid_t)pid);
-			if (r < 0)
-				return r;
-			found = 1;
-		}
-	}
-	return found;
+	/* "NR args...", "running", or "-1 ..." (blocked outside a syscall: a stop). */
+	char *end;
+	long nr = strtol(buf, &end, 10);
+	if (end == buf || nr < 0)
+		return 0;
+	return nr != SYS_clone && nr != SYS_fork && nr != SYS_vfork && nr != SYS_clone3;
 }
 
-/* Settle what can be settled; @caller forks again, so its own pending fork has returned. */
-static int refresh(struct proc_limit *pl, pid_t caller)
+static int count_live(const struct proc_info *p, void *arg)
 {
-	int64_t now = now_ns();
-	size_t k = 0;
-
-	reap(pl);
-	for (size_t i = 0; i < pl->n_pending; i++) {
-		struct pending *p = &pl->pending[i];
-		int r = take_children(pl, p->tid);
-		if (r < 0)
-			return r;
-		char st = r || p->tid == caller ? 0 : thread_state(p->tid);
-		int settled = r > 0 || p->tid == caller || st == 0 ||
-			      (st != 'T' && st != 't' && now - p->since > PENDING_SETTLE_NS);
-		if (!settled)
-			pl->pending[k++] = *p;
-	}
-	pl->n_pending = k;
-	reap(pl); /* a child found may have exited already */
+	if (p->state != 'Z' && p->state != 'X')
+		(*(size_t *)arg)++;
 	return 0;
 }
 
 int proc_limit_init(struct proc_limit *pl, unsigned max)
 {
-	*pl = (struct proc_limit){ .max = max, .epfd = -1 };
-	if (!max)
-		return 0;
-	pl->epfd = epoll_create1(EPOLL_CLOEXEC);
-	return pl->epfd < 0 ? negative_errno() : 0;
+	*pl = (struct proc_limit){ .max = max };
+	return 0;
 }
 
 void proc_limit_done(struct proc_limit *pl)
 {
-	for (size_t i = 0; i < pl->n; i++)
-		close(pl->v[i].pidfd);
-	free(pl->v);
 	free(pl->pending);
-	safe_close(pl->epfd);
-	*pl = (struct proc_limit){ .epfd = -1 };
+	*pl = (struct proc_limit){ 0 };
 }
 
 /* fork, vfork, clone making a process. CONTINUE when allowed: the decision is on the syscall
@@ -183,31 +75,30 @@ int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
 	struct proc_limit *pl = &sv->procs;
-	pid_t tgid;
+	pid_t caller = (pid_t)req->pid;
+	size_t live = 0, k = 0;
 
-	int r = refresh(pl, (pid_t)req->pid);
+	/* Settle the pending forks whose thread is past them (the caller is: it forks again). */
+	for (size_t i = 0; i < pl->n_pending; i++)
+		if (pl->pending[i] != caller && !past_fork(pl->pending[i]))
+			pl->pending[k++] = pl->pending[i];
+	pl->n_pending = k;
+	int r = sandbox_processes(sv, count_live, &live);
 	if (r < 0)
 		return r;
-	/* The caller is the sandbox's (the first process, or one found meanwhile). */
-	r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
-	if (r == -ESRCH)
+	if (!notif_id_valid(sv->listener, req->id))
 		return NOTIF_GONE;
-	if (r == 0)
-		r = take_in(pl, tgid);
-	if (r < 0)
-		return r;
-	if (pl->n + pl->n_pending + 1 > pl->max)
+	if (live + pl->n_pending + 1 > pl->max)
 		return -EAGAIN; /* as the kernel's RLIMIT_NPROC */
 	if (pl->n_pending == pl->cap_pending) {
 		size_t cap = pl->cap_pending ? 2 * pl->cap_pending : 16;
-		struct pending *v = realloc(pl->pending, cap * sizeof(*v));
+		pid_t *v = realloc(pl->pending, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		pl->pending = v;
 		pl->cap_pending = cap;
 	}
-	pl->pending[pl->n_pending++] =
-		(struct pending){ .tid = (pid_t)req->pid, .since = now_ns() };
+	pl->pending[pl->n_pending++] = caller;
 	notif_answer_continue(resp);
 	return 0;
 }

@@ -80,6 +80,16 @@ int proc_net_table(struct supervisor *sv, int v6, char **ret, size_t *ret_len);
  * wildcard): 1, 0 or -errno. */
 int proc_net_entry_alive(const struct port_entry *e, const struct sockaddr_storage *dest);
 
+/* procs.c: call @fn for each process of the sandbox (a member of one of its process groups),
+ * zombies included (state 'Z'); stops at the first non-zero return, which it returns, or
+ * -errno. */
+struct proc_info {
+	pid_t pid, ppid, pgrp;
+	char state;
+};
+int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p, void *arg),
+		      void *arg);
+
 /* cpus.c: /proc/cpuinfo as a sandbox of @ncpus CPUs sees it (malloc'd in *@ret). -errno. */
 int cpus_cpuinfo(unsigned ncpus, char **ret, size_t *ret_len);
 

@@ -163,6 +163,17 @@ static enum view view_of(struct supervisor *sv, int fd)
 		return VIEW_NONE;
 	real[k] = '\0';
 	size_t len = (size_t)k;
+	/* Served only where the policy grants reading the file: the views hold the host's data
+	 * too (its CPUs), and without a grant Landlock refuses the real file (CONTINUE). */
+	int granted = 0;
+	for (size_t i = 0; sv->net->granted && sv->net->granted[i] && !granted; i++) {
+		size_t n = strlen(sv->net->granted[i]);
+		granted = (n == 1 && sv->net->granted[i][0] == '/') ||
+			  (strncmp(real, sv->net->granted[i], n) == 0 &&
+			   (real[n] == '\0' || real[n] == '/'));
+	}
+	if (!granted)
+		return VIEW_NONE;
 	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->port_remap) {
 		if (ends_with(real, len, "/net/tcp"))
 			return VIEW_TCP4;

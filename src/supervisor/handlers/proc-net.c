@@ -58,19 +58,6 @@ static int inodes_has(const struct inodes *s, unsigned long ino)
 	return ino && bsearch(&ino, s->v, s->n, sizeof(*s->v), cmp_ulong) != NULL;
 }
 
-/* The process group of process @pid, or -1. */
-static pid_t group_of(pid_t pid)
-{
-	char buf[1024];
-	int pgrp;
-
-	if (proc_read(pid, "stat", buf, sizeof(buf)) < 0)
-		return -1;
-	/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
-	const char *p = strrchr(buf, ')');
-	return p && sscanf(p + 1, " %*c %*d %d", &pgrp) == 1 ? pgrp : -1;
-}
-
 /* Add the sockets process @pid holds. A process that is gone, or that made itself
  * non-dumpable (its descriptors are not ours to read), adds none. */
 static int add_sockets_of(pid_t pid, struct inodes *s)
@@ -95,44 +82,15 @@ static int add_sockets_of(pid_t pid, struct inodes *s)
 	return r;
 }
 
+static int add_sockets_cb(const struct proc_info *p, void *arg)
+{
+	return p->state == 'Z' ? 0 : add_sockets_of(p->pid, arg);
+}
+
 /* The socket inodes the sandbox's processes hold, sorted. */
 static int sandbox_sockets(struct supervisor *sv, struct inodes *s)
 {
-	pid_t owned[16], foreign[16]; /* the last groups seen: most processes share a few */
-	size_t n_owned = 0, n_foreign = 0;
-	int r = 0;
-
-	DIR *d = opendir("/proc");
-	if (!d)
-		return negative_errno();
-	for (struct dirent *e; r == 0 && (e = readdir(d));) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0)
-			continue;
-		pid_t g = group_of((pid_t)pid);
-		if (g <= 0)
-			continue;
-		int ours = -1;
-		for (size_t i = 0; i < n_owned && ours < 0; i++)
-			if (owned[i] == g)
-				ours = 1;
-		for (size_t i = 0; i < n_foreign && ours < 0; i++)
-			if (foreign[i] == g)
-				ours = 0;
-		if (ours < 0) {
-			ours = groups_owns(sv->groups, g);
-			if (ours)
-				owned[n_owned++ % ELEMENTSOF(owned)] = g;
-			else
-				foreign[n_foreign++ % ELEMENTSOF(foreign)] = g;
-			n_owned = MIN(n_owned, ELEMENTSOF(owned));
-			n_foreign = MIN(n_foreign, ELEMENTSOF(foreign));
-		}
-		if (ours)
-			r = add_sockets_of((pid_t)pid, s);
-	}
-	closedir(d);
+	int r = sandbox_processes(sv, add_sockets_cb, s);
 	if (r == 0)
 		qsort(s->v, s->n, sizeof(*s->v), cmp_ulong);
 	return r;

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/procs: the sandbox's processes, found by scanning /proc for the processes whose
+ * process group is one the sandbox created (sandbox/groups.c). Every process of the sandbox is
+ * in such a group whatever its parent is now (an orphan keeps its group), and no other is.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "net-internal.h"
+#include "sandbox/groups.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p, void *arg),
+		      void *arg)
+{
+	pid_t owned[16], foreign[16]; /* the last groups seen: most processes share a few */
+	size_t n_owned = 0, n_foreign = 0;
+	int r = 0;
+
+	DIR *d = opendir("/proc");
+	if (!d)
+		return negative_errno();
+	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+		char *end, buf[1024];
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || proc_read((pid_t)pid, "stat", buf, sizeof(buf)) < 0)
+			continue; /* not a process, or gone meanwhile */
+		/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
+		struct proc_info p = { .pid = (pid_t)pid };
+		const char *close = strrchr(buf, ')');
+		if (!close || sscanf(close + 1, " %c %d %d", &p.state, &p.ppid, &p.pgrp) != 3 ||
+		    p.pgrp <= 0)
+			continue;
+		int ours = -1;
+		for (size_t i = 0; i < n_owned && ours < 0; i++)
+			if (owned[i] == p.pgrp)
+				ours = 1;
+		for (size_t i = 0; i < n_foreign && ours < 0; i++)
+			if (foreign[i] == p.pgrp)
+				ours = 0;
+		if (ours < 0) {
+			ours = groups_owns(sv->groups, p.pgrp);
+			pid_t *cache = ours ? owned : foreign;
+			size_t *n = ours ? &n_owned : &n_foreign;
+			cache[*n % ELEMENTSOF(owned)] = p.pgrp;
+			*n = MIN(*n + 1, ELEMENTSOF(owned));
+		}
+		if (ours)
+			r = fn(&p, arg);
+	}
+	closedir(d);
+	return r;
+}
