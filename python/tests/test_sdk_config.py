@@ -93,9 +93,9 @@ def test_aware_datetime_is_accepted_and_refused_only_at_start(sandboxes):
 
 @pytest.mark.parametrize("start", ["run", "spawn", "create", "stage"])
 def test_unsupported_field_refused_at_start_not_construction(sandboxes, start):
-    sb = sandboxes(max_memory="1G")  # constructs
-    assert sb.to_json()["limits"] == {"memory": "1G"}
-    with pytest.raises(SandboxError, match="^not supported yet: max_memory$"):
+    sb = sandboxes(max_disk="1G")  # constructs
+    assert sb.to_json()["limits"] == {"disk": "1G"}
+    with pytest.raises(SandboxError, match="^not supported yet: max_disk$"):
         if start == "stage":
             sb.cmd(["true"]).run()
         else:
@@ -113,12 +113,12 @@ def test_policy_fn_refused_at_start(sandboxes):
 
 
 def test_unsupported_fields_named_together(sandboxes):
-    sb = sandboxes(max_memory="1G", policy_fn=lambda e, c: 0)
+    sb = sandboxes(max_disk="1G", policy_fn=lambda e, c: 0)
     with pytest.raises(SandboxError) as e:
         sb.run(["true"])
     msg = str(e.value)
     assert msg.startswith("not supported yet: ")
-    assert "max_memory" in msg and "policy_fn" in msg
+    assert "max_disk" in msg and "policy_fn" in msg
 
 
 # ---- platform -------------------------------------------------------------------------------

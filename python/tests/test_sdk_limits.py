@@ -75,3 +75,18 @@ print(ok, err)
 def test_max_processes(sandboxes):
     assert sandboxes().run([PY, "-c", FORKS]).stdout.split() == [b"6", b"0"]
     assert sandboxes(max_processes=4).run([PY, "-c", FORKS]).stdout.split() == [b"3", b"11"]
+
+
+BIG = """import os
+pid = os.fork()
+if pid == 0:
+    b = bytearray(300 << 20)
+    os._exit(0)
+_, st = os.waitpid(pid, 0)
+print(os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0)
+"""
+
+
+def test_max_memory(sandboxes):
+    assert sandboxes().run([PY, "-c", BIG]).stdout == b"0\n"  # control
+    assert sandboxes(max_memory="128M").run([PY, "-c", BIG]).stdout == b"9\n"

@@ -116,6 +116,8 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	plan->no_randomize_memory = p->no_randomize_memory;
 	plan->has_cpus = p->has_cpu_cores;
 	plan->cpus = p->cpu_cores;
+	if (p->max_memory.set)
+		plan->max_memory = p->max_memory.v;
 	if (p->max_processes.set)
 		plan->max_processes = (unsigned)MIN(p->max_processes.v, (uint64_t)UINT32_MAX);
 	if (p->max_cpu.set && p->max_cpu.v < 100)

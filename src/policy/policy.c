@@ -184,6 +184,11 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce port_remap (binds are made by the "
 				 "supervisor)");
+	if (p->no_supervisor && p->max_memory.set)
+		return error_set(
+			reterr, -EINVAL,
+			"no_supervisor: cannot enforce max_memory (allocations are checked "
+			"by the supervisor)");
 	if (p->no_supervisor && p->max_processes.set)
 		return error_set(reterr, -EINVAL,
 				 "no_supervisor: cannot enforce max_processes (the processes are "

@@ -78,7 +78,7 @@ const struct field schema_fields[] = {
 	FIELD("syscalls", "extra_allow", "extra_allow_syscalls", FT_STRV, extra_allow, F_SUPPORTED),
 	FIELD("syscalls", "extra_deny", "extra_deny_syscalls", FT_STRV, extra_deny, F_SUPPORTED),
 
-	RANGED("limits", "memory", "max_memory", FT_SIZE, max_memory, 0, 1, UINT64_MAX),
+	RANGED("limits", "memory", "max_memory", FT_SIZE, max_memory, F_SUPPORTED, 1, UINT64_MAX),
 	RANGED("limits", "processes", "max_processes", FT_OPT_U64, max_processes, F_SUPPORTED, 1,
 	       UINT32_MAX),
 	RANGED("limits", "open_files", "max_open_files", FT_NZ_U64, max_open_files, F_SUPPORTED, 1,

@@ -40,6 +40,7 @@
 #include "launch/launch.h"
 #include "policy/policy.h"
 #include "sandbox.h"
+#include "supervisor/handlers/handlers.h"
 #include "syscall-util.h"
 
 #ifndef P_PIDFD
@@ -487,6 +488,12 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 		if (!l->main_done)
 			throttle_tick(sb);
 		break;
+	case EV_MEMORY: {
+		uint64_t ticks;
+		if (read(sb->memory_fd, &ticks, sizeof(ticks)) > 0 && !l->main_done)
+			memory_check(&sb->sv);
+		break;
+	}
 	case EV_CONTROL:
 		control_on_listen(sb, l->epfd);
 		break;
@@ -539,6 +546,18 @@ static void event_loop(struct sandlock_sandbox *sb)
 	epoll_add(l.epfd, sb->err_r, EV_ERR);
 	epoll_add(l.epfd, l.timer, EV_TIMER);
 	epoll_add(l.epfd, sb->control.fd, EV_CONTROL);
+	if (sb->memory_fd >= 0) {
+		/* max_memory: what no trapped call shows (memory made writable later, pages
+		 * touched) is caught every 100 ms. */
+		struct itimerspec its = { .it_value = { .tv_nsec = 100000000 },
+					  .it_interval = { .tv_nsec = 100000000 } };
+		if (timerfd_settime(sb->memory_fd, 0, &its, NULL) == 0)
+			epoll_add(l.epfd, sb->memory_fd, EV_MEMORY);
+		else { /* the limit cannot be kept: fail closed */
+			sb->timed_out = 1;
+			(void)sandbox_signal_all(sb, SIGKILL);
+		}
+	}
 	if (sb->throttle_fd >= 0 && throttle_start(sb) == 0)
 		epoll_add(l.epfd, sb->throttle_fd, EV_THROTTLE);
 	else if (sb->throttle_fd >= 0) { /* the limit cannot be kept: fail closed */
@@ -739,6 +758,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 	sb->pidfd = sb->tty_fd = sb->stdin_w = sb->out_r = sb->err_r = sb->done_efd = -1;
 	sb->timer_fd = -1;
 	sb->throttle_fd = -1;
+	sb->memory_fd = -1;
 	sb->ctl[0] = sb->ctl[1] = sb->errpipe[0] = sb->errpipe[1] = -1;
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
@@ -806,6 +826,9 @@ static int spawn_prepare(struct sandlock_sandbox *sb, const sandlock_spawn_opts_
 		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
 	if (sb->plan.max_cpu &&
 	    (sb->throttle_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
+		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
+	if (sb->plan.max_memory &&
+	    (sb->memory_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		return error_set(reterr, negative_errno(), "timerfd_create: %s", strerror(errno));
 	if ((o->flags & SANDLOCK_SPAWN_INTERACTIVE) && sb->plan.max_cpu)
 		return error_set(
@@ -933,6 +956,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 		sb->sv.num_cpus = sb->plan.num_cpus;
+		sb->sv.max_memory = sb->plan.max_memory;
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}
@@ -1048,6 +1072,7 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	safe_close(sb->done_efd);
 	safe_close(sb->timer_fd);
 	safe_close(sb->throttle_fd);
+	safe_close(sb->memory_fd);
 	free(sb->out.data);
 	free(sb->err.data);
 	pthread_cond_destroy(&sb->cond);

@@ -31,6 +31,7 @@ enum {
 	EV_ERR,
 	EV_TIMER,
 	EV_THROTTLE,
+	EV_MEMORY,
 	EV_CONTROL,
 	EV_CLIENT, /* + the client's slot: must stay last */
 };
@@ -74,6 +75,7 @@ struct sandlock_sandbox {
 	int has_thread;
 	int done_efd;
 	int timer_fd;		 /* the timeout, armed when the command starts */
+	int memory_fd;		 /* max_memory: the periodic check's timer, or -1 */
 	int throttle_fd;	 /* max_cpu: the duty cycle's timer, or -1 */
 	int throttled;		 /* max_cpu: the sandbox is stopped for the rest of the period */
 	int64_t throttle_period; /* max_cpu: when the current period started (ns) */

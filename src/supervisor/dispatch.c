@@ -5,6 +5,7 @@
 #include <seccomp.h>
 #include <linux/netlink.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -42,7 +43,8 @@ static int port_remap(const struct sandlock_policy *p)
 
 static int max_processes(const struct sandlock_policy *p)
 {
-	return p->max_processes.set;
+	/* max_memory needs to know of new processes too (handlers/memory.c). */
+	return p->max_processes.set || p->max_memory.set;
 }
 
 /* A clone that makes a process: no CLONE_THREAD, and none of the flags the filter refuses
@@ -51,6 +53,11 @@ static int max_processes(const struct sandlock_policy *p)
 	(CLONE_THREAD | CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |              \
 	 CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_PARENT)
 
+static int max_memory(const struct sandlock_policy *p)
+{
+	return p->max_memory.set;
+}
+
 static int num_cpus(const struct sandlock_policy *p)
 {
 	return p->num_cpus.set;
@@ -58,7 +65,7 @@ static int num_cpus(const struct sandlock_policy *p)
 
 static int serves_files(const struct sandlock_policy *p)
 {
-	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set;
+	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set;
 }
 
 /* Every sandbox traps:
@@ -125,6 +132,16 @@ static const struct dispatch_entry table[] = {
 #ifdef SYS_vfork
 	{ { .nr = SYS_vfork, .deny_unsupervised = 1 }, handle_fork, max_processes },
 #endif
+	/* The calls that grow an address space, under max_memory: a writable anonymous mmap,
+	 * brk, mremap. */
+	{ { SYS_mmap,
+	    2,
+	    { MASKED_EQ(2, PROT_WRITE, PROT_WRITE), MASKED_EQ(3, MAP_ANONYMOUS, MAP_ANONYMOUS) },
+	    1 },
+	  handle_memory,
+	  max_memory },
+	{ { .nr = SYS_brk, .deny_unsupervised = 1 }, handle_memory, max_memory },
+	{ { .nr = SYS_mremap, .deny_unsupervised = 1 }, handle_memory, max_memory },
 };
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

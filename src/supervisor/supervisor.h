@@ -73,6 +73,12 @@ struct supervisor {
 	struct port_map ports;	 /* port_remap: virtual -> real (handlers/ports.c) */
 	unsigned num_cpus;	 /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */
 	struct proc_limit procs; /* max_processes (handlers/fork.c) */
+	uint64_t max_memory;	 /* max_memory in bytes (handlers/memory.c); 0: unlimited */
+	struct mem_pids {	 /* max_memory: the sandbox's processes found last */
+		pid_t *v;
+		size_t n, cap;
+		int dirty; /* a fork since: scan /proc again */
+	} mem_pids;
 	uint64_t answered;
 };
 

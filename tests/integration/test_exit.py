@@ -128,8 +128,7 @@ def test_no_command_is_usage_error():
 
 
 @pytest.mark.parametrize("args,field", [
-    (["--max-memory", "1G"], "max_memory"),
-    (["-m", "1G"], "max_memory"),
+    (["--max-disk", "1G"], "max_disk"),
     (["--workdir", "/tmp"], "workdir"),
 ])
 def test_later_feature_flag_is_refused(args, field):
@@ -160,7 +159,6 @@ LATER = {
     "http-inject-ca": ("/etc/ssl/certs/ca.crt", "http_inject_ca"),
     "http-ca-out": ("/tmp/out.pem", "http_ca_out"), "credential": ("k=env:TOKEN", "credentials"),
     "http-auth": ("GET example.com/* bearer k", "http_auth"),
-    "max-memory": ("512M", "max_memory"),
     "gpu": ("all", "gpu_devices"),
     "max-disk": ("1G", "max_disk"), "workdir": ("/tmp", "workdir"),
     "fs-storage": ("/tmp", "fs_storage"), "on-exit": ("keep", "on_exit"),

@@ -156,8 +156,9 @@ struct err_case {
 static const struct {
 	const char *name;
 	int code;
-} errnos[] = { { "EINVAL", -EINVAL }, { "ERANGE", -ERANGE }, { "ENOENT", -ENOENT },
-	       { "ENOMEM", -ENOMEM } };
+} errnos[] = {
+	{ "EINVAL", -EINVAL }, { "ERANGE", -ERANGE }, { "ENOENT", -ENOENT }, { "ENOMEM", -ENOMEM }
+};
 
 static void run_case(const struct err_case *c)
 {
@@ -474,11 +475,11 @@ static void test_home_expansion(void)
 		    "no expansion in [program] args and env");
 	/* Not expanded: refused as the name it literally is. */
 	expect_error("[syscalls]\nextra_deny = [\"$x\"]\n", -EINVAL,
-		     "2:1: extra_deny_syscalls: unknown syscall $x", "no expansion in syscall names");
+		     "2:1: extra_deny_syscalls: unknown syscall $x",
+		     "no expansion in syscall names");
 	expect_toml("[filesystem]\nread = [\"/a/~b\"]\n[program]\ncwd = \"./~c\"\n",
 		    "[program]\ncwd = \"./~c\"\n\n[filesystem]\nread = [\"/a/~b\"]\n",
 		    "a ~ that is not leading is literal");
-
 }
 
 /* The strict grammar: every other use of '$' and a leading '~' are errors. */
@@ -571,7 +572,8 @@ static void test_home_chroot(void)
 		    "[filesystem]\nread = [\"/usr\"]\nchroot = \"/jail\"\nmount = [\"/v:" HOME_DIR
 		    "/h\", \"/r:" HOME_DIR "/r:ro\"]\n",
 		    "a mount under chroot, written out");
-	expect_toml("[config]\nfs_storage = \"" HOME_DIR "/st\"\n[filesystem]\nchroot = \"/jail\"\n",
+	expect_toml("[config]\nfs_storage = \"" HOME_DIR
+		    "/st\"\n[filesystem]\nchroot = \"/jail\"\n",
 		    "[config]\nfs_storage = \"" HOME_DIR "/st\"\n\n"
 		    "[filesystem]\nchroot = \"/jail\"\n",
 		    "fs_storage under chroot, written out");
@@ -1125,27 +1127,50 @@ static void test_set_errors(void)
 static void test_set_failure_unchanged(void)
 {
 	static const char *const fill[][2] = {
-		{ "fs_readable", "/usr" }, { "max_memory", "1G" }, { "gpu_devices", "1,3" },
-		{ "cpu_cores", "0" }, { "net_allow_bind", "8080" }, { "env", "A=1" },
-		{ "http_ports", "80" }, { "time_start", "1970-01-01T00:00:00Z" }, { "name", "box" },
-		{ "on_exit", "keep" }, { "credentials", "t=env:T" },
+		{ "fs_readable", "/usr" },
+		{ "max_memory", "1G" },
+		{ "gpu_devices", "1,3" },
+		{ "cpu_cores", "0" },
+		{ "net_allow_bind", "8080" },
+		{ "env", "A=1" },
+		{ "http_ports", "80" },
+		{ "time_start", "1970-01-01T00:00:00Z" },
+		{ "name", "box" },
+		{ "on_exit", "keep" },
+		{ "credentials", "t=env:T" },
 		{ "allow_degraded", "fs-refer" },
-		{ "net_allow", "a.com:443" }, { "uid", "1" }, { "max_cpu", "10" },
+		{ "net_allow", "a.com:443" },
+		{ "uid", "1" },
+		{ "max_cpu", "10" },
 		{ "exec", "/bin/true" },
 	};
 	static const char *const bad[][3] = {
-		{ "max_cpu", "150", "-ERANGE" }, { "max_cpu", "ten", "" },
-		{ "gpu_devices", "0,2000", "" }, { "gpu_devices", "5,x", "" },
-		{ "cpu_cores", "2,99999", "" }, { "http_ports", "8080,0", "" },
-		{ "net_allow_bind", "*", "" }, { "net_allow", "bad host", "" },
-		{ "env", "=x", "" }, { "env", "noequals", "" },
-		{ "time_start", "2026-01-01T00:00:00", "" }, { "on_exit", "sometimes", "" },
-		{ "name", "a/b", "" }, { "name", "", "" }, { "uid", "-1", "" },
-		{ "uid", "4294967295", "" }, { "allow_degraded", "nope", "" },
-		{ "fs_readable", "", "" }, { "exec", "", "" }, { "max_memory", "12Q", "" },
-		{ "max_open_files", "0", "" }, { "clean_env", "maybe", "" },
-		{ "credentials", "t=nope:x", "" }, { "http_allow", "GET", "" },
-		{ "fs_mount", "rel:/h", "" }, { "nonsense", "1", "" },
+		{ "max_cpu", "150", "-ERANGE" },
+		{ "max_cpu", "ten", "" },
+		{ "gpu_devices", "0,2000", "" },
+		{ "gpu_devices", "5,x", "" },
+		{ "cpu_cores", "2,99999", "" },
+		{ "http_ports", "8080,0", "" },
+		{ "net_allow_bind", "*", "" },
+		{ "net_allow", "bad host", "" },
+		{ "env", "=x", "" },
+		{ "env", "noequals", "" },
+		{ "time_start", "2026-01-01T00:00:00", "" },
+		{ "on_exit", "sometimes", "" },
+		{ "name", "a/b", "" },
+		{ "name", "", "" },
+		{ "uid", "-1", "" },
+		{ "uid", "4294967295", "" },
+		{ "allow_degraded", "nope", "" },
+		{ "fs_readable", "", "" },
+		{ "exec", "", "" },
+		{ "max_memory", "12Q", "" },
+		{ "max_open_files", "0", "" },
+		{ "clean_env", "maybe", "" },
+		{ "credentials", "t=nope:x", "" },
+		{ "http_allow", "GET", "" },
+		{ "fs_mount", "rel:/h", "" },
+		{ "nonsense", "1", "" },
 	};
 	sandlock_policy_t *p = NULL;
 
@@ -1170,8 +1195,12 @@ static void test_set_failure_unchanged(void)
 static void test_clear(void)
 {
 	static const char *const fill[][2] = {
-		{ "max_memory", "1G" }, { "fs_readable", "/usr" }, { "gpu_devices", "all" },
-		{ "disable", "net-tcp" }, { "allow_degraded", "fs-refer" }, { "name", "box" },
+		{ "max_memory", "1G" },
+		{ "fs_readable", "/usr" },
+		{ "gpu_devices", "all" },
+		{ "disable", "net-tcp" },
+		{ "allow_degraded", "fs-refer" },
+		{ "name", "box" },
 		{ "on_exit", "keep" },
 	};
 	static const char *const first[] = { "limits.memory", "fs_readable", "gpu_devices",
@@ -1206,10 +1235,10 @@ static void test_field_supported(void)
 	static const struct {
 		const char *field;
 		int want;
-	} v[] = { { "fs_readable", 1 },	   { "filesystem.read", 1 }, { "max_memory", 0 },
-		  { "limits.memory", 0 },  { "nonsense", -EINVAL },  { "", -EINVAL },
-		  { "limits.", -EINVAL },  { ".memory", -EINVAL },   { "memory", -EINVAL },
-		  { "runtime.name", 1 },   { NULL, -EINVAL } };
+	} v[] = { { "fs_readable", 1 },	  { "filesystem.read", 1 }, { "max_disk", 0 },
+		  { "limits.disk", 0 },	  { "nonsense", -EINVAL },  { "", -EINVAL },
+		  { "limits.", -EINVAL }, { ".memory", -EINVAL },   { "memory", -EINVAL },
+		  { "runtime.name", 1 },  { NULL, -EINVAL } };
 	int agree = 1, unique = 1;
 
 	for (size_t i = 0; i < ELEMENTSOF(v); i++)
@@ -1327,9 +1356,12 @@ static int spawn_true(const sandlock_policy_t *p, char *msg, size_t n)
 static const struct {
 	const char *field, *other, *value;
 } companions[] = {
-	{ "http_ca", "http_key", "/ca.key" },	     { "http_key", "http_ca", "/ca.pem" },
-	{ "http_inject_ca", "http_allow", "GET a/*" }, { "http_ca_out", "http_allow", "GET a/*" },
-	{ "http_auth", "http_allow", "GET a/*" },      { "uid", "gid", "0" },
+	{ "http_ca", "http_key", "/ca.key" },
+	{ "http_key", "http_ca", "/ca.pem" },
+	{ "http_inject_ca", "http_allow", "GET a/*" },
+	{ "http_ca_out", "http_allow", "GET a/*" },
+	{ "http_auth", "http_allow", "GET a/*" },
+	{ "uid", "gid", "0" },
 	{ "gid", "uid", "0" },
 };
 

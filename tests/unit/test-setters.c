@@ -96,16 +96,16 @@ static void test_all_unsupported(void)
 	char msg[256];
 
 	sandlock_policy_new(&p);
-	set(p, "max_memory", "1G", msg, sizeof(msg));
+	set(p, "max_disk", "1G", msg, sizeof(msg));
 	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "one field not built yet");
-	is_str(e ? sandlock_error_message(e) : "", "not supported yet: max_memory", "  message");
+	is_str(e ? sandlock_error_message(e) : "", "not supported yet: max_disk", "  message");
 	sandlock_error_free(e);
 	e = NULL;
 	set(p, "chroot", "/", msg, sizeof(msg));
 	set(p, "random_seed", "7", msg, sizeof(msg));
 	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "three fields not built yet");
 	is_str(e ? sandlock_error_message(e) : "",
-	       "not supported yet: random_seed, chroot, max_memory",
+	       "not supported yet: random_seed, chroot, max_disk",
 	       "  all named at once, in schema order");
 	sandlock_error_free(e);
 	e = NULL;

@@ -68,28 +68,40 @@ void proc_limit_done(struct proc_limit *pl)
 	*pl = (struct proc_limit){ 0 };
 }
 
-/* fork, vfork, clone making a process. CONTINUE when allowed: the decision is on the syscall
- * number and the flags register (the filter sent only process-making clones here), which the
- * kernel uses unchanged; the pointer arguments (tid slots, the stack) decide nothing. */
+size_t forks_settle(struct supervisor *sv, pid_t caller)
+{
+	struct proc_limit *pl = &sv->procs;
+	size_t k = 0;
+
+	for (size_t i = 0; i < pl->n_pending; i++)
+		if (pl->pending[i] != caller && !past_fork(pl->pending[i]))
+			pl->pending[k++] = pl->pending[i];
+	return pl->n_pending = k;
+}
+
+/* fork, vfork, clone making a process, under max_processes (counted) or max_memory (noted:
+ * memory.c finds the sandbox's processes again once the fork is past). CONTINUE when allowed:
+ * the decision is on the syscall number and the flags register (the filter sent only
+ * process-making clones here), which the kernel uses unchanged; the pointer arguments (tid
+ * slots, the stack) decide nothing. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
 	struct proc_limit *pl = &sv->procs;
 	pid_t caller = (pid_t)req->pid;
-	size_t live = 0, k = 0;
+	size_t live = 0;
 
 	/* Settle the pending forks whose thread is past them (the caller is: it forks again). */
-	for (size_t i = 0; i < pl->n_pending; i++)
-		if (pl->pending[i] != caller && !past_fork(pl->pending[i]))
-			pl->pending[k++] = pl->pending[i];
-	pl->n_pending = k;
-	int r = sandbox_processes(sv, count_live, &live);
-	if (r < 0)
-		return r;
-	if (!notif_id_valid(sv->listener, req->id))
-		return NOTIF_GONE;
-	if (live + pl->n_pending + 1 > pl->max)
-		return -EAGAIN; /* as the kernel's RLIMIT_NPROC */
+	forks_settle(sv, caller);
+	if (pl->max) {
+		int r = sandbox_processes(sv, count_live, &live);
+		if (r < 0)
+			return r;
+		if (!notif_id_valid(sv->listener, req->id))
+			return NOTIF_GONE;
+		if (live + pl->n_pending + 1 > pl->max)
+			return -EAGAIN; /* as the kernel's RLIMIT_NPROC */
+	}
 	if (pl->n_pending == pl->cap_pending) {
 		size_t cap = pl->cap_pending ? 2 * pl->cap_pending : 16;
 		pid_t *v = realloc(pl->pending, cap * sizeof(*v));
@@ -99,6 +111,7 @@ int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		pl->cap_pending = cap;
 	}
 	pl->pending[pl->n_pending++] = caller;
+	sv->mem_pids.dirty = 1;
 	notif_answer_continue(resp);
 	return 0;
 }

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct supervisor;
 
@@ -51,6 +54,17 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 /* fork.c: fork, vfork, clone making a process, under max_processes. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
+/* fork.c: drop the pending forks whose thread is past them (and @caller's, which forks
+ * again; 0: none); returns how many remain. */
+size_t forks_settle(struct supervisor *sv, pid_t caller);
+/* memory.c: mmap (writable, anonymous), brk, mremap under max_memory. */
+int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);
+/* memory.c: the sandbox's anonymous memory (the sum of its processes' VmData), in bytes. */
+int memory_usage(struct supervisor *sv, uint64_t *ret_total);
+/* memory.c: the periodic check (sandbox.c's loop): while the sandbox is over max_memory, its
+ * largest process is killed. */
+void memory_check(struct supervisor *sv);
 /* cpus.c: sched_getaffinity under num_cpus. */
 int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp);

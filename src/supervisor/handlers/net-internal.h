@@ -90,6 +90,10 @@ struct proc_info {
 int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p, void *arg),
 		      void *arg);
 
+/* memory.c: /proc/meminfo as a sandbox under max_memory sees it: MemTotal the limit,
+ * MemFree and MemAvailable what is left of it (malloc'd in *@ret). -errno. */
+int memory_meminfo(struct supervisor *sv, char **ret, size_t *ret_len);
+
 /* cpus.c: /proc/cpuinfo as a sandbox of @ncpus CPUs sees it (malloc'd in *@ret). -errno. */
 int cpus_cpuinfo(unsigned ncpus, char **ret, size_t *ret_len);
 

@@ -140,6 +140,7 @@ enum view {
 	VIEW_CPU_ONLINE,
 	VIEW_CPU_POSSIBLE,
 	VIEW_CPU_PRESENT,
+	VIEW_MEMINFO,
 };
 
 static int ends_with(const char *s, size_t len, const char *suffix)
@@ -180,6 +181,8 @@ static enum view view_of(struct supervisor *sv, int fd)
 		if (ends_with(real, len, "/net/tcp6"))
 			return VIEW_TCP6;
 	}
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->max_memory && strcmp(real, "/proc/meminfo") == 0)
+		return VIEW_MEMINFO;
 	if (!sv->num_cpus)
 		return VIEW_NONE;
 	if (fs.f_type == PROC_SUPER_MAGIC)
@@ -201,6 +204,8 @@ static int view_text(struct supervisor *sv, enum view v, char **ret, size_t *len
 		return proc_net_table(sv, v == VIEW_TCP6, ret, len);
 	case VIEW_CPUINFO:
 		return cpus_cpuinfo(sv->num_cpus, ret, len);
+	case VIEW_MEMINFO:
+		return memory_meminfo(sv, ret, len);
 	default: {
 		int n = sv->num_cpus > 1 ? asprintf(ret, "0-%u\n", sv->num_cpus - 1)
 					 : asprintf(ret, "0\n");
@@ -255,6 +260,7 @@ static int may_be_view(struct supervisor *sv, const char *path)
 {
 	static const char *const tcp[] = { "tcp", "tcp6" };
 	static const char *const cpu[] = { "cpuinfo", "online", "possible", "present" };
+	static const char meminfo[] = "meminfo";
 	const char *rest;
 	int n;
 
@@ -270,6 +276,9 @@ static int may_be_view(struct supervisor *sv, const char *path)
 		if (len - start == strlen(tcp[i]) &&
 		    strncmp(path + start, tcp[i], len - start) == 0)
 			return 1;
+	if (sv->max_memory && len - start == strlen(meminfo) &&
+	    strncmp(path + start, meminfo, len - start) == 0)
+		return 1;
 	for (size_t i = 0; sv->num_cpus && i < ELEMENTSOF(cpu); i++)
 		if (len - start == strlen(cpu[i]) &&
 		    strncmp(path + start, cpu[i], len - start) == 0)
@@ -330,8 +339,8 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
 
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
-	if ((sv->net->port_remap || sv->num_cpus) && (flags & O_ACCMODE) != O_WRONLY &&
-	    !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
+	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory) &&
+	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
 		char path[PATH_MAX];
 		r = read_path(sv, req, path_addr, path, sizeof(path));
 		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
