@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "strv.h"
 #include "landlock.h"
 #include "policy/rules.h"
 #include "syscall-util.h"
@@ -98,6 +99,8 @@ static int add_path_rule(int ruleset_fd, const char *field, const char *path, ui
 struct denied {
 	char *real;
 	int exists;
+	int internal; /* one of sandlock's own (/proc, the /sys denials): never moved by the
+		       * sandbox, so carved out of writable grants too */
 	dev_t dev;
 	ino_t ino;
 };
@@ -161,6 +164,25 @@ static int path_within(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* Whether a grant of @p covers @area (its path is @area or above it), or, with @inside, lies
+ * beneath it too. The grant's path as written decides, but for one that is a symlink, whose
+ * target does (one lstat per grant: this runs at every spawn). */
+static int grants_touch(const struct sandlock_policy *p, const char *area, int inside)
+{
+	for (int w = 0; w < 2; w++)
+		for (size_t i = 0;
+		     (w ? p->fs_write : p->fs_read) && (w ? p->fs_write : p->fs_read)[i]; i++) {
+			const char *g = (w ? p->fs_write : p->fs_read)[i];
+			struct stat st;
+			_cleanup_free_ char *real = NULL;
+			if (lstat(g, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(g, NULL)))
+				g = real;
+			if (path_within(area, g) || (inside && path_within(g, area)))
+				return 1;
+		}
+	return 0;
+}
+
 /* The first file beneath directory @dir with other hard links, in @found; 1 if there is one.
  * (Another name of it could be anywhere beneath a grant.) */
 static int find_linked(int dir, char *found, size_t size, const char *name, int depth)
@@ -195,18 +217,65 @@ static int find_linked(int dir, char *found, size_t size, const char *name, int 
 	return hit;
 }
 
-static int denied_collect(const struct sandlock_policy *p, struct denied_set *s,
+/* The paths of /sys no grant reaches: firmware tables, the LSMs' files, the host's network
+ * interfaces. */
+static const char *const sys_denied[] = { "/sys/firmware", "/sys/kernel/security",
+					  "/sys/class/net" };
+
+static int add_internal(struct denied_set *s, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0; /* not there: nothing to carve */
+	struct denied *d = &s->v[s->n];
+	if (!(d->real = realpath(path, NULL)))
+		return errno == ENOMEM ? -ENOMEM : 0;
+	d->exists = d->internal = 1;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	s->n++;
+	return 0;
+}
+
+static int denied_collect(const struct sandlock_policy *p, int mediate_proc, struct denied_set *s,
 			  struct sandlock_error **reterr)
 {
-	size_t n = 0;
+	size_t n = 0, user;
 
 	while (p->fs_deny && p->fs_deny[n])
 		n++;
-	if (!n)
-		return 0;
-	if (!(s->v = calloc(n, sizeof(*s->v))))
+	user = n;
+	/* The network interfaces' own directories too (/sys/class/net holds symlinks to them,
+	 * under /sys/devices), so that no spelling reaches an interface's address. */
+	_cleanup_strv_free_ char **nets = NULL;
+	size_t n_nets = 0;
+	int sys = grants_touch(p, "/sys", 1); /* else nothing of /sys is granted to carve */
+	DIR *cn = sys ? opendir("/sys/class/net") : NULL;
+	for (struct dirent *e; cn && (e = readdir(cn));) {
+		char path[PATH_MAX];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s", e->d_name);
+		if (strv_extend(&nets, path) < 0) {
+			closedir(cn);
+			return error_set(reterr, -ENOMEM, "out of memory");
+		}
+		n_nets++;
+	}
+	if (cn)
+		closedir(cn);
+	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + 1, sizeof(*s->v))))
 		return error_set(reterr, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; sys && i < ELEMENTSOF(sys_denied); i++)
+		if (add_internal(s, sys_denied[i]) < 0)
+			return error_set(reterr, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n_nets; i++)
+		if (add_internal(s, nets[i]) < 0)
+			return error_set(reterr, -ENOMEM, "out of memory");
+	if (mediate_proc && add_internal(s, "/proc") < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < user; i++) {
 		const char *path = p->fs_deny[i];
 		struct denied *d = &s->v[s->n];
 		struct stat st;
@@ -300,7 +369,7 @@ static int add_fd_rule(int ruleset_fd, int fd, uint64_t access, const char *fiel
  * through its target, which decides). Entries are judged on the inode opened, by name and by
  * identity: a bind mount of a denied file beside it, or an entry renamed meanwhile, is the
  * denied inode and is never granted. */
-static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t handled,
+static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t handled, int write,
 		 const struct denied_set *deny, int depth, struct sandlock_error **reterr)
 {
 	if (depth > 64) /* a mount loop: grant nothing further down (fail closed) */
@@ -342,11 +411,12 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
 			continue;
 		below |= S_ISDIR(st.st_mode) && is_above_denied(deny, &st);
 		if (below && S_ISDIR(st.st_mode))
-			r = carve(ruleset_fd, field, path, handled, deny, depth + 1, reterr);
+			r = carve(ruleset_fd, field, path, handled, write, deny, depth + 1, reterr);
 		else if (!below)
 			r = add_fd_rule(ruleset_fd, fd,
-					landlock_read_access(handled, S_ISDIR(st.st_mode)), field,
-					path, reterr);
+					write ? landlock_write_access(handled, S_ISDIR(st.st_mode))
+					      : landlock_read_access(handled, S_ISDIR(st.st_mode)),
+					field, path, reterr);
 	}
 	if (d)
 		closedir(d);
@@ -366,12 +436,17 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 	if (!real)
 		return error_set(reterr, negative_errno(), "%s: %s: %s", field, path,
 				 strerror(errno));
-	const char *inside = NULL;
+	/* Only a denied path of the user's inside a writable grant is refused: sandlock's own
+	 * (/proc, /sys) cannot be renamed, linked or replaced by the sandbox. */
+	const char *inside = NULL, *user_inside = NULL;
 	for (size_t i = 0; i < deny->n; i++) {
 		if (path_within(real, deny->v[i].real))
 			return 0; /* the grant is (beneath) a denied path: denied */
-		if (path_within(deny->v[i].real, real))
+		if (path_within(deny->v[i].real, real)) {
 			inside = deny->v[i].real;
+			if (!deny->v[i].internal)
+				user_inside = deny->v[i].real;
+		}
 	}
 	if (!inside) {
 		struct stat st;
@@ -379,11 +454,11 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 			return 0; /* another name of a denied path */
 		return add_path_rule(ruleset_fd, field, path, handled, write, reterr);
 	}
-	if (write)
+	if (write && user_inside)
 		return error_set(reterr, -EOPNOTSUPP,
 				 "not supported yet: fs_denied inside a writable grant (%s in %s)",
-				 inside, path);
-	return carve(ruleset_fd, field, real, handled, deny, 0, reterr);
+				 user_inside, path);
+	return carve(ruleset_fd, field, real, handled, write, deny, 0, reterr);
 }
 
 /* The TCP ports a sandbox may bind and connect to, as two bitmaps (65536 bits each). */
@@ -516,10 +591,11 @@ static int add_port_rules(int ruleset_fd, const struct tcp_ports *t, uint64_t ha
 }
 
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
-			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
+			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int flags,
 			   int *ret_bind_zero, uint8_t **ret_bind_ports,
 			   struct sandlock_error **reterr)
 {
+	int no_net = flags & LANDLOCK_BUILD_NO_NET;
 	struct sl_landlock_ruleset_attr attr = {
 		.handled_access_fs = landlock_fs_handled(abi, status),
 	};
@@ -566,7 +642,7 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 				 strerror(errno));
 
 	struct denied_set deny = { 0 };
-	int rr = denied_collect(p, &deny, reterr);
+	int rr = denied_collect(p, flags & LANDLOCK_BUILD_MEDIATE_PROC, &deny, reterr);
 	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
 		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, &deny,
 			       reterr);
@@ -592,4 +668,9 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		}
 	}
 	return TAKE_FD(fd);
+}
+
+int landlock_grants_proc(const struct sandlock_policy *p)
+{
+	return grants_touch(p, "/proc", 0);
 }

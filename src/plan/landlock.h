@@ -14,14 +14,21 @@
 /* The kernel's Landlock ABI (cached), or -EOPNOTSUPP. */
 int landlock_abi(void);
 
-/* Build the ruleset for @p under the resolved protection @status. @no_net leaves out the TCP
- * rules (sandlock_confine: filesystem rules and IPC scopes only). *@ret_bind_zero (may be NULL)
+/* Flags of landlock_ruleset_build(). */
+#define LANDLOCK_BUILD_NO_NET 1 /* leave out the TCP rules (sandlock_confine) */
+/* /proc is left out of every grant, for the supervisor to serve (handlers/open.c): a grant
+ * covering /proc then costs trapped opens, and nothing of /proc is reached past it. */
+#define LANDLOCK_BUILD_MEDIATE_PROC 2
+
+/* Build the ruleset for @p under the resolved protection @status, with @flags
+ * (LANDLOCK_BUILD_*). /sys/firmware, /sys/kernel/security and /sys/class/net are always left
+ * out of the grants. *@ret_bind_zero (may be NULL)
  * says whether bind(0) is allowed, which a listen() on an unbound socket amounts to.
  * *@ret_bind_ports (may be NULL) gets the TCP ports bind may take as a bitmap of 65536 bits
  * (malloc'd; the supervisor's check where it binds for the child, port_remap), or NULL when
  * bind is not restricted. Returns the ruleset fd (O_CLOEXEC) or -errno. */
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
-			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int no_net,
+			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int flags,
 			   int *ret_bind_zero, uint8_t **ret_bind_ports,
 			   struct sandlock_error **reterr);
 
@@ -29,3 +36,7 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 uint64_t landlock_fs_handled(int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT]);
 uint64_t landlock_read_access(uint64_t handled, int is_dir);
 uint64_t landlock_write_access(uint64_t handled, int is_dir);
+
+/* Whether a grant of @p covers /proc (its real path is /proc or above it): with a supervisor,
+ * /proc is then served by it (LANDLOCK_BUILD_MEDIATE_PROC). */
+int landlock_grants_proc(const struct sandlock_policy *p);

@@ -407,7 +407,10 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
 	}
 	if (r == 0) {
-		r = landlock_ruleset_build(p, plan.abi, plan.status, 0, &plan.net.bind_zero,
+		plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
+		r = landlock_ruleset_build(p, plan.abi, plan.status,
+					   plan.net.proc_mediated ? LANDLOCK_BUILD_MEDIATE_PROC : 0,
+					   &plan.net.bind_zero,
 					   plan.net.port_remap ? &plan.net.bind_ports : NULL,
 					   reterr);
 		if (r >= 0) {

@@ -28,6 +28,8 @@ struct net_plan {
 	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
 	char **granted;	      /* the real paths of every read and write grant: the supervisor's
 			       * views of /proc and /sys files are served beneath them only */
+	int proc_mediated;    /* a grant covers /proc: Landlock leaves it out, opens of it are
+			       * served by the supervisor (handlers/open.c) */
 	int port_remap;	      /* TCP binds are the supervisor's, in a virtual port space */
 	uint8_t *bind_ports;  /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
 };

@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "handlers/handlers.h"
 #include "macro.h"
+#include "plan/landlock.h"
 
 struct dispatch_entry {
 	struct trap trap;
@@ -65,7 +66,8 @@ static int num_cpus(const struct sandlock_policy *p)
 
 static int serves_files(const struct sandlock_policy *p)
 {
-	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set;
+	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set ||
+	       (!p->no_supervisor && landlock_grants_proc(p));
 }
 
 /* Every sandbox traps:

@@ -30,6 +30,7 @@
 #include "macro.h"
 #include "net-internal.h"
 #include "plan/plan.h"
+#include "sandbox/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
@@ -217,6 +218,22 @@ static int view_text(struct supervisor *sv, enum view v, char **ret, size_t *len
 	}
 }
 
+/* Answer the open with view @v, read-only. */
+static int serve_view(struct supervisor *sv, const struct seccomp_notif *req, enum view v,
+		      uint64_t flags)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES; /* served read-only */
+	int r = view_text(sv, v, &text, &len);
+	if (r == 0)
+		r = answer_file(sv, req, "view", text, len, flags);
+	free(text);
+	return r;
+}
+
 struct view_job {
 	struct supervisor *sv;
 	struct seccomp_notif req;
@@ -286,6 +303,136 @@ static int may_be_view(struct supervisor *sv, const char *path)
 	return 0;
 }
 
+/* ---- /proc, served by the supervisor (plan.net.proc_mediated) ---------------------------- */
+
+/* The files of /proc no grant reaches. */
+static const char *const proc_denied[] = { "kcore", "kmsg",	 "kallsyms",
+					   "keys",  "key-users", "sysrq-trigger" };
+
+/* @path is @root or beneath it. */
+static int under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return 1;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int granted_in(char *const *list, const char *path)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (under(path, list[i]))
+			return 1;
+	return 0;
+}
+
+static ssize_t fd_path(int fd, char *buf, size_t size)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t k = readlink(self, buf, size - 1);
+	if (k > 0)
+		buf[k] = '\0';
+	return k;
+}
+
+/* Whether process @pid (a thread id too) is one of the sandbox's: a member of its groups. */
+static int sandbox_pid(struct supervisor *sv, pid_t pid)
+{
+	char buf[1024];
+	int pgrp;
+
+	if (proc_read(pid, "stat", buf, sizeof(buf)) < 0)
+		return 0;
+	const char *close = strrchr(buf, ')');
+	return close && sscanf(close + 1, " %*c %*d %d", &pgrp) == 1 && pgrp > 0 &&
+	       groups_owns(sv->groups, pgrp);
+}
+
+/* The open of a procfs file @fd (O_PATH, resolved from the child's name) asked with @flags,
+ * decided on the file reached: another process's /proc/<pid> (not one of the sandbox's) and
+ * the denied files are refused (EACCES), a view is served, anything else is opened again here
+ * with what the grants allow and installed in the child. Landlock leaves /proc out of every
+ * grant (LANDLOCK_BUILD_MEDIATE_PROC), so the CONTINUE of any other open reaches nothing of
+ * /proc, whatever the name says by then. */
+static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int fd, uint64_t flags,
+		     int dirfd, const char *name, uint64_t resolve)
+{
+	char real[PATH_MAX], sub[PATH_MAX + 64];
+	pid_t tgid;
+	_cleanup_close_ int again = -1;
+
+	if (fd_path(fd, real, sizeof(real)) <= 0)
+		return -EACCES;
+	/* "self" and "thread-self" resolved here named the supervisor: the child's. */
+	char svdir[32];
+	int svlen = snprintf(svdir, sizeof(svdir), "/proc/%d", (int)getpid());
+	if (under(real, svdir)) {
+		/* Named without a symlink on the way: the supervisor's own, outside the sandbox.
+		 * Through one ("self", "thread-self", /etc/mtab, /dev/stdin...): the child's. */
+		_cleanup_close_ int plain =
+			child_path_open(sv, req, dirfd, name, resolve | RESOLVE_NO_SYMLINKS, 0);
+		if (plain >= 0)
+			return -EACCES;
+		int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+		if (r < 0)
+			return r == -ESRCH ? NOTIF_GONE : r;
+		char task[48];
+		int tlen = snprintf(task, sizeof(task), "%s/task/%d", svdir, (int)gettid());
+		if (under(real, task))
+			snprintf(sub, sizeof(sub), "/proc/%d/task/%d%s", (int)tgid, (int)req->pid,
+				 real + tlen);
+		else
+			snprintf(sub, sizeof(sub), "/proc/%d%s", (int)tgid, real + svlen);
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+					.resolve = RESOLVE_NO_MAGICLINKS };
+		again = (int)syscall(SYS_openat2, AT_FDCWD, sub, &how, sizeof(how));
+		if (again < 0)
+			return negative_errno();
+		fd = again;
+		if (fd_path(fd, real, sizeof(real)) <= 0)
+			return -EACCES;
+	}
+	/* Another process's directory, or a denied file. */
+	long pid;
+	char *end;
+	if (strncmp(real, "/proc/", 6) == 0 && (pid = strtol(real + 6, &end, 10)) > 0 &&
+	    (*end == '\0' || *end == '/') && !sandbox_pid(sv, (pid_t)pid))
+		return -EACCES;
+	for (size_t i = 0; i < ELEMENTSOF(proc_denied); i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%s", proc_denied[i]);
+		if (under(real, path))
+			return -EACCES;
+	}
+	/* What the grants allow (Landlock would have decided this). */
+	int acc = (int)(flags & O_ACCMODE);
+	if (!(flags & O_PATH) &&
+	    ((acc != O_WRONLY && !granted_in(sv->net->granted, real)) ||
+	     ((acc != O_RDONLY || (flags & O_TRUNC)) && !granted_in(sv->net->unix_write, real))))
+		return -EACCES;
+	enum view view = view_of(sv, fd);
+	if (view != VIEW_NONE && !(flags & O_PATH))
+		return serve_view(sv, req, view, flags);
+	_cleanup_close_ int opened = -1;
+	if (flags & O_PATH) {
+		opened = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	} else {
+		char self[64];
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		/* Opened again through the resolved file, as this process: what the kernel
+		 * checks then (permissions, ptrace access to another's files) is what it checks
+		 * for the child, which has the same ids. Never a terminal of the supervisor's. */
+		opened = open(self, (int)(flags & ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW)) |
+					    O_NOCTTY | O_CLOEXEC);
+	}
+	if (opened < 0)
+		return negative_errno();
+	return notif_addfd_send(sv->listener, req, opened, (flags & O_CLOEXEC) != 0);
+}
+
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
@@ -338,6 +485,31 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	    memcmp(name, hosts, sizeof(hosts)) == 0)
 		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
 
+	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
+	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
+	if (sv->net->proc_mediated) {
+		char path[PATH_MAX];
+		r = read_path(sv, req, path_addr, path, sizeof(path));
+		_cleanup_close_ int fd = r == 0 ? child_path_open(sv, req, dirfd, path, resolve,
+								  (flags & O_NOFOLLOW) != 0)
+						: r;
+		if (fd == NOTIF_GONE)
+			return fd;
+		struct statfs fs;
+		if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)
+			return proc_open(sv, req, fd, flags, dirfd, path, resolve);
+		/* The sysfs views (num_cpus) are served as everywhere. */
+		enum view view = fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))
+					 ? view_of(sv, fd)
+					 : VIEW_NONE;
+		if (view != VIEW_NONE)
+			return serve_view(sv, req, view, flags);
+		/* Not procfs (or not resolved here: a magic link on the way): the kernel's. Safe
+		 * whatever the name reads by then: Landlock leaves /proc out of every grant, so
+		 * nothing of /proc is reached that way. */
+		notif_answer_continue(resp);
+		return 0;
+	}
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
 	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory) &&
 	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""/proc behind the supervisor: with a grant covering /proc, Landlock leaves /proc out and the
+supervisor serves each open that reaches it, decided on the file reached: another process's
+/proc/<pid> and the denied files (kallsyms, keys, ...) are refused under every spelling, the
+sandbox's own processes are served. /sys/firmware, /sys/kernel/security and /sys/class/net are
+carved out of every grant. Controls: the same opens outside the sandbox succeed."""
+
+import json
+import os
+import subprocess
+
+from conftest import PY, SYSTEM_READ, run
+
+PROBE = r"""
+import json, os, sys
+out = {}
+for name in sys.argv[1:]:
+    try:
+        if name.startswith("at:"):  # relative to a descriptor of /proc
+            d = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+            fd = os.open(name[3:], os.O_RDONLY, dir_fd=d)
+        else:
+            fd = os.open(name, os.O_RDONLY)
+        os.read(fd, 16)
+        out[name] = "ok"
+    except OSError as e:
+        out[name] = e.errno
+print(json.dumps(out))
+"""
+
+
+def probe(flags, names, **kw):
+    r = run(*SYSTEM_READ, *flags, "--", PY, "-c", PROBE, *names, timeout=60, **kw)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def outside(names):
+    r = subprocess.run([PY, "-c", PROBE, *names], capture_output=True, timeout=60)
+    return json.loads(r.stdout)
+
+
+def test_denied_files_under_every_spelling(tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to("/proc/kallsyms")
+    names = ["/proc/kallsyms", "/proc/./kallsyms", "//proc/kallsyms", "/proc/../proc/kallsyms",
+             "at:kallsyms", str(link), "/proc/keys", "/proc/key-users"]
+    assert set(outside(names).values()) == {"ok"}  # control
+    got = probe(["-r", "/proc", "-r", str(tmp_path)], names)
+    assert got == {n: 13 for n in names}
+
+
+def test_other_processes_are_refused_own_served():
+    host = os.getpid()
+    names = [f"/proc/{host}/status", f"/proc/{host}/environ", "/proc/1/status",
+             "/proc/self/status", "/proc/thread-self/status", "/proc/self/maps",
+             "at:self/stat", "/proc/cpuinfo", "/etc/mtab"]
+    assert set(outside(names).values()) == {"ok"}
+    got = probe(["-r", "/proc", "-r", "/etc"], names)
+    assert got == {f"/proc/{host}/status": 13, f"/proc/{host}/environ": 13,
+                   "/proc/1/status": 13, "/proc/self/status": "ok",
+                   "/proc/thread-self/status": "ok", "/proc/self/maps": "ok",
+                   "at:self/stat": "ok", "/proc/cpuinfo": "ok", "/etc/mtab": "ok"}
+
+
+def test_ps_shows_only_the_sandbox():
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", "ps", "-e", "-o", "comm=", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split() == ["ps"]
+    control = subprocess.run(["ps", "-e", "-o", "comm="], capture_output=True, text=True)
+    assert len(control.stdout.split()) > 1
+
+
+def test_a_child_of_the_sandbox_is_served():
+    code = ("import os, time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    time.sleep(1); os._exit(0)\n"
+            "print(open(f'/proc/{pid}/status').readline().split()[0])\n"
+            "os.kill(pid, 9)\n")
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", code, timeout=60)
+    assert r.stdout == b"Name:\n", r.stderr
+
+
+RACE = r"""
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+allowed, denied = b"/proc/self/stat", b"/proc//kallsyms"  # the same length
+buf = ctypes.create_string_buffer(allowed, 32)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, denied, len(denied))
+        ctypes.memmove(buf, allowed, len(allowed))
+t = threading.Thread(target=flip)
+t.start()
+leaked = opened = 0
+out = ctypes.create_string_buffer(64)
+for _ in range(20000):
+    fd = libc.open(buf, os.O_RDONLY)
+    if fd < 0:
+        continue
+    opened += 1
+    n = libc.read(fd, out, 64)
+    libc.close(fd)
+    # kallsyms lines: "ffffffff81000000 T _text"; /proc/self/stat starts with the pid
+    if n > 17 and out.raw[16:17] == b" " and out.raw[:16].strip(b"0123456789abcdef") == b"":
+        leaked += 1
+stop = True
+t.join()
+print(opened, leaked)
+"""
+
+
+def test_a_racing_thread_never_reaches_a_denied_file():
+    # Control: outside, the same loop reads kallsyms many times.
+    r = subprocess.run([PY, "-c", RACE], capture_output=True, timeout=120)
+    assert int(r.stdout.split()[1]) > 0
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", RACE, timeout=300)
+    opened, leaked = map(int, r.stdout.split())
+    assert opened > 0 and leaked == 0
+
+
+def test_sys_denials():
+    names = [n for n in ("/sys/class/net/lo/mtu", "/sys/kernel/security/lsm") if
+             os.path.exists(n)]
+    assert names  # this machine has them
+    assert set(outside(names).values()) == {"ok"}
+    assert probe(["-r", "/sys"], names) == {n: 13 for n in names}
+    # Without a supervisor too: Landlock alone.
+    assert probe(["-r", "/sys", "--no-supervisor"], names) == {n: 13 for n in names}
