@@ -135,7 +135,7 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_vfork, .deny_unsupervised = 1 }, handle_fork, max_processes },
 #endif
 	/* The calls that grow an address space, under max_memory: a writable anonymous mmap,
-	 * brk, mremap. */
+	 * brk, mremap, a writable mprotect. */
 	{ { SYS_mmap,
 	    2,
 	    { MASKED_EQ(2, PROT_WRITE, PROT_WRITE), MASKED_EQ(3, MAP_ANONYMOUS, MAP_ANONYMOUS) },
@@ -143,6 +143,10 @@ static const struct dispatch_entry table[] = {
 	  handle_memory,
 	  max_memory },
 	{ { .nr = SYS_brk, .deny_unsupervised = 1 }, handle_memory, max_memory },
+	/* mprotect making memory writable: what a reservation (PROT_NONE) commits. */
+	{ { SYS_mprotect, 1, { MASKED_EQ(2, PROT_WRITE, PROT_WRITE) }, 1 },
+	  handle_memory,
+	  max_memory },
 	{ { .nr = SYS_mremap, .deny_unsupervised = 1 }, handle_memory, max_memory },
 };
 

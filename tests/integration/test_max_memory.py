@@ -101,3 +101,52 @@ def test_max_memory_needs_the_supervisor():
     assert r.stderr.decode().splitlines() == [
         "sandlock: no_supervisor: cannot enforce max_memory (allocations are checked by the "
         "supervisor)"]
+
+
+LEADERLESS = r"""
+import ctypes, threading, time
+held = []
+def work():
+    time.sleep(0.3)  # the main thread is gone by then
+    for _ in range(12):
+        held.append(bytearray(50 << 20))
+    print("worker holds", 50 * len(held), "MiB", flush=True)
+    ctypes.CDLL(None).syscall(231, 0)  # exit_group
+threading.Thread(target=work).start()
+ctypes.CDLL(None).syscall(60, 0)  # exit: the main thread only; the process lives on
+"""
+
+
+def test_a_process_whose_main_thread_exited_is_counted():
+    r = py([], LEADERLESS)  # control: 600 MiB held
+    assert r.stdout == b"worker holds 600 MiB\n", r.stderr
+    r = py(["--max-memory", "128M"], LEADERLESS)
+    assert r.returncode == 128 + 9 and r.stdout == b""
+
+
+INNOCENT = r"""
+import os, threading, time
+big = bytearray(50 << 20)  # 50 MiB, shared with the children after fork (copy-on-write)
+threads = [threading.Thread(target=time.sleep, args=(0.5,)) for _ in range(20)]
+for t in threads:
+    t.start()
+kids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.5)
+        os._exit(0)
+    kids.append(pid)
+codes = [os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids]
+for t in threads:
+    t.join()
+print(codes)
+"""
+
+
+def test_shared_and_reserved_memory_do_not_kill():
+    # Thread stacks are reserved, not used; pages shared after fork count once: 20 threads
+    # and two children of a 50 MiB process fit in 128M. (Control: the program runs bare.)
+    assert py([], INNOCENT).stdout == b"[0, 0]\n"
+    r = py(["--max-memory", "128M"], INNOCENT)
+    assert r.returncode == 0 and r.stdout == b"[0, 0]\n", r.stderr

@@ -51,7 +51,7 @@ static int past_fork(pid_t tid)
 
 static int count_live(const struct proc_info *p, void *arg)
 {
-	if (p->state != 'Z' && p->state != 'X')
+	if (proc_live_task(p) > 0)
 		(*(size_t *)arg)++;
 	return 0;
 }

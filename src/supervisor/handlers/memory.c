@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * handlers/memory: max_memory, the most anonymous memory the sandbox's processes may hold
- * together. The calls that grow an address space are trapped (a writable anonymous mmap,
- * brk, mremap); at each the sandbox's use is read from the kernel (for every process of its
- * groups, VmData: private writable memory, heap and anonymous mappings, reset by exec, gone with
- * the process; plus RssShmem: the shared memory it touched), so no ledger of our own can be
- * laundered by mapping and unmapping files. A call
- * that would take the sandbox past the limit kills the calling process (SIGKILL: its parent
- * survives and sees it killed) instead of returning. Memory made writable later (mprotect of a
- * reservation) or touched without a call is caught by a check every 100 ms (memory_check),
- * which kills the largest process while the sandbox is over.
+ * handlers/memory: max_memory, the most memory the sandbox's processes may hold together:
+ * their resident anonymous memory and the shared memory they touched (RssAnon + RssShmem of
+ * each). The calls that grow an address space are trapped (a writable anonymous mmap, brk,
+ * mremap, an mprotect that makes memory writable: a reservation committed), and each is checked
+ * with what it asks on top of what the kernel counts now; the
+ * numbers are the kernel's, read at each check, so no ledger of our own can be laundered by
+ * mapping and unmapping files. Before anything is killed the count is taken again, precisely:
+ * each process's proportional share (Pss_Anon + Pss_Shmem of smaps_rollup), so memory shared
+ * after a fork (copy-on-write) or mapped by several processes is counted once. A call that
+ * would take the sandbox past the limit kills the calling process (SIGKILL: its parent
+ * survives and sees it killed). What no trapped call shows (memory made writable later, pages
+ * touched) is caught by a check every 100 ms (memory_check), which kills the largest processes
+ * until the sandbox is back under.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,148 +33,261 @@
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 
+/* Read /proc/<task>/@name whole into @buf (NUL-terminated). */
+static int read_task_file(pid_t task, const char *name, char *buf, size_t size)
+{
+	char path[128];
+	size_t len = 0;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)task, name);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	while (len < size - 1 && (k = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)k;
+	buf[len] = '\0';
+	return len ? 0 : -ESRCH;
+}
+
+static uint64_t field_kb(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+	unsigned long long kb;
+
+	return p && sscanf(p + strlen(key), "%llu", &kb) == 1 ? (uint64_t)kb * 1024 : 0;
+}
+
+/* The bytes process @p counts for: RssAnon + RssShmem, or with @precise Pss_Anon + Pss_Shmem;
+ * read through a live task (a process whose leader exited lives in its other threads). 0 for a
+ * zombie or a process gone; -1 when the numbers are missing (fail closed: counted as over). */
+static int64_t process_bytes(const struct proc_info *p, int precise)
+{
+	char buf[8192];
+	pid_t task = proc_live_task(p);
+
+	if (!task)
+		return 0;
+	char name[64];
+	if (task == p->pid)
+		snprintf(name, sizeof(name), "%s", precise ? "smaps_rollup" : "status");
+	else
+		snprintf(name, sizeof(name), "task/%d/%s", (int)task,
+			 precise ? "smaps_rollup" : "status");
+	if (read_task_file(p->pid, name, buf, sizeof(buf)) < 0)
+		return 0;
+	const char *anon = precise ? "\nPss_Anon:" : "\nRssAnon:";
+	const char *shmem = precise ? "\nPss_Shmem:" : "\nRssShmem:";
+	if (!strstr(buf, anon))
+		return strstr(buf, "\nVmRSS:") || precise ? -1 : 0; /* a kernel thread has none */
+	return (int64_t)(field_kb(buf, anon) + field_kb(buf, shmem));
+}
+
 struct usage {
 	struct supervisor *sv;
+	int precise;
 	uint64_t total;
-	pid_t biggest;
-	uint64_t biggest_bytes;
+	int unknown; /* a process whose numbers could not be read */
+	struct proc_info *procs;
+	int64_t *bytes;
+	size_t n, cap;
 };
 
-/* The bytes process @pid counts for (VmData + RssShmem), or 0 (gone, a kernel thread). */
-static uint64_t process_bytes(pid_t pid)
+static int usage_add(struct usage *u, const struct proc_info *p)
 {
-	char buf[2048];
-
-	if (proc_read(pid, "status", buf, sizeof(buf)) < 0)
-		return 0;
-	const char *line = strstr(buf, "\nVmData:");
-	unsigned long long kb, shmem = 0;
-	if (!line || sscanf(line + 8, "%llu", &kb) != 1)
-		return 0;
-	/* Shared memory it touched (shared anonymous mappings, tmpfs files mapped): not in
-	 * VmData. Counted in every process that maps it: the sum errs on the side of over. */
-	line = strstr(buf, "\nRssShmem:");
-	if (line && sscanf(line + 10, "%llu", &shmem) != 1)
-		shmem = 0;
-	return ((uint64_t)kb + shmem) * 1024;
-}
-
-static void count(struct usage *u, pid_t pid, uint64_t bytes)
-{
-	u->total += bytes;
-	if (bytes > u->biggest_bytes) {
-		u->biggest_bytes = bytes;
-		u->biggest = pid;
+	int64_t b = process_bytes(p, u->precise);
+	if (b < 0) {
+		u->unknown = 1;
+		b = 0;
 	}
-}
-
-static int remember(struct mem_pids *m, pid_t pid)
-{
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		pid_t *v = realloc(m->v, cap * sizeof(*v));
-		if (!v)
+	u->total += (uint64_t)b;
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 16;
+		struct proc_info *v = realloc(u->procs, cap * sizeof(*v));
+		int64_t *w = v ? realloc(u->bytes, cap * sizeof(*w)) : NULL;
+		if (v)
+			u->procs = v;
+		if (!v || !w)
 			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
+		u->bytes = w;
+		u->cap = cap;
 	}
-	m->v[m->n++] = pid;
+	u->procs[u->n] = *p;
+	u->bytes[u->n++] = b;
 	return 0;
 }
 
 static int scan_cb(const struct proc_info *p, void *arg)
 {
-	struct usage *u = arg;
-
-	if (p->state == 'Z' || p->state == 'X')
-		return 0;
-	count(u, p->pid, process_bytes(p->pid));
-	return remember(&u->sv->mem_pids, p->pid);
+	return usage_add(arg, p);
 }
 
-/* The sandbox's use. Its processes are found by a scan of /proc while a fork (which the
- * supervisor traps under max_memory too) may have made one since the last scan, else the ones
- * found last are read again: a process is made only by a trapped fork, and one that is gone, a
- * zombie or (its number reused) no longer in the sandbox's groups is dropped. */
-static int usage_of(struct supervisor *sv, struct usage *u)
+static void usage_done(struct usage *u)
+{
+	free(u->procs);
+	free(u->bytes);
+	u->procs = NULL;
+	u->bytes = NULL;
+}
+
+/* The sandbox's use. Its processes are found by a scan of /proc while a fork (trapped under
+ * max_memory too) may have made one since the last scan, else the ones found last are read
+ * again: a process is made only by a trapped fork, and one that is gone, a zombie indeed or
+ * (its number reused) no longer in the sandbox's groups is dropped. Called on the loop only:
+ * it keeps the list and settles the pending forks. */
+static int usage_of(struct supervisor *sv, int precise, struct usage *u)
 {
 	struct mem_pids *m = &sv->mem_pids;
+	int r = 0;
 
-	*u = (struct usage){ .sv = sv };
-	/* A fork not seen past yet may make its child after a scan: scan again each time until
-	 * none is pending (fork.c). */
+	*u = (struct usage){ .sv = sv, .precise = precise };
 	size_t pending = forks_settle(sv, 0);
 	if (m->dirty || pending || !m->n) {
-		m->n = 0;
-		int r = sandbox_processes(sv, scan_cb, u);
-		if (r < 0)
-			return r;
-		m->dirty = pending > 0;
-		return 0;
+		r = sandbox_processes(sv, scan_cb, u);
+		if (r == 0)
+			m->dirty = pending > 0;
+	} else {
+		for (size_t i = 0; r == 0 && i < m->n; i++) {
+			char buf[1024];
+			struct proc_info p = { .pid = m->v[i] };
+			if (proc_read(p.pid, "stat", buf, sizeof(buf)) < 0)
+				continue;
+			const char *close = strrchr(buf, ')');
+			if (!close ||
+			    sscanf(close + 1, " %c %d %d", &p.state, &p.ppid, &p.pgrp) != 3 ||
+			    !groups_owns(sv->groups, p.pgrp))
+				continue;
+			r = usage_add(u, &p);
+		}
 	}
-	size_t k = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		char buf[1024];
-		char state;
-		int ppid, pgrp;
-		if (proc_read(m->v[i], "stat", buf, sizeof(buf)) < 0)
-			continue;
-		const char *close = strrchr(buf, ')');
-		if (!close || sscanf(close + 1, " %c %d %d", &state, &ppid, &pgrp) != 3 ||
-		    state == 'Z' || state == 'X' || !groups_owns(sv->groups, pgrp))
-			continue;
-		count(u, m->v[i], process_bytes(m->v[i]));
-		m->v[k++] = m->v[i];
+	/* The processes found, for the next time. */
+	m->n = 0;
+	for (size_t i = 0; r == 0 && i < u->n; i++) {
+		if (m->n == m->cap) {
+			size_t cap = m->cap ? 2 * m->cap : 16;
+			pid_t *v = realloc(m->v, cap * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			m->v = v;
+			m->cap = cap;
+		}
+		m->v[m->n++] = u->procs[i].pid;
 	}
-	m->n = k;
-	return 0;
+	if (r < 0) {
+		m->dirty = 1;
+		usage_done(u);
+	}
+	return r;
 }
 
 int memory_usage(struct supervisor *sv, uint64_t *ret_total)
 {
 	struct usage u;
-	int r = usage_of(sv, &u);
+	int r = usage_of(sv, 0, &u);
 	if (r < 0)
 		return r;
 	*ret_total = u.total;
+	usage_done(&u);
 	return 0;
 }
 
-/* SIGKILL process @pid through a pidfd (never a later process with its number). */
-static void kill_process(pid_t pid)
+/* SIGKILL process @p through a pidfd, once the pidfd is known to name it still (a member of
+ * the sandbox's groups: a number reused by a host process meanwhile is not). */
+static void kill_process(struct supervisor *sv, const struct proc_info *p)
 {
-	_cleanup_close_ int fd = sys_pidfd_open(pid, 0);
-	if (fd >= 0)
+	char buf[1024];
+	int pgrp;
+
+	_cleanup_close_ int fd = sys_pidfd_open(p->pid, 0);
+	if (fd < 0 || proc_read(p->pid, "stat", buf, sizeof(buf)) < 0)
+		return;
+	const char *close = strrchr(buf, ')');
+	if (close && sscanf(close + 1, " %*c %*d %d", &pgrp) == 1 && pgrp == p->pgrp &&
+	    groups_owns(sv->groups, pgrp))
 		(void)sys_pidfd_send_signal(fd, SIGKILL, NULL, 0);
+}
+
+/* Whether @total + @asked passes the limit. */
+static int over(const struct supervisor *sv, uint64_t total, uint64_t asked)
+{
+	return asked > sv->max_memory || total > sv->max_memory - asked;
 }
 
 void memory_check(struct supervisor *sv)
 {
 	struct usage u;
 
-	if (!sv->max_memory || usage_of(sv, &u) < 0)
+	if (!sv->max_memory || usage_of(sv, 0, &u) < 0)
 		return;
-	if (u.total > sv->max_memory && u.biggest > 0)
-		kill_process(u.biggest);
+	int is_over = over(sv, u.total, 0) || u.unknown;
+	usage_done(&u);
+	if (!is_over || usage_of(sv, 1, &u) < 0)
+		return;
+	/* Over, counted precisely: the largest processes go until the sandbox is under. */
+	while (over(sv, u.total, 0)) {
+		size_t big = SIZE_MAX;
+		for (size_t i = 0; i < u.n; i++)
+			if (u.bytes[i] > 0 && (big == SIZE_MAX || u.bytes[i] > u.bytes[big]))
+				big = i;
+		if (big == SIZE_MAX)
+			break;
+		kill_process(sv, &u.procs[big]);
+		u.total -= (uint64_t)u.bytes[big];
+		u.bytes[big] = 0;
+	}
+	usage_done(&u);
 }
 
-/* mmap (writable, anonymous), brk, mremap. CONTINUE when within the limit: the decision is on
- * integer arguments (a length, flags) the kernel uses unchanged. */
+/* The bytes a brk(@addr) of task @tid adds: from the end of its [heap] now. */
+static uint64_t brk_growth(pid_t tid, uint64_t addr)
+{
+	char path[64], line[512];
+	uint64_t grow = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		if (strstr(line, "[heap]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
+			grow = addr > end ? addr - end : 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return grow;
+}
+
+/* mmap (writable, anonymous), brk, mremap, mprotect (writable). CONTINUE when within the limit: the
+ * decision is on integer arguments (a length, an address, flags) the kernel uses unchanged. */
 int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp)
 {
-	uint64_t asked = 0, total = 0;
+	uint64_t asked = 0;
+	struct usage u;
 	pid_t tgid;
 
-	if (req->data.nr == SYS_mmap)
-		asked = req->data.args[1];
+	if (req->data.nr == SYS_mmap || req->data.nr == SYS_mprotect)
+		asked = req->data.args[1]; /* mprotect: memory already counted, counted again */
 	else if (req->data.nr == SYS_mremap && req->data.args[2] > req->data.args[1])
 		asked = req->data.args[2] - req->data.args[1];
-	/* brk: the heap's growth is in VmData once made; checked as it stands. */
-	int r = memory_usage(sv, &total);
+	else if (req->data.nr == SYS_brk)
+		asked = brk_growth((pid_t)req->pid, req->data.args[0]);
+	int r = usage_of(sv, 0, &u);
 	if (r < 0)
 		return r;
-	if (asked <= sv->max_memory && total <= sv->max_memory - asked) {
+	int is_over = over(sv, u.total, asked) || u.unknown;
+	usage_done(&u);
+	if (is_over) { /* again, precisely, before anything is killed */
+		r = usage_of(sv, 1, &u);
+		if (r < 0)
+			return r;
+		is_over = over(sv, u.total, asked) || u.unknown;
+		usage_done(&u);
+	}
+	if (!is_over) {
 		notif_answer_continue(resp);
 		return 0;
 	}

@@ -89,6 +89,10 @@ struct proc_info {
 };
 int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p, void *arg),
 		      void *arg);
+/* procs.c: a task through which process @p is alive: its pid, or for a leader that exited
+ * while other threads run on (it reads as a zombie), one of those; 0 when the process is a
+ * zombie indeed. */
+pid_t proc_live_task(const struct proc_info *p);
 
 /* memory.c: /proc/meminfo as a sandbox under max_memory sees it: MemTotal the limit,
  * MemFree and MemAvailable what is left of it (malloc'd in *@ret). -errno. */

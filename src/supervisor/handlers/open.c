@@ -524,6 +524,10 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		enum view view = fd >= 0 ? view_of(sv, fd) : VIEW_NONE;
 		if (view != VIEW_NONE && (flags & O_ACCMODE) != O_RDONLY)
 			return -EACCES; /* served read-only */
+		/* /proc/meminfo reads the supervisor's own state (memory.c), which only the loop
+		 * may touch: served here. */
+		if (view == VIEW_MEMINFO)
+			return serve_view(sv, req, view, flags);
 		if (view != VIEW_NONE) {
 			struct view_job *job = malloc(sizeof(*job));
 			if (!job)

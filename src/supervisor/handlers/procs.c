@@ -57,3 +57,25 @@ int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p
 	closedir(d);
 	return r;
 }
+
+pid_t proc_live_task(const struct proc_info *p)
+{
+	char dir[64];
+
+	if (p->state != 'Z' && p->state != 'X')
+		return p->pid;
+	/* A leader that exited while other threads run on: the process lives in them. */
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)p->pid);
+	DIR *d = opendir(dir);
+	pid_t live = 0;
+	for (struct dirent *e; d && !live && (e = readdir(d));) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (*end || tid <= 0 || tid == p->pid)
+			continue;
+		live = (pid_t)tid;
+	}
+	if (d)
+		closedir(d);
+	return live;
+}
