@@ -48,6 +48,10 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 
 void supervisor_attach(struct supervisor *sv, int listener)
 {
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	sv->started_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	sv->listener = listener;
 	/* 6.6+: wake this thread synchronously on a notification (the child's CPU switches
 	 * straight to us), which shortens every round trip. Optional. */

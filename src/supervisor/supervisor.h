@@ -74,6 +74,7 @@ struct supervisor {
 	unsigned num_cpus;	 /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */
 	struct proc_limit procs; /* max_processes (handlers/fork.c) */
 	uint64_t max_memory;	 /* max_memory in bytes (handlers/memory.c); 0: unlimited */
+	int64_t started_ns;	 /* CLOCK_MONOTONIC when the sandbox started: its /proc/uptime */
 	struct mem_pids {	 /* max_memory: the sandbox's processes found last */
 		pid_t *v;
 		size_t n, cap;

@@ -129,3 +129,35 @@ def test_sys_denials():
     assert probe(["-r", "/sys"], names) == {n: 13 for n in names}
     # Without a supervisor too: Landlock alone.
     assert probe(["-r", "/sys", "--no-supervisor"], names) == {n: 13 for n in names}
+
+
+VIEWS = r"""
+import json, os, time
+time.sleep(0.5)
+load = open("/proc/loadavg").read().split()
+mounts = [l.split()[1] for l in open("/proc/mounts")]
+info = [l.split()[4] for l in open("/proc/self/mountinfo")]
+print(json.dumps({"uptime": float(open("/proc/uptime").read().split()[0]),
+                  "procs": load[3].split("/")[1], "mounts": sorted(mounts),
+                  "info": sorted(info), "hostname": open("/etc/hostname").read()}))
+"""
+
+
+def test_synthesized_views():
+    r = run(*SYSTEM_READ, "-r", "/proc", "-r", "/etc", "--name", "viewbox", "--", PY, "-c",
+            VIEWS, timeout=60)
+    got = json.loads(r.stdout)
+    with open("/proc/uptime") as f:
+        host_up = float(f.read().split()[0])
+    assert 0.5 <= got["uptime"] < min(30, host_up)  # since the sandbox started
+    assert got["procs"] == "1"  # the sandbox's own processes
+    with open("/proc/mounts") as f:
+        host_mounts = [l.split()[1] for l in f]
+    assert set(got["mounts"]) < set(host_mounts)  # only the mounts it reaches
+    assert "/proc" in got["mounts"] and "/" in got["mounts"] and got["info"] == got["mounts"]
+    assert got["hostname"] == "viewbox\n"
+    # Control: without a grant covering /proc, the host's (here: no /proc at all).
+    r = run(*SYSTEM_READ, "-r", "/etc", "--", PY, "-c", "print(open('/etc/hostname').read())",
+            timeout=60)
+    with open("/etc/hostname") as f:
+        assert r.stdout.decode().strip() == f.read().strip()

@@ -98,6 +98,14 @@ pid_t proc_live_task(const struct proc_info *p);
  * MemFree and MemAvailable what is left of it (malloc'd in *@ret). -errno. */
 int memory_meminfo(struct supervisor *sv, char **ret, size_t *ret_len);
 
+/* proc-views.c: /proc/loadavg (the sandbox's processes), /proc/uptime (since it started),
+ * /proc/mounts or (@info) mountinfo (the mounts it reaches), /etc/hostname (its name). Text
+ * malloc'd in *@ret. -errno. */
+int view_loadavg(struct supervisor *sv, char **ret, size_t *ret_len);
+int view_uptime(struct supervisor *sv, char **ret, size_t *ret_len);
+int view_mounts(struct supervisor *sv, int info, char **ret, size_t *ret_len);
+int view_hostname(struct supervisor *sv, char **ret, size_t *ret_len);
+
 /* cpus.c: /proc/cpuinfo as a sandbox of @ncpus CPUs sees it (malloc'd in *@ret). -errno. */
 int cpus_cpuinfo(unsigned ncpus, char **ret, size_t *ret_len);
 

@@ -142,6 +142,11 @@ enum view {
 	VIEW_CPU_POSSIBLE,
 	VIEW_CPU_PRESENT,
 	VIEW_MEMINFO,
+	VIEW_LOADAVG,
+	VIEW_UPTIME,
+	VIEW_MOUNTS,
+	VIEW_MOUNTINFO,
+	VIEW_HOSTNAME,
 };
 
 static int ends_with(const char *s, size_t len, const char *suffix)
@@ -184,6 +189,19 @@ static enum view view_of(struct supervisor *sv, int fd)
 	}
 	if (fs.f_type == PROC_SUPER_MAGIC && sv->max_memory && strcmp(real, "/proc/meminfo") == 0)
 		return VIEW_MEMINFO;
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->proc_mediated) {
+		/* /proc served by the supervisor: the sandbox's load, uptime and mounts. */
+		if (strcmp(real, "/proc/loadavg") == 0)
+			return VIEW_LOADAVG;
+		if (strcmp(real, "/proc/uptime") == 0)
+			return VIEW_UPTIME;
+		if (strncmp(real, "/proc/", 6) == 0 && real[6] >= '1' && real[6] <= '9') {
+			if (ends_with(real, len, "/mounts"))
+				return VIEW_MOUNTS;
+			if (ends_with(real, len, "/mountinfo"))
+				return VIEW_MOUNTINFO;
+		}
+	}
 	if (!sv->num_cpus)
 		return VIEW_NONE;
 	if (fs.f_type == PROC_SUPER_MAGIC)
@@ -207,6 +225,15 @@ static int view_text(struct supervisor *sv, enum view v, char **ret, size_t *len
 		return cpus_cpuinfo(sv->num_cpus, ret, len);
 	case VIEW_MEMINFO:
 		return memory_meminfo(sv, ret, len);
+	case VIEW_LOADAVG:
+		return view_loadavg(sv, ret, len);
+	case VIEW_UPTIME:
+		return view_uptime(sv, ret, len);
+	case VIEW_MOUNTS:
+	case VIEW_MOUNTINFO:
+		return view_mounts(sv, v == VIEW_MOUNTINFO, ret, len);
+	case VIEW_HOSTNAME:
+		return view_hostname(sv, ret, len);
 	default: {
 		int n = sv->num_cpus > 1 ? asprintf(ret, "0-%u\n", sv->num_cpus - 1)
 					 : asprintf(ret, "0\n");
@@ -498,10 +525,16 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct statfs fs;
 		if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)
 			return proc_open(sv, req, fd, flags, dirfd, path, resolve);
-		/* The sysfs views (num_cpus) are served as everywhere. */
+		/* The sysfs views (num_cpus) are served as everywhere; /etc/hostname is the
+		 * sandbox's name (where it is granted). */
 		enum view view = fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))
 					 ? view_of(sv, fd)
 					 : VIEW_NONE;
+		char hn[PATH_MAX];
+		if (view == VIEW_NONE && fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) &&
+		    fd_path(fd, hn, sizeof(hn)) > 0 && strcmp(hn, "/etc/hostname") == 0 &&
+		    granted_in(sv->net->granted, hn))
+			view = VIEW_HOSTNAME;
 		if (view != VIEW_NONE)
 			return serve_view(sv, req, view, flags);
 		/* Not procfs (or not resolved here: a magic link on the way): the kernel's. Safe

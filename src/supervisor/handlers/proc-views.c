@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/proc-views: /proc files as the sandbox sees them while the supervisor serves /proc
+ * (open.c): /proc/loadavg from the sandbox's own processes, /proc/uptime since the sandbox
+ * started, /proc/mounts and mountinfo with the mounts the sandbox can reach (those at or above
+ * a grant, or beneath one), and /etc/hostname, the sandbox's name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "macro.h"
+#include "net-internal.h"
+#include "plan/plan.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+struct load {
+	unsigned running, total;
+	pid_t last;
+};
+
+static int load_cb(const struct proc_info *p, void *arg)
+{
+	struct load *l = arg;
+
+	if (!proc_live_task(p))
+		return 0;
+	l->total++;
+	l->running += p->state == 'R';
+	l->last = MAX(l->last, p->pid);
+	return 0;
+}
+
+int view_loadavg(struct supervisor *sv, char **ret, size_t *ret_len)
+{
+	struct load l = { 0 };
+
+	int r = sandbox_processes(sv, load_cb, &l);
+	if (r < 0)
+		return r;
+	/* The kernel's averages decay over minutes; the sandbox's is what runs now, the same
+	 * in the three columns. */
+	int n = asprintf(ret, "%u.00 %u.00 %u.00 %u/%u %d\n", l.running, l.running, l.running,
+			 l.running, l.total, (int)l.last);
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+int view_uptime(struct supervisor *sv, char **ret, size_t *ret_len)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - sv->started_ns;
+	double up = (double)MAX(ns, (int64_t)0) / 1e9;
+	/* Idle: the CPUs' time the sandbox did not use is not known without a scan; none. */
+	int n = asprintf(ret, "%.2f %.2f\n", up, 0.0);
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+/* @path (as a mounts file writes it: octal escapes for space, tab, newline, backslash)
+ * unescaped into @out. */
+static void unescape(const char *path, size_t len, char *out, size_t size)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < len && k + 1 < size; i++) {
+		if (path[i] == '\\' && i + 3 < len + 1 && path[i + 1] >= '0' &&
+		    path[i + 1] <= '3') {
+			out[k++] = (char)((path[i + 1] - '0') * 64 + (path[i + 2] - '0') * 8 +
+					  (path[i + 3] - '0'));
+			i += 3;
+		} else {
+			out[k++] = path[i];
+		}
+	}
+	out[k] = '\0';
+}
+
+static int within(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return 1;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Whether mount point @mnt is one the sandbox reaches: at or above a grant, or beneath one. */
+static int reachable(struct supervisor *sv, const char *mnt)
+{
+	for (size_t i = 0; sv->net->granted && sv->net->granted[i]; i++)
+		if (within(mnt, sv->net->granted[i]) || within(sv->net->granted[i], mnt))
+			return 1;
+	return 0;
+}
+
+int view_mounts(struct supervisor *sv, int info, char **ret, size_t *ret_len)
+{
+	char *text = NULL;
+	size_t cap = 0, n = 0;
+
+	FILE *f = fopen(info ? "/proc/self/mountinfo" : "/proc/self/mounts", "re");
+	if (!f)
+		return negative_errno();
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	int r = 0;
+	while (r == 0 && (len = getline(&line, &lcap, f)) > 0) {
+		/* The mount point: field 2 of mounts, field 5 of mountinfo. */
+		const char *p = line;
+		for (int field = 1; field < (info ? 5 : 2) && p; field++)
+			p = (p = strchr(p, ' ')) ? p + 1 : NULL;
+		const char *end = p ? strchr(p, ' ') : NULL;
+		char mnt[4096];
+		if (!p || !end)
+			continue;
+		unescape(p, (size_t)(end - p), mnt, sizeof(mnt));
+		if (!reachable(sv, mnt))
+			continue;
+		if (n + (size_t)len + 1 > cap) {
+			char *t = realloc(text, cap = MAX(2 * cap, n + (size_t)len + 4096));
+			if (!t) {
+				r = -ENOMEM;
+				break;
+			}
+			text = t;
+		}
+		memcpy(text + n, line, (size_t)len);
+		n += (size_t)len;
+	}
+	free(line);
+	fclose(f);
+	if (r == 0 && !text && !(text = strdup("")))
+		r = -ENOMEM;
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	text[n] = '\0';
+	*ret = text;
+	*ret_len = n;
+	return 0;
+}
+
+int view_hostname(struct supervisor *sv, char **ret, size_t *ret_len)
+{
+	int n = asprintf(ret, "%s\n", sv->name ? sv->name : "sandbox");
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n;
+	return 0;
+}
