@@ -164,20 +164,18 @@ static int path_within(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* Whether a grant of @p covers @area (its path is @area or above it), or, with @inside, lies
- * beneath it too. The grant's path as written decides, but for one that is a symlink, whose
- * target does (one lstat per grant: this runs at every spawn). */
+/* Whether a grant of @p covers @area (its real path is @area or above it), or, with @inside,
+ * lies beneath it too. Every grant is resolved: "/proc/", "//proc", "/usr/../proc" and a
+ * symlinked directory all name what they reach. A grant that does not resolve grants nothing. */
 static int grants_touch(const struct sandlock_policy *p, const char *area, int inside)
 {
 	for (int w = 0; w < 2; w++)
 		for (size_t i = 0;
 		     (w ? p->fs_write : p->fs_read) && (w ? p->fs_write : p->fs_read)[i]; i++) {
-			const char *g = (w ? p->fs_write : p->fs_read)[i];
-			struct stat st;
-			_cleanup_free_ char *real = NULL;
-			if (lstat(g, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(g, NULL)))
-				g = real;
-			if (path_within(area, g) || (inside && path_within(g, area)))
+			_cleanup_free_ char *real =
+				realpath((w ? p->fs_write : p->fs_read)[i], NULL);
+			if (real &&
+			    (path_within(area, real) || (inside && path_within(real, area))))
 				return 1;
 		}
 	return 0;
@@ -265,7 +263,44 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 	}
 	if (cn)
 		closedir(cn);
-	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + 1, sizeof(*s->v))))
+	_cleanup_strv_free_ char **others = NULL;
+	size_t n_others = 0;
+	if (mediate_proc) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		char line[4096];
+		while (f && fgets(line, sizeof(line), f)) {
+			/* "id parent maj:min root mountpoint opts ... - fstype source opts" */
+			char mnt[4096], *dash = strstr(line, " - ");
+			char fstype[64];
+			if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+			    sscanf(dash + 3, "%63s", fstype) != 1)
+				continue;
+			if ((strcmp(fstype, "proc") == 0 && strcmp(mnt, "/proc") != 0) ||
+			    (strcmp(fstype, "sysfs") == 0 && strcmp(mnt, "/sys") != 0)) {
+				/* Octal escapes (space, tab, newline, backslash) back to bytes. */
+				char *w = mnt;
+				for (const char *r = mnt; *r; r++) {
+					if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] &&
+					    r[3]) {
+						*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 +
+							      (r[3] - '0'));
+						r += 3;
+					} else {
+						*w++ = *r;
+					}
+				}
+				*w = '\0';
+				if (strv_extend(&others, mnt) < 0) {
+					fclose(f);
+					return error_set(reterr, -ENOMEM, "out of memory");
+				}
+				n_others++;
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + n_others + 2, sizeof(*s->v))))
 		return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; sys && i < ELEMENTSOF(sys_denied); i++)
 		if (add_internal(s, sys_denied[i]) < 0)
@@ -275,6 +310,11 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 			return error_set(reterr, -ENOMEM, "out of memory");
 	if (mediate_proc && add_internal(s, "/proc") < 0)
 		return error_set(reterr, -ENOMEM, "out of memory");
+	/* Another procfs or sysfs mounted elsewhere (a chroot's /proc) would reach the same
+	 * files by another path: left out of every grant whole while /proc is served. */
+	for (size_t i = 0; mediate_proc && i < n_others; i++)
+		if (add_internal(s, others[i]) < 0)
+			return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < user; i++) {
 		const char *path = p->fs_deny[i];
 		struct denied *d = &s->v[s->n];

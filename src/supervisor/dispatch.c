@@ -64,6 +64,11 @@ static int num_cpus(const struct sandlock_policy *p)
 	return p->num_cpus.set;
 }
 
+static int serves_proc(const struct sandlock_policy *p)
+{
+	return !p->no_supervisor && landlock_grants_proc(p);
+}
+
 static int serves_files(const struct sandlock_policy *p)
 {
 	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set ||
@@ -123,6 +128,8 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_openat }, handle_open, serves_files },
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
+	/* landlock_restrict_self while /proc is served: a sandbox nested in this one. */
+	{ { .nr = SYS_landlock_restrict_self }, handle_landlock_restrict, serves_proc },
 	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts
 	 * the sandbox's processes. Without a supervisor such a policy is refused. */
 	{ { SYS_clone, 1, { MASKED_EQ(0, CLONE_PROCESS_MASK, 0) }, 1 },

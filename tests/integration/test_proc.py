@@ -161,3 +161,63 @@ def test_synthesized_views():
             timeout=60)
     with open("/etc/hostname") as f:
         assert r.stdout.decode().strip() == f.read().strip()
+
+
+def test_grant_spellings_all_served(tmp_path):
+    # However the grant names /proc, it is served: no spelling leaves it to Landlock whole.
+    for grant in ("/proc/", "//proc", "/usr/../proc"):
+        assert probe(["-r", grant], ["/proc/kallsyms", "/proc/self/status"]) == {
+            "/proc/kallsyms": 13, "/proc/self/status": "ok"}, grant
+
+
+def test_per_thread_fd_and_net_files():
+    code = (PROBE.replace("print(json.dumps(out))", "") +
+            "import threading\n"
+            "tid = threading.get_native_id()\n"
+            "for name in [f'/proc/self/task/{tid}/status', '/proc/self/fdinfo/0']:\n"
+            "    out[name.replace(str(tid), 'TID')] = 'ok' if os.path.exists(name) and "
+            "os.open(name, os.O_RDONLY) >= 0 else 'no'\n"
+            "fd = os.open('/proc/1/environ', os.O_PATH)\n"
+            "out['opath'] = 'ok' if fd >= 0 else 'no'\n"
+            "print(json.dumps(out))\n")
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", code, "/proc/net/tcp", "/proc/net/dev",
+            "/proc/self/net/if_inet6", timeout=60)
+    got = json.loads(r.stdout)
+    # The socket tables are served, the interfaces' files are not (the route socket shows
+    # only lo); an O_PATH open grants nothing and is the kernel's.
+    assert got == {"/proc/net/tcp": "ok", "/proc/net/dev": 13, "/proc/self/net/if_inet6": 13,
+                   "/proc/self/task/TID/status": "ok", "/proc/self/fdinfo/0": "ok",
+                   "opath": "ok"}
+    assert set(outside(["/proc/net/dev", "/proc/self/net/if_inet6"]).values()) == {"ok"}
+
+
+def test_not_served_to_a_process_confined_further():
+    from conftest import BUILD
+    floor = str(BUILD / "bench" / "seccomp-floor")  # stacks a seccomp filter, then execs
+    flags = [*SYSTEM_READ, "-r", "/proc", "-r", str(BUILD / "bench")]
+    r = run(*flags, "--", floor, "head", "-c", "5", "/proc/self/status", timeout=60)
+    assert r.returncode == 1 and b"Permission denied" in r.stderr
+    r = run(*flags, "--", "head", "-c", "5", "/proc/self/status", timeout=60)  # control
+    assert r.stdout == b"Name:"
+
+
+RESTRICT = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def can():
+    try:
+        os.close(os.open("/proc/self/status", os.O_RDONLY)); return "ok"
+    except OSError as e:
+        return e.errno
+before = can()
+attr = (ctypes.c_uint64 * 3)(1 << 2, 0, 0)  # handled: READ_FILE only
+fd = libc.syscall(444, attr, 8, 0)          # landlock_create_ruleset
+libc.prctl(38, 1, 0, 0, 0)                  # PR_SET_NO_NEW_PRIVS
+libc.syscall(446, fd, 0)                    # landlock_restrict_self
+print(before, can())
+"""
+
+
+def test_a_nested_landlock_domain_stops_the_serving():
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", RESTRICT, timeout=60)
+    assert r.stdout.split() == [b"ok", b"13"], r.stderr

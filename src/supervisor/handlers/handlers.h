@@ -51,6 +51,12 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
  * sysfs CPU lists. */
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
+/* open.c: record what the sandbox's first process may do (its ids, capabilities, seccomp
+ * filters), once it is confined: /proc is served only to threads that have the same. */
+void proc_ids_snapshot(struct supervisor *sv, pid_t pid);
+/* open.c: landlock_restrict_self while /proc is served. */
+int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct seccomp_notif_resp *resp);
 /* fork.c: fork, vfork, clone making a process, under max_processes. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);

@@ -422,6 +422,12 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		if (fd_path(fd, real, sizeof(real)) <= 0)
 			return -EACCES;
 	}
+	/* Only the /proc the supervisor serves: another procfs mounted elsewhere is refused
+	 * whole (and left out of the grants: landlock.c). */
+	struct stat st, proc_st;
+	if (!under(real, "/proc") || fstat(fd, &st) < 0 || stat("/proc", &proc_st) < 0 ||
+	    st.st_dev != proc_st.st_dev)
+		return -EACCES;
 	/* Another process's directory, or a denied file. */
 	long pid;
 	char *end;
@@ -432,6 +438,21 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%s", proc_denied[i]);
 		if (under(real, path))
+			return -EACCES;
+	}
+	/* /proc/<pid>/net: the socket tables, not the host's interfaces (dev, if_inet6 with
+	 * addresses derived from MACs, arp, route...): the route socket shows only lo. */
+	const char *net = strstr(real, "/net/");
+	if (net && (pid = strtol(real + 6, &end, 10)) > 0 && *end == '/' &&
+	    (end == net || (strncmp(end, "/task/", 6) == 0 && strchr(end + 6, '/') == net))) {
+		static const char *const tables[] = { "tcp",	   "tcp6",	"udp",
+						      "udp6",	   "unix",	"sockstat",
+						      "sockstat6", "protocols", "netstat",
+						      "snmp" };
+		int ok = 0;
+		for (size_t i = 0; i < ELEMENTSOF(tables) && !ok; i++)
+			ok = strcmp(net + 5, tables[i]) == 0;
+		if (!ok)
 			return -EACCES;
 	}
 	/* What the grants allow (Landlock would have decided this). */
@@ -458,6 +479,64 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	if (opened < 0)
 		return negative_errno();
 	return notif_addfd_send(sv->listener, req, opened, (flags & O_CLOEXEC) != 0);
+}
+
+/* The lines of a task's status that say what it may do: its ids, its capabilities, its
+ * seccomp filters, no_new_privs. */
+static int ids_of(pid_t tid, char *out, size_t size)
+{
+	static const char *const keys[] = {
+		"\nUid:",    "\nGid:",	      "\nGroups:",	   "\nCapEff:",
+		"\nCapPrm:", "\nNoNewPrivs:", "\nSeccomp_filters:"
+	};
+	char buf[8192];
+	size_t n = 0;
+
+	if (proc_read(tid, "status", buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	out[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const char *p = strstr(buf, keys[i]);
+		const char *e = p ? strchr(p + 1, '\n') : NULL;
+		size_t len = p ? (e ? (size_t)(e - p) : strlen(p)) : 0;
+		if (n + len + 1 >= size)
+			return -EPERM; /* cannot tell: fail closed */
+		memcpy(out + n, p ? p : "", len);
+		n += len;
+		out[n] = '\0';
+	}
+	return 0;
+}
+
+void proc_ids_snapshot(struct supervisor *sv, pid_t pid)
+{
+	if (ids_of(pid, sv->proc_ids, sizeof(sv->proc_ids)) < 0)
+		sv->proc_ids[0] = '\0'; /* then /proc is served to nobody: fail closed */
+}
+
+/* Whether thread @tid has the ids the sandbox started with (proc_ids_snapshot): 1, 0, or
+ * NOTIF_GONE. */
+static int same_ids(struct supervisor *sv, pid_t tid)
+{
+	char ids[sizeof(sv->proc_ids)];
+
+	int r = ids_of(tid, ids, sizeof(ids));
+	if (r == -ESRCH)
+		return NOTIF_GONE;
+	return r == 0 && sv->proc_ids[0] && strcmp(ids, sv->proc_ids) == 0;
+}
+
+/* landlock_restrict_self(2) while /proc is served: a process that confines itself further
+ * (a sandbox inside this one) must not be served /proc with the supervisor's rights, and
+ * which processes inherit that domain cannot be told: /proc is served to nobody from now on
+ * (the kernel then refuses it, Landlock having left it out). CONTINUE: the call itself is the
+ * kernel's, and only narrows what the caller may do. */
+int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct seccomp_notif_resp *resp)
+{
+	sv->proc_nested = 1;
+	notif_answer_continue(resp);
+	return 0;
 }
 
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
@@ -515,16 +594,58 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
 	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
 	if (sv->net->proc_mediated) {
-		char path[PATH_MAX];
+		char path[PATH_MAX], subst[PATH_MAX];
+		/* O_PATH: the kernel's. It grants nothing to read or write (Landlock does not see
+		 * it, and every open made through it later, /proc/self/fd/N or a dirfd, is trapped
+		 * and decided here), so CONTINUE is safe whatever the name reads by then. */
+		if ((flags & O_PATH) || sv->proc_nested) {
+			/* proc_nested: a process of the sandbox confined itself further: /proc is
+			 * no longer served, and Landlock refuses it (CONTINUE, as above). */
+			notif_answer_continue(resp);
+			return 0;
+		}
 		r = read_path(sv, req, path_addr, path, sizeof(path));
+		/* "/proc/self" and "/proc/thread-self" named outright are the caller's (resolved
+		 * here they would be the supervisor's, which only a symlink's way is mapped back
+		 * from: proc_open). */
+		int n_fd;
+		const char *rest;
+		int own = r == 0 && own_fd_name(path, &n_fd, &rest); /* the caller's fd N */
+		int self = r == 0 && !own && strncmp(path, "/proc/self", 10) == 0 &&
+			   (path[10] == '/' || !path[10]);
+		int tself = r == 0 && !own && strncmp(path, "/proc/thread-self", 17) == 0 &&
+			    (path[17] == '/' || !path[17]);
+		if (self || tself) {
+			pid_t tgid;
+			int k = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+			if (k < 0)
+				return k == -ESRCH ? NOTIF_GONE : k;
+			if (self)
+				snprintf(subst, sizeof(subst), "/proc/%d%s", (int)tgid, path + 10);
+			else
+				snprintf(subst, sizeof(subst), "/proc/%d/task/%d%s", (int)tgid,
+					 (int)req->pid, path + 17);
+			snprintf(path, sizeof(path), "%s", subst);
+		}
 		_cleanup_close_ int fd = r == 0 ? child_path_open(sv, req, dirfd, path, resolve,
 								  (flags & O_NOFOLLOW) != 0)
 						: r;
 		if (fd == NOTIF_GONE)
 			return fd;
 		struct statfs fs;
-		if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)
+		if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+			/* Served with the supervisor's ids: only to a thread that still has the
+			 * sandbox's (a process that dropped them, or stacked a seccomp filter of a
+			 * sandbox of its own, is left to the kernel, which refuses /proc). */
+			r = same_ids(sv, (pid_t)req->pid);
+			if (r < 0)
+				return r;
+			if (!r) {
+				notif_answer_continue(resp);
+				return 0;
+			}
 			return proc_open(sv, req, fd, flags, dirfd, path, resolve);
+		}
 		/* The sysfs views (num_cpus) are served as everywhere; /etc/hostname is the
 		 * sandbox's name (where it is granted). */
 		enum view view = fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))
