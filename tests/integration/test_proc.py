@@ -221,3 +221,17 @@ print(before, can())
 def test_a_nested_landlock_domain_stops_the_serving():
     r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", RESTRICT, timeout=60)
     assert r.stdout.split() == [b"ok", b"13"], r.stderr
+
+
+def test_the_proc_listing_shows_the_sandbox_only():
+    code = ("import json, os\n"
+            "print(json.dumps(sorted(int(e) for e in os.listdir('/proc') if e.isdigit())))\n")
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", code, timeout=60)
+    pids = json.loads(r.stdout)
+    assert len(pids) == 1 and os.getpid() not in pids  # the python itself
+    # Other entries are all there, and a directory elsewhere lists as it is.
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c",
+            "import os; e = os.listdir('/proc'); print('self' in e, 'cpuinfo' in e, "
+            "sorted(os.listdir('/usr')) == sorted(os.listdir('/usr')))", timeout=60)
+    assert r.stdout == b"True True True\n"
+    assert os.getpid() in [int(e) for e in os.listdir("/proc") if e.isdigit()]  # control

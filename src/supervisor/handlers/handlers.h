@@ -54,6 +54,9 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 /* open.c: record what the sandbox's first process may do (its ids, capabilities, seccomp
  * filters), once it is confined: /proc is served only to threads that have the same. */
 void proc_ids_snapshot(struct supervisor *sv, pid_t pid);
+/* getdents.c: getdents64 of /proc while it is served: the sandbox's processes only. */
+int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);
 /* open.c: landlock_restrict_self while /proc is served. */
 int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/getdents: while the supervisor serves /proc, the /proc listing shows the sandbox's
+ * own processes only. getdents64 on the /proc directory is made here, on the descriptor the
+ * child named (pidfd_getfd: the same open file, so its offset moves as the child's would), and
+ * the entries of other processes are left out of what is copied back. Any other directory is
+ * the kernel's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "handlers.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "plan/plan.h"
+#include "sandbox/groups.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Whether /proc entry @name is to be listed: not a process, or one of the sandbox's. */
+static int listed(struct supervisor *sv, const char *name)
+{
+	char buf[1024], *end;
+	int pgrp;
+
+	long pid = strtol(name, &end, 10);
+	if (*end || pid <= 0)
+		return 1;
+	if (proc_read((pid_t)pid, "stat", buf, sizeof(buf)) < 0)
+		return 0;
+	const char *close = strrchr(buf, ')');
+	return close && sscanf(close + 1, " %*c %*d %d", &pgrp) == 1 && pgrp > 0 &&
+	       groups_owns(sv->groups, pgrp);
+}
+
+/* getdents64(fd, buf, count). On another directory CONTINUE: what a descriptor swapped in
+ * meanwhile for /proc would list is the numbers of the host's processes, never their files
+ * (open.c serves those to the sandbox's own only). */
+int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	struct statfs fs;
+	struct stat st, proc_st;
+	size_t count = MIN((size_t)(uint32_t)req->data.args[2], (size_t)(1 << 20));
+
+	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	if (fd == NOTIF_GONE)
+		return fd;
+	if (fd < 0 || sv->proc_nested || fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC ||
+	    fstat(fd, &st) < 0 || stat("/proc", &proc_st) < 0 || st.st_dev != proc_st.st_dev ||
+	    st.st_ino != proc_st.st_ino) {
+		notif_answer_continue(resp);
+		return 0;
+	}
+	_cleanup_free_ char *in = malloc(count), *out = malloc(count);
+	if (!in || !out)
+		return -ENOMEM;
+	size_t n_out = 0;
+	for (;;) {
+		long k = syscall(SYS_getdents64, fd, in, count);
+		if (k < 0)
+			return negative_errno();
+		if (k == 0)
+			break; /* the end */
+		for (long off = 0; off < k;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(in + off);
+			if (listed(sv, d->d_name)) {
+				memcpy(out + n_out, d, d->d_reclen);
+				n_out += d->d_reclen;
+			}
+			off += d->d_reclen;
+		}
+		if (n_out)
+			break; /* else every entry of that chunk was another's: read on */
+	}
+	if (n_out) {
+		int r = notif_mem_write(sv->listener, req, req->data.args[1], out, n_out);
+		if (r < 0)
+			return r;
+	}
+	notif_answer_value(resp, (int64_t)n_out);
+	return 0;
+}
