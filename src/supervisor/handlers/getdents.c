@@ -60,6 +60,17 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	struct stat st, proc_st;
 	size_t count = MIN((size_t)(uint32_t)req->data.args[2], (size_t)(1 << 20));
 
+	/* Most listings are of other directories: told by the descriptor's name (one readlink;
+	 * not a decision: a /proc by another name is checked below, by identity). */
+	char link[64], name[16];
+	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, (int)req->data.args[0]);
+	ssize_t k = readlink(link, name, sizeof(name) - 1);
+	if (k > 0)
+		name[k] = '\0';
+	if (k > 0 && strcmp(name, "/proc") != 0) {
+		notif_answer_continue(resp);
+		return 0;
+	}
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
 	if (fd == NOTIF_GONE)
 		return fd;
@@ -74,12 +85,12 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 		return -ENOMEM;
 	size_t n_out = 0;
 	for (;;) {
-		long k = syscall(SYS_getdents64, fd, in, count);
-		if (k < 0)
+		long got = syscall(SYS_getdents64, fd, in, count);
+		if (got < 0)
 			return negative_errno();
-		if (k == 0)
+		if (got == 0)
 			break; /* the end */
-		for (long off = 0; off < k;) {
+		for (long off = 0; off < got;) {
 			struct linux_dirent64 *d = (struct linux_dirent64 *)(in + off);
 			if (listed(sv, d->d_name)) {
 				memcpy(out + n_out, d, d->d_reclen);

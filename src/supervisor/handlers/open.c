@@ -481,6 +481,42 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	return notif_addfd_send(sv->listener, req, opened, (flags & O_CLOEXEC) != 0);
 }
 
+/* Whether @path (relative to the child's @dirfd or cwd) may reach /proc: an absolute name
+ * under /proc or one of the system's symlinks into it (/etc/mtab, /dev/fd, /dev/std*), or a
+ * relative name from a directory on procfs. */
+static int may_reach_proc(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+			  const char *path)
+{
+	static const char *const links[] = { "/etc/mtab", "/dev/fd", "/dev/stdin", "/dev/stdout",
+					     "/dev/stderr" };
+
+	if (path[0] == '/') {
+		const char *p = path;
+		while (p[0] == '/' && p[1] == '/')
+			p++; /* "//proc" */
+		if (strncmp(p, "/proc", 5) == 0 && (p[5] == '/' || !p[5]))
+			return 1;
+		for (size_t i = 0; i < ELEMENTSOF(links); i++)
+			if (under(p, links[i]))
+				return 1;
+		/* ".." on the way ("/usr/../proc") may lead anywhere. */
+		return strstr(path, "..") != NULL;
+	}
+	/* Relative: where the directory is, by its name (one readlink; not a decision: a
+	 * directory that is procfs under another name is the kernel's, which refuses it). */
+	char link[64], dir[PATH_MAX];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+	else
+		snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
+	ssize_t k = readlink(link, dir, sizeof(dir) - 1);
+	if (k <= 0)
+		return 1; /* cannot tell: resolve */
+	dir[k] = '\0';
+	(void)sv;
+	return under(dir, "/proc") || strstr(path, "..");
+}
+
 /* The lines of a task's status that say what it may do: its ids, its capabilities, its
  * seccomp filters, no_new_privs. */
 static int ids_of(pid_t tid, char *out, size_t size)
@@ -626,6 +662,14 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 				snprintf(subst, sizeof(subst), "/proc/%d/task/%d%s", (int)tgid,
 					 (int)req->pid, path + 17);
 			snprintf(path, sizeof(path), "%s", subst);
+		}
+		/* Only names that may reach /proc or a view are resolved (the rest CONTINUE at
+		 * once, as below). A symlink of another name into /proc (a user's own) is then
+		 * the kernel's, which refuses it: functionality lost, nothing reached. */
+		if (r == 0 && !own && !may_reach_proc(sv, req, dirfd, path) &&
+		    !may_be_view(sv, path) && !under(path, "/etc/hostname")) {
+			notif_answer_continue(resp);
+			return 0;
 		}
 		_cleanup_close_ int fd = r == 0 ? child_path_open(sv, req, dirfd, path, resolve,
 								  (flags & O_NOFOLLOW) != 0)
