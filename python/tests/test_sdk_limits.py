@@ -90,3 +90,9 @@ print(os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0)
 def test_max_memory(sandboxes):
     assert sandboxes().run([PY, "-c", BIG]).stdout == b"0\n"  # control
     assert sandboxes(max_memory="128M").run([PY, "-c", BIG]).stdout == b"9\n"
+
+
+def test_gpu_devices_named(sandboxes):
+    code = "import os; print(os.environ.get('CUDA_VISIBLE_DEVICES', '-'))"
+    assert sandboxes().run([PY, "-c", code]).stdout == b"-\n"  # control
+    assert sandboxes(gpu_devices=[1, 3]).run([PY, "-c", code]).stdout == b"1,3\n"

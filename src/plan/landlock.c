@@ -236,6 +236,81 @@ static int add_internal(struct denied_set *s, const char *path)
 	return 0;
 }
 
+/* ---- gpu_devices ------------------------------------------------------------------------ */
+
+/* The GPU device nodes present: NVIDIA's per-GPU /dev/nvidiaN, its shared nodes, the DRM nodes
+ * (/dev/dri/cardN, renderD(128+N)) and AMD's /dev/kfd. For each, whether gpu_devices exposes
+ * it: every one for [], a per-GPU node only when listed, the shared nodes whenever a GPU is. */
+static int gpu_node_exposed(const struct sandlock_policy *p, const char *name, int *is_gpu)
+{
+	unsigned n;
+	char tail;
+	int per_gpu = -1;
+
+	*is_gpu = 1;
+	if (sscanf(name, "/dev/nvidia%u%c", &n, &tail) == 1 ||
+	    sscanf(name, "/dev/dri/card%u%c", &n, &tail) == 1)
+		per_gpu = (int)n;
+	else if (sscanf(name, "/dev/dri/renderD%u%c", &n, &tail) == 1 && n >= 128)
+		per_gpu = (int)n - 128;
+	else if (strncmp(name, "/dev/nvidia", 11) != 0 && strcmp(name, "/dev/kfd") != 0 &&
+		 strcmp(name, "/dev/dri") != 0)
+		*is_gpu = 0;
+	if (!*is_gpu || !p->gpu_devices.set)
+		return 0;
+	if (!p->gpu_devices.n || per_gpu < 0)
+		return 1; /* [] exposes all; the shared nodes go with any GPU */
+	for (size_t i = 0; i < p->gpu_devices.n; i++)
+		if (p->gpu_devices.v[i] == (uint32_t)per_gpu)
+			return 1;
+	return 0;
+}
+
+/* Call @fn for every GPU node present, with whether it is exposed. */
+static int gpu_nodes(const struct sandlock_policy *p,
+		     int (*fn)(const char *path, int exposed, void *arg), void *arg)
+{
+	static const char *const dirs[] = { "/dev", "/dev/dri" };
+	int r = 0;
+
+	for (size_t d = 0; r == 0 && d < ELEMENTSOF(dirs); d++) {
+		DIR *dir = opendir(dirs[d]);
+		for (struct dirent *e; r == 0 && dir && (e = readdir(dir));) {
+			char path[PATH_MAX];
+			int is_gpu;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], e->d_name);
+			if (d == 0 && strcmp(e->d_name, "dri") == 0)
+				continue; /* its nodes, one by one */
+			int exposed = gpu_node_exposed(p, path, &is_gpu);
+			if (is_gpu)
+				r = fn(path, exposed, arg);
+		}
+		if (dir)
+			closedir(dir);
+	}
+	return r;
+}
+
+static int gpu_deny_cb(const char *path, int exposed, void *arg)
+{
+	return exposed ? 0 : add_internal(arg, path);
+}
+
+struct gpu_grant {
+	int ruleset_fd;
+	uint64_t handled;
+	struct sandlock_error **reterr;
+};
+
+static int gpu_grant_cb(const char *path, int exposed, void *arg)
+{
+	struct gpu_grant *g = arg;
+	return exposed ? add_path_rule(g->ruleset_fd, "gpu_devices", path, g->handled, 1, g->reterr)
+		       : 0;
+}
+
 static int denied_collect(const struct sandlock_policy *p, int mediate_proc, struct denied_set *s,
 			  struct sandlock_error **reterr)
 {
@@ -300,7 +375,20 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 		if (f)
 			fclose(f);
 	}
-	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + n_others + 2, sizeof(*s->v))))
+	size_t n_gpu = 0;
+	int dev = grants_touch(p, "/dev", 1); /* else no GPU node is granted to carve */
+	DIR *gd = dev ? opendir("/dev") : NULL;
+	for (struct dirent *e; gd && (e = readdir(gd));)
+		n_gpu += strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0;
+	if (gd)
+		closedir(gd);
+	gd = dev ? opendir("/dev/dri") : NULL;
+	for (struct dirent *e; gd && (e = readdir(gd));)
+		n_gpu++;
+	if (gd)
+		closedir(gd);
+	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + n_others + n_gpu + 2,
+			    sizeof(*s->v))))
 		return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; sys && i < ELEMENTSOF(sys_denied); i++)
 		if (add_internal(s, sys_denied[i]) < 0)
@@ -308,6 +396,9 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 	for (size_t i = 0; i < n_nets; i++)
 		if (add_internal(s, nets[i]) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
+	/* The GPU nodes gpu_devices does not expose, out of any grant of /dev. */
+	if (dev && gpu_nodes(p, gpu_deny_cb, s) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
 	if (mediate_proc && add_internal(s, "/proc") < 0)
 		return error_set(reterr, -ENOMEM, "out of memory");
 	/* Another procfs or sysfs mounted elsewhere (a chroot's /proc) would reach the same
@@ -692,6 +783,13 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 	denied_set_done(&deny);
 	if (rr < 0)
 		return rr;
+	/* gpu_devices: the exposed GPU nodes, read and write (device ioctls included). */
+	if (p->gpu_devices.set) {
+		struct gpu_grant g = { fd, attr.handled_access_fs, reterr };
+		rr = gpu_nodes(p, gpu_grant_cb, &g);
+		if (rr < 0)
+			return rr;
+	}
 	if (tcp && tcp->n && attr.handled_access_net) {
 		int r = add_port_rules(fd, tcp, attr.handled_access_net, reterr);
 		if (r < 0)

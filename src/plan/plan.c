@@ -40,6 +40,17 @@ char **plan_build_env(const struct sandlock_policy *p, char *const *environ_)
 	} else if (environ_ && !(env = strv_copy(environ_)))
 		return NULL;
 
+	/* gpu_devices [i, ...]: the runtimes number the GPUs they may use from these. */
+	if (p->gpu_devices.set && p->gpu_devices.n) {
+		char list[4096] = "";
+		size_t off = 0;
+		for (size_t i = 0; i < p->gpu_devices.n && off < sizeof(list) - 16; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u",
+						i ? "," : "", p->gpu_devices.v[i]);
+		if (strv_env_set(&env, "CUDA_VISIBLE_DEVICES", list) < 0 ||
+		    strv_env_set(&env, "ROCR_VISIBLE_DEVICES", list) < 0)
+			return NULL;
+	}
 	for (size_t i = 0; p->env && p->env[i]; i++) {
 		const char *eq = strchr(p->env[i], '=');
 		_cleanup_free_ char *name = strndup(p->env[i], (size_t)(eq - p->env[i]));

@@ -85,7 +85,7 @@ const struct field schema_fields[] = {
 	       INT64_MAX),
 	RANGED("limits", "cpu", "max_cpu", FT_OPT_U64, max_cpu, F_SUPPORTED, 1, 100),
 	RANGED("limits", "disk", "max_disk", FT_SIZE, max_disk, 0, 1, UINT64_MAX),
-	RANGED("limits", "gpu_devices", "gpu_devices", FT_U32V, gpu_devices, 0, 0, 1023),
+	RANGED("limits", "gpu_devices", "gpu_devices", FT_U32V, gpu_devices, F_SUPPORTED, 0, 1023),
 	FIELD("limits", "cpu_cores", "cpu_cores", FT_CPUSET, cpu_cores, F_SUPPORTED),
 	RANGED("limits", "num_cpus", "num_cpus", FT_OPT_U64, num_cpus, F_SUPPORTED, 1, 4096),
 

@@ -159,7 +159,7 @@ LATER = {
     "http-inject-ca": ("/etc/ssl/certs/ca.crt", "http_inject_ca"),
     "http-ca-out": ("/tmp/out.pem", "http_ca_out"), "credential": ("k=env:TOKEN", "credentials"),
     "http-auth": ("GET example.com/* bearer k", "http_auth"),
-    "gpu": ("all", "gpu_devices"),
+
     "max-disk": ("1G", "max_disk"), "workdir": ("/tmp", "workdir"),
     "fs-storage": ("/tmp", "fs_storage"), "on-exit": ("keep", "on_exit"),
     "on-error": ("keep", "on_error"), "chroot": ("/tmp", "chroot"),
