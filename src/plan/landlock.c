@@ -293,9 +293,9 @@ static int gpu_nodes(const struct sandlock_policy *p,
 	return r;
 }
 
-static int gpu_deny_cb(const char *path, int exposed, void *arg)
+static int gpu_collect_cb(const char *path, int exposed, void *arg)
 {
-	return exposed ? 0 : add_internal(arg, path);
+	return exposed ? 0 : strv_extend(arg, path);
 }
 
 struct gpu_grant {
@@ -375,18 +375,13 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 		if (f)
 			fclose(f);
 	}
-	size_t n_gpu = 0;
+	/* The GPU nodes gpu_devices does not expose, out of any grant of /dev (collected
+	 * first: the room for them is counted from this one listing). */
+	_cleanup_strv_free_ char **gpus = NULL;
 	int dev = grants_touch(p, "/dev", 1); /* else no GPU node is granted to carve */
-	DIR *gd = dev ? opendir("/dev") : NULL;
-	for (struct dirent *e; gd && (e = readdir(gd));)
-		n_gpu += strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0;
-	if (gd)
-		closedir(gd);
-	gd = dev ? opendir("/dev/dri") : NULL;
-	for (struct dirent *e; gd && (e = readdir(gd));)
-		n_gpu++;
-	if (gd)
-		closedir(gd);
+	if (dev && gpu_nodes(p, gpu_collect_cb, &gpus) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	size_t n_gpu = strv_length(gpus);
 	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + n_others + n_gpu + 2,
 			    sizeof(*s->v))))
 		return error_set(reterr, -ENOMEM, "out of memory");
@@ -396,9 +391,9 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 	for (size_t i = 0; i < n_nets; i++)
 		if (add_internal(s, nets[i]) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
-	/* The GPU nodes gpu_devices does not expose, out of any grant of /dev. */
-	if (dev && gpu_nodes(p, gpu_deny_cb, s) < 0)
-		return error_set(reterr, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n_gpu; i++)
+		if (add_internal(s, gpus[i]) < 0)
+			return error_set(reterr, -ENOMEM, "out of memory");
 	if (mediate_proc && add_internal(s, "/proc") < 0)
 		return error_set(reterr, -ENOMEM, "out of memory");
 	/* Another procfs or sysfs mounted elsewhere (a chroot's /proc) would reach the same

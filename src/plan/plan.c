@@ -47,7 +47,10 @@ char **plan_build_env(const struct sandlock_policy *p, char *const *environ_)
 		for (size_t i = 0; i < p->gpu_devices.n && off < sizeof(list) - 16; i++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u",
 						i ? "," : "", p->gpu_devices.v[i]);
+		/* CUDA numbers GPUs fastest first unless told the bus order, which is the
+		 * order of the device nodes. */
 		if (strv_env_set(&env, "CUDA_VISIBLE_DEVICES", list) < 0 ||
+		    strv_env_set(&env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID") < 0 ||
 		    strv_env_set(&env, "ROCR_VISIBLE_DEVICES", list) < 0)
 			return NULL;
 	}

@@ -130,6 +130,9 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
 	/* getdents64 while /proc is served: its listing shows the sandbox's processes. */
 	{ { .nr = SYS_getdents64 }, handle_getdents, serves_proc },
+#ifdef SYS_getdents
+	{ { .nr = SYS_getdents }, handle_getdents, serves_proc },
+#endif
 	/* landlock_restrict_self while /proc is served: a sandbox nested in this one. */
 	{ { .nr = SYS_landlock_restrict_self }, handle_landlock_restrict, serves_proc },
 	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts

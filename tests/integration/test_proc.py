@@ -235,3 +235,45 @@ def test_the_proc_listing_shows_the_sandbox_only():
             "sorted(os.listdir('/usr')) == sorted(os.listdir('/usr')))", timeout=60)
     assert r.stdout == b"True True True\n"
     assert os.getpid() in [int(e) for e in os.listdir("/proc") if e.isdigit()]  # control
+
+
+LEGACY = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+buf = ctypes.create_string_buffer(1 << 16)
+pids = []
+while True:
+    n = libc.syscall(78, fd, buf, len(buf))  # the legacy getdents
+    if n <= 0:
+        break
+    off = 0
+    while off < n:
+        reclen = int.from_bytes(buf.raw[off + 16:off + 18], "little")
+        name = buf.raw[off + 18:off + reclen].split(b"\0")[0]
+        if name.isdigit():
+            pids.append(int(name))
+        off += reclen
+print(len(pids), os.getpid() in pids)
+"""
+
+
+def test_the_legacy_getdents_is_filtered_too():
+    r = subprocess.run([PY, "-c", LEGACY], capture_output=True, timeout=60)
+    assert int(r.stdout.split()[0]) > 1  # control: every process
+    r = run(*SYSTEM_READ, "-r", "/proc", "--", PY, "-c", LEGACY, timeout=60)
+    assert r.stdout == b"1 True\n", r.stderr
+
+
+def test_host_names_and_mounts_do_not_show():
+    code = ("import os\n"
+            "os.chdir('/etc')\n"
+            "print(open('/etc//hostname').read().strip(), open('hostname').read().strip(),"
+            " open('/proc/sys/kernel/hostname').read().strip())\n"
+            "try:\n"
+            "    open('/proc/self/mountstats')\n"
+            "except OSError as e:\n"
+            "    print(e.errno)\n")
+    r = run(*SYSTEM_READ, "-r", "/proc", "-r", "/etc", "--name", "quiet", "--", PY, "-c", code,
+            timeout=60)
+    assert r.stdout == b"quiet quiet quiet\n13\n", r.stderr

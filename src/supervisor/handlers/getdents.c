@@ -26,14 +26,6 @@
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /* Whether /proc entry @name is to be listed: not a process, or one of the sandbox's. */
 static int listed(struct supervisor *sv, const char *name)
 {
@@ -50,9 +42,9 @@ static int listed(struct supervisor *sv, const char *name)
 	       groups_owns(sv->groups, pgrp);
 }
 
-/* getdents64(fd, buf, count). On another directory CONTINUE: what a descriptor swapped in
- * meanwhile for /proc would list is the numbers of the host's processes, never their files
- * (open.c serves those to the sandbox's own only). */
+/* getdents64(fd, buf, count), and the legacy getdents. On another directory CONTINUE: what a
+ * descriptor swapped in meanwhile for /proc would list is the numbers of the host's processes,
+ * never their files (open.c serves those to the sandbox's own only). */
 int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
@@ -74,29 +66,37 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
 	if (fd == NOTIF_GONE)
 		return fd;
-	if (fd < 0 || sv->proc_nested || fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC ||
-	    fstat(fd, &st) < 0 || stat("/proc", &proc_st) < 0 || st.st_dev != proc_st.st_dev ||
+	/* A descriptor that cannot be seen (the caller made itself non-dumpable) is listed by the
+	 * kernel too: the listing is a view, and which pids exist is no secret of the kernel's
+	 * anyway (stat of /proc/<pid> answers it, untrapped); their files stay refused (open.c). */
+	if (fd < 0 || fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 ||
+	    stat("/proc", &proc_st) < 0 || st.st_dev != proc_st.st_dev ||
 	    st.st_ino != proc_st.st_ino) {
 		notif_answer_continue(resp);
 		return 0;
 	}
+	/* getdents64's entries name at 19 bytes in, the legacy getdents's at 18. */
+	size_t name_off = req->data.nr == SYS_getdents64 ? 19 : 18;
 	_cleanup_free_ char *in = malloc(count), *out = malloc(count);
 	if (!in || !out)
 		return -ENOMEM;
 	size_t n_out = 0;
 	for (;;) {
-		long got = syscall(SYS_getdents64, fd, in, count);
+		long got = syscall((long)req->data.nr, fd, in, count);
 		if (got < 0)
 			return negative_errno();
 		if (got == 0)
 			break; /* the end */
 		for (long off = 0; off < got;) {
-			struct linux_dirent64 *d = (struct linux_dirent64 *)(in + off);
-			if (listed(sv, d->d_name)) {
-				memcpy(out + n_out, d, d->d_reclen);
-				n_out += d->d_reclen;
+			unsigned short reclen;
+			memcpy(&reclen, in + off + 16, sizeof(reclen)); /* both layouts */
+			if (reclen == 0 || off + reclen > got || name_off >= reclen)
+				return -EIO; /* not what the kernel writes: fail closed */
+			if (listed(sv, in + off + name_off)) {
+				memcpy(out + n_out, in + off, reclen);
+				n_out += reclen;
 			}
-			off += d->d_reclen;
+			off += reclen;
 		}
 		if (n_out)
 			break; /* else every entry of that chunk was another's: read on */

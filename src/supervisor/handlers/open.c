@@ -195,6 +195,8 @@ static enum view view_of(struct supervisor *sv, int fd)
 			return VIEW_LOADAVG;
 		if (strcmp(real, "/proc/uptime") == 0)
 			return VIEW_UPTIME;
+		if (strcmp(real, "/proc/sys/kernel/hostname") == 0)
+			return VIEW_HOSTNAME;
 		if (strncmp(real, "/proc/", 6) == 0 && real[6] >= '1' && real[6] <= '9') {
 			if (ends_with(real, len, "/mounts"))
 				return VIEW_MOUNTS;
@@ -335,6 +337,8 @@ static int may_be_view(struct supervisor *sv, const char *path)
 /* The files of /proc no grant reaches. */
 static const char *const proc_denied[] = { "kcore", "kmsg",	 "kallsyms",
 					   "keys",  "key-users", "sysrq-trigger" };
+/* The files of a process's /proc directory no grant reaches: every mount of the host. */
+static const char *const pid_denied[] = { "mountstats" };
 
 /* @path is @root or beneath it. */
 static int under(const char *path, const char *root)
@@ -440,6 +444,11 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		if (under(real, path))
 			return -EACCES;
 	}
+	for (size_t i = 0; i < ELEMENTSOF(pid_denied); i++)
+		if (strncmp(real, "/proc/", 6) == 0 && real[6] >= '1' && real[6] <= '9' &&
+		    ends_with(real, strlen(real), pid_denied[i]) &&
+		    real[strlen(real) - strlen(pid_denied[i]) - 1] == '/')
+			return -EACCES;
 	/* /proc/<pid>/net: the socket tables, not the host's interfaces (dev, if_inet6 with
 	 * addresses derived from MACs, arp, route...): the route socket shows only lo. */
 	const char *net = strstr(real, "/net/");
@@ -479,6 +488,18 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	if (opened < 0)
 		return negative_errno();
 	return notif_addfd_send(sv->listener, req, opened, (flags & O_CLOEXEC) != 0);
+}
+
+/* Whether the last component of @path is @name. */
+static int last_is(const char *path, const char *name)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	size_t start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	return len - start == strlen(name) && strncmp(path + start, name, len - start) == 0;
 }
 
 /* Whether @path (relative to the child's @dirfd or cwd) may reach /proc: an absolute name
@@ -667,7 +688,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		 * once, as below). A symlink of another name into /proc (a user's own) is then
 		 * the kernel's, which refuses it: functionality lost, nothing reached. */
 		if (r == 0 && !own && !may_reach_proc(sv, req, dirfd, path) &&
-		    !may_be_view(sv, path) && !under(path, "/etc/hostname")) {
+		    !may_be_view(sv, path) && !last_is(path, "hostname")) {
 			notif_answer_continue(resp);
 			return 0;
 		}
