@@ -180,10 +180,10 @@ void run_help(void)
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
 			 o->short_name ? o->short_name : ' ', o->short_name ? "," : " ", o->name,
 			 o->meta ? " " : "", o->meta ? o->meta : "");
-		/* net_allow is partly there: its help says which rules. */
+		/* --user sets uid and gid through a handler of its own. */
 		int later = o->apply == opt_unsupported ||
-			    (o->field && sandlock_field_supported(o->field) == 0 &&
-			     strcmp(o->field, "net_allow") != 0);
+			    (o->field && sandlock_field_supported(o->field) == 0) ||
+			    (o->apply == opt_user && sandlock_field_supported("uid") == 0);
 		printf("  %-34s %s%s\n", left, o->help, later ? " (not supported yet)" : "");
 	}
 	printf("  %-34s %s\n", "-h, --help", "show this help");

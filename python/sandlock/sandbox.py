@@ -296,6 +296,9 @@ class Sandbox:
     def kill(self) -> None:
         """SIGKILL every process of the sandbox. RuntimeError if nothing runs."""
         self._running().signal("kill")
+        # A parked child killed is no longer waiting for start(): wait() waits for its end
+        # (which the sandbox thread records a moment later).
+        self._parked = False
 
     def ports(self) -> dict[int, int]:
         """The port mappings {virtual_port: real_port} while the sandbox runs: only the ports

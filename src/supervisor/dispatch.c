@@ -84,8 +84,8 @@ static int serves_files(const struct sandlock_policy *p)
  *    does not scope them, so the supervisor limits them to the sandbox's own processes.
  *    Calls on the caller itself (0) are not trapped.
  * and listen, unless TCP bind is open to every port (below).
- * All are rare; a policy of filesystem grants only traps nothing else, and its other syscalls
- * run at kernel speed. */
+ * All are rare; a policy of filesystem grants only traps nothing else (but for a grant covering
+ * /proc, which the supervisor then serves), and its other syscalls run at kernel speed. */
 static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_uname }, handle_uname, NULL },
 	{ { .nr = SYS_setsid }, handle_setsid, NULL },
@@ -119,9 +119,10 @@ static const struct dispatch_entry table[] = {
 	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },
 /* open, openat, openat2, when a rule names a host (/etc/hosts is the names resolved at start),
- * under port_remap (/proc/net/tcp and tcp6 show the sandbox's sockets) or under num_cpus
- * (/proc/cpuinfo and the sysfs CPU lists show N CPUs); sched_getaffinity under num_cpus.
- * Without a supervisor such a policy is refused, so nothing is denied here. */
+ * under port_remap (/proc/net/tcp and tcp6 show the sandbox's sockets), num_cpus
+ * (/proc/cpuinfo and the sysfs CPU lists show N CPUs), max_memory (/proc/meminfo), or with a
+ * grant covering /proc (served by the supervisor); sched_getaffinity under num_cpus. Without a
+ * supervisor such a policy is refused (or /proc is Landlock's), so nothing is denied here. */
 #ifdef SYS_open
 	{ { .nr = SYS_open }, handle_open, serves_files },
 #endif
