@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "path-util.h"
 #include "strv.h"
 #include "landlock.h"
 #include "policy/rules.h"
@@ -154,16 +155,6 @@ static char *resolve_partly(const char *path)
 	return out;
 }
 
-/* @path is @root or beneath it. */
-static int path_within(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return 1;
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Whether a grant of @p covers @area (its real path is @area or above it), or, with @inside,
  * lies beneath it too. Every grant is resolved: "/proc/", "//proc", "/usr/../proc" and a
  * symlinked directory all name what they reach. A grant that does not resolve grants nothing. */
@@ -174,8 +165,8 @@ static int grants_touch(const struct sandlock_policy *p, const char *area, int i
 		     (w ? p->fs_write : p->fs_read) && (w ? p->fs_write : p->fs_read)[i]; i++) {
 			_cleanup_free_ char *real =
 				realpath((w ? p->fs_write : p->fs_read)[i], NULL);
-			if (real &&
-			    (path_within(area, real) || (inside && path_within(real, area))))
+			if (real && (path_is_beneath(area, real) ||
+				     (inside && path_is_beneath(real, area))))
 				return 1;
 		}
 	return 0;
@@ -523,7 +514,7 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
 		int exact = 0, below = 0;
 		for (size_t i = 0; i < deny->n; i++) {
 			exact |= strcmp(deny->v[i].real, path) == 0;
-			below |= path_within(deny->v[i].real, path) &&
+			below |= path_is_beneath(deny->v[i].real, path) &&
 				 strcmp(deny->v[i].real, path) != 0;
 		}
 		if (exact)
@@ -566,9 +557,9 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 	 * (/proc, /sys) cannot be renamed, linked or replaced by the sandbox. */
 	const char *inside = NULL, *user_inside = NULL;
 	for (size_t i = 0; i < deny->n; i++) {
-		if (path_within(real, deny->v[i].real))
+		if (path_is_beneath(real, deny->v[i].real))
 			return 0; /* the grant is (beneath) a denied path: denied */
-		if (path_within(deny->v[i].real, real)) {
+		if (path_is_beneath(deny->v[i].real, real)) {
 			inside = deny->v[i].real;
 			if (!deny->v[i].internal)
 				user_inside = deny->v[i].real;

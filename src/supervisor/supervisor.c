@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "dispatch.h"
@@ -28,6 +29,11 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 	pthread_mutex_init(&sv->workers.lock, NULL);
 	pthread_mutex_init(&sv->netlink_lock, NULL);
 	port_map_init(&sv->ports);
+	struct stat proc_st;
+	if (stat("/proc", &proc_st) == 0) { /* what /proc is, for handlers/open.c, getdents.c */
+		sv->proc_dev = proc_st.st_dev;
+		sv->proc_ino = proc_st.st_ino;
+	}
 	pthread_cond_init(&sv->workers.work, NULL);
 	pthread_cond_init(&sv->workers.idle_cond, NULL);
 	sv->workers.listener = -1;

@@ -76,8 +76,10 @@ struct supervisor {
 	uint64_t max_memory;	 /* max_memory in bytes (handlers/memory.c); 0: unlimited */
 	int64_t started_ns;	 /* CLOCK_MONOTONIC when the sandbox started: its /proc/uptime */
 	int proc_nested;	 /* a process confined itself further: /proc no longer served */
-	char proc_ids[512];	 /* the ids /proc is served to (handlers/open.c) */
-	struct mem_pids {	 /* max_memory: the sandbox's processes found last */
+	dev_t proc_dev;		 /* the identity of /proc's root, taken once (0: unknown) */
+	ino_t proc_ino;
+	char proc_ids[512]; /* the ids /proc is served to (handlers/open.c) */
+	struct mem_pids {   /* max_memory: the sandbox's processes found last */
 		pid_t *v;
 		size_t n, cap;
 		int dirty; /* a fork since: scan /proc again */

@@ -29,17 +29,10 @@
 /* Whether /proc entry @name is to be listed: not a process, or one of the sandbox's. */
 static int listed(struct supervisor *sv, const char *name)
 {
-	char buf[1024], *end;
-	int pgrp;
+	char *end;
 
 	long pid = strtol(name, &end, 10);
-	if (*end || pid <= 0)
-		return 1;
-	if (proc_read((pid_t)pid, "stat", buf, sizeof(buf)) < 0)
-		return 0;
-	const char *close = strrchr(buf, ')');
-	return close && sscanf(close + 1, " %*c %*d %d", &pgrp) == 1 && pgrp > 0 &&
-	       groups_owns(sv->groups, pgrp);
+	return *end || pid <= 0 || sandbox_owns_pid(sv, (pid_t)pid);
 }
 
 /* getdents64(fd, buf, count), and the legacy getdents. On another directory CONTINUE: what a
@@ -49,7 +42,7 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
 	struct statfs fs;
-	struct stat st, proc_st;
+	struct stat st;
 	size_t count = MIN((size_t)(uint32_t)req->data.args[2], (size_t)(1 << 20));
 
 	/* Most listings are of other directories: told by the descriptor's name (one readlink;
@@ -70,8 +63,7 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	 * kernel too: the listing is a view, and which pids exist is no secret of the kernel's
 	 * anyway (stat of /proc/<pid> answers it, untrapped); their files stay refused (open.c). */
 	if (fd < 0 || fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 ||
-	    stat("/proc", &proc_st) < 0 || st.st_dev != proc_st.st_dev ||
-	    st.st_ino != proc_st.st_ino) {
+	    !sv->proc_dev || st.st_dev != sv->proc_dev || st.st_ino != sv->proc_ino) {
 		notif_answer_continue(resp);
 		return 0;
 	}

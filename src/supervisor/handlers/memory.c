@@ -33,23 +33,6 @@
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 
-/* Read /proc/<task>/@name whole into @buf (NUL-terminated). */
-static int read_task_file(pid_t task, const char *name, char *buf, size_t size)
-{
-	char path[128];
-	size_t len = 0;
-	ssize_t k;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)task, name);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ESRCH;
-	while (len < size - 1 && (k = read(fd, buf + len, size - 1 - len)) > 0)
-		len += (size_t)k;
-	buf[len] = '\0';
-	return len ? 0 : -ESRCH;
-}
-
 static uint64_t field_kb(const char *buf, const char *key)
 {
 	const char *p = strstr(buf, key);
@@ -74,7 +57,7 @@ static int64_t process_bytes(const struct proc_info *p, int precise)
 	else
 		snprintf(name, sizeof(name), "task/%d/%s", (int)task,
 			 precise ? "smaps_rollup" : "status");
-	if (read_task_file(p->pid, name, buf, sizeof(buf)) < 0)
+	if (proc_read(p->pid, name, buf, sizeof(buf)) < 0)
 		return 0;
 	const char *anon = precise ? "\nPss_Anon:" : "\nRssAnon:";
 	const char *shmem = precise ? "\nPss_Shmem:" : "\nRssShmem:";
@@ -148,16 +131,10 @@ static int usage_of(struct supervisor *sv, int precise, struct usage *u)
 			m->dirty = pending > 0;
 	} else {
 		for (size_t i = 0; r == 0 && i < m->n; i++) {
-			char buf[1024];
-			struct proc_info p = { .pid = m->v[i] };
-			if (proc_read(p.pid, "stat", buf, sizeof(buf)) < 0)
-				continue;
-			const char *close = strrchr(buf, ')');
-			if (!close ||
-			    sscanf(close + 1, " %c %d %d", &p.state, &p.ppid, &p.pgrp) != 3 ||
-			    !groups_owns(sv->groups, p.pgrp))
-				continue;
-			r = usage_add(u, &p);
+			struct proc_info p;
+			if (proc_info_of(m->v[i], &p) == 0 && p.pgrp > 0 &&
+			    groups_owns(sv->groups, p.pgrp))
+				r = usage_add(u, &p);
 		}
 	}
 	/* The processes found, for the next time. */
@@ -197,15 +174,11 @@ int memory_usage(struct supervisor *sv, uint64_t *ret_total)
  * the sandbox's groups: a number reused by a host process meanwhile is not). */
 static void kill_process(struct supervisor *sv, const struct proc_info *p)
 {
-	char buf[1024];
-	int pgrp;
+	struct proc_info now;
 
 	_cleanup_close_ int fd = sys_pidfd_open(p->pid, 0);
-	if (fd < 0 || proc_read(p->pid, "stat", buf, sizeof(buf)) < 0)
-		return;
-	const char *close = strrchr(buf, ')');
-	if (close && sscanf(close + 1, " %*c %*d %d", &pgrp) == 1 && pgrp == p->pgrp &&
-	    groups_owns(sv->groups, pgrp))
+	if (fd >= 0 && proc_info_of(p->pid, &now) == 0 && now.pgrp == p->pgrp &&
+	    groups_owns(sv->groups, now.pgrp))
 		(void)sys_pidfd_send_signal(fd, SIGKILL, NULL, 0);
 }
 

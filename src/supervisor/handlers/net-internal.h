@@ -87,6 +87,11 @@ struct proc_info {
 	pid_t pid, ppid, pgrp;
 	char state;
 };
+/* procs.c: state, parent and process group of process (or thread) @pid, from its stat.
+ * -ESRCH (gone), -EPERM (unreadable: cannot tell). */
+int proc_info_of(pid_t pid, struct proc_info *ret);
+/* procs.c: whether process (or thread) @pid is one of the sandbox's: a member of its groups. */
+int sandbox_owns_pid(struct supervisor *sv, pid_t pid);
 int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p, void *arg),
 		      void *arg);
 /* procs.c: a task through which process @p is alive: its pid, or for a leader that exited

@@ -22,21 +22,12 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "path-util.h"
 #include "macro.h"
 #include "net-internal.h"
 #include "plan/plan.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
-
-/* @path is @root or beneath it. */
-static int path_under(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return 1;
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
 
 /* Whether the socket file @st is a sandbox's control socket (<runtime>/<name>/control.sock of
  * this uid), whatever name reaches it: a hard link elsewhere is the same inode. (One renamed
@@ -103,7 +94,7 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EACCES;
 	int granted = 0;
 	for (size_t i = 0; net->unix_write && net->unix_write[i] && !granted; i++)
-		granted = path_under(real, net->unix_write[i]);
+		granted = path_is_beneath(real, net->unix_write[i]);
 	if (!granted)
 		return -EACCES; /* what a missing write permission on the socket gives */
 	memset(sun->sun_path, 0, sizeof(sun->sun_path));

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "path-util.h"
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
@@ -149,6 +150,27 @@ enum view {
 	VIEW_HOSTNAME,
 };
 
+/* Whether @path is beneath one of the (real) paths of @list. */
+static int granted_in(char *const *list, const char *path)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (path_is_beneath(path, list[i]))
+			return 1;
+	return 0;
+}
+
+/* The path the kernel gives descriptor @fd (its readlink in /proc/self/fd). */
+static ssize_t fd_path(int fd, char *buf, size_t size)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t k = readlink(self, buf, size - 1);
+	if (k > 0)
+		buf[k] = '\0';
+	return k;
+}
+
 static int ends_with(const char *s, size_t len, const char *suffix)
 {
 	size_t n = strlen(suffix);
@@ -159,28 +181,23 @@ static int ends_with(const char *s, size_t len, const char *suffix)
  * or /net/tcp6 (port_remap) or is /proc/cpuinfo, or the sysfs CPU lists (num_cpus). */
 static enum view view_of(struct supervisor *sv, int fd)
 {
-	char self[64], real[PATH_MAX];
+	char real[PATH_MAX];
 	struct statfs fs;
 
-	if (fstatfs(fd, &fs) < 0 || (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC))
+	if (fstatfs(fd, &fs) < 0)
 		return VIEW_NONE;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	ssize_t k = readlink(self, real, sizeof(real) - 1);
+	ssize_t k = fd_path(fd, real, sizeof(real));
 	if (k <= 0)
 		return VIEW_NONE;
-	real[k] = '\0';
 	size_t len = (size_t)k;
 	/* Served only where the policy grants reading the file: the views hold the host's data
 	 * too (its CPUs), and without a grant Landlock refuses the real file (CONTINUE). */
-	int granted = 0;
-	for (size_t i = 0; sv->net->granted && sv->net->granted[i] && !granted; i++) {
-		size_t n = strlen(sv->net->granted[i]);
-		granted = (n == 1 && sv->net->granted[i][0] == '/') ||
-			  (strncmp(real, sv->net->granted[i], n) == 0 &&
-			   (real[n] == '\0' || real[n] == '/'));
-	}
-	if (!granted)
+	if (!granted_in(sv->net->granted, real))
 		return VIEW_NONE;
+	if (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC)
+		/* /etc/hostname is the sandbox's name while it serves /proc (opens resolved). */
+		return sv->net->proc_mediated && strcmp(real, "/etc/hostname") == 0 ? VIEW_HOSTNAME
+										    : VIEW_NONE;
 	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->port_remap) {
 		if (ends_with(real, len, "/net/tcp"))
 			return VIEW_TCP4;
@@ -306,28 +323,18 @@ static int may_be_view(struct supervisor *sv, const char *path)
 {
 	static const char *const tcp[] = { "tcp", "tcp6" };
 	static const char *const cpu[] = { "cpuinfo", "online", "possible", "present" };
-	static const char meminfo[] = "meminfo";
 	const char *rest;
 	int n;
 
 	if (own_fd_name(path, &n, &rest) && !rest[strspn(rest, "/")])
 		return 1;
-	size_t len = strlen(path);
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	size_t start = len;
-	while (start > 0 && path[start - 1] != '/')
-		start--;
 	for (size_t i = 0; sv->net->port_remap && i < ELEMENTSOF(tcp); i++)
-		if (len - start == strlen(tcp[i]) &&
-		    strncmp(path + start, tcp[i], len - start) == 0)
+		if (path_last_is(path, tcp[i]))
 			return 1;
-	if (sv->max_memory && len - start == strlen(meminfo) &&
-	    strncmp(path + start, meminfo, len - start) == 0)
+	if (sv->max_memory && path_last_is(path, "meminfo"))
 		return 1;
 	for (size_t i = 0; sv->num_cpus && i < ELEMENTSOF(cpu); i++)
-		if (len - start == strlen(cpu[i]) &&
-		    strncmp(path + start, cpu[i], len - start) == 0)
+		if (path_last_is(path, cpu[i]))
 			return 1;
 	return 0;
 }
@@ -339,48 +346,6 @@ static const char *const proc_denied[] = { "kcore", "kmsg",	 "kallsyms",
 					   "keys",  "key-users", "sysrq-trigger" };
 /* The files of a process's /proc directory no grant reaches: every mount of the host. */
 static const char *const pid_denied[] = { "mountstats" };
-
-/* @path is @root or beneath it. */
-static int under(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return 1;
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-static int granted_in(char *const *list, const char *path)
-{
-	for (size_t i = 0; list && list[i]; i++)
-		if (under(path, list[i]))
-			return 1;
-	return 0;
-}
-
-static ssize_t fd_path(int fd, char *buf, size_t size)
-{
-	char self[64];
-
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	ssize_t k = readlink(self, buf, size - 1);
-	if (k > 0)
-		buf[k] = '\0';
-	return k;
-}
-
-/* Whether process @pid (a thread id too) is one of the sandbox's: a member of its groups. */
-static int sandbox_pid(struct supervisor *sv, pid_t pid)
-{
-	char buf[1024];
-	int pgrp;
-
-	if (proc_read(pid, "stat", buf, sizeof(buf)) < 0)
-		return 0;
-	const char *close = strrchr(buf, ')');
-	return close && sscanf(close + 1, " %*c %*d %d", &pgrp) == 1 && pgrp > 0 &&
-	       groups_owns(sv->groups, pgrp);
-}
 
 /* The open of a procfs file @fd (O_PATH, resolved from the child's name) asked with @flags,
  * decided on the file reached: another process's /proc/<pid> (not one of the sandbox's) and
@@ -400,7 +365,7 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	/* "self" and "thread-self" resolved here named the supervisor: the child's. */
 	char svdir[32];
 	int svlen = snprintf(svdir, sizeof(svdir), "/proc/%d", (int)getpid());
-	if (under(real, svdir)) {
+	if (path_is_beneath(real, svdir)) {
 		/* Named without a symlink on the way: the supervisor's own, outside the sandbox.
 		 * Through one ("self", "thread-self", /etc/mtab, /dev/stdin...): the child's. */
 		_cleanup_close_ int plain =
@@ -412,7 +377,7 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 			return r == -ESRCH ? NOTIF_GONE : r;
 		char task[48];
 		int tlen = snprintf(task, sizeof(task), "%s/task/%d", svdir, (int)gettid());
-		if (under(real, task))
+		if (path_is_beneath(real, task))
 			snprintf(sub, sizeof(sub), "/proc/%d/task/%d%s", (int)tgid, (int)req->pid,
 				 real + tlen);
 		else
@@ -428,20 +393,20 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	}
 	/* Only the /proc the supervisor serves: another procfs mounted elsewhere is refused
 	 * whole (and left out of the grants: landlock.c). */
-	struct stat st, proc_st;
-	if (!under(real, "/proc") || fstat(fd, &st) < 0 || stat("/proc", &proc_st) < 0 ||
-	    st.st_dev != proc_st.st_dev)
+	struct stat st;
+	if (!path_is_beneath(real, "/proc") || fstat(fd, &st) < 0 || !sv->proc_dev ||
+	    st.st_dev != sv->proc_dev)
 		return -EACCES;
 	/* Another process's directory, or a denied file. */
 	long pid;
 	char *end;
 	if (strncmp(real, "/proc/", 6) == 0 && (pid = strtol(real + 6, &end, 10)) > 0 &&
-	    (*end == '\0' || *end == '/') && !sandbox_pid(sv, (pid_t)pid))
+	    (*end == '\0' || *end == '/') && !sandbox_owns_pid(sv, (pid_t)pid))
 		return -EACCES;
 	for (size_t i = 0; i < ELEMENTSOF(proc_denied); i++) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%s", proc_denied[i]);
-		if (under(real, path))
+		if (path_is_beneath(real, path))
 			return -EACCES;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(pid_denied); i++)
@@ -490,18 +455,6 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	return notif_addfd_send(sv->listener, req, opened, (flags & O_CLOEXEC) != 0);
 }
 
-/* Whether the last component of @path is @name. */
-static int last_is(const char *path, const char *name)
-{
-	size_t len = strlen(path);
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	size_t start = len;
-	while (start > 0 && path[start - 1] != '/')
-		start--;
-	return len - start == strlen(name) && strncmp(path + start, name, len - start) == 0;
-}
-
 /* Whether @path (relative to the child's @dirfd or cwd) may reach /proc: an absolute name
  * under /proc or one of the system's symlinks into it (/etc/mtab, /dev/fd, /dev/std*), or a
  * relative name from a directory on procfs. */
@@ -518,7 +471,7 @@ static int may_reach_proc(struct supervisor *sv, const struct seccomp_notif *req
 		if (strncmp(p, "/proc", 5) == 0 && (p[5] == '/' || !p[5]))
 			return 1;
 		for (size_t i = 0; i < ELEMENTSOF(links); i++)
-			if (under(p, links[i]))
+			if (path_is_beneath(p, links[i]))
 				return 1;
 		/* ".." on the way ("/usr/../proc") may lead anywhere. */
 		return strstr(path, "..") != NULL;
@@ -535,7 +488,7 @@ static int may_reach_proc(struct supervisor *sv, const struct seccomp_notif *req
 		return 1; /* cannot tell: resolve */
 	dir[k] = '\0';
 	(void)sv;
-	return under(dir, "/proc") || strstr(path, "..");
+	return path_is_beneath(dir, "/proc") || strstr(path, "..");
 }
 
 /* The lines of a task's status that say what it may do: its ids, its capabilities, its
@@ -596,6 +549,83 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 	return 0;
 }
 
+/* The open of a sandbox whose /proc the supervisor serves (plan.net.proc_mediated). */
+static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp, int dirfd, uint64_t path_addr,
+			 uint64_t flags, uint64_t resolve)
+{
+	char path[PATH_MAX], subst[PATH_MAX];
+	int r;
+
+	/* O_PATH: the kernel's. It grants nothing to read or write (Landlock does not see
+	 * it, and every open made through it later, /proc/self/fd/N or a dirfd, is trapped
+	 * and decided here), so CONTINUE is safe whatever the name reads by then. */
+	if ((flags & O_PATH) || sv->proc_nested) {
+		/* proc_nested: a process of the sandbox confined itself further: /proc is
+		 * no longer served, and Landlock refuses it (CONTINUE, as above). */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	r = read_path(sv, req, path_addr, path, sizeof(path));
+	/* "/proc/self" and "/proc/thread-self" named outright are the caller's (resolved
+	 * here they would be the supervisor's, which only a symlink's way is mapped back
+	 * from: proc_open). */
+	int n_fd;
+	const char *rest;
+	int own = r == 0 && own_fd_name(path, &n_fd, &rest); /* the caller's fd N */
+	int self = r == 0 && !own && path_is_beneath(path, "/proc/self");
+	int tself = r == 0 && !own && path_is_beneath(path, "/proc/thread-self");
+	if (self || tself) {
+		pid_t tgid;
+		int k = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+		if (k < 0)
+			return k == -ESRCH ? NOTIF_GONE : k;
+		if (self)
+			snprintf(subst, sizeof(subst), "/proc/%d%s", (int)tgid, path + 10);
+		else
+			snprintf(subst, sizeof(subst), "/proc/%d/task/%d%s", (int)tgid,
+				 (int)req->pid, path + 17);
+		snprintf(path, sizeof(path), "%s", subst);
+	}
+	/* Only names that may reach /proc or a view are resolved (the rest CONTINUE at
+	 * once, as below). A symlink of another name into /proc (a user's own) is then
+	 * the kernel's, which refuses it: functionality lost, nothing reached. */
+	if (r == 0 && !own && !may_reach_proc(sv, req, dirfd, path) && !may_be_view(sv, path) &&
+	    !path_last_is(path, "hostname")) {
+		notif_answer_continue(resp);
+		return 0;
+	}
+	_cleanup_close_ int fd =
+		r == 0 ? child_path_open(sv, req, dirfd, path, resolve, (flags & O_NOFOLLOW) != 0)
+		       : r;
+	if (fd == NOTIF_GONE)
+		return fd;
+	struct statfs fs;
+	if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+		/* Served with the supervisor's ids: only to a thread that still has the
+		 * sandbox's (a process that dropped them, or stacked a seccomp filter of a
+		 * sandbox of its own, is left to the kernel, which refuses /proc). */
+		r = same_ids(sv, (pid_t)req->pid);
+		if (r < 0)
+			return r;
+		if (!r) {
+			notif_answer_continue(resp);
+			return 0;
+		}
+		return proc_open(sv, req, fd, flags, dirfd, path, resolve);
+	}
+	/* The sysfs views (num_cpus) and /etc/hostname. */
+	enum view view = fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) ? view_of(sv, fd)
+										: VIEW_NONE;
+	if (view != VIEW_NONE)
+		return serve_view(sv, req, view, flags);
+	/* Not procfs (or not resolved here: a magic link on the way): the kernel's. Safe
+	 * whatever the name reads by then: Landlock leaves /proc out of every grant, so
+	 * nothing of /proc is reached that way. */
+	notif_answer_continue(resp);
+	return 0;
+}
+
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
@@ -650,85 +680,8 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 
 	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
 	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
-	if (sv->net->proc_mediated) {
-		char path[PATH_MAX], subst[PATH_MAX];
-		/* O_PATH: the kernel's. It grants nothing to read or write (Landlock does not see
-		 * it, and every open made through it later, /proc/self/fd/N or a dirfd, is trapped
-		 * and decided here), so CONTINUE is safe whatever the name reads by then. */
-		if ((flags & O_PATH) || sv->proc_nested) {
-			/* proc_nested: a process of the sandbox confined itself further: /proc is
-			 * no longer served, and Landlock refuses it (CONTINUE, as above). */
-			notif_answer_continue(resp);
-			return 0;
-		}
-		r = read_path(sv, req, path_addr, path, sizeof(path));
-		/* "/proc/self" and "/proc/thread-self" named outright are the caller's (resolved
-		 * here they would be the supervisor's, which only a symlink's way is mapped back
-		 * from: proc_open). */
-		int n_fd;
-		const char *rest;
-		int own = r == 0 && own_fd_name(path, &n_fd, &rest); /* the caller's fd N */
-		int self = r == 0 && !own && strncmp(path, "/proc/self", 10) == 0 &&
-			   (path[10] == '/' || !path[10]);
-		int tself = r == 0 && !own && strncmp(path, "/proc/thread-self", 17) == 0 &&
-			    (path[17] == '/' || !path[17]);
-		if (self || tself) {
-			pid_t tgid;
-			int k = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
-			if (k < 0)
-				return k == -ESRCH ? NOTIF_GONE : k;
-			if (self)
-				snprintf(subst, sizeof(subst), "/proc/%d%s", (int)tgid, path + 10);
-			else
-				snprintf(subst, sizeof(subst), "/proc/%d/task/%d%s", (int)tgid,
-					 (int)req->pid, path + 17);
-			snprintf(path, sizeof(path), "%s", subst);
-		}
-		/* Only names that may reach /proc or a view are resolved (the rest CONTINUE at
-		 * once, as below). A symlink of another name into /proc (a user's own) is then
-		 * the kernel's, which refuses it: functionality lost, nothing reached. */
-		if (r == 0 && !own && !may_reach_proc(sv, req, dirfd, path) &&
-		    !may_be_view(sv, path) && !last_is(path, "hostname")) {
-			notif_answer_continue(resp);
-			return 0;
-		}
-		_cleanup_close_ int fd = r == 0 ? child_path_open(sv, req, dirfd, path, resolve,
-								  (flags & O_NOFOLLOW) != 0)
-						: r;
-		if (fd == NOTIF_GONE)
-			return fd;
-		struct statfs fs;
-		if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
-			/* Served with the supervisor's ids: only to a thread that still has the
-			 * sandbox's (a process that dropped them, or stacked a seccomp filter of a
-			 * sandbox of its own, is left to the kernel, which refuses /proc). */
-			r = same_ids(sv, (pid_t)req->pid);
-			if (r < 0)
-				return r;
-			if (!r) {
-				notif_answer_continue(resp);
-				return 0;
-			}
-			return proc_open(sv, req, fd, flags, dirfd, path, resolve);
-		}
-		/* The sysfs views (num_cpus) are served as everywhere; /etc/hostname is the
-		 * sandbox's name (where it is granted). */
-		enum view view = fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))
-					 ? view_of(sv, fd)
-					 : VIEW_NONE;
-		char hn[PATH_MAX];
-		if (view == VIEW_NONE && fd >= 0 && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) &&
-		    fd_path(fd, hn, sizeof(hn)) > 0 && strcmp(hn, "/etc/hostname") == 0 &&
-		    granted_in(sv->net->granted, hn))
-			view = VIEW_HOSTNAME;
-		if (view != VIEW_NONE)
-			return serve_view(sv, req, view, flags);
-		/* Not procfs (or not resolved here: a magic link on the way): the kernel's. Safe
-		 * whatever the name reads by then: Landlock leaves /proc out of every grant, so
-		 * nothing of /proc is reached that way. */
-		notif_answer_continue(resp);
-		return 0;
-	}
+	if (sv->net->proc_mediated)
+		return open_mediated(sv, req, resp, dirfd, path_addr, flags, resolve);
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
 	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory) &&
 	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {

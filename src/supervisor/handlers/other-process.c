@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "handlers.h"
+#include "net-internal.h"
 #include "sandbox/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -41,23 +42,6 @@ enum target_kind {
 #define IOPRIO_WHO_PROCESS 1
 #define IOPRIO_WHO_PGRP 2
 #define IOPRIO_WHO_USER 3
-
-/* The process group of @pid (a process or a thread), from /proc/<pid>/stat. */
-static int process_group_of(pid_t pid, pid_t *ret)
-{
-	char buf[1024];
-
-	int r = proc_read(pid, "stat", buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
-	const char *p = strrchr(buf, ')');
-	int pgrp;
-	if (!p || sscanf(p + 1, " %*c %*d %d", &pgrp) != 1)
-		return -EPERM; /* cannot tell: fail closed */
-	*ret = pgrp; /* 0 for a process in another pid namespace's init group: never ours */
-	return 0;
-}
 
 static enum target_kind classify(const struct seccomp_notif *req, pid_t *target)
 {
@@ -86,7 +70,7 @@ static enum target_kind classify(const struct seccomp_notif *req, pid_t *target)
 int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp)
 {
-	pid_t target, pgrp;
+	pid_t target;
 	enum target_kind kind = classify(req, &target);
 
 	switch (kind) {
@@ -104,10 +88,11 @@ int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 		if (target < 0)
 			break; /* the kernel answers EINVAL or ESRCH */
 		if (target != 0) {
-			int r = process_group_of(target, &pgrp);
+			struct proc_info info;
+			int r = proc_info_of(target, &info);
 			if (r < 0)
 				return r; /* no such process: what the kernel would say */
-			if (!groups_owns(sv->groups, pgrp))
+			if (!groups_owns(sv->groups, info.pgrp))
 				return -EPERM;
 		}
 		break;

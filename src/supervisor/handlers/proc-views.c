@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "macro.h"
+#include "path-util.h"
 #include "net-internal.h"
 #include "plan/plan.h"
 #include "supervisor/notif.h"
@@ -85,20 +86,12 @@ static void unescape(const char *path, size_t len, char *out, size_t size)
 	out[k] = '\0';
 }
 
-static int within(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return 1;
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Whether mount point @mnt is one the sandbox reaches: at or above a grant, or beneath one. */
 static int reachable(struct supervisor *sv, const char *mnt)
 {
 	for (size_t i = 0; sv->net->granted && sv->net->granted[i]; i++)
-		if (within(mnt, sv->net->granted[i]) || within(sv->net->granted[i], mnt))
+		if (path_is_beneath(mnt, sv->net->granted[i]) ||
+		    path_is_beneath(sv->net->granted[i], mnt))
 			return 1;
 	return 0;
 }

@@ -16,6 +16,28 @@
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
+int proc_info_of(pid_t pid, struct proc_info *ret)
+{
+	char buf[1024];
+
+	int r = proc_read(pid, "stat", buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
+	const char *close = strrchr(buf, ')');
+	*ret = (struct proc_info){ .pid = pid };
+	if (!close || sscanf(close + 1, " %c %d %d", &ret->state, &ret->ppid, &ret->pgrp) != 3)
+		return -EPERM; /* cannot tell: fail closed */
+	return 0; /* pgrp 0: a process in another pid namespace's init group, never ours */
+}
+
+int sandbox_owns_pid(struct supervisor *sv, pid_t pid)
+{
+	struct proc_info p;
+
+	return proc_info_of(pid, &p) == 0 && p.pgrp > 0 && groups_owns(sv->groups, p.pgrp);
+}
+
 int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p, void *arg),
 		      void *arg)
 {
@@ -27,16 +49,11 @@ int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p
 	if (!d)
 		return negative_errno();
 	for (struct dirent *e; r == 0 && (e = readdir(d));) {
-		char *end, buf[1024];
+		char *end;
+		struct proc_info p;
 		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || proc_read((pid_t)pid, "stat", buf, sizeof(buf)) < 0)
+		if (*end || pid <= 0 || proc_info_of((pid_t)pid, &p) < 0 || p.pgrp <= 0)
 			continue; /* not a process, or gone meanwhile */
-		/* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses. */
-		struct proc_info p = { .pid = (pid_t)pid };
-		const char *close = strrchr(buf, ')');
-		if (!close || sscanf(close + 1, " %c %d %d", &p.state, &p.ppid, &p.pgrp) != 3 ||
-		    p.pgrp <= 0)
-			continue;
 		int ours = -1;
 		for (size_t i = 0; i < n_owned && ours < 0; i++)
 			if (owned[i] == p.pgrp)
