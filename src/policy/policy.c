@@ -175,36 +175,28 @@ int policy_bind_restricted(const struct sandlock_policy *p)
 
 int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr)
 {
-	if (p->no_supervisor && policy_net_onbehalf(p))
-		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce net_allow rules to hosts, IPs, "
-				 "CIDRs or restricted UDP/ICMP destinations, or net_deny "
-				 "(connections and sends are made by the supervisor)");
-	if (p->no_supervisor && p->port_remap)
-		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce port_remap (binds are made by the "
-				 "supervisor)");
-	if (p->no_supervisor && p->max_memory.set)
-		return error_set(
-			reterr, -EINVAL,
-			"no_supervisor: cannot enforce max_memory (allocations are checked "
-			"by the supervisor)");
-	if (p->no_supervisor && p->max_processes.set)
-		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce max_processes (the processes are "
-				 "counted by the supervisor)");
-	if (p->no_supervisor && p->max_cpu.set && p->max_cpu.v < 100)
-		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce max_cpu (a process that starts its "
-				 "own process group is found by the supervisor)");
-	if (p->no_supervisor && p->num_cpus.set)
-		return error_set(
-			reterr, -EINVAL,
-			"no_supervisor: cannot enforce num_cpus (the CPU count is shown by "
-			"the supervisor)");
-	if (p->no_supervisor && p->name)
-		return error_set(reterr, -EINVAL,
-				 "no_supervisor: cannot enforce name (the virtual hostname needs "
-				 "the supervisor)");
+	/* What the supervisor enforces, and why: refused without one, never run unenforced. */
+	const struct {
+		int asked;
+		const char *what;
+	} needs[] = {
+		{ policy_net_onbehalf(p),
+		  "net_allow rules to hosts, IPs, CIDRs or restricted UDP/ICMP destinations, or "
+		  "net_deny (connections and sends are made by the supervisor)" },
+		{ p->port_remap, "port_remap (binds are made by the supervisor)" },
+		{ p->max_memory.set, "max_memory (allocations are checked by the supervisor)" },
+		{ p->max_processes.set,
+		  "max_processes (the processes are counted by the supervisor)" },
+		{ p->max_cpu.set && p->max_cpu.v < 100,
+		  "max_cpu (a process that starts its own process group is found by the "
+		  "supervisor)" },
+		{ p->num_cpus.set, "num_cpus (the CPU count is shown by the supervisor)" },
+		{ p->name != NULL, "name (the virtual hostname needs the supervisor)" },
+	};
+
+	for (size_t i = 0; p->no_supervisor && i < ELEMENTSOF(needs); i++)
+		if (needs[i].asked)
+			return error_set(reterr, -EINVAL, "no_supervisor: cannot enforce %s",
+					 needs[i].what);
 	return 0;
 }

@@ -35,13 +35,8 @@ def test_throttled_command_is_stopped_part_of_the_time():
     assert "T" not in states()
 
 
-def test_refused_without_a_supervisor_and_with_a_terminal():
-
-    r = run(*SYSTEM_READ, "--cpu", "50", "--no-supervisor", "--", "true", timeout=30)
-    assert r.returncode == 1
-    assert r.stderr.decode().splitlines() == [
-        "sandlock: no_supervisor: cannot enforce max_cpu (a process that starts its own "
-        "process group is found by the supervisor)"]
+def test_refused_with_a_terminal():
+    # (Without a supervisor: test_needs_supervisor.py.)
     r = run(*SYSTEM_READ, "--cpu", "50", "-i", "--", "true", timeout=30)
     assert r.returncode == 1
     assert r.stderr.decode().splitlines() == [

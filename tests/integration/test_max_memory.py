@@ -95,14 +95,6 @@ def test_meminfo_shows_the_limit():
         assert host == int(f.readline().split()[1])
 
 
-def test_max_memory_needs_the_supervisor():
-    r = run(*SYSTEM_READ, "--max-memory", "64M", "--no-supervisor", "--", "true", timeout=30)
-    assert r.returncode == 1
-    assert r.stderr.decode().splitlines() == [
-        "sandlock: no_supervisor: cannot enforce max_memory (allocations are checked by the "
-        "supervisor)"]
-
-
 LEADERLESS = r"""
 import ctypes, threading, time
 held = []

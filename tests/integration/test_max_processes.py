@@ -78,11 +78,3 @@ def test_fork_bomb_is_contained():
     assert 1 < peak <= 16
     time.sleep(0.2)
     assert pids_with_cmdline(marker) == []  # nothing of it left on the host, nor sandlock
-
-
-def test_max_processes_needs_the_supervisor():
-    r = run(*SYSTEM_READ, "--max-processes", "3", "--no-supervisor", "--", "true", timeout=30)
-    assert r.returncode == 1
-    assert r.stderr.decode().splitlines() == [
-        "sandlock: no_supervisor: cannot enforce max_processes (the processes are counted by "
-        "the supervisor)"]

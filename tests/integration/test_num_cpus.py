@@ -75,14 +75,6 @@ def test_runs_on_that_many_cpus():
     assert r.stdout.decode().strip() != "0" or HOST == 1
 
 
-def test_num_cpus_needs_the_supervisor():
-    r = run(*SYSTEM_READ, "--num-cpus", "1", "--no-supervisor", "--", "true", timeout=30)
-    assert r.returncode == 1
-    assert r.stderr.decode().splitlines() == [
-        "sandlock: no_supervisor: cannot enforce num_cpus (the CPU count is shown by the "
-        "supervisor)"]
-
-
 def test_views_need_a_grant():
     # Without a grant on /proc the real file is refused, and so is the view (it holds the
     # host's data too). Control: with the grant, the view.

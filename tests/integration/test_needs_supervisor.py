@@ -1,0 +1,24 @@
+"""Fields the supervisor enforces are refused under --no-supervisor, never run unenforced."""
+
+import pytest
+
+from conftest import SYSTEM_READ, run
+
+CASES = [
+    (["--port-remap"], "port_remap (binds are made by the supervisor)"),
+    (["--max-memory", "64M"], "max_memory (allocations are checked by the supervisor)"),
+    (["--max-processes", "3"], "max_processes (the processes are counted by the supervisor)"),
+    (["--cpu", "50"],
+     "max_cpu (a process that starts its own process group is found by the supervisor)"),
+    (["--num-cpus", "1"], "num_cpus (the CPU count is shown by the supervisor)"),
+]
+
+
+@pytest.mark.parametrize("flags,why", CASES, ids=[c[0][0] for c in CASES])
+def test_refused_without_the_supervisor(flags, why):
+    r = run(*SYSTEM_READ, *flags, "--no-supervisor", "--", "true", timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines() == [f"sandlock: no_supervisor: cannot enforce {why}"]
+    # Controls: with the supervisor it runs, and so does --no-supervisor without the field.
+    assert run(*SYSTEM_READ, *flags, "--", "true", timeout=30).returncode == 0
+    assert run(*SYSTEM_READ, "--no-supervisor", "--", "true", timeout=30).returncode == 0
