@@ -23,3 +23,26 @@ int path_last_is(const char *path, const char *name)
 		start--;
 	return len - start == strlen(name) && strncmp(path + start, name, len - start) == 0;
 }
+
+static int is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+void path_unescape_mount(const char *in, size_t len, char *out, size_t size)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < len && k + 1 < size; i++) {
+		if (in[i] == '\\' && i + 3 < len && in[i + 1] >= '0' && in[i + 1] <= '3' &&
+		    is_octal(in[i + 2]) && is_octal(in[i + 3])) {
+			out[k++] = (char)((in[i + 1] - '0') * 64 + (in[i + 2] - '0') * 8 +
+					  (in[i + 3] - '0'));
+			i += 3;
+		} else {
+			out[k++] = in[i];
+		}
+	}
+	if (size)
+		out[k] = '\0';
+}

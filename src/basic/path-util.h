@@ -5,8 +5,15 @@
  */
 #pragma once
 
+#include <stddef.h>
+
 /* Whether @path is @root or beneath it ("/" holds everything; "/a" does not hold "/ab"). */
 int path_is_beneath(const char *path, const char *root);
 
 /* Whether the last component of @path (trailing slashes aside) is @name. */
 int path_last_is(const char *path, const char *name);
+
+/* The first @len bytes of @in, a path as /proc/self/mounts and mountinfo write it (space, tab,
+ * newline and backslash as "\ooo"), unescaped into @out of @size bytes (NUL-terminated,
+ * truncated to fit). @out may be @in. */
+void path_unescape_mount(const char *in, size_t len, char *out, size_t size);

@@ -343,19 +343,7 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 				continue;
 			if ((strcmp(fstype, "proc") == 0 && strcmp(mnt, "/proc") != 0) ||
 			    (strcmp(fstype, "sysfs") == 0 && strcmp(mnt, "/sys") != 0)) {
-				/* Octal escapes (space, tab, newline, backslash) back to bytes. */
-				char *w = mnt;
-				for (const char *r = mnt; *r; r++) {
-					if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] &&
-					    r[3]) {
-						*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 +
-							      (r[3] - '0'));
-						r += 3;
-					} else {
-						*w++ = *r;
-					}
-				}
-				*w = '\0';
+				path_unescape_mount(mnt, strlen(mnt), mnt, sizeof(mnt));
 				if (strv_extend(&others, mnt) < 0) {
 					fclose(f);
 					return error_set(reterr, -ENOMEM, "out of memory");

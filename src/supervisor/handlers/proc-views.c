@@ -67,25 +67,6 @@ int view_uptime(struct supervisor *sv, char **ret, size_t *ret_len)
 	return 0;
 }
 
-/* @path (as a mounts file writes it: octal escapes for space, tab, newline, backslash)
- * unescaped into @out. */
-static void unescape(const char *path, size_t len, char *out, size_t size)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < len && k + 1 < size; i++) {
-		if (path[i] == '\\' && i + 3 < len + 1 && path[i + 1] >= '0' &&
-		    path[i + 1] <= '3') {
-			out[k++] = (char)((path[i + 1] - '0') * 64 + (path[i + 2] - '0') * 8 +
-					  (path[i + 3] - '0'));
-			i += 3;
-		} else {
-			out[k++] = path[i];
-		}
-	}
-	out[k] = '\0';
-}
-
 /* Whether mount point @mnt is one the sandbox reaches: at or above a grant, or beneath one. */
 static int reachable(struct supervisor *sv, const char *mnt)
 {
@@ -117,7 +98,7 @@ int view_mounts(struct supervisor *sv, int info, char **ret, size_t *ret_len)
 		char mnt[4096];
 		if (!p || !end)
 			continue;
-		unescape(p, (size_t)(end - p), mnt, sizeof(mnt));
+		path_unescape_mount(p, (size_t)(end - p), mnt, sizeof(mnt));
 		if (!reachable(sv, mnt))
 			continue;
 		if (n + (size_t)len + 1 > cap) {
