@@ -72,7 +72,7 @@ static int serves_proc(const struct sandlock_policy *p)
 static int serves_files(const struct sandlock_policy *p)
 {
 	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set ||
-	       (!p->no_supervisor && landlock_grants_proc(p));
+	       serves_proc(p);
 }
 
 /* Every sandbox traps:

@@ -17,6 +17,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "notif.h"
+#include "plan/plan.h"
 #include "supervisor.h"
 #include "syscall-util.h"
 
@@ -29,8 +30,8 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 	pthread_mutex_init(&sv->workers.lock, NULL);
 	pthread_mutex_init(&sv->netlink_lock, NULL);
 	port_map_init(&sv->ports);
-	struct stat proc_st;
-	if (stat("/proc", &proc_st) == 0) { /* what /proc is, for handlers/open.c, getdents.c */
+	struct stat proc_st; /* what /proc is, for handlers/open.c and getdents.c, which serve it */
+	if (net && net->proc_mediated && stat("/proc", &proc_st) == 0) {
 		sv->proc_dev = proc_st.st_dev;
 		sv->proc_ino = proc_st.st_ino;
 	}
