@@ -219,6 +219,45 @@ def test_sandbox_with_a_denied_path(tmp_path):
     assert not r.success and b"Permission denied" in r.stderr
 
 
+def test_sandbox_with_a_denied_path_in_a_writable_grant(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "secret").write_text("s")
+    sh = ["/bin/sh", "-c", f"cat {d}/secret; echo made > {d}/new && cat {d}/new"]
+    # Control: without fs_denied the secret is read.
+    r = Sandbox(fs_readable=SYSTEM_READ, fs_writable=[str(d)]).run(sh)
+    assert r.stdout == b"smade\n"
+    (d / "new").unlink()
+    r = Sandbox(fs_readable=SYSTEM_READ, fs_writable=[str(d)],
+                fs_denied=[str(d / "secret")]).run(sh)
+    assert r.stdout == b"made\n" and b"Permission denied" in r.stderr
+    assert (d / "new").read_text() == "made\n" and (d / "secret").read_text() == "s"
+
+
+def test_confine_refuses_a_denied_path_in_a_writable_grant(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+
+    def child():
+        try:
+            confine(Sandbox(fs_readable=SYSTEM_READ, fs_writable=[str(d)],
+                            fs_denied=[str(d / "secret")]))
+        except ConfinementError as e:
+            want = (f"fs_denied inside a writable grant needs the supervisor "
+                    f"({d / 'secret'} in {d})")
+            return 0 if str(e) == want else 4
+        return 5
+
+    assert in_child(child) == 0
+    # Control: outside the writable grant, confine applies it.
+    def control():
+        confine(Sandbox(fs_readable=SYSTEM_READ + [str(tmp_path)], fs_writable=[str(d)],
+                        fs_denied=[str(tmp_path / "other")]))
+        return 0
+
+    assert in_child(control) == 0
+
+
 REFUSED = [
     ({"env": {"A": "b"}}, "env"),
     ({"clean_env": True}, "clean_env"),

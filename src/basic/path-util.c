@@ -12,6 +12,14 @@ int path_is_beneath(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+int path_is_beneath_any(const char *path, char *const *roots)
+{
+	for (size_t i = 0; roots && roots[i]; i++)
+		if (path_is_beneath(path, roots[i]))
+			return 1;
+	return 0;
+}
+
 int path_last_is(const char *path, const char *name)
 {
 	size_t len = strlen(path);

@@ -10,6 +10,9 @@
 /* Whether @path is @root or beneath it ("/" holds everything; "/a" does not hold "/ab"). */
 int path_is_beneath(const char *path, const char *root);
 
+/* Whether @path is beneath one of @roots (a NULL-terminated list, or NULL: none). */
+int path_is_beneath_any(const char *path, char *const *roots);
+
 /* Whether the last component of @path (trailing slashes aside) is @name. */
 int path_last_is(const char *path, const char *name);
 

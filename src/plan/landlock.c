@@ -530,10 +530,13 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
 
 /* A grant of @path (@write: read + write) under the denied paths: as it is when none lies
  * beneath it, nothing when one is the grant or above it (deny wins), carved when one lies
- * beneath a read grant. A denied path beneath a write grant needs the supervisor (the sandbox
- * could rename, link or replace what is beneath) and is refused for now. */
+ * beneath it. A user's denied path beneath a write grant is carved only with @mediate_write:
+ * the directories on the way to it are then left without rights of their own, and what the
+ * sandbox creates, removes and renames there is the supervisor's (handlers/fs-write.c);
+ * without a supervisor it is refused. */
 static int add_grant(int ruleset_fd, const char *field, const char *path, uint64_t handled,
-		     int write, const struct denied_set *deny, struct sandlock_error **reterr)
+		     int write, int mediate_write, const struct denied_set *deny,
+		     struct sandlock_error **reterr)
 {
 	if (!deny->n)
 		return add_path_rule(ruleset_fd, field, path, handled, write, reterr);
@@ -559,10 +562,11 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 			return 0; /* another name of a denied path */
 		return add_path_rule(ruleset_fd, field, path, handled, write, reterr);
 	}
-	if (write && user_inside)
-		return error_set(reterr, -EOPNOTSUPP,
-				 "not supported yet: fs_denied inside a writable grant (%s in %s)",
-				 user_inside, path);
+	if (write && user_inside && !mediate_write)
+		return error_set(
+			reterr, -EINVAL,
+			"fs_denied inside a writable grant needs the supervisor (%s in %s)",
+			user_inside, path);
 	return carve(ruleset_fd, field, real, handled, write, deny, 0, reterr);
 }
 
@@ -749,11 +753,11 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 	struct denied_set deny = { 0 };
 	int rr = denied_collect(p, flags & LANDLOCK_BUILD_MEDIATE_PROC, &deny, reterr);
 	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
-		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, &deny,
+		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, 0, &deny,
 			       reterr);
 	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++)
-		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1, &deny,
-			       reterr);
+		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1,
+			       flags & LANDLOCK_BUILD_MEDIATE_WRITE, &deny, reterr);
 	denied_set_done(&deny);
 	if (rr < 0)
 		return rr;
@@ -785,4 +789,57 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 int landlock_grants_proc(const struct sandlock_policy *p)
 {
 	return grants_touch(p, "/proc", 0);
+}
+
+int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, char ***ret_roots,
+			     char ***ret_denied)
+{
+	_cleanup_strv_free_ char **roots = NULL, **denied = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; p->fs_write && p->fs_deny && p->fs_deny[i]; i++) {
+		char *real = resolve_partly(p->fs_deny[i]);
+		if (!real && errno == ENOMEM)
+			return -ENOMEM;
+		if (real && strv_push(&denied, real) < 0) {
+			free(real);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; denied && p->fs_write[i]; i++) {
+		_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
+		if (!real) {
+			if (errno == ENOMEM)
+				return -ENOMEM;
+			continue; /* reported by the ruleset build */
+		}
+		for (size_t j = 0; denied[j]; j++)
+			if (path_is_beneath(denied[j], real) && !path_is_beneath(real, denied[j])) {
+				if (strv_push(&roots, real) < 0)
+					return -ENOMEM;
+				real = NULL;
+				n++;
+				break;
+			}
+	}
+	if (ret_roots)
+		*ret_roots = n ? TAKE_PTR(roots) : NULL;
+	if (!ret_denied)
+		return (int)n;
+	*ret_denied = NULL;
+	if (!n)
+		return 0;
+	/* Every path carved out of the grants, sandlock's own too (a GPU node moved beneath a
+	 * granted directory would be reached there): the user's are refused by the ruleset
+	 * build when they cannot be carved, which reports it. */
+	struct denied_set set = { 0 };
+	_cleanup_strv_free_ char **all = NULL;
+	int r = denied_collect(p, mediate_proc, &set, NULL);
+	for (size_t i = 0; r == 0 && i < set.n; i++)
+		r = strv_extend(&all, set.v[i].real);
+	denied_set_done(&set);
+	if (r == -ENOMEM)
+		return r;
+	*ret_denied = r == 0 && all ? TAKE_PTR(all) : TAKE_PTR(denied);
+	return (int)n;
 }

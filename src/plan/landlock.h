@@ -19,6 +19,10 @@ int landlock_abi(void);
 /* /proc is left out of every grant, for the supervisor to serve (handlers/open.c): a grant
  * covering /proc then costs trapped opens, and nothing of /proc is reached past it. */
 #define LANDLOCK_BUILD_MEDIATE_PROC 2
+/* A user's denied path inside a writable grant is carved out of it like one in a read grant,
+ * for the supervisor to create, remove and rename in the directories on the way to it
+ * (handlers/fs-write.c); without this flag such a grant is refused. */
+#define LANDLOCK_BUILD_MEDIATE_WRITE 4
 
 /* Build the ruleset for @p under the resolved protection @status, with @flags
  * (LANDLOCK_BUILD_*). /sys/firmware, /sys/kernel/security and /sys/class/net are always left
@@ -40,3 +44,11 @@ uint64_t landlock_write_access(uint64_t handled, int is_dir);
 /* Whether a grant of @p covers /proc (its real path is /proc or above it): with a supervisor,
  * /proc is then served by it (LANDLOCK_BUILD_MEDIATE_PROC). */
 int landlock_grants_proc(const struct sandlock_policy *p);
+
+/* The writable grants of @p that hold a denied path of the user's (beneath them, not the grant
+ * itself): in *@ret_roots, their real paths, and in *@ret_denied the real paths of every path
+ * carved out of the grants (the user's, the existing part resolved, and sandlock's own: /proc
+ * with @mediate_proc, the /sys denials, the GPU nodes not exposed); both NULL when there is no
+ * such grant. Either may be NULL. Returns how many such grants there are, or -ENOMEM. */
+int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, char ***ret_roots,
+			     char ***ret_denied);

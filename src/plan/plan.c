@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -296,10 +297,32 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 	return 0;
 }
 
+/* The writable grants holding a denied path, for the supervisor (handlers/fs-write.c): their
+ * real paths, the denied paths' and the identities of those that exist. */
+static int net_plan_write(const struct sandlock_policy *p, struct net_plan *net)
+{
+	int n = landlock_write_mediation(p, net->proc_mediated, &net->write_roots, &net->denied);
+	if (n <= 0)
+		return n;
+	net->denied_ids = calloc(strv_length(net->denied), sizeof(*net->denied_ids));
+	if (!net->denied_ids)
+		return -ENOMEM;
+	for (size_t i = 0; net->denied[i]; i++) {
+		struct stat st;
+		if (stat(net->denied[i], &st) == 0)
+			net->denied_ids[net->n_denied_ids++] =
+				(struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+	}
+	return 0;
+}
+
 static void net_plan_done(struct net_plan *net)
 {
 	strv_free(net->unix_write);
 	strv_free(net->granted);
+	strv_free(net->write_roots);
+	strv_free(net->denied);
+	free(net->denied_ids);
 	free(net->runtime_prefix);
 	for (size_t i = 0; i < net->n_allow; i++)
 		net_rule_done(&net->allow[i]);
@@ -358,7 +381,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	       struct sandlock_error **reterr)
 {
 	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor };
-	struct trap traps[32];
+	struct trap traps[DISPATCH_MAX_TRAPS];
 	int r;
 
 	plan.abi = landlock_abi();
@@ -420,13 +443,16 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
 	}
+	plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
+	if (r == 0 && plan.supervised)
+		r = net_plan_write(p, &plan.net);
 	if (r == 0) {
-		plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
-		r = landlock_ruleset_build(p, plan.abi, plan.status,
-					   plan.net.proc_mediated ? LANDLOCK_BUILD_MEDIATE_PROC : 0,
-					   &plan.net.bind_zero,
-					   plan.net.port_remap ? &plan.net.bind_ports : NULL,
-					   reterr);
+		r = landlock_ruleset_build(
+			p, plan.abi, plan.status,
+			(plan.net.proc_mediated ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
+				(plan.net.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
+			&plan.net.bind_zero, plan.net.port_remap ? &plan.net.bind_ports : NULL,
+			reterr);
 		if (r >= 0) {
 			plan.ruleset_fd = r;
 			r = 0;

@@ -9,6 +9,7 @@
 #include <linux/filter.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "policy/policy.h"
@@ -30,8 +31,17 @@ struct net_plan {
 			       * views of /proc and /sys files are served beneath them only */
 	int proc_mediated;    /* a grant covers /proc: Landlock leaves it out, opens of it are
 			       * served by the supervisor (handlers/open.c) */
-	int port_remap;	      /* TCP binds are the supervisor's, in a virtual port space */
-	uint8_t *bind_ports;  /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
+	char **write_roots;   /* the writable grants holding a denied path (real paths): what is
+			       * created, removed, renamed or opened beneath them is the
+			       * supervisor's (handlers/fs-write.c); NULL: none */
+	char **denied;	      /* with write_roots: the denied paths (real paths) */
+	struct file_id {
+		dev_t dev;
+		ino_t ino;
+	} * denied_ids; /* with write_roots: the identities of the denied paths there */
+	size_t n_denied_ids;
+	int port_remap;	     /* TCP binds are the supervisor's, in a virtual port space */
+	uint8_t *bind_ports; /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
 };
 
 struct plan {

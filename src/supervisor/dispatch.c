@@ -69,10 +69,22 @@ static int serves_proc(const struct sandlock_policy *p)
 	return !p->no_supervisor && landlock_grants_proc(p);
 }
 
+/* A writable grant holds a denied path: what the carve leaves out is done by the supervisor. */
+static int mediates_write(const struct sandlock_policy *p)
+{
+	return !p->no_supervisor && p->fs_deny && p->fs_write &&
+	       landlock_write_mediation(p, 0, NULL, NULL) > 0;
+}
+
 static int serves_files(const struct sandlock_policy *p)
 {
 	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set ||
-	       serves_proc(p);
+	       serves_proc(p) || mediates_write(p);
+}
+
+static int serves_proc_or_write(const struct sandlock_policy *p)
+{
+	return serves_proc(p) || mediates_write(p);
 }
 
 /* Every sandbox traps:
@@ -134,8 +146,31 @@ static const struct dispatch_entry table[] = {
 #ifdef SYS_getdents
 	{ { .nr = SYS_getdents }, handle_getdents, serves_proc },
 #endif
-	/* landlock_restrict_self while /proc is served: a sandbox nested in this one. */
-	{ { .nr = SYS_landlock_restrict_self }, handle_landlock_restrict, serves_proc },
+	/* landlock_restrict_self while /proc is served or a writable grant holds a denied path:
+	 * a sandbox nested in this one is served nothing with the supervisor's rights. */
+	{ { .nr = SYS_landlock_restrict_self }, handle_landlock_restrict, serves_proc_or_write },
+/* A writable grant holding a denied path: what is created, removed, renamed, linked and
+ * truncated in the directories on the way to it (handlers/fs-write.c). */
+#ifdef SYS_creat
+	{ { .nr = SYS_creat }, handle_open, mediates_write },
+#endif
+#ifdef SYS_mkdir
+	{ { .nr = SYS_mkdir }, handle_fs_create, mediates_write },
+	{ { .nr = SYS_mknod }, handle_fs_create, mediates_write },
+	{ { .nr = SYS_symlink }, handle_fs_create, mediates_write },
+	{ { .nr = SYS_unlink }, handle_fs_remove, mediates_write },
+	{ { .nr = SYS_rmdir }, handle_fs_remove, mediates_write },
+	{ { .nr = SYS_rename }, handle_fs_rename, mediates_write },
+	{ { .nr = SYS_link }, handle_fs_rename, mediates_write },
+#endif
+	{ { .nr = SYS_mkdirat }, handle_fs_create, mediates_write },
+	{ { .nr = SYS_mknodat }, handle_fs_create, mediates_write },
+	{ { .nr = SYS_symlinkat }, handle_fs_create, mediates_write },
+	{ { .nr = SYS_unlinkat }, handle_fs_remove, mediates_write },
+	{ { .nr = SYS_renameat }, handle_fs_rename, mediates_write },
+	{ { .nr = SYS_renameat2 }, handle_fs_rename, mediates_write },
+	{ { .nr = SYS_linkat }, handle_fs_rename, mediates_write },
+	{ { .nr = SYS_truncate }, handle_fs_truncate, mediates_write },
 	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts
 	 * the sandbox's processes. Without a supervisor such a policy is refused. */
 	{ { SYS_clone, 1, { MASKED_EQ(0, CLONE_PROCESS_MASK, 0) }, 1 },
@@ -162,6 +197,8 @@ static const struct dispatch_entry table[] = {
 	  max_memory },
 	{ { .nr = SYS_mremap, .deny_unsupervised = 1 }, handle_memory, max_memory },
 };
+
+_Static_assert(ELEMENTSOF(table) <= DISPATCH_MAX_TRAPS, "a trap set may not fit its array");
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)
 {

@@ -19,6 +19,17 @@ static void test_beneath(void)
 	ok(!path_is_beneath("/procx/self", "/proc"), "/procx/self is not");
 }
 
+static void test_beneath_any(void)
+{
+	char a[] = "/a", bc[] = "/b/c";
+	char *roots[] = { a, bc, NULL };
+
+	ok(path_is_beneath_any("/b/c/d", roots), "/b/c/d is beneath one of /a, /b/c");
+	ok(path_is_beneath_any("/a", roots), "  and /a itself");
+	ok(!path_is_beneath_any("/b", roots), "/b is beneath neither");
+	ok(!path_is_beneath_any("/a", NULL), "no list holds nothing");
+}
+
 static void test_last_is(void)
 {
 	ok(path_last_is("/proc/net/tcp", "tcp"), "the last component of /proc/net/tcp is tcp");
@@ -55,6 +66,7 @@ static void test_unescape(void)
 int main(void)
 {
 	test_beneath();
+	test_beneath_any();
 	test_last_is();
 	test_unescape();
 	return done_testing();

@@ -8,11 +8,14 @@
 #include <seccomp.h>
 #include <stdlib.h>
 #include <linux/netlink.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include "macro.h"
 #include "plan/landlock.h"
 #include "plan/plan.h"
 #include "policy/rules.h"
@@ -253,6 +256,41 @@ static void test_trap_set(void)
 			 traps[i].nr == SYS_fork || traps[i].nr == SYS_vfork;
 	is_int(forks, 3, "max_processes traps fork, vfork, and clone without CLONE_THREAD");
 	is_int(n_procs, 19, "  and nothing else more");
+
+	/* A denied path inside a writable grant: the calls that create, remove, rename, link,
+	 * truncate and open there, and landlock_restrict_self. */
+	char dir[] = "/tmp/test-plan-XXXXXX", secret[64], other[64];
+	ok(mkdtemp(dir) != NULL, "a writable directory");
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	snprintf(other, sizeof(other), "/tmp/not-%s", dir + 5);
+	char *wr[] = { dir, NULL }, *inside[] = { secret, NULL }, *outside[] = { other, NULL };
+	struct trap big[DISPATCH_MAX_TRAPS];
+	struct sandlock_policy w = { .fs_write = wr, .fs_deny = inside };
+	size_t n_w = dispatch_trap_set(&w, big, DISPATCH_MAX_TRAPS);
+	static const int fs_calls[] = {
+		SYS_creat,     SYS_mkdir,    SYS_mknod,	   SYS_symlink,	  SYS_unlink,
+		SYS_rmdir,     SYS_rename,   SYS_link,	   SYS_mkdirat,	  SYS_mknodat,
+		SYS_symlinkat, SYS_unlinkat, SYS_renameat, SYS_renameat2, SYS_linkat,
+		SYS_truncate,  SYS_open,     SYS_openat,   SYS_openat2,	  SYS_landlock_restrict_self
+	};
+	size_t found = 0;
+	for (size_t i = 0; i < n_w; i++)
+		for (size_t j = 0; j < ELEMENTSOF(fs_calls); j++)
+			found += big[i].nr == fs_calls[j] && big[i].n_conds == 0;
+	is_int(found, ELEMENTSOF(fs_calls),
+	       "fs_denied in a writable grant traps the 16 path calls, the opens and "
+	       "landlock_restrict_self");
+	is_int(n_w, 16 + ELEMENTSOF(fs_calls), "  and nothing else more");
+	struct sandlock_policy w_out = { .fs_write = wr, .fs_deny = outside };
+	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), 16,
+	       "fs_denied outside the writable grant: nothing more (control)");
+	struct sandlock_policy w_unsup = { .fs_write = wr, .fs_deny = inside, .no_supervisor = 1 };
+	size_t n_unsup = dispatch_trap_set(&w_unsup, big, DISPATCH_MAX_TRAPS);
+	int fs_unsup = 0;
+	for (size_t i = 0; i < n_unsup; i++)
+		fs_unsup += big[i].nr == SYS_mkdirat || big[i].nr == SYS_openat;
+	is_int(fs_unsup, 0, "no_supervisor: none of them (the policy is refused)");
+	rmdir(dir);
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");

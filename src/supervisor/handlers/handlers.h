@@ -60,6 +60,17 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 /* open.c: landlock_restrict_self while /proc is served. */
 int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp);
+/* fs-write.c: beneath a writable grant holding a denied path, mkdir, mkdirat, mknod, mknodat,
+ * symlink, symlinkat (handle_fs_create), unlink, unlinkat, rmdir (handle_fs_remove), rename,
+ * renameat, renameat2, link, linkat (handle_fs_rename), truncate (handle_fs_truncate). */
+int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp);
+int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp);
+int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp);
+int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp);
 /* fork.c: fork, vfork, clone making a process, under max_processes. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);

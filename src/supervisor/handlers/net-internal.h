@@ -10,6 +10,7 @@
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "supervisor/port-map.h"
 
@@ -121,3 +122,21 @@ int cpus_cpuinfo(unsigned ncpus, char **ret, size_t *ret_len);
  * NOTIF_GONE. */
 int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		    const char *path, uint64_t resolve, int nofollow);
+
+/* open.c: the path at @addr in the trapped task, NUL-terminated in @buf of @size bytes.
+ * -ENAMETOOLONG, -EFAULT, NOTIF_GONE. */
+int child_read_path(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
+		    char *buf, size_t size);
+/* open.c: the path the kernel gives descriptor @fd (its link in /proc/self/fd), in @buf. */
+ssize_t fd_real_path(int fd, char *buf, size_t size);
+/* open.c: whether thread @tid has the ids, capabilities and seccomp filters the sandbox
+ * started with (proc_ids_snapshot): 1, 0, or NOTIF_GONE. What the supervisor does on a
+ * thread's behalf with its own rights is done only for such a thread. */
+int proc_same_ids(struct supervisor *sv, pid_t tid);
+/* fs-write.c: an open beneath a writable grant that holds a denied path (plan.net.write_roots):
+ * answered (0 with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other
+ * handlers of open.c to decide. */
+#define FS_WRITE_NOT_MINE 1
+int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
+		  uint64_t mode, uint64_t resolve);

@@ -112,8 +112,8 @@ static int answer_file(struct supervisor *sv, const struct seccomp_notif *req, c
 }
 
 /* The path the child named, NUL-terminated in @buf. */
-static int read_path(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
-		     char *buf, size_t size)
+int child_read_path(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
+		    char *buf, size_t size)
 {
 	size_t off = 0;
 
@@ -150,17 +150,8 @@ enum view {
 	VIEW_HOSTNAME,
 };
 
-/* Whether @path is beneath one of the (real) paths of @list. */
-static int granted_in(char *const *list, const char *path)
-{
-	for (size_t i = 0; list && list[i]; i++)
-		if (path_is_beneath(path, list[i]))
-			return 1;
-	return 0;
-}
-
 /* The path the kernel gives descriptor @fd (its readlink in /proc/self/fd). */
-static ssize_t fd_path(int fd, char *buf, size_t size)
+ssize_t fd_real_path(int fd, char *buf, size_t size)
 {
 	char self[64];
 
@@ -186,13 +177,13 @@ static enum view view_of(struct supervisor *sv, int fd)
 
 	if (fstatfs(fd, &fs) < 0)
 		return VIEW_NONE;
-	ssize_t k = fd_path(fd, real, sizeof(real));
+	ssize_t k = fd_real_path(fd, real, sizeof(real));
 	if (k <= 0)
 		return VIEW_NONE;
 	size_t len = (size_t)k;
 	/* Served only where the policy grants reading the file: the views hold the host's data
 	 * too (its CPUs), and without a grant Landlock refuses the real file (CONTINUE). */
-	if (!granted_in(sv->net->granted, real))
+	if (!path_is_beneath_any(real, sv->net->granted))
 		return VIEW_NONE;
 	if (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC)
 		/* /etc/hostname is the sandbox's name while it serves /proc (opens resolved). */
@@ -360,7 +351,7 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	pid_t tgid;
 	_cleanup_close_ int again = -1;
 
-	if (fd_path(fd, real, sizeof(real)) <= 0)
+	if (fd_real_path(fd, real, sizeof(real)) <= 0)
 		return -EACCES;
 	/* "self" and "thread-self" resolved here named the supervisor: the child's. */
 	char svdir[32];
@@ -388,7 +379,7 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		if (again < 0)
 			return negative_errno();
 		fd = again;
-		if (fd_path(fd, real, sizeof(real)) <= 0)
+		if (fd_real_path(fd, real, sizeof(real)) <= 0)
 			return -EACCES;
 	}
 	/* Only the /proc the supervisor serves: another procfs mounted elsewhere is refused
@@ -432,8 +423,9 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	/* What the grants allow (Landlock would have decided this). */
 	int acc = (int)(flags & O_ACCMODE);
 	if (!(flags & O_PATH) &&
-	    ((acc != O_WRONLY && !granted_in(sv->net->granted, real)) ||
-	     ((acc != O_RDONLY || (flags & O_TRUNC)) && !granted_in(sv->net->unix_write, real))))
+	    ((acc != O_WRONLY && !path_is_beneath_any(real, sv->net->granted)) ||
+	     ((acc != O_RDONLY || (flags & O_TRUNC)) &&
+	      !path_is_beneath_any(real, sv->net->unix_write))))
 		return -EACCES;
 	enum view view = view_of(sv, fd);
 	if (view != VIEW_NONE && !(flags & O_PATH))
@@ -526,7 +518,7 @@ void proc_ids_snapshot(struct supervisor *sv, pid_t pid)
 
 /* Whether thread @tid has the ids the sandbox started with (proc_ids_snapshot): 1, 0, or
  * NOTIF_GONE. */
-static int same_ids(struct supervisor *sv, pid_t tid)
+int proc_same_ids(struct supervisor *sv, pid_t tid)
 {
 	char ids[sizeof(sv->proc_ids)];
 
@@ -566,7 +558,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_continue(resp);
 		return 0;
 	}
-	r = read_path(sv, req, path_addr, path, sizeof(path));
+	r = child_read_path(sv, req, path_addr, path, sizeof(path));
 	/* "/proc/self" and "/proc/thread-self" named outright are the caller's (resolved
 	 * here they would be the supervisor's, which only a symlink's way is mapped back
 	 * from: proc_open). */
@@ -605,7 +597,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 		/* Served with the supervisor's ids: only to a thread that still has the
 		 * sandbox's (a process that dropped them, or stacked a seccomp filter of a
 		 * sandbox of its own, is left to the kernel, which refuses /proc). */
-		r = same_ids(sv, (pid_t)req->pid);
+		r = proc_same_ids(sv, (pid_t)req->pid);
 		if (r < 0)
 			return r;
 		if (!r) {
@@ -634,13 +626,14 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	const uint64_t resolve_known =
 		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
 	int dirfd = AT_FDCWD, r;
-	uint64_t path_addr, flags, resolve = 0;
+	uint64_t path_addr, flags, mode, resolve = 0;
 
 	switch (req->data.nr) {
 	case SYS_openat:
 		dirfd = (int)req->data.args[0];
 		path_addr = req->data.args[1];
 		flags = (uint32_t)req->data.args[2]; /* an int for the kernel */
+		mode = req->data.args[3];
 		break;
 	case SYS_openat2: {
 		struct open_how how;
@@ -650,19 +643,29 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		 * nothing is decided, see the end). */
 		if (req->data.args[3] != sizeof(how) ||
 		    notif_mem_read(sv->listener, req, req->data.args[2], &how, sizeof(how)) < 0 ||
-		    (how.resolve & ~resolve_known) || how.mode) {
+		    (how.resolve & ~resolve_known) ||
+		    (how.mode && !(how.flags & (O_CREAT | O_TMPFILE)))) {
 			notif_answer_continue(resp);
 			return 0;
 		}
 		dirfd = (int)req->data.args[0];
 		path_addr = req->data.args[1];
 		flags = how.flags;
+		mode = how.mode;
 		resolve = how.resolve;
 		break;
 	}
+#ifdef SYS_creat
+	case SYS_creat:
+		path_addr = req->data.args[0];
+		flags = O_CREAT | O_WRONLY | O_TRUNC;
+		mode = req->data.args[1];
+		break;
+#endif
 	default: /* open */
 		path_addr = req->data.args[0];
 		flags = (uint32_t)req->data.args[1];
+		mode = req->data.args[2];
 		break;
 	}
 
@@ -678,6 +681,15 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	    memcmp(name, hosts, sizeof(hosts)) == 0)
 		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
 
+	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). */
+	if (sv->net->write_roots && !(flags & O_PATH)) {
+		char path[PATH_MAX];
+		r = child_read_path(sv, req, path_addr, path, sizeof(path));
+		if (r == 0)
+			r = fs_write_open(sv, req, resp, dirfd, path, flags, mode, resolve);
+		if (r != FS_WRITE_NOT_MINE && r != -ENAMETOOLONG && r != -EFAULT)
+			return r;
+	}
 	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
 	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
 	if (sv->net->proc_mediated)
@@ -686,7 +698,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory) &&
 	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
 		char path[PATH_MAX];
-		r = read_path(sv, req, path_addr, path, sizeof(path));
+		r = child_read_path(sv, req, path_addr, path, sizeof(path));
 		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
 						 ? child_path_open(sv, req, dirfd, path, resolve,
 								   (flags & O_NOFOLLOW) != 0)
@@ -721,7 +733,9 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * rewrites the name after this check, or a name this check does not follow (a symlink
 	 * of another name, a magic link such as /proc/<pid>/cwd/...), opens the real
 	 * /etc/hosts or the real TCP table, which Landlock allows or refuses like any file:
-	 * both are views, not the confinement (docs/decisions.md). */
+	 * both are views, not the confinement (docs/decisions.md). Beneath a writable grant
+	 * holding a denied path, Landlock's carve keeps the kernel off the denied paths and out
+	 * of what the spine does not grant (fs-write.c). */
 	notif_answer_continue(resp);
 	return 0;
 }
