@@ -268,7 +268,7 @@ static int cold_landlock(struct cold_ctx *c)
 
 	c->t[0] = bench_now_ns();
 	if (r == 0)
-		r = landlock_ruleset_build(c->p, abi, status, 0, NULL, NULL, &c->err);
+		r = landlock_ruleset_build(c->p, abi, status, 0, NULL, NULL, NULL, &c->err);
 	c->t[1] = bench_now_ns();
 	if (r >= 0)
 		r = close(r);
@@ -444,7 +444,7 @@ static int warm_landlock(struct warm_ctx *c)
 {
 	struct sandlock_error *err = NULL;
 
-	int fd = landlock_ruleset_build(c->policy, c->abi, c->status, 0, NULL, NULL, &err);
+	int fd = landlock_ruleset_build(c->policy, c->abi, c->status, 0, NULL, NULL, NULL, &err);
 	error_free(err);
 	if (fd < 0)
 		return fd;

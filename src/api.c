@@ -80,7 +80,7 @@ static int check_common(const sandlock_policy_t *p, int no_net, sandlock_error_t
 	int r = policy_resolve_protections(p, abi, status, reterr);
 	if (r < 0)
 		return r;
-	return landlock_ruleset_build(p, abi, status, no_net, NULL, NULL, reterr);
+	return landlock_ruleset_build(p, abi, status, no_net, NULL, NULL, NULL, reterr);
 }
 
 _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t **reterr)

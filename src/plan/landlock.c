@@ -475,7 +475,8 @@ static int add_fd_rule(int ruleset_fd, int fd, uint64_t access, const char *fiel
  * identity: a bind mount of a denied file beside it, or an entry renamed meanwhile, is the
  * denied inode and is never granted. */
 static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t handled, int write,
-		 const struct denied_set *deny, int depth, struct sandlock_error **reterr)
+		 const struct denied_set *deny, int depth, char ***carved,
+		 struct sandlock_error **reterr)
 {
 	if (depth > 64) /* a mount loop: grant nothing further down (fail closed) */
 		return 0;
@@ -516,12 +517,16 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
 			continue;
 		below |= S_ISDIR(st.st_mode) && is_above_denied(deny, &st);
 		if (below && S_ISDIR(st.st_mode))
-			r = carve(ruleset_fd, field, path, handled, write, deny, depth + 1, reterr);
-		else if (!below)
+			r = carve(ruleset_fd, field, path, handled, write, deny, depth + 1, carved,
+				  reterr);
+		else if (!below) {
 			r = add_fd_rule(ruleset_fd, fd,
 					write ? landlock_write_access(handled, S_ISDIR(st.st_mode))
 					      : landlock_read_access(handled, S_ISDIR(st.st_mode)),
 					field, path, reterr);
+			if (r == 0 && carved && strv_push(carved, TAKE_PTR(path)) < 0)
+				r = error_set(reterr, -ENOMEM, "out of memory");
+		}
 	}
 	if (d)
 		closedir(d);
@@ -535,7 +540,7 @@ static int carve(int ruleset_fd, const char *field, const char *dir, uint64_t ha
  * sandbox creates, removes and renames there is the supervisor's (handlers/fs-write.c);
  * without a supervisor it is refused. */
 static int add_grant(int ruleset_fd, const char *field, const char *path, uint64_t handled,
-		     int write, int mediate_write, const struct denied_set *deny,
+		     int write, int mediate_write, const struct denied_set *deny, char ***carved,
 		     struct sandlock_error **reterr)
 {
 	if (!deny->n)
@@ -567,7 +572,10 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 			reterr, -EINVAL,
 			"fs_denied inside a writable grant needs the supervisor (%s in %s)",
 			user_inside, path);
-	return carve(ruleset_fd, field, real, handled, write, deny, 0, reterr);
+	/* The entries granted one by one beside the way to a user's denied path in a writable
+	 * grant: the supervisor leaves what lies beneath them to the kernel (fs-write.c). */
+	return carve(ruleset_fd, field, real, handled, write, deny, 0,
+		     write && user_inside ? carved : NULL, reterr);
 }
 
 /* The TCP ports a sandbox may bind and connect to, as two bitmaps (65536 bits each). */
@@ -701,7 +709,7 @@ static int add_port_rules(int ruleset_fd, const struct tcp_ports *t, uint64_t ha
 
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int flags,
-			   int *ret_bind_zero, uint8_t **ret_bind_ports,
+			   int *ret_bind_zero, uint8_t **ret_bind_ports, char ***ret_carved,
 			   struct sandlock_error **reterr)
 {
 	int no_net = flags & LANDLOCK_BUILD_NO_NET;
@@ -754,10 +762,10 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 	int rr = denied_collect(p, flags & LANDLOCK_BUILD_MEDIATE_PROC, &deny, reterr);
 	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
 		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, 0, &deny,
-			       reterr);
+			       NULL, reterr);
 	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++)
 		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1,
-			       flags & LANDLOCK_BUILD_MEDIATE_WRITE, &deny, reterr);
+			       flags & LANDLOCK_BUILD_MEDIATE_WRITE, &deny, ret_carved, reterr);
 	denied_set_done(&deny);
 	if (rr < 0)
 		return rr;

@@ -30,10 +30,12 @@ int landlock_abi(void);
  * says whether bind(0) is allowed, which a listen() on an unbound socket amounts to.
  * *@ret_bind_ports (may be NULL) gets the TCP ports bind may take as a bitmap of 65536 bits
  * (malloc'd; the supervisor's check where it binds for the child, port_remap), or NULL when
- * bind is not restricted. Returns the ruleset fd (O_CLOEXEC) or -errno. */
+ * bind is not restricted. *@ret_carved (may be NULL; appended to) gets the real paths of the
+ * entries granted one by one beside the way to a denied path in a writable grant
+ * (LANDLOCK_BUILD_MEDIATE_WRITE). Returns the ruleset fd (O_CLOEXEC) or -errno. */
 int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 			   const uint32_t status[SANDLOCK_PROTECTION_COUNT], int flags,
-			   int *ret_bind_zero, uint8_t **ret_bind_ports,
+			   int *ret_bind_zero, uint8_t **ret_bind_ports, char ***ret_carved,
 			   struct sandlock_error **reterr);
 
 /* The access masks used for a read or a write grant under @handled (exposed for unit tests). */

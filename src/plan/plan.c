@@ -322,6 +322,7 @@ static void net_plan_done(struct net_plan *net)
 	strv_free(net->granted);
 	strv_free(net->write_roots);
 	strv_free(net->denied);
+	strv_free(net->carved);
 	free(net->denied_ids);
 	free(net->runtime_prefix);
 	for (size_t i = 0; i < net->n_allow; i++)
@@ -452,7 +453,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 			(plan.net.proc_mediated ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
 				(plan.net.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
 			&plan.net.bind_zero, plan.net.port_remap ? &plan.net.bind_ports : NULL,
-			reterr);
+			plan.net.write_roots ? &plan.net.carved : NULL, reterr);
 		if (r >= 0) {
 			plan.ruleset_fd = r;
 			r = 0;

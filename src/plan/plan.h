@@ -35,6 +35,9 @@ struct net_plan {
 			       * created, removed, renamed or opened beneath them is the
 			       * supervisor's (handlers/fs-write.c); NULL: none */
 	char **denied;	      /* with write_roots: the denied paths (real paths) */
+	char **carved;	      /* with write_roots: the entries Landlock grants one by one beside
+			       * the way to a denied path there (real paths); the supervisor
+			       * takes them (supervisor.fs_granted) */
 	struct file_id {
 		dev_t dev;
 		ino_t ino;

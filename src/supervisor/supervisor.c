@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "notif.h"
 #include "plan/plan.h"
+#include "strv.h"
 #include "supervisor.h"
 #include "syscall-util.h"
 
@@ -290,5 +291,6 @@ void supervisor_done(struct supervisor *sv)
 	proc_limit_done(&sv->procs);
 	free(sv->mem_pids.v);
 	sv->mem_pids = (struct mem_pids){ 0 };
+	sv->fs_granted = strv_free(sv->fs_granted);
 	sv->prepared = 0;
 }

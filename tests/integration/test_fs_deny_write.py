@@ -212,6 +212,19 @@ def test_writes_elsewhere_in_the_tree_keep_working(tmp_path):
     assert (dt / "a" / "secret").read_text() == "secret"
 
 
+def test_entries_replaced_in_the_run(tmp_path):
+    # Beneath an entry granted at start the kernel decides; once the supervisor has removed
+    # or replaced such an entry, what takes its name is not granted, and is the supervisor's.
+    specs = ["unlink={t}/a/sub/deep", "rmdir={t}/a/sub", "mkdir={t}/a/sub",
+             "create={t}/a/sub/x", "read={t}/a/sub/x", "create={t}/a/new",
+             "rename={t}/a/new:{t}/a/open", "append={t}/a/open", "read={t}/a/open",
+             "exchange={t}/a/bin:{t}/a/sub", "create={t}/a/bin/y", "read={t}/a/bin/y"]
+    control, _, got, _ = both(tmp_path, ["{t}/a/secret"], specs)
+    assert got == control
+    assert control == {s: {"read={t}/a/sub/x": "new", "read={t}/a/open": "newx",
+                           "read={t}/a/bin/y": "new"}.get(s, "ok") for s in specs}
+
+
 def test_the_directories_on_the_way_keep_their_names(tmp_path):
     specs = ["rename={t}/a:{t}/a2", "rename={t}/b:{t}/a", "rmdir={t}/a", "read={t}/a/open"]
     control, _, got, _ = both(tmp_path, ["{t}/a/secret"], specs)

@@ -262,7 +262,7 @@ static void test_ruleset_build(void)
 	/* Control: existing paths, a dir and a file in each list, build. */
 	p.fs_read = (char **)(const char *[]){ dir, file, NULL };
 	p.fs_write = (char **)(const char *[]){ dir, file, NULL };
-	int r = landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, &e);
+	int r = landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e);
 	if (!ok(r >= 0, "ruleset with existing dir and file grants builds (fd %d)", r))
 		diag("  %s", e ? e->message : "");
 	if (r >= 0) {
@@ -272,7 +272,7 @@ static void test_ruleset_build(void)
 	}
 	error_free(e);
 	e = NULL;
-	r = landlock_ruleset_build(&p, abi, st, 1, NULL, NULL, &e);
+	r = landlock_ruleset_build(&p, abi, st, 1, NULL, NULL, NULL, &e);
 	ok(r >= 0, "the fs_only ruleset builds too");
 	if (r >= 0)
 		close(r);
@@ -283,7 +283,7 @@ static void test_ruleset_build(void)
 	snprintf(missing, sizeof(missing), "%s/missing", dir);
 	p.fs_read = (char **)(const char *[]){ dir, missing, NULL };
 	p.fs_write = NULL;
-	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, &e), -ENOENT,
+	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e), -ENOENT,
 	       "a missing fs_read path is -ENOENT");
 	snprintf(want, sizeof(want), "fs_read: %s: No such file or directory", missing);
 	is_str(e ? e->message : NULL, want, "  the message names the field and the path");
@@ -292,7 +292,7 @@ static void test_ruleset_build(void)
 
 	p.fs_read = (char **)(const char *[]){ dir, NULL };
 	p.fs_write = (char **)(const char *[]){ missing, NULL };
-	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, &e), -ENOENT,
+	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e), -ENOENT,
 	       "a missing fs_write path is -ENOENT");
 	snprintf(want, sizeof(want), "fs_write: %s: No such file or directory", missing);
 	is_str(e ? e->message : NULL, want, "  the message names fs_write and the path");

@@ -47,6 +47,9 @@
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
+/* What the open helpers return for a file beneath a granted entry: the kernel's. */
+#define FS_WRITE_CONTINUE 2
+
 /* Where a directory (or file) lies. */
 enum where {
 	WHERE_OTHER,	/* outside every writable grant */
@@ -78,6 +81,29 @@ static int is_denied(struct supervisor *sv, const char *real, const struct stat 
 		    sv->net->denied_ids[i].ino == st->st_ino)
 			return 1;
 	return 0;
+}
+
+/* Whether @real lies beneath an entry Landlock grants one by one (supervisor.fs_granted):
+ * there the kernel's call does what the supervisor's would, under the grant's rules. Those
+ * entries' names are in the directories on the way to a denied path, which only the supervisor
+ * changes (forget_granted). */
+static int in_granted(struct supervisor *sv, const char *real)
+{
+	return path_is_beneath_any(real, sv->fs_granted);
+}
+
+/* @real, a name the supervisor removed or replaced: whatever it names next is not granted. */
+static void forget_granted(struct supervisor *sv, const char *real)
+{
+	size_t n = 0, k = 0;
+
+	for (; sv->fs_granted && sv->fs_granted[n]; n++)
+		if (strcmp(sv->fs_granted[n], real) == 0)
+			free(sv->fs_granted[n]);
+		else
+			sv->fs_granted[k++] = sv->fs_granted[n];
+	if (sv->fs_granted)
+		sv->fs_granted[k] = NULL;
 }
 
 /* Whether @real is a directory on the way to a denied path: never removed or renamed. */
@@ -265,13 +291,18 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EACCES;
 	if (S_ISLNK(st.st_mode))
 		return -ELOOP; /* O_NOFOLLOW */
+	if (in_granted(sv, real))
+		return FS_WRITE_CONTINUE;
+	int r = served(sv, req);
+	if (r <= 0)
+		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	/* A FIFO would block the loop, a device is not the supervisor's to open: the kernel's,
 	 * which opens what the carve grants (not what was made in the spine). */
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return FS_WRITE_NOT_MINE;
 	mode_t umask = 0;
 	if ((flags & O_TMPFILE) == O_TMPFILE) {
-		int r = child_umask(req, &umask);
+		r = child_umask(req, &umask);
 		if (r < 0)
 			return r;
 	}
@@ -300,9 +331,14 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	if (where_is(sv, dir, real, sizeof(real)) != WHERE_ROOT)
 		return FS_WRITE_NOT_MINE;
+	if (in_granted(sv, real))
+		return FS_WRITE_CONTINUE;
 	join(full, sizeof(full), real, name);
 	if (is_denied(sv, full, NULL))
 		return -EACCES;
+	r = served(sv, req);
+	if (r <= 0)
+		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	/* Made here unless a thread of the sandbox makes it meanwhile (beneath a granted entry
 	 * it may): then opened as it is. */
 	for (int tries = 0; tries < 4; tries++) {
@@ -348,18 +384,30 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 	return FS_WRITE_NOT_MINE;
 }
 
+static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+			     const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
+
 int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
 		  uint64_t mode, uint64_t resolve)
 {
-	(void)resp;
+	int r = fs_write_open_one(sv, req, dirfd, path, flags, mode, resolve);
+	if (r != FS_WRITE_CONTINUE)
+		return r;
+	/* Beneath an entry Landlock grants with the write grant's rights: the kernel's open
+	 * does what the supervisor's would, and, whatever the name reads by then, Landlock
+	 * decides on the file it reaches (the carve keeps the denied paths out). */
+	notif_answer_continue(resp);
+	return 0;
+}
+
+static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+			     const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
+{
 	/* O_PATH grants nothing to read or write, and every open made through it later is
 	 * trapped (a dirfd, /proc/self/fd/N): the other handlers' (CONTINUE). */
-	if ((flags & O_PATH) || !may_reach_root(sv, req, dirfd, path))
+	if ((flags & O_PATH) || sv->proc_nested || !may_reach_root(sv, req, dirfd, path))
 		return FS_WRITE_NOT_MINE;
-	int r = served(sv, req);
-	if (r <= 0)
-		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	if ((flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE)
 		return open_create(sv, req, dirfd, path, flags, mode, resolve);
 	int nofollow = (flags & O_NOFOLLOW) != 0;
@@ -407,15 +455,18 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 	struct entry e;
 	r = entry_resolve(sv, req, dirfd, addr, &e);
 	_cleanup_close_ int dir = e.dir;
-	if (r == 1)
+	/* Made here: beneath a root, not beneath a granted entry (there the kernel's call does
+	 * the same, under that grant's rules), not a device node (CAP_MKNOD) nor a trailing
+	 * slash on what is not a directory (the kernel's answer), for a thread served. */
+	if (r == 1 && e.where == WHERE_ROOT && !in_granted(sv, e.real) &&
+	    !(is_mknod && type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) &&
+	    !(e.trailing && req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat))
 		r = served(sv, req);
+	else if (r == 1)
+		r = 0;
 	if (r < 0)
 		return r;
-	/* Device nodes (CAP_MKNOD) and a trailing slash on what is not a directory: the
-	 * kernel's answer. */
-	if (r == 0 || e.where != WHERE_ROOT ||
-	    (is_mknod && type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) ||
-	    (e.trailing && req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat)) {
+	if (r == 0) {
 		/* Landlock's carve: in the spine, and in what was made there, nothing is created
 		 * by the kernel; elsewhere the grants decide on the path it resolves. */
 		notif_answer_continue(resp);
@@ -462,12 +513,16 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 	struct entry e;
 	int r = entry_resolve(sv, req, dirfd, addr, &e);
 	_cleanup_close_ int dir = e.dir;
-	if (r == 1)
+	/* Removed here: beneath a root, not beneath a granted entry (there the kernel's call does
+	 * the same), for a thread served. */
+	if (r == 1 && e.where == WHERE_ROOT && !in_granted(sv, e.real) &&
+	    !(flags & ~AT_REMOVEDIR) && !(e.trailing && !(flags & AT_REMOVEDIR)))
 		r = served(sv, req);
+	else if (r == 1)
+		r = 0;
 	if (r < 0)
 		return r;
-	if (r == 0 || e.where != WHERE_ROOT || (flags & ~AT_REMOVEDIR) ||
-	    (e.trailing && !(flags & AT_REMOVEDIR))) {
+	if (r == 0) {
 		/* Landlock's carve: nothing is removed from the spine, or from what was made
 		 * there, by the kernel; elsewhere the grants decide. */
 		notif_answer_continue(resp);
@@ -476,6 +531,8 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 	r = entry_movable(sv, &e);
 	if (r == 0 && unlinkat(dir, e.name, flags) < 0)
 		r = negative_errno();
+	if (r == 0)
+		forget_granted(sv, e.path);
 	answer_zero_or(resp, r);
 	return 0;
 }
@@ -529,8 +586,6 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		r = rfrom;
 	if (r == 1 && rfrom == 0 && !(is_link && (flags & AT_SYMLINK_FOLLOW)))
 		r = 0; /* the source not resolved here */
-	if (r == 1)
-		r = served(sv, req);
 	if (r < 0)
 		return r;
 	/* Both ends in writable grants, one beneath a root, and no flag the kernel reserves to
@@ -540,7 +595,13 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		   !(flags & ~(uint64_t)(is_link ? AT_SYMLINK_FOLLOW
 						 : RENAME_NOREPLACE | RENAME_EXCHANGE)) &&
 		   !to.trailing;
-	if (!mine) {
+	/* Both ends beneath granted entries or in another writable grant: the kernel's. */
+	if (mine && (to.where != WHERE_ROOT || in_granted(sv, to.real)) && rfrom == 1 &&
+	    (from.where != WHERE_ROOT || in_granted(sv, from.real)))
+		mine = 0;
+	if (mine && (r = served(sv, req)) < 0)
+		return r;
+	if (!mine || !r) {
 		/* Landlock's carve: the kernel neither makes nor removes a name in the spine or
 		 * in what was made there, and never gives a denied file another (the link or
 		 * rename would give it rights it has not: EXDEV); elsewhere the grants decide. */
@@ -562,6 +623,10 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 	else if (r == 0 && !is_link &&
 		 syscall(SYS_renameat2, fromdir, from.name, todir, to.name, (unsigned)flags) < 0)
 		r = negative_errno();
+	if (r == 0 && !is_link)
+		forget_granted(sv, from.path);
+	if (r == 0)
+		forget_granted(sv, to.path);
 	answer_zero_or(resp, r);
 	return 0;
 }
@@ -582,10 +647,15 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 					 : -ENOENT;
 	if (fd == NOTIF_GONE)
 		return fd;
-	r = fd >= 0 ? served(sv, req) : 0;
+	/* Truncated here: beneath a root, not beneath a granted entry (there the kernel's call
+	 * does the same), for a thread served. */
+	r = fd >= 0 && fstat(fd, &st) == 0 && where_is(sv, fd, real, sizeof(real)) == WHERE_ROOT &&
+			    !in_granted(sv, real)
+		    ? served(sv, req)
+		    : 0;
 	if (r < 0)
 		return r;
-	if (r == 0 || fstat(fd, &st) < 0 || where_is(sv, fd, real, sizeof(real)) != WHERE_ROOT) {
+	if (r == 0) {
 		/* Landlock's carve: the kernel truncates nothing made in the spine, and never a
 		 * denied file; elsewhere the grants decide (LANDLOCK_ACCESS_FS_TRUNCATE). */
 		notif_answer_continue(resp);
