@@ -172,6 +172,41 @@ static int grants_touch(const struct sandlock_policy *p, const char *area, int i
 	return 0;
 }
 
+/* The first symlink on the way @path is written (@path itself included) that lies in a writable
+ * grant of @p, in @found; 1 if there is one. The sandbox could point it elsewhere, and the
+ * name denied would then be another file. */
+static int symlink_in_write_grant(const struct sandlock_policy *p, const char *path, char *found,
+				  size_t size)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(path);
+
+	for (size_t i = 1; i <= len && i < sizeof(prefix); i++) {
+		struct stat st;
+		if (i < len && path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		if (lstat(prefix, &st) < 0)
+			break; /* not there: nothing further is a symlink yet */
+		char *slash = strrchr(prefix, '/');
+		if (!S_ISLNK(st.st_mode) || !slash)
+			continue;
+		*slash = '\0';
+		_cleanup_free_ char *dir = realpath(slash == prefix ? "/" : prefix, NULL);
+		*slash = '/';
+		if (!dir || (size_t)snprintf(found, size, "%s/%s", strcmp(dir, "/") ? dir : "",
+					     slash + 1) >= size)
+			continue;
+		for (size_t w = 0; p->fs_write && p->fs_write[w]; w++) {
+			_cleanup_free_ char *real = realpath(p->fs_write[w], NULL);
+			if (real && path_is_beneath(found, real))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* The first file beneath directory @dir with other hard links, in @found; 1 if there is one.
  * (Another name of it could be anywhere beneath a grant.) */
 static int find_linked(int dir, char *found, size_t size, const char *name, int depth)
@@ -388,6 +423,13 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 		if (path[0] != '/')
 			return error_set(reterr, -EINVAL, "fs_denied: %s: not an absolute path",
 					 path);
+		if (symlink_in_write_grant(p, path, linked, sizeof(linked)))
+			return error_set(
+				reterr, -EINVAL,
+				"fs_denied: %s: goes through a symlink in a writable grant "
+				"(%s), which the sandbox could point elsewhere (deny where "
+				"it points instead)",
+				path, linked);
 		if (!(d->real = resolve_partly(path)) && errno == ENOLINK)
 			return error_set(
 				reterr, -EINVAL,

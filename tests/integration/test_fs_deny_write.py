@@ -111,6 +111,34 @@ for spec in sys.argv[1:]:
         elif kind == "pwd":  # cd, then the real working directory
             os.chdir(a)
             out = os.path.realpath(".")
+        elif kind == "bind":  # a UNIX socket bound, listening, and reached by its name
+            import socket
+            srv = socket.socket(socket.AF_UNIX)
+            srv.bind(a)
+            srv.listen()
+            cli = socket.socket(socket.AF_UNIX)
+            cli.connect(a)
+            out = oct(os.stat(a).st_mode & 0o777)
+            cli.close()
+            srv.close()
+        elif kind == "chdir":
+            os.chdir(a)
+            out = "ok"
+        elif kind == "tmpfile":  # O_TMPFILE in a, written, then linked as b
+            fd = os.open(a, os.O_TMPFILE | os.O_WRONLY, 0o600)
+            os.write(fd, b"tmp")
+            if libc.linkat(-100, f"/proc/self/fd/{fd}".encode(), -100, b.encode(), 0x400) < 0:
+                raise OSError(ctypes.get_errno(), "linkat")
+            os.close(fd)
+            out = "ok"
+        elif kind == "tmpmode":  # the mode of an O_TMPFILE made under umask b
+            old = os.umask(int(b, 8))
+            try:
+                fd = os.open(a, os.O_TMPFILE | os.O_WRONLY, 0o666)
+            finally:
+                os.umask(old)
+            out = oct(os.fstat(fd).st_mode & 0o777)
+            os.close(fd)
         elif kind == "list":
             out = sorted(os.listdir(a))
     except OSError as e:
@@ -152,7 +180,7 @@ def both(tmp_path, deny, specs, extra=()):
         flags = ["-w", str(t), *extra]
         if denied:
             flags += [a for d in deny for a in ("--fs-deny", d.format(t=t))]
-        got = probe(flags, *[s.format(t=t) for s in specs])
+        got = probe(flags, *[s.format(t=t, n=t.name) for s in specs])
         out.append({s: v.replace(str(t), "{t}") if isinstance(v, str) else v
                     for s, v in zip(specs, got.values())})
         out.append(t)
@@ -223,6 +251,89 @@ def test_entries_replaced_in_the_run(tmp_path):
     assert got == control
     assert control == {s: {"read={t}/a/sub/x": "new", "read={t}/a/open": "newx",
                            "read={t}/a/bin/y": "new"}.get(s, "ok") for s in specs}
+
+
+def test_other_spellings_and_calls(tmp_path):
+    # Relative names from above the grant, "//" and "/./", O_TMPFILE linked in through
+    # /proc/self/fd, its mode under umask 0, a rename of "dir/", a UNIX socket bound there.
+    specs = ["chdir={t}/..", "create={n}/a/rel", "read={n}/a/rel", "mkdir={n}/a/d",
+             "create={t}/.//a/dot", "read={t}//a/./dot", "tmpfile={t}/a:{t}/a/linked",
+             "read={t}/a/linked", "tmpmode={t}/a:0", "rename={t}/a/d/:{t}/a/d2/",
+             "rename={t}/a/rel/:{t}/a/rel2", "bind={t}/a/sock", "bind={n}/a/secret",
+             "list={t}/a"]
+    control, _, got, _ = both(tmp_path, ["{t}/a/secret"], specs)
+    assert got == {**control, "bind={n}/a/secret": 13}
+    assert control == {**{s: "ok" for s in specs}, "read={n}/a/rel": "new",
+                       "bind={t}/a/sock": "0o755", "bind={n}/a/secret": 98,  # EADDRINUSE
+                       "read={t}//a/./dot": "new", "read={t}/a/linked": "tmp",
+                       "tmpmode={t}/a:0": "0o666", "rename={t}/a/rel/:{t}/a/rel2": 20,
+                       "list={t}/a": ["bin", "chain", "d2", "dot", "link", "linked", "open",
+                                      "rel", "secret", "sock", "sub"]}
+
+
+def test_a_symlink_cannot_take_a_name_on_the_way(tmp_path):
+    # The denied path does not exist yet: a directory may be made on the way to it, nothing
+    # else (a symlink there would lead the denied name into the sandbox's own files).
+    specs = ["symlink={t}/b:{t}/a/later", "create={t}/a/later", "mkfifo={t}/a/later",
+             "link={t}/a/open:{t}/a/later", "mkdir={t}/a/later", "create={t}/a/later/x",
+             "create={t}/a/later/secret"]
+    control, _, got, _ = both(tmp_path, ["{t}/a/later/secret"], specs)
+    assert control == {**{s: 17 for s in specs[1:4]}, specs[0]: "ok", specs[4]: 17,
+                       specs[5]: "ok", specs[6]: "ok"}
+    assert got == {**{s: 13 for s in specs[:4]}, specs[4]: "ok", specs[5]: "ok",
+                   specs[6]: 13}
+
+
+def test_a_denied_name_through_a_symlink_in_a_writable_grant_is_refused(tmp_path):
+    t = make_tree(tmp_path / "t")
+    (t / "l").symlink_to("a")
+    r = run(*SYSTEM_READ, "-w", str(t), "--fs-deny", str(t / "l" / "secret"), "--", "true",
+            timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines() == [
+        f"sandlock: fs_denied: {t / 'l' / 'secret'}: goes through a symlink in a writable "
+        f"grant ({t / 'l'}), which the sandbox could point elsewhere (deny where it points "
+        f"instead)"]
+    # Controls: where it points, or with the symlink in a read grant only, it runs.
+    assert run(*SYSTEM_READ, "-w", str(t), "--fs-deny", str(t / "a" / "secret"), "--",
+               "true", timeout=30).returncode == 0
+    assert run(*SYSTEM_READ, "-r", str(t), "--fs-deny", str(t / "l" / "secret"), "--",
+               "true", timeout=30).returncode == 0
+
+
+LEASE = r"""
+import fcntl, os, signal, sys, threading
+d = sys.argv[1]
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+path = os.path.join(d, "leased")
+with open(path, "w") as f:
+    f.write("x")
+fd = os.open(path, os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+done = []
+def writer():  # waits for the lease to be given up
+    os.close(os.open(path, os.O_WRONLY))
+    done.append("opened")
+t = threading.Thread(target=writer)
+t.start()
+t.join(0.3)
+os.mkdir(os.path.join(d, "meanwhile"))  # another trapped call, answered meanwhile
+print("mkdir while the open waits:", not done, flush=True)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+t.join()
+print(done[0])
+"""
+
+
+def test_an_open_that_waits_does_not_hold_the_supervisor(tmp_path):
+    # A read lease holds the open for write until it is given up: meanwhile the sandbox's
+    # other calls are answered (the open waits on a worker, not on the supervisor's loop).
+    for deny in (False, True):
+        t = make_tree(tmp_path / ("denied" if deny else "control"))
+        flags = ["-w", str(t)] + (["--fs-deny", str(t / "a" / "secret")] if deny else [])
+        r = run(*SYSTEM_READ, *flags, "--", PY, "-c", LEASE, str(t / "a"), timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.decode() == "mkdir while the open waits: True\nopened\n"
 
 
 def test_the_directories_on_the_way_keep_their_names(tmp_path):

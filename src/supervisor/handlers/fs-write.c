@@ -13,7 +13,8 @@
  *  - open, openat, openat2, creat (fs_write_open, from handlers/open.c): decided on the file
  *    reached, reopened through that very file (never by name again) and installed in the
  *    child; a create is made here, with the child's umask;
- *  - mkdir, mknod (files, FIFOs, sockets), symlink, unlink, rmdir, rename, link, truncate.
+ *  - mkdir, mknod (files, FIFOs, sockets), symlink, unlink, rmdir, rename, link, truncate,
+ *    and bind of a named UNIX socket (fs_write_bind, from handlers/ports.c).
  * Refused (EACCES): a denied path, anything beneath one (by name, and by identity for what
  * exists), and, so that the denied paths keep their names, removing or renaming a directory of
  * the spine. The only names that change in the spine and in what was created there are those
@@ -31,11 +32,15 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -115,32 +120,54 @@ static int is_spine(struct supervisor *sv, const char *real)
 	return 0;
 }
 
-/* Whether @path (relative to the child's @dirfd or cwd) may lie beneath a root: an absolute name
- * there, a relative one from a directory there, one with ".." or a descriptor's own name
- * ("/proc/self/fd/N/..."): only those are resolved. Another name reaching a root through a
- * symlink is then the kernel's, which refuses what the spine does not allow. */
+/* @path with "//" and "/./" collapsed and a trailing "/." dropped (not ".." : a caller resolves
+ * a name holding one), in @out of @size bytes; 0, or -ENAMETOOLONG. */
+static int lexical(const char *path, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *p = path; *p;) {
+		if (p[0] == '/' && (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || !p[2])))) {
+			p += p[1] == '/' ? 1 : 2;
+			continue;
+		}
+		if (n + 1 >= size)
+			return -ENAMETOOLONG;
+		out[n++] = *p++;
+	}
+	if (n == 0 && size > 1)
+		out[n++] = '/';
+	out[n] = '\0';
+	return 0;
+}
+
+/* Whether @path (relative to the child's @dirfd or cwd) may lie beneath a root: by its name, or
+ * the name of the directory it starts from joined to it, or because it holds ".." or is a
+ * descriptor's own name ("/proc/self/fd/N/..."): only those are resolved. Another name
+ * reaching a root through a symlink is then the kernel's, which refuses what the spine does
+ * not allow. */
 static int may_reach_root(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 			  const char *path)
 {
-	char link[64], dir[PATH_MAX];
+	char link[64], dir[PATH_MAX], joined[2 * PATH_MAX], norm[2 * PATH_MAX];
 
 	if (strstr(path, "..") || strncmp(path, "/proc/self/fd/", 14) == 0 ||
 	    strncmp(path, "/proc/thread-self/fd/", 21) == 0 || strncmp(path, "/dev/fd/", 8) == 0)
 		return 1;
-	if (path[0] == '/') {
-		while (path[1] == '/')
-			path++; /* "//w" */
-		return path_is_beneath_any(path, sv->net->write_roots);
+	if (path[0] != '/') {
+		if (dirfd == AT_FDCWD)
+			snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+		else
+			snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
+		ssize_t k = readlink(link, dir, sizeof(dir) - 1);
+		if (k <= 0 || dir[0] != '/')
+			return 1; /* cannot tell: resolve */
+		dir[k] = '\0';
+		snprintf(joined, sizeof(joined), "%s/%s", dir, path);
+		path = joined;
 	}
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-	else
-		snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
-	ssize_t k = readlink(link, dir, sizeof(dir) - 1);
-	if (k <= 0)
-		return 1; /* cannot tell: resolve */
-	dir[k] = '\0';
-	return path_is_beneath_any(dir, sv->net->write_roots);
+	return lexical(path, norm, sizeof(norm)) < 0 ||
+	       path_is_beneath_any(norm, sv->net->write_roots);
 }
 
 /* Whether the trapped thread is served here: /proc not nested, the sandbox's ids. 1, 0 or
@@ -262,7 +289,8 @@ static void fix_mode(int dir, const char *name, mode_t want)
 
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode) &&
 	    (st.st_mode & 0777) != (want & 0777))
-		(void)!fchmodat(dir, name, (st.st_mode & 07000) | (want & 0777), 0);
+		(void)!fchmodat(dir, name, (st.st_mode & 07000) | (want & 0777),
+				AT_SYMLINK_NOFOLLOW);
 }
 
 static void answer_zero_or(struct seccomp_notif_resp *resp, int r)
@@ -273,6 +301,117 @@ static void answer_zero_or(struct seccomp_notif_resp *resp, int r)
 		notif_answer_value(resp, 0);
 }
 
+/* ---- the calls that may wait, made on a worker ------------------------------------------ */
+
+/* An open or a truncate can wait as long as another process wants (a lease being broken, a
+ * fanotify permission event, a FIFO without its other end): made on a worker, never on the
+ * loop. What was decided stays decided: the worker acts on the descriptor the loop checked (the
+ * file itself, or the directory a new name is made in). */
+enum job_kind {
+	JOB_REOPEN,   /* open the file itself (O_PATH descriptor) again with the flags */
+	JOB_CREATE,   /* make the name in the directory (O_EXCL), or open it if made meanwhile */
+	JOB_TRUNCATE, /* truncate the file itself (O_PATH descriptor) */
+};
+
+struct fs_job {
+	struct seccomp_notif req;
+	enum job_kind kind;
+	uint64_t flags;
+	mode_t want; /* the mode of what is made, the child's umask applied */
+	off_t length;
+	char name[NAME_MAX + 1];
+};
+
+/* Open descriptor @fd (O_PATH) again through /proc/self/fd: the very file, whatever its name is
+ * by now. The kernel checks the permissions the child (the same ids: served()) would meet. */
+static int reopen(int fd, int flags, mode_t mode)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int r = open(self, flags | O_NOCTTY | O_CLOEXEC, mode);
+	return r < 0 ? negative_errno() : r;
+}
+
+/* The job's call on @fd; NOTIF_DEFERRED when the answer went with a descriptor, else 0 or
+ * -errno (NOTIF_GONE). */
+static int job_run(int listener, int fd, const struct fs_job *job)
+{
+	int flags = (int)job->flags, made = 0;
+	int tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+	_cleanup_close_ int opened = -1;
+
+	if (job->kind == JOB_TRUNCATE) {
+		opened = reopen(fd, O_WRONLY, 0);
+		if (opened < 0)
+			return opened;
+		return ftruncate(opened, job->length) < 0 ? negative_errno() : 0;
+	}
+	if (job->kind == JOB_REOPEN) {
+		/* O_EXCL stays with O_TMPFILE (a file never to be linked). */
+		opened = reopen(fd, flags & ~(O_CREAT | O_NOFOLLOW | (tmpfile ? 0 : O_EXCL)),
+				job->want);
+		if (opened < 0)
+			return opened;
+		made = tmpfile;
+	} else {
+		opened = openat(fd, job->name,
+				(flags & ~O_TRUNC) | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY |
+					O_CLOEXEC,
+				job->want);
+		made = opened >= 0;
+		/* Made meanwhile by another thread of the sandbox (where the supervisor makes the
+		 * names, nothing else does, and never a denied file's): opened as it is. */
+		if (opened < 0 && errno == EEXIST && !(flags & O_EXCL))
+			opened = openat(fd, job->name,
+					(flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_NOCTTY |
+						O_CLOEXEC);
+		if (opened < 0)
+			return negative_errno();
+	}
+	/* The kernel applied the supervisor's umask: the child's is what counts. */
+	struct stat st;
+	if (made && fstat(opened, &st) == 0 && (st.st_mode & 0777) != (job->want & 0777))
+		(void)!fchmod(opened, (st.st_mode & 07000) | (job->want & 0777));
+	return notif_addfd_send(listener, &job->req, opened, (flags & O_CLOEXEC) != 0);
+}
+
+static void job_worker(int listener, int fd, void *arg)
+{
+	struct fs_job *job = arg;
+
+	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
+		int r = job_run(listener, fd, job);
+		if (r != NOTIF_DEFERRED && r != NOTIF_GONE) {
+			struct seccomp_notif_resp resp = { .id = job->req.id };
+			answer_zero_or(&resp, r);
+			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
+		}
+	}
+	free(job);
+}
+
+/* Hand @job, on descriptor @fd (a duplicate goes to the worker), to a worker. */
+static int job_queue(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		     const struct fs_job *job)
+{
+	struct fs_job *j = malloc(sizeof(*j));
+	int dup = j ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+
+	if (dup < 0) {
+		free(j);
+		return j ? negative_errno() : -ENOMEM;
+	}
+	*j = *job;
+	j->req = *req;
+	int r = supervisor_run_worker(sv, dup, job_worker, j);
+	if (r < 0) {
+		free(j);
+		return r;
+	}
+	return NOTIF_DEFERRED;
+}
+
 /* ---- open ------------------------------------------------------------------------------ */
 
 /* The open of existing file @fd (O_PATH, resolved as the child would) with @flags: reopened
@@ -280,7 +419,7 @@ static void answer_zero_or(struct seccomp_notif_resp *resp, int r)
 static int open_existing(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 			 uint64_t flags, uint64_t mode)
 {
-	char real[PATH_MAX], self[64];
+	char real[PATH_MAX];
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
@@ -296,92 +435,70 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 	int r = served(sv, req);
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
-	/* A FIFO would block the loop, a device is not the supervisor's to open: the kernel's,
-	 * which opens what the carve grants (not what was made in the spine). */
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return FS_WRITE_NOT_MINE;
 	mode_t umask = 0;
-	if ((flags & O_TMPFILE) == O_TMPFILE) {
-		r = child_umask(req, &umask);
-		if (r < 0)
-			return r;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	/* Through the file resolved: the very file checked, whatever its name is by now. The
-	 * kernel checks the permissions the child (the same ids: served()) would meet. */
-	_cleanup_close_ int opened = open(
-		self,
-		(int)(flags & ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_NOCTTY | O_CLOEXEC,
-		(mode_t)mode & ~umask & 07777);
-	if (opened < 0)
-		return negative_errno();
-	return notif_addfd_send(sv->listener, req, opened, (flags & O_CLOEXEC) != 0);
+	if ((flags & O_TMPFILE) == O_TMPFILE && (r = child_umask(req, &umask)) < 0)
+		return r;
+	struct fs_job job = { .kind = JOB_REOPEN,
+			      .flags = flags,
+			      .want = (mode_t)mode & ~umask & 07777 };
+	return job_queue(sv, req, fd, &job);
 }
 
 /* An O_CREAT open beneath a root: made here when the name is not there. */
 static int open_create(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
 {
-	char name[NAME_MAX + 1], real[PATH_MAX], full[PATH_MAX + NAME_MAX + 2];
+	char real[PATH_MAX], full[PATH_MAX + NAME_MAX + 2];
 	int trailing, r;
+	struct fs_job job = { .kind = JOB_CREATE, .flags = flags };
 	_cleanup_close_ int dir = -1;
 
-	r = split_parent(sv, req, dirfd, path, resolve, &dir, name, &trailing);
+	r = split_parent(sv, req, dirfd, path, resolve, &dir, job.name, &trailing);
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	if (where_is(sv, dir, real, sizeof(real)) != WHERE_ROOT)
 		return FS_WRITE_NOT_MINE;
 	if (in_granted(sv, real))
 		return FS_WRITE_CONTINUE;
-	join(full, sizeof(full), real, name);
+	join(full, sizeof(full), real, job.name);
 	if (is_denied(sv, full, NULL))
 		return -EACCES;
 	r = served(sv, req);
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
-	/* Made here unless a thread of the sandbox makes it meanwhile (beneath a granted entry
-	 * it may): then opened as it is. */
-	for (int tries = 0; tries < 4; tries++) {
-		struct stat st;
-		if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (flags & O_EXCL)
-				return -EEXIST;
-			int nofollow = (flags & O_NOFOLLOW) || (resolve & RESOLVE_NO_SYMLINKS);
-			if (S_ISLNK(st.st_mode) && nofollow)
-				return -ELOOP;
-			_cleanup_close_ int fd =
-				S_ISLNK(st.st_mode)
-					? child_path_open(sv, req, dirfd, path, resolve, 0)
-					: openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			if (fd == NOTIF_GONE)
-				return fd;
-			if (fd < 0 && S_ISLNK(st.st_mode))
-				return FS_WRITE_NOT_MINE; /* dangling: the kernel's */
-			if (fd < 0)
-				continue;
-			return open_existing(sv, req, fd, flags & ~(uint64_t)O_CREAT, mode);
-		}
-		if (errno != ENOENT)
-			return negative_errno();
-		if (trailing)
-			return -EISDIR;
-		mode_t umask;
-		r = child_umask(req, &umask);
-		if (r < 0)
-			return r;
-		mode_t want = (mode_t)mode & ~umask & 07777;
-		_cleanup_close_ int fd = openat(dir, name,
-						(int)(flags & ~(uint64_t)O_TRUNC) | O_CREAT |
-							O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-						want);
-		if (fd < 0 && errno == EEXIST && !(flags & O_EXCL))
-			continue;
+	struct stat st;
+	if (fstatat(dir, job.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (flags & O_EXCL)
+			return -EEXIST;
+		int nofollow = (flags & O_NOFOLLOW) || (resolve & RESOLVE_NO_SYMLINKS);
+		if (S_ISLNK(st.st_mode) && nofollow)
+			return -ELOOP;
+		_cleanup_close_ int fd =
+			S_ISLNK(st.st_mode)
+				? child_path_open(sv, req, dirfd, path, resolve, 0)
+				: openat(dir, job.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == NOTIF_GONE)
+			return fd;
+		if (fd < 0 && S_ISLNK(st.st_mode))
+			return FS_WRITE_NOT_MINE; /* dangling: the kernel's */
 		if (fd < 0)
 			return negative_errno();
-		fix_mode(dir, name, want);
-		return notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
+		return open_existing(sv, req, fd, flags & ~(uint64_t)O_CREAT, mode);
 	}
-	return FS_WRITE_NOT_MINE;
+	if (errno != ENOENT)
+		return negative_errno();
+	if (trailing)
+		return -EISDIR;
+	/* At a name on the way to a denied path only a directory is made (a symlink there would
+	 * lead the denied name elsewhere; a file is refused alike). */
+	if (is_spine(sv, full))
+		return -EACCES;
+	mode_t umask;
+	r = child_umask(req, &umask);
+	if (r < 0)
+		return r;
+	job.want = (mode_t)mode & ~umask & 07777;
+	return job_queue(sv, req, dir, &job);
 }
 
 static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
@@ -431,22 +548,22 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 
 	switch (req->data.nr) {
 	case SYS_mkdir:
-		addr = a[0], mode = a[1];
+	case SYS_mknod:
+		addr = a[0];
+		mode = a[1];
 		break;
 	case SYS_mkdirat:
-		dirfd = (int)a[0], addr = a[1], mode = a[2];
-		break;
-	case SYS_mknod:
-		addr = a[0], mode = a[1];
-		break;
 	case SYS_mknodat:
-		dirfd = (int)a[0], addr = a[1], mode = a[2];
+		dirfd = (int)a[0];
+		addr = a[1];
+		mode = a[2];
 		break;
 	case SYS_symlink:
 		addr = a[1];
 		break;
 	default: /* symlinkat */
-		dirfd = (int)a[1], addr = a[2];
+		dirfd = (int)a[1];
+		addr = a[2];
 		break;
 	}
 	int is_symlink = req->data.nr == SYS_symlink || req->data.nr == SYS_symlinkat;
@@ -472,7 +589,10 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_continue(resp);
 		return 0;
 	}
-	if (is_denied(sv, e.path, NULL))
+	/* At a name on the way to a denied path only a directory is made: a symlink there would
+	 * lead the denied name elsewhere (a file or a FIFO is refused alike). */
+	if (is_denied(sv, e.path, NULL) ||
+	    (req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat && is_spine(sv, e.path)))
 		return -EACCES;
 	if (is_symlink) {
 		r = child_read_path(sv, req, a[0], target, sizeof(target));
@@ -506,9 +626,11 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 	int dirfd = AT_FDCWD, flags = 0;
 	uint64_t addr = a[0];
 
-	if (req->data.nr == SYS_unlinkat)
-		dirfd = (int)a[0], addr = a[1], flags = (int)a[2];
-	else if (req->data.nr == SYS_rmdir)
+	if (req->data.nr == SYS_unlinkat) {
+		dirfd = (int)a[0];
+		addr = a[1];
+		flags = (int)a[2];
+	} else if (req->data.nr == SYS_rmdir)
 		flags = AT_REMOVEDIR;
 	struct entry e;
 	int r = entry_resolve(sv, req, dirfd, addr, &e);
@@ -539,20 +661,13 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- rename, link ----------------------------------------------------------------------- */
 
-/* The source of a link following a final symlink: the file it reaches, checked, linked through
- * its descriptor (so the very file checked). */
-static int link_followed(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			 uint64_t addr, const struct entry *to)
+/* A link of the file @fd (O_PATH, the source's name resolved, its final symlink followed) as
+ * @to: linked through the descriptor, so the very file checked. */
+static int link_followed(struct supervisor *sv, int fd, const struct entry *to)
 {
-	char path[PATH_MAX], real[PATH_MAX], self[64];
+	char real[PATH_MAX], self[64];
 	struct stat st;
 
-	int r = child_read_path(sv, req, addr, path, sizeof(path));
-	if (r < 0)
-		return r;
-	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, 0, 0);
-	if (fd < 0)
-		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	if (where_is(sv, fd, real, sizeof(real)) == WHERE_OTHER)
@@ -574,31 +689,44 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 
 	if (req->data.nr == SYS_renameat || req->data.nr == SYS_renameat2 ||
 	    req->data.nr == SYS_linkat) {
-		olddir = (int)a[0], oldaddr = a[1], newdir = (int)a[2], newaddr = a[3];
+		olddir = (int)a[0];
+		oldaddr = a[1];
+		newdir = (int)a[2];
+		newaddr = a[3];
 		flags = req->data.nr == SYS_renameat ? 0 : (uint32_t)a[4];
 	}
-	struct entry from, to;
+	int follow = is_link && (flags & AT_SYMLINK_FOLLOW);
+	/* No flag the kernel reserves to privilege (AT_EMPTY_PATH, RENAME_WHITEOUT) or that this
+	 * does not know. */
+	int known = !(flags & ~(uint64_t)(is_link ? AT_SYMLINK_FOLLOW
+						  : RENAME_NOREPLACE | RENAME_EXCHANGE));
+	struct entry from = { .dir = -1 }, to;
+	char path[PATH_MAX];
 	r = entry_resolve(sv, req, newdir, newaddr, &to);
 	_cleanup_close_ int todir = to.dir;
-	int rfrom = r >= 0 ? entry_resolve(sv, req, olddir, oldaddr, &from) : 0;
-	_cleanup_close_ int fromdir = r >= 0 ? from.dir : -1;
-	if (r >= 0 && rfrom < 0)
-		r = rfrom;
-	if (r == 1 && rfrom == 0 && !(is_link && (flags & AT_SYMLINK_FOLLOW)))
-		r = 0; /* the source not resolved here */
+	_cleanup_close_ int source = -1; /* follow: the file the source's name reaches */
+	int rfrom = 0;
+	if (r == 1 && follow) {
+		rfrom = child_read_path(sv, req, oldaddr, path, sizeof(path));
+		source = rfrom == 0 ? child_path_open(sv, req, olddir, path, 0, 0) : rfrom;
+		rfrom = source >= 0 ? 1 : source == NOTIF_GONE ? source : 0;
+		if (source >= 0)
+			from.where = where_is(sv, source, from.real, sizeof(from.real));
+	} else if (r == 1) {
+		rfrom = entry_resolve(sv, req, olddir, oldaddr, &from);
+	}
+	_cleanup_close_ int fromdir = from.dir;
+	if (rfrom < 0)
+		return rfrom;
 	if (r < 0)
 		return r;
-	/* Both ends in writable grants, one beneath a root, and no flag the kernel reserves to
-	 * privilege (AT_EMPTY_PATH, RENAME_WHITEOUT) or that this does not know. */
-	int mine = r == 1 && to.where != WHERE_OTHER && (rfrom == 0 || from.where != WHERE_OTHER) &&
-		   (to.where == WHERE_ROOT || (rfrom == 1 && from.where == WHERE_ROOT)) &&
-		   !(flags & ~(uint64_t)(is_link ? AT_SYMLINK_FOLLOW
-						 : RENAME_NOREPLACE | RENAME_EXCHANGE)) &&
-		   !to.trailing;
-	/* Both ends beneath granted entries or in another writable grant: the kernel's. */
-	if (mine && (to.where != WHERE_ROOT || in_granted(sv, to.real)) && rfrom == 1 &&
-	    (from.where != WHERE_ROOT || in_granted(sv, from.real)))
-		mine = 0;
+	/* Made here: both ends in writable grants, one beneath a root and not beneath a granted
+	 * entry (both there, or in another writable grant: the kernel's call does the same),
+	 * for a thread served. A trailing slash on a link is the kernel's answer. */
+	int mine = r == 1 && rfrom == 1 && known && to.where != WHERE_OTHER &&
+		   from.where != WHERE_OTHER && !(is_link && (to.trailing || from.trailing)) &&
+		   ((to.where == WHERE_ROOT && !in_granted(sv, to.real)) ||
+		    (from.where == WHERE_ROOT && !in_granted(sv, from.real)));
 	if (mine && (r = served(sv, req)) < 0)
 		return r;
 	if (!mine || !r) {
@@ -613,11 +741,15 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 	struct stat st;
 	if (fstatat(todir, to.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && is_denied(sv, to.path, &st))
 		return -EACCES;
-	if (is_link && (flags & AT_SYMLINK_FOLLOW)) {
-		answer_zero_or(resp, link_followed(sv, req, olddir, oldaddr, &to));
+	if (follow) {
+		answer_zero_or(resp, link_followed(sv, source, &to));
 		return 0;
 	}
 	r = entry_movable(sv, &from);
+	/* "dir/" names a directory: without the slash the same, once the source is one. */
+	if (r == 0 && (from.trailing || to.trailing) &&
+	    (fstatat(fromdir, from.name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
+		r = -ENOTDIR;
 	if (r == 0 && is_link && linkat(fromdir, from.name, todir, to.name, 0) < 0)
 		r = negative_errno();
 	else if (r == 0 && !is_link &&
@@ -636,7 +768,7 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 		       struct seccomp_notif_resp *resp)
 {
-	char path[PATH_MAX], real[PATH_MAX], self[64];
+	char path[PATH_MAX], real[PATH_MAX];
 	struct stat st;
 
 	int r = child_read_path(sv, req, req->data.args[0], path, sizeof(path));
@@ -667,10 +799,56 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	_cleanup_close_ int w = open(self, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (w < 0)
+	struct fs_job job = { .kind = JOB_TRUNCATE, .length = (off_t)req->data.args[1] };
+	return job_queue(sv, req, fd, &job);
+}
+
+/* ---- bind of a named UNIX socket ---------------------------------------------------------- */
+
+int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp, int sock)
+{
+	struct sockaddr_un un = { 0 };
+	size_t len = (size_t)req->data.args[2];
+	const size_t head = offsetof(struct sockaddr_un, sun_path);
+
+	/* A name made in the directories on the way to a denied path: the socket is bound here
+	 * through the directory resolved. Abstract and unnamed addresses, and a length the
+	 * kernel refuses, are the kernel's. */
+	if (len <= head + 1 || len > sizeof(un) ||
+	    notif_mem_read(sv->listener, req, req->data.args[1], &un, len) < 0 ||
+	    un.sun_family != AF_UNIX || !un.sun_path[0])
+		return FS_WRITE_NOT_MINE;
+	char path[sizeof(un.sun_path) + 1];
+	memcpy(path, un.sun_path, sizeof(un.sun_path));
+	path[sizeof(un.sun_path)] = '\0';
+	struct entry e = { .dir = -1 };
+	int r = may_reach_root(sv, req, AT_FDCWD, path)
+			? split_parent(sv, req, AT_FDCWD, path, 0, &e.dir, e.name, &e.trailing)
+			: 0;
+	_cleanup_close_ int dir = e.dir;
+	if (r <= 0)
+		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+	e.where = where_is(sv, dir, e.real, sizeof(e.real));
+	if (e.where != WHERE_ROOT || in_granted(sv, e.real) || e.trailing)
+		return FS_WRITE_NOT_MINE;
+	join(e.path, sizeof(e.path), e.real, e.name);
+	if (is_denied(sv, e.path, NULL) || is_spine(sv, e.path))
+		return -EACCES;
+	r = served(sv, req);
+	if (r <= 0)
+		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+	mode_t umask;
+	r = child_umask(req, &umask);
+	if (r < 0)
+		return r;
+	struct sockaddr_un at = { .sun_family = AF_UNIX };
+	if ((size_t)snprintf(at.sun_path, sizeof(at.sun_path), "/proc/self/fd/%d/%s", dir,
+			     e.name) >= sizeof(at.sun_path))
+		return -ENAMETOOLONG;
+	if (bind(sock, (struct sockaddr *)&at, sizeof(at)) < 0)
 		return negative_errno();
-	answer_zero_or(resp, ftruncate(w, (off_t)req->data.args[1]) < 0 ? negative_errno() : 0);
+	fix_mode(dir, e.name, 0777 & ~umask);
+	notif_answer_value(resp, 0);
 	return 0;
 }

@@ -140,3 +140,7 @@ int proc_same_ids(struct supervisor *sv, pid_t tid);
 int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
 		  uint64_t mode, uint64_t resolve);
+/* fs-write.c: bind(2) of AF_UNIX socket @sock (the child's, a copy) to a name beneath a writable
+ * grant that holds a denied path: answered, or FS_WRITE_NOT_MINE. */
+int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp, int sock);

@@ -228,9 +228,10 @@ static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	return NOTIF_DEFERRED; /* the worker owns the socket now */
 }
 
-/* bind(2): a virtual netlink socket's (netlink.c); a TCP bind under port_remap (above); any
- * other, CONTINUE. Safe although the kernel reads the descriptor and address again: what such
- * a bind may take is decided by the kernel whatever it finds (Landlock's BIND_TCP for TCP
+/* bind(2): a virtual netlink socket's (netlink.c); a UNIX socket name made in the directories
+ * on the way to a denied path of a writable grant (fs-write.c); a TCP bind under port_remap
+ * (above); any other, CONTINUE. Safe although the kernel reads the descriptor and address again:
+ * what such a bind may take is decided by the kernel whatever it finds (Landlock's BIND_TCP for TCP
  * ports, the filesystem rules for a UNIX socket path; UDP bind is not gated), nothing here. A
  * descriptor swapped for a TCP socket meanwhile is bound under Landlock's port rules, only
  * outside the virtual port space. */
@@ -245,6 +246,11 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		return sock;
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, NULL))
 		return netlink_bind(sv, req, resp);
+	if (sock >= 0 && domain == AF_UNIX && sv->net->write_roots) {
+		int r = fs_write_bind(sv, req, resp, sock);
+		if (r != FS_WRITE_NOT_MINE)
+			return r;
+	}
 	if (sock >= 0 && sv->net->port_remap && (domain == AF_INET || domain == AF_INET6) &&
 	    net_sock_proto(sock, &proto, &type) == 0 && proto == NET_PROTO_TCP) {
 		int r = remap_bind(sv, req, resp, sock, domain);
