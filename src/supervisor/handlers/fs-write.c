@@ -334,15 +334,16 @@ static int reopen(int fd, int flags, mode_t mode)
 }
 
 /* The job's call on @fd; NOTIF_DEFERRED when the answer went with a descriptor, else 0 or
- * -errno (NOTIF_GONE). */
-static int job_run(int listener, int fd, const struct fs_job *job)
+ * -errno (NOTIF_GONE). @nonblock: opened O_NONBLOCK (-EAGAIN where it would wait, a lease
+ * being broken), then cleared unless asked. */
+static int job_run(int listener, int fd, const struct fs_job *job, int nonblock)
 {
-	int flags = (int)job->flags, made = 0;
+	int flags = (int)job->flags | (nonblock ? O_NONBLOCK : 0), made = 0;
 	int tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
 	_cleanup_close_ int opened = -1;
 
 	if (job->kind == JOB_TRUNCATE) {
-		opened = reopen(fd, O_WRONLY, 0);
+		opened = reopen(fd, O_WRONLY | (nonblock ? O_NONBLOCK : 0), 0);
 		if (opened < 0)
 			return opened;
 		return ftruncate(opened, job->length) < 0 ? negative_errno() : 0;
@@ -369,6 +370,9 @@ static int job_run(int listener, int fd, const struct fs_job *job)
 		if (opened < 0)
 			return negative_errno();
 	}
+	if (nonblock && !(job->flags & O_NONBLOCK) &&
+	    fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK) < 0)
+		return negative_errno();
 	/* The kernel applied the supervisor's umask: the child's is what counts. */
 	struct stat st;
 	if (made && fstat(opened, &st) == 0 && (st.st_mode & 0777) != (job->want & 0777))
@@ -381,7 +385,7 @@ static void job_worker(int listener, int fd, void *arg)
 	struct fs_job *job = arg;
 
 	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
-		int r = job_run(listener, fd, job);
+		int r = job_run(listener, fd, job, 0);
 		if (r != NOTIF_DEFERRED && r != NOTIF_GONE) {
 			struct seccomp_notif_resp resp = { .id = job->req.id };
 			answer_zero_or(&resp, r);
@@ -391,10 +395,19 @@ static void job_worker(int listener, int fd, void *arg)
 	free(job);
 }
 
-/* Hand @job, on descriptor @fd (a duplicate goes to the worker), to a worker. */
+/* Run @job on descriptor @fd: on the loop when it cannot wait (a regular file or a directory,
+ * @plain, opened O_NONBLOCK, for a sandbox without capabilities: no fanotify permission event
+ * holds it), else, or when it would, on a worker (a duplicate of @fd goes to it). */
 static int job_queue(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-		     const struct fs_job *job)
+		     const struct fs_job *job, int plain)
 {
+	if (plain && sv->proc_no_caps) {
+		struct fs_job now = *job;
+		now.req = *req;
+		int r = job_run(sv->listener, fd, &now, 1);
+		if (r != -EAGAIN)
+			return r;
+	}
 	struct fs_job *j = malloc(sizeof(*j));
 	int dup = j ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
 
@@ -441,7 +454,7 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 	struct fs_job job = { .kind = JOB_REOPEN,
 			      .flags = flags,
 			      .want = (mode_t)mode & ~umask & 07777 };
-	return job_queue(sv, req, fd, &job);
+	return job_queue(sv, req, fd, &job, S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
 }
 
 /* An O_CREAT open beneath a root: made here when the name is not there. */
@@ -498,7 +511,7 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 	if (r < 0)
 		return r;
 	job.want = (mode_t)mode & ~umask & 07777;
-	return job_queue(sv, req, dir, &job);
+	return job_queue(sv, req, dir, &job, 1);
 }
 
 static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
@@ -800,7 +813,10 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	struct fs_job job = { .kind = JOB_TRUNCATE, .length = (off_t)req->data.args[1] };
-	return job_queue(sv, req, fd, &job);
+	r = job_queue(sv, req, fd, &job, 1);
+	if (r == 0) /* truncated on the loop */
+		notif_answer_value(resp, 0);
+	return r;
 }
 
 /* ---- bind of a named UNIX socket ---------------------------------------------------------- */

@@ -514,6 +514,10 @@ void proc_ids_snapshot(struct supervisor *sv, pid_t pid)
 {
 	if (ids_of(pid, sv->proc_ids, sizeof(sv->proc_ids)) < 0)
 		sv->proc_ids[0] = '\0'; /* then /proc is served to nobody: fail closed */
+	/* Without capabilities (and with no_new_privs, none to gain), a process served keeps none.
+	 */
+	sv->proc_no_caps = strstr(sv->proc_ids, "\nCapEff:\t0000000000000000\n") &&
+			   strstr(sv->proc_ids, "\nCapPrm:\t0000000000000000\n");
 }
 
 /* Whether thread @tid has the ids the sandbox started with (proc_ids_snapshot): 1, 0, or
