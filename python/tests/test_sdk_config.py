@@ -258,6 +258,19 @@ def test_confine_refuses_a_denied_path_in_a_writable_grant(tmp_path):
     assert in_child(control) == 0
 
 
+def test_deterministic_dirs(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    for n in ["m", "b", "y", "a", "q"]:
+        (d / n).write_text("")
+    ls = ["/bin/ls", "-f", str(d)]
+    control = Sandbox(fs_readable=SYSTEM_READ + [str(d)]).run(ls).stdout.split()
+    assert sorted(control) == [b".", b"..", b"a", b"b", b"m", b"q", b"y"]
+    assert control != sorted(control)  # the kernel's own order
+    got = Sandbox(fs_readable=SYSTEM_READ + [str(d)], deterministic_dirs=True).run(ls)
+    assert got.stdout.split() == sorted(control)
+
+
 REFUSED = [
     ({"env": {"A": "b"}}, "env"),
     ({"clean_env": True}, "clean_env"),

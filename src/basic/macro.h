@@ -45,3 +45,6 @@ static inline int negative_errno(void)
 {
 	return errno > 0 ? -errno : -EIO;
 }
+
+/* @x rounded up to a multiple of @a. */
+#define ALIGN_TO(x, a) (((x) + (a)-1) / (a) * (a))

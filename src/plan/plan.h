@@ -71,7 +71,8 @@ struct plan {
 	int has_cpus;
 	cpu_set_t cpus;
 	unsigned num_cpus; /* the CPUs the sandbox sees (the supervisor's views); 0: the host's */
-	unsigned max_cpu;  /* percent of each 100 ms period the sandbox runs; 0: unthrottled */
+	int deterministic_dirs; /* listings sorted by the supervisor */
+	unsigned max_cpu;	/* percent of each 100 ms period the sandbox runs; 0: unthrottled */
 	unsigned max_processes; /* the most processes at once; 0: unlimited */
 	uint64_t max_memory;	/* the most anonymous memory, bytes; 0: unlimited */
 	char *name;		/* NULL: "sandbox-<pid>" once the pid is known */

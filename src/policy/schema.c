@@ -42,7 +42,7 @@ const struct field schema_fields[] = {
 	       INT64_MAX),
 	FIELD("determinism", "time_start", "time_start", FT_TIME, time_start, 0),
 	FIELD("determinism", "deterministic_dirs", "deterministic_dirs", FT_BOOL,
-	      deterministic_dirs, 0),
+	      deterministic_dirs, F_SUPPORTED),
 	FIELD("determinism", "no_randomize_memory", "no_randomize_memory", FT_BOOL,
 	      no_randomize_memory, F_SUPPORTED),
 

@@ -962,6 +962,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 		sb->sv.num_cpus = sb->plan.num_cpus;
 		sb->sv.max_memory = sb->plan.max_memory;
+		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;
 		if (r == 0)
 			sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)

@@ -82,6 +82,13 @@ static int serves_files(const struct sandlock_policy *p)
 	       serves_proc(p) || mediates_write(p);
 }
 
+/* Listings made by the supervisor: /proc's while it is served, every one sorted under
+ * deterministic_dirs. */
+static int lists(const struct sandlock_policy *p)
+{
+	return serves_proc(p) || (!p->no_supervisor && p->deterministic_dirs);
+}
+
 static int serves_proc_or_write(const struct sandlock_policy *p)
 {
 	return serves_proc(p) || mediates_write(p);
@@ -141,10 +148,11 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_openat }, handle_open, serves_files },
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
-	/* getdents64 while /proc is served: its listing shows the sandbox's processes. */
-	{ { .nr = SYS_getdents64 }, handle_getdents, serves_proc },
+	/* getdents64 while /proc is served (its listing shows the sandbox's processes), and
+	 * under deterministic_dirs (every listing sorted by name). */
+	{ { .nr = SYS_getdents64 }, handle_getdents, lists },
 #ifdef SYS_getdents
-	{ { .nr = SYS_getdents }, handle_getdents, serves_proc },
+	{ { .nr = SYS_getdents }, handle_getdents, lists },
 #endif
 	/* landlock_restrict_self while /proc is served or a writable grant holds a denied path:
 	 * a sandbox nested in this one is served nothing with the supervisor's rights. */

@@ -78,12 +78,13 @@ struct supervisor {
 	int proc_nested;	 /* a process confined itself further: /proc no longer served */
 	dev_t proc_dev;		 /* the identity of /proc's root, taken once (0: unknown) */
 	ino_t proc_ino;
-	char proc_ids[512]; /* the ids /proc is served to (handlers/open.c) */
-	int proc_no_caps;   /* and they hold no capability (no fanotify permission events) */
-	char **fs_granted;  /* the entries Landlock grants one by one beside the way to a denied
-			     * path in a writable grant, while they keep their names: beneath
-			     * them the kernel decides (handlers/fs-write.c); owned */
-	struct mem_pids {   /* max_memory: the sandbox's processes found last */
+	char proc_ids[512];	/* the ids /proc is served to (handlers/open.c) */
+	int deterministic_dirs; /* listings sorted by name (handlers/getdents.c) */
+	int proc_no_caps;	/* and they hold no capability (no fanotify permission events) */
+	char **fs_granted;	/* the entries Landlock grants one by one beside the way to a denied
+				 * path in a writable grant, while they keep their names: beneath
+				 * them the kernel decides (handlers/fs-write.c); owned */
+	struct mem_pids {	/* max_memory: the sandbox's processes found last */
 		pid_t *v;
 		size_t n, cap;
 		int dirty; /* a fork since: scan /proc again */

@@ -166,7 +166,6 @@ LATER = {
     "on-error": ("keep", "on_error"), "chroot": ("/tmp", "chroot"),
     "fs-mount": ("/work:/tmp", "fs_mount"), "random-seed": ("42", "random_seed"),
     "time-start": ("2026-01-01T00:00:00Z", "time_start"),
-    "deterministic-dirs": (None, "deterministic_dirs"),
 }
 # Run behaviours (not policy fields) of later issues, refused while parsing.
 LATER_RUN = {"dry-run": None, "image": "alpine"}

@@ -292,6 +292,18 @@ static void test_trap_set(void)
 	is_int(fs_unsup, 0, "no_supervisor: none of them (the policy is refused)");
 	rmdir(dir);
 
+	/* deterministic_dirs: the listings, sorted by the supervisor. */
+	struct sandlock_policy dd = { .deterministic_dirs = 1 };
+	size_t n_dd = dispatch_trap_set(&dd, big, DISPATCH_MAX_TRAPS);
+	int dents = 0;
+	for (size_t i = 0; i < n_dd; i++)
+		dents += big[i].nr == SYS_getdents64 || big[i].nr == SYS_getdents;
+	is_int(dents, 2, "deterministic_dirs traps getdents64 and getdents");
+	is_int(n_dd, 18, "  and nothing else more");
+	dd.no_supervisor = 1;
+	is_int(dispatch_trap_set(&dd, big, DISPATCH_MAX_TRAPS), 16,
+	       "  not without a supervisor (refused then)");
+
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");
 	is_int(dispatch_trap_set(&p, small, 0), 0, "max 0: nothing written");

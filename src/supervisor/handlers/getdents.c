@@ -3,11 +3,16 @@
  * handlers/getdents: while the supervisor serves /proc, the /proc listing shows the sandbox's
  * own processes only. getdents64 on the /proc directory is made here, on the descriptor the
  * child named (pidfd_getfd: the same open file, so its offset moves as the child's would), and
- * the entries of other processes are left out of what is copied back. Any other directory is
- * the kernel's.
+ * the entries of other processes are left out of what is copied back.
+ * Under deterministic_dirs every other listing is made here too, sorted by name (bytewise,
+ * "." and ".." included): the directory is read whole through a new open of it, and the
+ * child's offset (the same open file's) is the index of the next entry, which d_off reports,
+ * so that rewinddir, telldir and seekdir keep working. Otherwise any other directory is the
+ * kernel's.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,130 @@ static int listed(struct supervisor *sv, const char *name)
 	return *end || pid <= 0 || sandbox_owns_pid(sv, (pid_t)pid);
 }
 
+/* ---- deterministic_dirs ------------------------------------------------------------------ */
+
+struct dent {
+	uint64_t ino;
+	unsigned char type;
+	char *name;
+};
+
+static int dent_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
+}
+
+static void dents_free(struct dent *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* The entries of directory @fd, read through a new open of it (the child's offset untouched),
+ * sorted by name. -errno. */
+static int dents_sorted(int fd, struct dent **ret, size_t *ret_n)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dent *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	if (!d) {
+		r = negative_errno();
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
+	errno = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(d)); errno = 0) {
+		if (n == cap) {
+			struct dent *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[n] = (struct dent){ .ino = e->d_ino,
+				      .type = e->d_type,
+				      .name = strdup(e->d_name) };
+		if (!v[n++].name)
+			r = -ENOMEM;
+	}
+	if (r == 0 && errno)
+		r = negative_errno();
+	closedir(d);
+	if (r < 0) {
+		dents_free(v, n);
+		return r;
+	}
+	qsort(v, n, sizeof(*v), dent_cmp);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* getdents64 or getdents (@legacy) of directory @fd (the child's open file) sorted: the entries
+ * from the index its offset holds, as many as @count bytes take, then its offset moved past
+ * them. */
+static int getdents_sorted(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp, int fd, size_t count, int legacy)
+{
+	struct dent *v = NULL;
+	size_t n = 0, n_out = 0;
+	off_t pos = lseek(fd, 0, SEEK_CUR);
+
+	if (pos < 0)
+		return negative_errno();
+	int r = dents_sorted(fd, &v, &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *out = malloc(count ? count : 1);
+	size_t i = (size_t)pos;
+	for (; out && i < n; i++) {
+		size_t len = strlen(v[i].name);
+		/* getdents64: ino, off, reclen, type, name; getdents: ino, off, reclen, name, NUL,
+		 * padding, type in the last byte; both aligned as the kernel aligns them. */
+		size_t reclen =
+			legacy ? ALIGN_TO(18 + len + 2, sizeof(long)) : ALIGN_TO(19 + len + 1, 8);
+		if (n_out + reclen > count)
+			break;
+		char *rec = out + n_out;
+		uint64_t next = i + 1;
+		unsigned short rl = (unsigned short)reclen;
+		memset(rec, 0, reclen);
+		if (legacy) {
+			unsigned long ino = (unsigned long)v[i].ino, off = (unsigned long)next;
+			memcpy(rec, &ino, sizeof(ino));
+			memcpy(rec + 8, &off, sizeof(off));
+			memcpy(rec + 16, &rl, sizeof(rl));
+			memcpy(rec + 18, v[i].name, len);
+			rec[reclen - 1] = (char)v[i].type;
+		} else {
+			memcpy(rec, &v[i].ino, sizeof(v[i].ino));
+			memcpy(rec + 8, &next, sizeof(next));
+			memcpy(rec + 16, &rl, sizeof(rl));
+			rec[18] = (char)v[i].type;
+			memcpy(rec + 19, v[i].name, len);
+		}
+		n_out += reclen;
+	}
+	int more = i < n;
+	dents_free(v, n);
+	if (!out)
+		return -ENOMEM;
+	if (!n_out && more)
+		return -EINVAL; /* the buffer takes not even one entry, as the kernel says */
+	if (n_out && (r = notif_mem_write(sv->listener, req, req->data.args[1], out, n_out)) < 0)
+		return r;
+	if (lseek(fd, (off_t)i, SEEK_SET) < 0)
+		return negative_errno();
+	notif_answer_value(resp, (int64_t)n_out);
+	return 0;
+}
+
 /* getdents64(fd, buf, count), and the legacy getdents. On another directory CONTINUE: what a
  * descriptor swapped in meanwhile for /proc would list is the numbers of the host's processes,
  * never their files (open.c serves those to the sandbox's own only). */
@@ -52,13 +181,26 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	ssize_t k = readlink(link, name, sizeof(name) - 1);
 	if (k > 0)
 		name[k] = '\0';
-	if (k > 0 && strcmp(name, "/proc") != 0) {
+	if (k > 0 && strcmp(name, "/proc") != 0 && !sv->deterministic_dirs) {
 		notif_answer_continue(resp);
 		return 0;
 	}
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
 	if (fd == NOTIF_GONE)
 		return fd;
+	int is_proc = fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC &&
+		      fstat(fd, &st) == 0 && sv->proc_dev && st.st_dev == sv->proc_dev &&
+		      st.st_ino == sv->proc_ino;
+	if (sv->deterministic_dirs && fd >= 0 && !is_proc) {
+		/* Not a directory, or an O_PATH descriptor: the kernel's answer (ENOTDIR, EBADF).
+		 * CONTINUE: the call lists a directory the child holds open, which it may list. */
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			notif_answer_continue(resp);
+			return 0;
+		}
+		return getdents_sorted(sv, req, resp, fd, count, req->data.nr != SYS_getdents64);
+	}
 	/* A descriptor that cannot be seen (the caller made itself non-dumpable) is listed by the
 	 * kernel too: the listing is a view, and which pids exist is no secret of the kernel's
 	 * anyway (stat of /proc/<pid> answers it, untrapped); their files stay refused (open.c). */
