@@ -130,6 +130,8 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	plan->no_huge_pages = p->no_huge_pages;
 	plan->no_randomize_memory = p->no_randomize_memory;
 	plan->deterministic_dirs = p->deterministic_dirs;
+	plan->has_random_seed = p->random_seed.set;
+	plan->random_seed = p->random_seed.v;
 	plan->has_cpus = p->has_cpu_cores;
 	plan->cpus = p->cpu_cores;
 	if (p->max_memory.set)

@@ -72,6 +72,8 @@ struct plan {
 	cpu_set_t cpus;
 	unsigned num_cpus; /* the CPUs the sandbox sees (the supervisor's views); 0: the host's */
 	int deterministic_dirs; /* listings sorted by the supervisor */
+	int has_random_seed;	/* random_seed: getrandom and /dev/urandom from it */
+	uint64_t random_seed;
 	unsigned max_cpu;	/* percent of each 100 ms period the sandbox runs; 0: unthrottled */
 	unsigned max_processes; /* the most processes at once; 0: unlimited */
 	uint64_t max_memory;	/* the most anonymous memory, bytes; 0: unlimited */

@@ -38,7 +38,7 @@ const struct field schema_fields[] = {
 	FIELD("config", "fs_storage", "fs_storage", FT_PATH, fs_storage, F_EXPAND),
 	FIELD("config", "workdir", "workdir", FT_PATH, workdir, F_EXPAND),
 
-	RANGED("determinism", "random_seed", "random_seed", FT_OPT_U64, random_seed, 0, 0,
+	RANGED("determinism", "random_seed", "random_seed", FT_OPT_U64, random_seed, F_SUPPORTED, 0,
 	       INT64_MAX),
 	FIELD("determinism", "time_start", "time_start", FT_TIME, time_start, 0),
 	FIELD("determinism", "deterministic_dirs", "deterministic_dirs", FT_BOOL,

@@ -963,6 +963,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		sb->sv.num_cpus = sb->plan.num_cpus;
 		sb->sv.max_memory = sb->plan.max_memory;
 		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;
+		if (sb->plan.has_random_seed)
+			random_init(&sb->sv, sb->plan.random_seed);
 		if (r == 0)
 			sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)

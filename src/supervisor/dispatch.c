@@ -79,7 +79,12 @@ static int mediates_write(const struct sandlock_policy *p)
 static int serves_files(const struct sandlock_policy *p)
 {
 	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set ||
-	       serves_proc(p) || mediates_write(p);
+	       serves_proc(p) || mediates_write(p) || (!p->no_supervisor && p->random_seed.set);
+}
+
+static int random_seed(const struct sandlock_policy *p)
+{
+	return !p->no_supervisor && p->random_seed.set;
 }
 
 /* Listings made by the supervisor: /proc's while it is served, every one sorted under
@@ -148,6 +153,8 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_openat }, handle_open, serves_files },
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
+	/* getrandom under random_seed: the seed's stream (handlers/random.c). */
+	{ { .nr = SYS_getrandom }, handle_getrandom, random_seed },
 	/* getdents64 while /proc is served (its listing shows the sandbox's processes), and
 	 * under deterministic_dirs (every listing sorted by name). */
 	{ { .nr = SYS_getdents64 }, handle_getdents, lists },

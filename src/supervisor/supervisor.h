@@ -10,8 +10,10 @@
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
+#include "chacha20.h"
 #include "port-map.h"
 
 struct groups;
@@ -80,11 +82,18 @@ struct supervisor {
 	ino_t proc_ino;
 	char proc_ids[512];	/* the ids /proc is served to (handlers/open.c) */
 	int deterministic_dirs; /* listings sorted by name (handlers/getdents.c) */
-	int proc_no_caps;	/* and they hold no capability (no fanotify permission events) */
-	char **fs_granted;	/* the entries Landlock grants one by one beside the way to a denied
-				 * path in a writable grant, while they keep their names: beneath
-				 * them the kernel decides (handlers/fs-write.c); owned */
-	struct mem_pids {	/* max_memory: the sandbox's processes found last */
+	struct {		/* random_seed (handlers/random.c) */
+		int seeded;
+		uint64_t seed;
+		struct chacha20 getrandom; /* stream 0 */
+		uint32_t opens;		   /* the streams of /dev/urandom opened so far */
+		atomic_int live;	   /* and still open (each holds a worker) */
+	} random;
+	int proc_no_caps;  /* and they hold no capability (no fanotify permission events) */
+	char **fs_granted; /* the entries Landlock grants one by one beside the way to a denied
+			    * path in a writable grant, while they keep their names: beneath
+			    * them the kernel decides (handlers/fs-write.c); owned */
+	struct mem_pids {  /* max_memory: the sandbox's processes found last */
 		pid_t *v;
 		size_t n, cap;
 		int dirty; /* a fork since: scan /proc again */

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The [determinism] section: deterministic_dirs (listings sorted by name by the supervisor).
-Each behaviour against its control: the same listing without the flag."""
+"""The [determinism] section: deterministic_dirs (listings sorted by name by the supervisor) and
+random_seed (getrandom and the random devices from the seed's ChaCha20 streams). Each behaviour
+against its control: the same run without the field."""
 
 import json
+import shutil
+import subprocess
 
-from conftest import PY, SYSTEM_READ, run
+from conftest import PY, SYSTEM_READ, require, run
 
 # Created in this order: a directory lists them in an order of its own (tmpfs: newest first,
 # ext4: by hash), not sorted.
@@ -102,3 +105,87 @@ def test_a_large_directory_with_telldir_and_seekdir(tmp_path):
         assert got["rewound"] == got["every"][0]
         if ordered:
             assert got["first"] == sorted(names)[998:1003]
+
+
+# random_seed ------------------------------------------------------------------------------
+
+RANDOM = ["-r", "/dev/urandom", "-r", "/dev/random"]
+DRAW = r"""
+import os, sys
+with open("/dev/urandom", "rb") as f:
+    a = f.read(32)
+with open("/dev/random", "rb") as f:
+    b = f.read(32)
+print(a.hex(), b.hex(), os.urandom(64).hex())
+"""
+
+
+def draw(flags):
+    r = run(*SYSTEM_READ, *RANDOM, *flags, "--", PY, "-c", DRAW, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.decode().split()
+
+
+def keystream(seed, stream, n):
+    """ChaCha20 (RFC 8439) under the documented key and nonce, by openssl (not sandlock)."""
+    key = seed.to_bytes(8, "little") + bytes(24)
+    iv = bytes(4) + stream.to_bytes(4, "little") + b"sandlock"  # counter 0, then the nonce
+    out = subprocess.run(["openssl", "enc", "-chacha20", "-K", key.hex(), "-iv", iv.hex()],
+                         input=bytes(n), capture_output=True, check=True).stdout
+    return out.hex()
+
+
+def test_a_seed_gives_the_same_bytes_every_run():
+    one, again, other = draw(["--random-seed", "1"]), draw(["--random-seed", "1"]), \
+        draw(["--random-seed", "999"])
+    assert one == again
+    assert all(x != y for x, y in zip(one, other))  # another seed, other bytes
+    # Control: without a seed two runs differ.
+    assert all(x != y for x, y in zip(draw([]), draw([])))
+
+
+def test_the_streams_are_the_documented_chacha20():
+    require(shutil.which("openssl"), "openssl (the independent ChaCha20)")
+    urandom, random_, getrandom = draw(["--random-seed", "7"])
+    # The first and second opens of the random devices are streams 1 and 2; getrandom is
+    # stream 0, of which Python's start takes some bytes before os.urandom's.
+    assert urandom == keystream(7, 1, 32)
+    assert random_ == keystream(7, 2, 32)
+    assert getrandom in keystream(7, 0, 4096)
+    assert getrandom not in keystream(8, 0, 4096)  # control: another seed's stream
+
+
+def test_getrandom_flags_as_the_kernel_checks_them():
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "buf = ctypes.create_string_buffer(8)\nfor flags in (0, 1, 2, 4, 6, 8):\n"
+            "    n = libc.getrandom(buf, 8, flags)\n"
+            "    print(n if n >= 0 else -ctypes.get_errno())\n")
+    for flags in ([], ["--random-seed", "3"]):
+        r = run(*SYSTEM_READ, *flags, "--", PY, "-c", code, timeout=60)
+        # GRND_INSECURE|GRND_RANDOM (6) and an unknown flag (8): EINVAL, as the kernel says.
+        assert r.stdout.decode().split() == ["8", "8", "8", "8", "-22", "-22"], r.stderr
+
+
+REPLAY = r"""
+import os, random, sys
+print(random.random(), os.urandom(8).hex(), sorted(os.listdir(sys.argv[1])) == os.listdir(sys.argv[1]))
+print(os.listdir(sys.argv[1]))
+with open("/dev/urandom", "rb") as f:
+    print(f.read(16).hex())
+"""
+
+
+def test_a_replay_is_byte_identical(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    for n in NAMES:
+        (d / n).write_text("")
+    flags = [*SYSTEM_READ, *RANDOM, "-r", str(tmp_path), "--random-seed", "42",
+             "--deterministic-dirs", "--", PY, "-c", REPLAY, str(d)]
+    first, second = run(*flags, timeout=60), run(*flags, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    assert first.stdout.split(b"\n")[0].endswith(b"True")
+    control = [run(*SYSTEM_READ, *RANDOM, "-r", str(tmp_path), "--", PY, "-c", REPLAY, str(d),
+                   timeout=60).stdout for _ in range(2)]
+    assert control[0] != control[1]

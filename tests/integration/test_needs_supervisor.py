@@ -11,6 +11,8 @@ CASES = [
     (["--cpu", "50"],
      "max_cpu (a process that starts its own process group is found by the supervisor)"),
     (["--num-cpus", "1"], "num_cpus (the CPU count is shown by the supervisor)"),
+    (["--random-seed", "1"],
+     "random_seed (getrandom and /dev/urandom are answered by the supervisor)"),
     (["--deterministic-dirs"],
      "deterministic_dirs (directory listings are sorted by the supervisor)"),
 ]

@@ -304,6 +304,15 @@ static void test_trap_set(void)
 	is_int(dispatch_trap_set(&dd, big, DISPATCH_MAX_TRAPS), 16,
 	       "  not without a supervisor (refused then)");
 
+	/* random_seed: getrandom, and the opens (the random devices). */
+	struct sandlock_policy seeded = { .random_seed = { .set = 1, .v = 3 } };
+	size_t n_seeded = dispatch_trap_set(&seeded, big, DISPATCH_MAX_TRAPS);
+	int rnd = 0;
+	for (size_t i = 0; i < n_seeded; i++)
+		rnd += big[i].nr == SYS_getrandom || big[i].nr == SYS_openat;
+	is_int(rnd, 2, "random_seed traps getrandom and the opens");
+	is_int(n_seeded, 20, "  and nothing else more (open, openat2 too)");
+
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");
 	is_int(dispatch_trap_set(&p, small, 0), 0, "max 0: nothing written");

@@ -419,6 +419,7 @@ static int job_queue(struct supervisor *sv, const struct seccomp_notif *req, int
 	j->req = *req;
 	int r = supervisor_run_worker(sv, dup, job_worker, j);
 	if (r < 0) {
+		close(dup);
 		free(j);
 		return r;
 	}

@@ -71,6 +71,13 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp);
 int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 		       struct seccomp_notif_resp *resp);
+/* random.c: random_seed: the streams start from the seed (random_init); getrandom is answered
+ * from stream 0; an open of /dev/urandom or /dev/random gets a stream of its own
+ * (random_serve_open, from open.c: NOTIF_DEFERRED or -errno). */
+void random_init(struct supervisor *sv, uint64_t seed);
+int handle_getrandom(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp);
+int random_serve_open(struct supervisor *sv, const struct seccomp_notif *req, uint64_t flags);
 /* fork.c: fork, vfork, clone making a process, under max_processes. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);

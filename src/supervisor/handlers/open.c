@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -148,6 +149,7 @@ enum view {
 	VIEW_MOUNTS,
 	VIEW_MOUNTINFO,
 	VIEW_HOSTNAME,
+	VIEW_RANDOM, /* /dev/urandom, /dev/random under random_seed: a stream (random.c) */
 };
 
 /* The path the kernel gives descriptor @fd (its readlink in /proc/self/fd). */
@@ -185,10 +187,16 @@ static enum view view_of(struct supervisor *sv, int fd)
 	 * too (its CPUs), and without a grant Landlock refuses the real file (CONTINUE). */
 	if (!path_is_beneath_any(real, sv->net->granted))
 		return VIEW_NONE;
-	if (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC)
+	if (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC) {
+		/* The kernel's random devices (1:8, 1:9) under random_seed, by identity. */
+		struct stat st;
+		if (sv->random.seeded && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    (st.st_rdev == makedev(1, 8) || st.st_rdev == makedev(1, 9)))
+			return VIEW_RANDOM;
 		/* /etc/hostname is the sandbox's name while it serves /proc (opens resolved). */
 		return sv->net->proc_mediated && strcmp(real, "/etc/hostname") == 0 ? VIEW_HOSTNAME
 										    : VIEW_NONE;
+	}
 	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->port_remap) {
 		if (ends_with(real, len, "/net/tcp"))
 			return VIEW_TCP4;
@@ -264,6 +272,8 @@ static int serve_view(struct supervisor *sv, const struct seccomp_notif *req, en
 
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES; /* served read-only */
+	if (v == VIEW_RANDOM)
+		return random_serve_open(sv, req, flags);
 	int r = view_text(sv, v, &text, &len);
 	if (r == 0)
 		r = answer_file(sv, req, "view", text, len, flags);
@@ -306,7 +316,8 @@ static void view_worker(int listener, int sock, void *arg)
 }
 
 /* Whether @path may name a view: its last component is one of a view's names ("tcp" and
- * "tcp6" under port_remap; "cpuinfo", "online", "possible", "present" under num_cpus), or it is
+ * "tcp6" under port_remap; "cpuinfo", "online", "possible", "present" under num_cpus;
+ * "urandom", "random" under random_seed), or it is
  * a descriptor's own name ("/proc/self/fd/N", "/dev/fd/N": a reopen). Only those are
  * resolved; another name through a symlink to a view's file is not followed
  * (docs/decisions.md). */
@@ -323,6 +334,8 @@ static int may_be_view(struct supervisor *sv, const char *path)
 		if (path_last_is(path, tcp[i]))
 			return 1;
 	if (sv->max_memory && path_last_is(path, "meminfo"))
+		return 1;
+	if (sv->random.seeded && (path_last_is(path, "urandom") || path_last_is(path, "random")))
 		return 1;
 	for (size_t i = 0; sv->num_cpus && i < ELEMENTSOF(cpu); i++)
 		if (path_last_is(path, cpu[i]))
@@ -699,7 +712,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	if (sv->net->proc_mediated)
 		return open_mediated(sv, req, resp, dirfd, path_addr, flags, resolve);
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
-	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory) &&
+	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
 	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
 		char path[PATH_MAX];
 		r = child_read_path(sv, req, path_addr, path, sizeof(path));
@@ -713,8 +726,9 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		if (view != VIEW_NONE && (flags & O_ACCMODE) != O_RDONLY)
 			return -EACCES; /* served read-only */
 		/* /proc/meminfo reads the supervisor's own state (memory.c), which only the loop
-		 * may touch: served here. */
-		if (view == VIEW_MEMINFO)
+		 * may touch: served here; a random stream takes its place in the seed's order
+		 * here, and a worker of its own. */
+		if (view == VIEW_MEMINFO || view == VIEW_RANDOM)
 			return serve_view(sv, req, view, flags);
 		if (view != VIEW_NONE) {
 			struct view_job *job = malloc(sizeof(*job));
