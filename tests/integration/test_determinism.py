@@ -189,3 +189,13 @@ def test_a_replay_is_byte_identical(tmp_path):
     control = [run(*SYSTEM_READ, *RANDOM, "-r", str(tmp_path), "--", PY, "-c", REPLAY, str(d),
                    timeout=60).stdout for _ in range(2)]
     assert control[0] != control[1]
+
+
+def test_no_randomize_memory_repeats_the_addresses():
+    # The child's own map (stack, heap, libraries, vdso): the same in two runs with the knob.
+    maps = ["-r", "/proc", "--", "cat", "/proc/self/maps"]
+    runs = [run(*SYSTEM_READ, "--no-randomize-memory", *maps, timeout=30) for _ in range(2)]
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert b"[stack]" in runs[0].stdout and runs[0].stdout == runs[1].stdout
+    control = [run(*SYSTEM_READ, *maps, timeout=30).stdout for _ in range(2)]
+    assert control[0] != control[1]  # randomized without it
