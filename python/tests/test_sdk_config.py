@@ -271,6 +271,17 @@ def test_deterministic_dirs(tmp_path):
     assert got.stdout.split() == sorted(control)
 
 
+def test_uid_gid():
+    ids = ["/bin/sh", "-c", "id -u; id -g"]
+    r = Sandbox(fs_readable=SYSTEM_READ, uid=0, gid=0).run(ids)
+    assert r.stdout == b"0\n0\n", r.stderr
+    r = Sandbox(fs_readable=SYSTEM_READ, uid=1234, gid=99).run(ids)
+    assert r.stdout == b"1234\n99\n", r.stderr
+    # Control: without them, the caller's own.
+    control = Sandbox(fs_readable=SYSTEM_READ).run(ids).stdout
+    assert control == f"{os.geteuid()}\n{os.getegid()}\n".encode()
+
+
 def test_random_seed():
     py = ["/usr/bin/python3", "-c", "import os; print(os.urandom(16).hex())"]
 

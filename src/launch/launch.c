@@ -3,7 +3,7 @@
  * launch: the child's confinement sequence.
  *
  *   close the host's fds (but pass_fds) -> stdio -> signals -> setpgid -> PDEATHSIG -> process
- *   knobs -> chdir -> NO_NEW_PRIVS
+ *   knobs -> user namespace (uid/gid) -> chdir -> NO_NEW_PRIVS
  *   -> landlock_restrict_self -> seccomp (+ listener) -> "ready" (+ listener) to the parent
  *   -> wait for "go"
  *   -> close fds >= 3 but pass_fds, which lose FD_CLOEXEC -> rlimits -> execve (PATH search)
@@ -78,6 +78,8 @@ static const char *const step_names[_LAUNCH_STEP_MAX] = {
 	[LAUNCH_STEP_COREDUMP] = "setrlimit(RLIMIT_CORE)",
 	[LAUNCH_STEP_AFFINITY] = "sched_setaffinity",
 	[LAUNCH_STEP_CHDIR] = "chdir",
+	[LAUNCH_STEP_USERNS] = "unshare(CLONE_NEWUSER)",
+	[LAUNCH_STEP_ID_MAP] = "writing the uid and gid maps",
 	[LAUNCH_STEP_NO_NEW_PRIVS] = "prctl(PR_SET_NO_NEW_PRIVS)",
 	[LAUNCH_STEP_LANDLOCK] = "landlock_restrict_self",
 	[LAUNCH_STEP_SECCOMP] = "seccomp",
@@ -213,6 +215,56 @@ static void apply_knobs(const struct plan *plan, const struct launch_io *io)
 		fail(io, LAUNCH_STEP_AFFINITY, (int)-r);
 }
 
+/* Write @len bytes of @text to /proc/self/@name. 0 or -errno. */
+static long write_self(const char *name, const char *text, size_t len)
+{
+	long fd = raw_sc(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	long r = raw_sc(SYS_write, fd, text, len);
+	raw_sc(SYS_close, fd);
+	return r < 0 ? r : r == (long)len ? 0 : -EIO;
+}
+
+/* "@inner @outer 1\n" in @buf; its length. */
+static size_t id_line(char *buf, uint32_t inner, uint32_t outer)
+{
+	char tmp[24];
+	size_t n = 0;
+	uint32_t v[2] = { inner, outer };
+
+	for (int k = 0; k < 2; k++) {
+		size_t t = 0;
+		do
+			tmp[t++] = (char)('0' + v[k] % 10);
+		while ((v[k] /= 10));
+		while (t)
+			buf[n++] = tmp[--t];
+		buf[n++] = ' ';
+	}
+	buf[n++] = '1';
+	buf[n++] = '\n';
+	return n;
+}
+
+/* uid/gid: a user namespace of the child's own, where it is @plan's ids, mapped to the ids it
+ * has outside (the one mapping an unprivileged process may write for itself). Before Landlock,
+ * which would refuse the writes to /proc/self, and before the filter, which refuses unshare. */
+static void enter_userns(const struct plan *plan, const struct launch_io *io)
+{
+	char line[48];
+	long uid = raw_sc(SYS_geteuid), gid = raw_sc(SYS_getegid), r;
+
+	if ((r = raw_sc(SYS_unshare, CLONE_NEWUSER)) < 0)
+		fail(io, LAUNCH_STEP_USERNS, (int)-r);
+	if ((r = write_self("/proc/self/setgroups", "deny", 4)) < 0 ||
+	    (r = write_self("/proc/self/uid_map", line, id_line(line, plan->uid, (uint32_t)uid))) <
+		    0 ||
+	    (r = write_self("/proc/self/gid_map", line, id_line(line, plan->gid, (uint32_t)gid))) <
+		    0)
+		fail(io, LAUNCH_STEP_ID_MAP, (int)-r);
+}
+
 /* Returns the listener (supervised), 0, or -errno. */
 static long install_filter(const struct plan *plan)
 {
@@ -306,6 +358,8 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 	if (raw_sc(SYS_getppid) != io->parent) /* the parent died before PDEATHSIG was set */
 		child_exit(127);
 	apply_knobs(plan, io);
+	if (plan->has_ids)
+		enter_userns(plan, io);
 	if (plan->cwd && (r = raw_sc(SYS_chdir, plan->cwd)) < 0)
 		fail(io, LAUNCH_STEP_CHDIR, (int)-r);
 	/* Before the filter: seccomp needs it unprivileged, and it keeps a setuid binary from

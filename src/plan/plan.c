@@ -131,6 +131,9 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	plan->no_randomize_memory = p->no_randomize_memory;
 	plan->deterministic_dirs = p->deterministic_dirs;
 	plan->has_random_seed = p->random_seed.set;
+	plan->has_ids = p->uid.set && p->gid.set;
+	plan->uid = (uint32_t)p->uid.v;
+	plan->gid = (uint32_t)p->gid.v;
 	plan->random_seed = p->random_seed.v;
 	plan->has_cpus = p->has_cpu_cores;
 	plan->cpus = p->cpu_cores;

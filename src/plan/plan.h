@@ -73,6 +73,8 @@ struct plan {
 	unsigned num_cpus; /* the CPUs the sandbox sees (the supervisor's views); 0: the host's */
 	int deterministic_dirs; /* listings sorted by the supervisor */
 	int has_random_seed;	/* random_seed: getrandom and /dev/urandom from it */
+	int has_ids;		/* uid/gid: the child's in a user namespace of its own */
+	uint32_t uid, gid;
 	uint64_t random_seed;
 	unsigned max_cpu;	/* percent of each 100 ms period the sandbox runs; 0: unthrottled */
 	unsigned max_processes; /* the most processes at once; 0: unlimited */

@@ -138,6 +138,10 @@ static int read_launch_report(struct sandlock_sandbox *sb, struct sandlock_error
 				      "kernel allows one listener per process); run the inner "
 				      "sandlock with --no-supervisor",
 				      strerror(err));
+	if (rep.step == LAUNCH_STEP_USERNS || rep.step == LAUNCH_STEP_ID_MAP)
+		return error_set_step(reterr, -err, step,
+				      "uid, gid: user namespaces are not available here (%s: %s)",
+				      step, strerror(err));
 	if (rep.step == LAUNCH_STEP_CHDIR)
 		return error_set_step(reterr, -err, step, "chdir %s: %s", sb->plan.cwd,
 				      strerror(err));

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The [determinism] section: deterministic_dirs (listings sorted by name by the supervisor) and
-random_seed (getrandom and the random devices from the seed's ChaCha20 streams). Each behaviour
-against its control: the same run without the field."""
+random_seed (getrandom and the random devices from the seed's ChaCha20 streams), and the
+identity knobs uid and gid (--user, a user namespace). Each behaviour against its control: the
+same run without the field."""
 
 import json
+import os
 import shutil
 import subprocess
 
-from conftest import PY, SYSTEM_READ, require, run
+from conftest import PY, SANDLOCK, SYSTEM_READ, require, run
 
 # Created in this order: a directory lists them in an order of its own (tmpfs: newest first,
 # ext4: by hash), not sorted.
@@ -199,3 +201,50 @@ def test_no_randomize_memory_repeats_the_addresses():
     assert b"[stack]" in runs[0].stdout and runs[0].stdout == runs[1].stdout
     control = [run(*SYSTEM_READ, *maps, timeout=30).stdout for _ in range(2)]
     assert control[0] != control[1]  # randomized without it
+
+
+# uid, gid (--user) --------------------------------------------------------------------------
+
+def ids(flags):
+    r = run(*SYSTEM_READ, *flags, "--", "sh", "-c", "id -u; id -g", timeout=30)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.decode().split()
+
+
+def test_user_maps_the_ids():
+    assert ids(["--user", "0:0"]) == ["0", "0"]
+    assert ids(["--user", "1000:100"]) == ["1000", "100"]
+    assert ids(["--no-supervisor", "--user", "7:8"]) == ["7", "8"]
+    # Control: without it, the caller's own.
+    assert ids([]) == [str(os.geteuid()), str(os.getegid())]
+
+
+def test_user_keeps_no_host_privilege(tmp_path):
+    # Inside, uid 0; outside, the caller's own ids, the one mapping the namespace has.
+    r = run(*SYSTEM_READ, "-r", "/proc", "--user", "0:0", "--", "cat", "/proc/self/uid_map",
+            "/proc/self/gid_map", timeout=30)
+    assert r.stdout.decode().split() == ["0", str(os.geteuid()), "1",
+                                         "0", str(os.getegid()), "1"], r.stderr
+    if os.geteuid() == 0:
+        return  # root outside stays root on the host's files (docs/decisions.md)
+    # A root-owned host file, writable by the policy: refused by its owner's permissions.
+    target = "/etc/hostname"
+    assert os.stat(target).st_uid == 0 and not os.access(target, os.W_OK)
+    code = f"open({target!r}, 'a')"
+    for flags in (["--user", "0:0"], []):  # control: the same refusal without the namespace
+        r = run(*SYSTEM_READ, "-w", target, *flags, "--", PY, "-c", code, timeout=30)
+        assert r.returncode == 1 and b"PermissionError" in r.stderr, r.stderr
+
+
+def test_user_namespaces_unavailable():
+    # Nested in a sandbox, whose filter refuses unshare: a clear error, nothing run.
+    inner = [SANDLOCK, "run", *SYSTEM_READ, "--no-supervisor", "--user", "0:0", "--", "true"]
+    outer = [*SYSTEM_READ, "-r", os.path.dirname(SANDLOCK), "--no-supervisor", "--"]
+    r = run(*outer, *inner, timeout=30)
+    assert r.returncode == 127  # could not be started
+    assert r.stderr.decode().splitlines() == [
+        "sandlock: uid, gid: user namespaces are not available here "
+        "(unshare(CLONE_NEWUSER): Operation not permitted)"]
+    inner.remove("--user")
+    inner.remove("0:0")
+    assert run(*outer, *inner, timeout=30).returncode == 0  # control: without --user

@@ -161,7 +161,6 @@ LATER = {
     "http-auth": ("GET example.com/* bearer k", "http_auth"),
 
     "max-disk": ("1G", "max_disk"), "workdir": ("/tmp", "workdir"),
-    "user": ("1000:1000", "uid, gid"),
     "fs-storage": ("/tmp", "fs_storage"), "on-exit": ("keep", "on_exit"),
     "on-error": ("keep", "on_error"), "chroot": ("/tmp", "chroot"),
     "fs-mount": ("/work:/tmp", "fs_mount"),
