@@ -79,13 +79,13 @@ def test_unknown_kwarg_is_type_error():
         Sandbox(max_mem="1G")
 
 
-def test_aware_datetime_is_accepted_and_refused_only_at_start(sandboxes):
+def test_aware_datetime_is_accepted_as_utc(sandboxes):
     when = dt.datetime(2026, 3, 1, 12, 30, 0, 250000, tzinfo=dt.timezone(dt.timedelta(hours=2)))
-    sb = sandboxes(time_start=when)  # no error here
+    sb = sandboxes(time_start=when)
     assert sb.to_json() == {"filesystem": {"read": SYSTEM_READ},
                             "determinism": {"time_start": "2026-03-01T10:30:00.250000000Z"}}
-    with pytest.raises(SandboxError, match="^not supported yet: time_start$"):
-        sb.run(["true"])
+    r = sb.run(["/bin/date", "-u", "+%Y-%m-%dT%H:%M"])
+    assert r.stdout == b"2026-03-01T10:30\n", r.stderr
 
 
 # ---- fields not supported yet: refused when a process starts -------------------------------
@@ -280,6 +280,17 @@ def test_uid_gid():
     # Control: without them, the caller's own.
     control = Sandbox(fs_readable=SYSTEM_READ).run(ids).stdout
     assert control == f"{os.geteuid()}\n{os.getegid()}\n".encode()
+
+
+def test_time_start():
+    date = ["/bin/date", "-u", "+%Y-%m-%d"]
+    start = dt.datetime(2000, 6, 15, tzinfo=dt.timezone.utc)
+    for value in (start, "2000-06-15T00:00:00Z"):
+        r = Sandbox(fs_readable=SYSTEM_READ, time_start=value).run(date)
+        assert r.stdout == b"2000-06-15\n", r.stderr
+    # Control: without it, today.
+    today = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d").encode()
+    assert Sandbox(fs_readable=SYSTEM_READ).run(date).stdout.strip() == today
 
 
 def test_random_seed():

@@ -131,6 +131,17 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 	plan->no_randomize_memory = p->no_randomize_memory;
 	plan->deterministic_dirs = p->deterministic_dirs;
 	plan->has_random_seed = p->random_seed.set;
+	if (p->time_start) {
+#ifndef __x86_64__
+		return error_set(reterr, -EOPNOTSUPP,
+				 "not supported yet: time_start on this architecture (its vDSO is "
+				 "patched for x86_64 only)");
+#endif
+		char err[128];
+		/* Canonical already (schema): it parses. */
+		plan->has_time_start = rfc3339_parse(p->time_start, &plan->time_start_sec,
+						     &plan->time_start_nsec, err, sizeof(err)) == 0;
+	}
 	plan->has_ids = p->uid.set && p->gid.set;
 	plan->uid = (uint32_t)p->uid.v;
 	plan->gid = (uint32_t)p->gid.v;

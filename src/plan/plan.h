@@ -74,6 +74,9 @@ struct plan {
 	int deterministic_dirs; /* listings sorted by the supervisor */
 	int has_random_seed;	/* random_seed: getrandom and /dev/urandom from it */
 	int has_ids;		/* uid/gid: the child's in a user namespace of its own */
+	int has_time_start;	/* time_start: the wall clock starts there */
+	int64_t time_start_sec;
+	uint32_t time_start_nsec;
 	uint32_t uid, gid;
 	uint64_t random_seed;
 	unsigned max_cpu;	/* percent of each 100 ms period the sandbox runs; 0: unthrottled */

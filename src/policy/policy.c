@@ -194,6 +194,8 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		{ p->name != NULL, "name (the virtual hostname needs the supervisor)" },
 		{ p->random_seed.set,
 		  "random_seed (getrandom and /dev/urandom are answered by the supervisor)" },
+		{ p->time_start != NULL,
+		  "time_start (the wall clock is answered by the supervisor)" },
 		{ p->deterministic_dirs,
 		  "deterministic_dirs (directory listings are sorted by the supervisor)" },
 	};

@@ -40,7 +40,7 @@ const struct field schema_fields[] = {
 
 	RANGED("determinism", "random_seed", "random_seed", FT_OPT_U64, random_seed, F_SUPPORTED, 0,
 	       INT64_MAX),
-	FIELD("determinism", "time_start", "time_start", FT_TIME, time_start, 0),
+	FIELD("determinism", "time_start", "time_start", FT_TIME, time_start, F_SUPPORTED),
 	FIELD("determinism", "deterministic_dirs", "deterministic_dirs", FT_BOOL,
 	      deterministic_dirs, F_SUPPORTED),
 	FIELD("determinism", "no_randomize_memory", "no_randomize_memory", FT_BOOL,

@@ -969,6 +969,10 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;
 		if (sb->plan.has_random_seed)
 			random_init(&sb->sv, sb->plan.random_seed);
+		if (r == 0 && sb->plan.has_time_start &&
+		    (r = vtime_init(&sb->sv, sb->plan.time_start_sec, sb->plan.time_start_nsec)) <
+			    0)
+			r = error_set(reterr, r, "time_start: %s", strerror(-r));
 		if (r == 0)
 			sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
 
 #include "dispatch.h"
 #include "handlers/handlers.h"
@@ -82,6 +84,11 @@ static int serves_files(const struct sandlock_policy *p)
 	       serves_proc(p) || mediates_write(p) || (!p->no_supervisor && p->random_seed.set);
 }
 
+static int time_start(const struct sandlock_policy *p)
+{
+	return !p->no_supervisor && p->time_start;
+}
+
 static int random_seed(const struct sandlock_policy *p)
 {
 	return !p->no_supervisor && p->random_seed.set;
@@ -153,6 +160,45 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_openat }, handle_open, serves_files },
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
+	/* time_start (handlers/time.c): the wall clocks (an int for the kernel: compared on the
+	 * low 32 bits), set_tid_address (each program's vDSO clock functions made syscalls at its
+	 * start), and absolute sleeps and timers on a wall clock. */
+	{ { .nr = SYS_set_tid_address }, handle_set_tid_address, time_start },
+	{ { SYS_clock_gettime, 1, { MASKED_EQ(0, 0xffffffff, CLOCK_REALTIME) }, 0 },
+	  handle_clock_gettime,
+	  time_start },
+	{ { SYS_clock_gettime, 1, { MASKED_EQ(0, 0xffffffff, CLOCK_REALTIME_COARSE) }, 0 },
+	  handle_clock_gettime,
+	  time_start },
+	{ { SYS_clock_gettime, 1, { MASKED_EQ(0, 0xffffffff, CLOCK_REALTIME_ALARM) }, 0 },
+	  handle_clock_gettime,
+	  time_start },
+	{ { SYS_clock_gettime, 1, { MASKED_EQ(0, 0xffffffff, CLOCK_TAI) }, 0 },
+	  handle_clock_gettime,
+	  time_start },
+	{ { .nr = SYS_gettimeofday }, handle_gettimeofday, time_start },
+#ifdef SYS_time
+	{ { .nr = SYS_time }, handle_time, time_start },
+#endif
+	{ { SYS_clock_nanosleep,
+	    2,
+	    { MASKED_EQ(0, 0xffffffff, CLOCK_REALTIME),
+	      MASKED_EQ(1, TIMER_ABSTIME, TIMER_ABSTIME) },
+	    0 },
+	  handle_clock_nanosleep,
+	  time_start },
+	{ { SYS_clock_nanosleep,
+	    2,
+	    { MASKED_EQ(0, 0xffffffff, CLOCK_TAI), MASKED_EQ(1, TIMER_ABSTIME, TIMER_ABSTIME) },
+	    0 },
+	  handle_clock_nanosleep,
+	  time_start },
+	{ { SYS_timerfd_settime, 1, { MASKED_EQ(1, TFD_TIMER_ABSTIME, TFD_TIMER_ABSTIME) }, 0 },
+	  handle_timerfd_settime,
+	  time_start },
+	{ { SYS_timer_settime, 1, { MASKED_EQ(1, TIMER_ABSTIME, TIMER_ABSTIME) }, 0 },
+	  handle_timer_settime,
+	  time_start },
 	/* getrandom under random_seed: the seed's stream (handlers/random.c). */
 	{ { .nr = SYS_getrandom }, handle_getrandom, random_seed },
 	/* getdents64 while /proc is served (its listing shows the sandbox's processes), and

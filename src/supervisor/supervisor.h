@@ -42,6 +42,7 @@ struct supervisor_workers {
 
 /* Virtual NETLINK_ROUTE sockets (handlers/netlink.c): the child's end, by inode. */
 #define SUPERVISOR_MAX_NETLINK 16
+#define VTIME_FUNCS 3 /* clock_gettime, gettimeofday, time */
 struct netlink_fake {
 	int used;
 	dev_t dev;
@@ -82,7 +83,12 @@ struct supervisor {
 	ino_t proc_ino;
 	char proc_ids[512];	/* the ids /proc is served to (handlers/open.c) */
 	int deterministic_dirs; /* listings sorted by name (handlers/getdents.c) */
-	struct {		/* random_seed (handlers/random.c) */
+	struct {		/* time_start (handlers/time.c) */
+		int on;
+		int64_t offset_ns;		 /* the sandbox's wall clock minus the host's */
+		uintptr_t vdso_off[VTIME_FUNCS]; /* the vDSO functions replaced, 0: absent */
+	} vtime;
+	struct { /* random_seed (handlers/random.c) */
 		int seeded;
 		uint64_t seed;
 		struct chacha20 getrandom; /* stream 0 */

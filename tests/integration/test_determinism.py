@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 from conftest import PY, SANDLOCK, SYSTEM_READ, require, run
 
@@ -169,7 +170,8 @@ def test_getrandom_flags_as_the_kernel_checks_them():
 
 
 REPLAY = r"""
-import os, random, sys
+import os, random, sys, time
+print(int(time.time()))
 print(random.random(), os.urandom(8).hex(), sorted(os.listdir(sys.argv[1])) == os.listdir(sys.argv[1]))
 print(os.listdir(sys.argv[1]))
 with open("/dev/urandom", "rb") as f:
@@ -183,11 +185,13 @@ def test_a_replay_is_byte_identical(tmp_path):
     for n in NAMES:
         (d / n).write_text("")
     flags = [*SYSTEM_READ, *RANDOM, "-r", str(tmp_path), "--random-seed", "42",
-             "--deterministic-dirs", "--", PY, "-c", REPLAY, str(d)]
+             "--deterministic-dirs", "--time-start", "2000-06-15T00:00:00Z", "--", PY, "-c",
+             REPLAY, str(d)]
     first, second = run(*flags, timeout=60), run(*flags, timeout=60)
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
-    assert first.stdout.split(b"\n")[0].endswith(b"True")
+    assert first.stdout.split(b"\n")[0] == b"961027200"  # the start, to the second
+    assert first.stdout.split(b"\n")[1].endswith(b"True")
     control = [run(*SYSTEM_READ, *RANDOM, "-r", str(tmp_path), "--", PY, "-c", REPLAY, str(d),
                    timeout=60).stdout for _ in range(2)]
     assert control[0] != control[1]
@@ -248,3 +252,120 @@ def test_user_namespaces_unavailable():
     inner.remove("--user")
     inner.remove("0:0")
     assert run(*outer, *inner, timeout=30).returncode == 0  # control: without --user
+
+
+# time_start --------------------------------------------------------------------------------
+
+CLOCKS = r"""
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+static double mono(void)
+{
+	struct timespec m;
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return m.tv_sec + m.tv_nsec / 1e9;
+}
+
+int main(void)
+{
+	struct timespec ts, until;
+	struct timeval tv;
+	time_t t = time(NULL);
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gettimeofday(&tv, NULL);
+	gmtime_r(&t, &tm);
+	printf("%d %d %d\n", tm.tm_year + 1900, ts.tv_sec - t <= 1, tv.tv_sec - t <= 1);
+	/* An absolute sleep to one second from now on the wall clock. */
+	double m0 = mono();
+	until = ts;
+	until.tv_sec += 1;
+	clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, NULL);
+	printf("%.1f\n", mono() - m0);
+	/* A wall-clock timerfd set to one second from now, absolute. */
+	int fd = timerfd_create(CLOCK_REALTIME, 0);
+	struct itimerspec its = { 0 };
+	clock_gettime(CLOCK_REALTIME, &its.it_value);
+	its.it_value.tv_sec += 1;
+	m0 = mono();
+	uint64_t n;
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 || read(fd, &n, 8) != 8)
+		return 2;
+	printf("%.1f\n", mono() - m0);
+	/* A wall-clock POSIX timer, absolute, waited for with sigwait. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	timer_t timer;
+	if (timer_create(CLOCK_REALTIME, NULL, &timer) < 0)
+		return 3;
+	clock_gettime(CLOCK_REALTIME, &its.it_value);
+	its.it_value.tv_sec += 1;
+	m0 = mono();
+	int sig;
+	if (timer_settime(timer, TIMER_ABSTIME, &its, NULL) < 0 || sigwait(&set, &sig))
+		return 4;
+	printf("%.1f\n", mono() - m0);
+	return 0;
+}
+"""
+
+
+def build_clocks(tmp_path):
+    require(shutil.which("gcc"), "gcc (builds the clock probe)")
+    src = tmp_path / "clocks.c"
+    src.write_text(CLOCKS)
+    for kind, extra in (("static", ["-static"]), ("dynamic", [])):
+        subprocess.run(["gcc", "-O2", *extra, "-o", str(tmp_path / kind), str(src)],
+                       check=True, capture_output=True)
+    return tmp_path
+
+
+START = ["--time-start", "2000-06-15T00:00:00Z"]
+
+
+def test_time_start_for_static_and_dynamic_programs(tmp_path):
+    d = build_clocks(tmp_path)
+    for kind in ("static", "dynamic"):
+        for cmd in ([str(d / kind)], ["sh", "-c", f"exec {d / kind}"]):  # also after exec
+            r = run(*SYSTEM_READ, "-r", str(d), *START, "--", *cmd, timeout=60)
+            assert r.returncode == 0, (kind, r.returncode, r.stderr)
+            year, sleep, tfd, timer = r.stdout.decode().splitlines()
+            assert year == "2000 1 1", kind  # time, clock_gettime, gettimeofday agree
+            # Each absolute deadline one second ahead on the sandbox's clock fires after
+            # about a second (a deadline left on the host's clock would have fired at once).
+            for waited in (sleep, tfd, timer):
+                assert 0.9 <= float(waited) <= 3.0, (kind, r.stdout)
+    # Control: without time_start, this year.
+    r = run(*SYSTEM_READ, "-r", str(d), "--", str(d / "static"), timeout=60)
+    assert r.stdout.decode().split()[0] == str(time.gmtime().tm_year)
+
+
+def test_time_start_in_python_and_date():
+    code = ("import datetime, time\nt0, m0 = time.time(), time.monotonic()\ntime.sleep(1)\n"
+            "print(datetime.datetime.utcfromtimestamp(t0).year, round(time.time() - t0),"
+            " round(time.monotonic() - m0))")
+    r = run(*SYSTEM_READ, *START, "--", PY, "-c", code, timeout=60)
+    assert r.stdout.decode().split() == ["2000", "1", "1"], r.stderr
+    r = run(*SYSTEM_READ, *START, "--", "date", "-u", "+%Y-%m-%d", timeout=30)
+    assert r.stdout == b"2000-06-15\n"
+    r = run(*SYSTEM_READ, "--time-start", "2030-01-01T12:00:00+02:00", "--", "date", "-u",
+            "+%Y-%m-%dT%H", timeout=30)
+    assert r.stdout == b"2030-01-01T10\n"
+    r = run(*SYSTEM_READ, "--", "date", "+%Y", timeout=30)  # control
+    assert r.stdout.decode().strip() == str(time.localtime().tm_year)
+
+
+def test_monotonic_clocks_stay_real():
+    code = "import time; print(time.monotonic())"
+    before = time.monotonic()
+    r = run(*SYSTEM_READ, *START, "--", PY, "-c", code, timeout=30)
+    after = time.monotonic()
+    assert before <= float(r.stdout) <= after

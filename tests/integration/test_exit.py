@@ -164,7 +164,6 @@ LATER = {
     "fs-storage": ("/tmp", "fs_storage"), "on-exit": ("keep", "on_exit"),
     "on-error": ("keep", "on_error"), "chroot": ("/tmp", "chroot"),
     "fs-mount": ("/work:/tmp", "fs_mount"),
-    "time-start": ("2026-01-01T00:00:00Z", "time_start"),
 }
 # Run behaviours (not policy fields) of later issues, refused while parsing.
 LATER_RUN = {"dry-run": None, "image": "alpine"}

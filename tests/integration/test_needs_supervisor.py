@@ -13,6 +13,8 @@ CASES = [
     (["--num-cpus", "1"], "num_cpus (the CPU count is shown by the supervisor)"),
     (["--random-seed", "1"],
      "random_seed (getrandom and /dev/urandom are answered by the supervisor)"),
+    (["--time-start", "2000-01-01T00:00:00Z"],
+     "time_start (the wall clock is answered by the supervisor)"),
     (["--deterministic-dirs"],
      "deterministic_dirs (directory listings are sorted by the supervisor)"),
 ]

@@ -102,10 +102,10 @@ static void test_all_unsupported(void)
 	sandlock_error_free(e);
 	e = NULL;
 	set(p, "chroot", "/", msg, sizeof(msg));
-	set(p, "time_start", "2000-01-01T00:00:00Z", msg, sizeof(msg));
+	set(p, "workdir", "/tmp", msg, sizeof(msg));
 	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "three fields not built yet");
 	is_str(e ? sandlock_error_message(e) : "",
-	       "not supported yet: time_start, chroot, max_disk",
+	       "not supported yet: workdir, chroot, max_disk",
 	       "  all named at once, in schema order");
 	sandlock_error_free(e);
 	e = NULL;

@@ -78,6 +78,25 @@ void random_init(struct supervisor *sv, uint64_t seed);
 int handle_getrandom(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp);
 int random_serve_open(struct supervisor *sv, const struct seccomp_notif *req, uint64_t flags);
+/* time.c: time_start: the wall clock's offset (vtime_init: 0 or -errno); set_tid_address (the
+ * program's vDSO clock functions made syscalls); clock_gettime of a wall clock, gettimeofday,
+ * time; clock_nanosleep, timerfd_settime and timer_settime with an absolute wall-clock
+ * deadline. */
+int vtime_init(struct supervisor *sv, int64_t sec, uint32_t nsec);
+int handle_set_tid_address(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp);
+int handle_clock_gettime(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp);
+int handle_gettimeofday(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp);
+int handle_time(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp);
+int handle_clock_nanosleep(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp);
+int handle_timerfd_settime(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp);
+int handle_timer_settime(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp);
 /* fork.c: fork, vfork, clone making a process, under max_processes. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
