@@ -147,20 +147,63 @@ int bind_ports_canon(const char *in, int allow, char *out, size_t size, char *er
 	return emit(r, s, out, size, err, errlen);
 }
 
+/* @s as Unix seconds ("1767225600", "-1.5", "961027200.000000001"): 0, or -EINVAL for
+ * anything else (an RFC 3339 date-time, say). */
+static int unix_time_parse(const char *s, int64_t *ret_sec, uint32_t *ret_nsec)
+{
+	const char *p = s + (*s == '-');
+	int64_t sec = 0;
+	uint32_t nsec = 0;
+	int digits = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (sec > (INT64_MAX - 9) / 10 / 1000000000LL)
+			return -EINVAL; /* far beyond any date-time */
+		sec = sec * 10 + (*p - '0');
+	}
+	if (!digits)
+		return -EINVAL;
+	if (*p == '.') {
+		int frac = 0;
+		for (p++; *p >= '0' && *p <= '9' && frac < 9; p++, frac++)
+			nsec = nsec * 10 + (uint32_t)(*p - '0');
+		if (!frac)
+			return -EINVAL;
+		for (int k = frac; k < 9; k++)
+			nsec *= 10;
+	}
+	if (*p)
+		return -EINVAL;
+	if (*s == '-') {
+		sec = -sec;
+		if (nsec) {
+			sec--;
+			nsec = 1000000000u - nsec;
+		}
+	}
+	*ret_sec = sec;
+	*ret_nsec = nsec;
+	return 0;
+}
+
 int time_canon(const char *in, char *out, size_t size, char *err, size_t errlen)
 {
 	char buf[RFC3339_BUF_SIZE];
 	int64_t sec;
 	uint32_t nsec = 0;
 
-	/* RFC 3339 with an offset only, as the reference says (an SDK turns its aware datetime
-	 * into that): a bare number is refused by the parser. */
-	int r = rfc3339_parse(in, &sec, &nsec, err, errlen);
+	/* RFC 3339 with an offset (an SDK turns its aware datetime into that), or Unix seconds:
+	 * digits, optionally a '-' before and up to 9 digits of fraction after a '.'. */
+	int r = unix_time_parse(in, &sec, &nsec);
+	if (r < 0)
+		r = rfc3339_parse(in, &sec, &nsec, err, errlen);
 	if (r < 0)
 		return r;
 	r = rfc3339_format(sec, nsec, buf);
 	if (r < 0)
-		return snprintf(err, errlen, "cannot format the time"), r;
+		return snprintf(err, errlen, "\"%s\" is out of range (0000-01-01 to 9999-12-31)",
+				in),
+		       -EINVAL;
 	if (strlen(buf) >= size)
 		return snprintf(err, errlen, "too long"), -ERANGE;
 	strcpy(out, buf);

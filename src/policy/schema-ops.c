@@ -235,7 +235,8 @@ static int assign_rule(struct sandlock_policy *p, const struct field *f, const s
 	char num[24];
 	const char *in = v->s;
 
-	if (v->kind == FV_INT && f->type == FT_BINDV) {
+	/* Integers: a port of a bind list, Unix seconds for a time. */
+	if (v->kind == FV_INT && (f->type == FT_BINDV || f->type == FT_TIME)) {
 		snprintf(num, sizeof(num), "%lld", (long long)v->i);
 		in = num;
 	} else if (v->kind != FV_STR)

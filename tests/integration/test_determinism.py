@@ -359,8 +359,21 @@ def test_time_start_in_python_and_date():
     r = run(*SYSTEM_READ, "--time-start", "2030-01-01T12:00:00+02:00", "--", "date", "-u",
             "+%Y-%m-%dT%H", timeout=30)
     assert r.stdout == b"2030-01-01T10\n"
+    # Unix seconds, on the command line and as a TOML integer in a profile.
+    r = run(*SYSTEM_READ, "--time-start", "961027200.5", "--", "date", "-u", "+%F %T", timeout=30)
+    assert r.stdout == b"2000-06-15 00:00:00\n", r.stderr
+    r = run(*SYSTEM_READ, "--time-start", "1e9", "--", "true", timeout=30)
+    assert r.returncode == 2 and b"is not an RFC 3339 date-time" in r.stderr
     r = run(*SYSTEM_READ, "--", "date", "+%Y", timeout=30)  # control
     assert r.stdout.decode().strip() == str(time.localtime().tm_year)
+
+
+def test_time_start_as_a_toml_integer(tmp_path):
+    profile = tmp_path / "p.toml"
+    read = ", ".join(f'"{d}"' for d in SYSTEM_READ[1::2])
+    profile.write_text(f"[determinism]\ntime_start = 961027200\n[filesystem]\nread = [{read}]\n")
+    r = run("--profile-file", str(profile), "--", "date", "-u", "+%F", timeout=30)
+    assert r.stdout == b"2000-06-15\n", r.stderr
 
 
 def test_monotonic_clocks_stay_real():

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "basic/macro.h"
+#include "policy/canon.h"
 #include "policy/rules.h"
 #include "tap.h"
 
@@ -954,8 +955,33 @@ static void test_null(void)
 	ok(1, "every *_done() accepts NULL");
 }
 
+static void test_time_canon(void)
+{
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "961027200", "2000-06-15T00:00:00Z" },
+		{ "961027200.5", "2000-06-15T00:00:00.500000000Z" },
+		{ "0", "1970-01-01T00:00:00Z" },
+		{ "-1.5", "1969-12-31T23:59:58.500000000Z" },
+		{ "2000-06-15T02:00:00+02:00", "2000-06-15T00:00:00Z" },
+	};
+	static const char *const bad[] = { "",	  "-",	 "1.",		 ".5",
+					   "1e9", "12a", "1.0000000001", "300000000000" };
+	char out[64], why[128];
+
+	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+		int r = time_canon(good[i].in, out, sizeof(out), why, sizeof(why));
+		ok(r == 0 && strcmp(out, good[i].out) == 0, "time_canon: %s", good[i].out);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		is_int(time_canon(bad[i], out, sizeof(out), why, sizeof(why)), -EINVAL,
+		       "time_canon(%s) is refused", bad[i]);
+}
+
 int main(void)
 {
+	test_time_canon();
 	test_null();
 	test_net_parse();
 	test_net_match();
