@@ -188,7 +188,7 @@ static int symlink_in_write_grant(const struct sandlock_policy *p, const char *p
 		memcpy(prefix, path, i);
 		prefix[i] = '\0';
 		if (lstat(prefix, &st) < 0)
-			break; /* not there: nothing further is a symlink yet */
+			break; /* not there (or not seen: resolving the path says why) */
 		char *slash = strrchr(prefix, '/');
 		if (!S_ISLNK(st.st_mode) || !slash)
 			continue;

@@ -3,6 +3,7 @@
  * supervisor: receive, dispatch, answer.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -229,6 +230,23 @@ int supervisor_run_worker(struct supervisor *sv, int sock,
 	return r;
 }
 
+/* Cut short a worker blocked on @fd: a socket is shut down (a connect, a send); a FIFO (an open
+ * made for the sandbox waiting for its other end: handlers/fs-write.c) is opened here for
+ * reading and writing, which is both ends, and closed again. */
+static void cut_short(int fd)
+{
+	struct stat st;
+	char self[64];
+
+	/* Not a socket (ENOTSOCK; EBADF for the O_PATH descriptor of a file). */
+	if (shutdown(fd, SHUT_RDWR) == 0 || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int both = open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (both >= 0)
+		close(both);
+}
+
 void supervisor_stop_workers(struct supervisor *sv)
 {
 	struct supervisor_workers *w = &sv->workers;
@@ -258,7 +276,7 @@ void supervisor_stop_workers(struct supervisor *sv)
 	while (w->n > 0) {
 		for (int i = 0; i < SUPERVISOR_MAX_WORKERS; i++)
 			if (w->socks[i] >= 0)
-				(void)shutdown(w->socks[i], SHUT_RDWR);
+				cut_short(w->socks[i]);
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 50 * 1000000;

@@ -118,7 +118,9 @@ for spec in sys.argv[1:]:
             srv.listen()
             cli = socket.socket(socket.AF_UNIX)
             cli.connect(a)
-            out = oct(os.stat(a).st_mode & 0o777)
+            # the mode, and the name the socket reports (its last component when the
+            # supervisor made it: docs/decisions.md)
+            out = [oct(os.stat(a).st_mode & 0o777), os.path.basename(srv.getsockname())]
             cli.close()
             srv.close()
         elif kind == "chdir":
@@ -264,7 +266,8 @@ def test_other_spellings_and_calls(tmp_path):
     control, _, got, _ = both(tmp_path, ["{t}/a/secret"], specs)
     assert got == {**control, "bind={n}/a/secret": 13}
     assert control == {**{s: "ok" for s in specs}, "read={n}/a/rel": "new",
-                       "bind={t}/a/sock": "0o755", "bind={n}/a/secret": 98,  # EADDRINUSE
+                       "bind={t}/a/sock": ["0o755", "sock"],
+                       "bind={n}/a/secret": 98,  # EADDRINUSE
                        "read={t}//a/./dot": "new", "read={t}/a/linked": "tmp",
                        "tmpmode={t}/a:0": "0o666", "rename={t}/a/rel/:{t}/a/rel2": 20,
                        "list={t}/a": ["bin", "chain", "d2", "dot", "link", "linked", "open",
@@ -440,3 +443,28 @@ def test_with_other_served_files(tmp_path, flags):
     got = probe(["-w", str(t), "--fs-deny", str(t / "a" / "secret"), *flags], *specs)
     comm = "python3\n" if "/proc" in flags else 13  # without a grant of /proc: refused
     assert got == {specs[0]: 13, specs[1]: "ok", specs[2]: comm}
+
+
+FIFO = r"""
+import os, signal, sys, time
+f = os.path.join(sys.argv[1], "fifo")
+os.mkfifo(f)
+pid = os.fork()
+if pid == 0:
+    os.open(f, os.O_RDONLY)  # waits for a writer that never comes
+    os._exit(0)
+time.sleep(0.5)
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+print("done", flush=True)
+"""
+
+
+def test_an_open_left_waiting_does_not_keep_sandlock(tmp_path):
+    # The open of a FIFO made in the run waits on a worker; its caller is killed and the
+    # sandbox ends: sandlock ends too (the worker's open is given its other end).
+    for deny in (False, True):
+        t = make_tree(tmp_path / ("denied" if deny else "control"))
+        flags = ["-w", str(t)] + (["--fs-deny", str(t / "a" / "secret")] if deny else [])
+        r = run(*SYSTEM_READ, *flags, "--", PY, "-c", FIFO, str(t / "a"), timeout=30)
+        assert (r.returncode, r.stdout) == (0, b"done\n"), r.stderr

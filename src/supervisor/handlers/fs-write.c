@@ -31,6 +31,8 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -363,6 +365,8 @@ static int job_run(int listener, int fd, const struct fs_job *job, int nonblock)
 		made = opened >= 0;
 		/* Made meanwhile by another thread of the sandbox (where the supervisor makes the
 		 * names, nothing else does, and never a denied file's): opened as it is. */
+		if (opened < 0 && errno == EEXIST && !(flags & O_EXCL) && nonblock)
+			return -EAGAIN; /* opened as it is, by a worker: it may be a FIFO */
 		if (opened < 0 && errno == EEXIST && !(flags & O_EXCL))
 			opened = openat(fd, job->name,
 					(flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_NOCTTY |
@@ -822,6 +826,25 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- bind of a named UNIX socket ---------------------------------------------------------- */
 
+struct bind_at {
+	int sock, dir, err;
+	struct sockaddr_un at;
+};
+
+/* On a thread of its own, with a working directory of its own (unshare CLONE_FS): bind in the
+ * directory checked (a name resolved there, never again from the top), by the name alone, so
+ * that the address the socket reports is the name, not a path of the supervisor's. */
+static void *bind_in(void *arg)
+{
+	struct bind_at *b = arg;
+
+	b->at.sun_family = AF_UNIX;
+	if (unshare(CLONE_FS) < 0 || fchdir(b->dir) < 0 ||
+	    bind(b->sock, (struct sockaddr *)&b->at, sizeof(b->at)) < 0)
+		b->err = errno;
+	return NULL;
+}
+
 int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int sock)
 {
@@ -859,12 +882,17 @@ int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	r = child_umask(req, &umask);
 	if (r < 0)
 		return r;
-	struct sockaddr_un at = { .sun_family = AF_UNIX };
-	if ((size_t)snprintf(at.sun_path, sizeof(at.sun_path), "/proc/self/fd/%d/%s", dir,
-			     e.name) >= sizeof(at.sun_path))
+	struct bind_at b = { .sock = sock, .dir = dir };
+	size_t nlen = strlen(e.name); /* no longer than the path asked, which fitted */
+	if (nlen >= sizeof(b.at.sun_path))
 		return -ENAMETOOLONG;
-	if (bind(sock, (struct sockaddr *)&at, sizeof(at)) < 0)
-		return negative_errno();
+	memcpy(b.at.sun_path, e.name, nlen + 1);
+	pthread_t t;
+	if ((r = pthread_create(&t, NULL, bind_in, &b)) != 0)
+		return -r;
+	pthread_join(t, NULL);
+	if (b.err)
+		return -b.err;
 	fix_mode(dir, e.name, 0777 & ~umask);
 	notif_answer_value(resp, 0);
 	return 0;
