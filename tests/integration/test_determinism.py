@@ -145,6 +145,12 @@ def test_a_seed_gives_the_same_bytes_every_run():
     assert all(x != y for x, y in zip(one, other))  # another seed, other bytes
     # Control: without a seed two runs differ.
     assert all(x != y for x, y in zip(draw([]), draw([])))
+    od = ["--", "od", "-An", "-tx1", "-N", "64", "/dev/urandom"]
+    runs = [run(*SYSTEM_READ, *RANDOM, "--random-seed", "1", *od, timeout=30).stdout
+            for _ in range(2)]
+    assert runs[0] == runs[1] and len(runs[0].split()) == 64
+    assert run(*SYSTEM_READ, *RANDOM, *od, timeout=30).stdout != \
+        run(*SYSTEM_READ, *RANDOM, *od, timeout=30).stdout
 
 
 def test_the_streams_are_the_documented_chacha20():
@@ -176,6 +182,12 @@ print(random.random(), os.urandom(8).hex(), sorted(os.listdir(sys.argv[1])) == o
 print(os.listdir(sys.argv[1]))
 with open("/dev/urandom", "rb") as f:
     print(f.read(16).hex())
+pid = os.fork()  # a descendant draws from the same streams, after its parent
+if pid == 0:
+    print(os.urandom(8).hex(), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.urandom(8).hex())
 """
 
 
