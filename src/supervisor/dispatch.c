@@ -161,9 +161,13 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_openat2 }, handle_open, serves_files },
 	{ { .nr = SYS_sched_getaffinity }, handle_sched_getaffinity, num_cpus },
 	/* time_start (handlers/time.c): the wall clocks (an int for the kernel: compared on the
-	 * low 32 bits), set_tid_address (each program's vDSO clock functions made syscalls at its
-	 * start), and absolute sleeps and timers on a wall clock. */
+	 * low 32 bits), set_tid_address and arch_prctl(ARCH_SET_FS) (each program's vDSO clock
+	 * functions made syscalls at its start: glibc and musl make both, Go's runtime the
+	 * second), and absolute sleeps and timers on a wall clock. */
 	{ { .nr = SYS_set_tid_address }, handle_set_tid_address, time_start },
+	{ { SYS_arch_prctl, 1, { MASKED_EQ(0, 0xffffffff, 0x1002 /* ARCH_SET_FS */) }, 0 },
+	  handle_set_tid_address,
+	  time_start },
 	{ { SYS_clock_gettime, 1, { MASKED_EQ(0, 0xffffffff, CLOCK_REALTIME) }, 0 },
 	  handle_clock_gettime,
 	  time_start },

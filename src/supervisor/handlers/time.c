@@ -6,8 +6,9 @@
  * real.
  *  - clock_gettime of those clocks, gettimeofday and time are trapped and answered here. Most
  *    programs read the clock through the vDSO without entering the kernel: at the first
- *    set_tid_address of each program (which glibc's and musl's start-up make, static or
- *    dynamic, before main), the vDSO's clock_gettime, gettimeofday and time are overwritten in
+ *    set_tid_address or arch_prctl(ARCH_SET_FS) of each program (which glibc's and musl's
+ *    start-up make, static or dynamic, before main, and Go's runtime makes the second), the
+ *    vDSO's clock_gettime, gettimeofday and time are overwritten in
  *    that process (through /proc/<pid>/mem, which copies the page for it alone) with a real
  *    syscall each, which the filter traps when it reads a wall clock. After execve the new
  *    program's vDSO is patched the same way; a fork inherits the patched copy.
@@ -138,9 +139,9 @@ static int is_wall(long clockid)
 	       clockid == CLOCK_REALTIME_ALARM || clockid == CLOCK_TAI;
 }
 
-/* set_tid_address: the program's vDSO clock functions made syscalls, once per address space.
- * CONTINUE: the call itself is the kernel's, unchanged (it only records where the thread's id
- * lives), and decides nothing. */
+/* set_tid_address, arch_prctl(ARCH_SET_FS): the program's vDSO clock functions made syscalls,
+ * once per address space. CONTINUE: the call itself is the kernel's, unchanged (it only records
+ * where the thread's id or its TLS lives), and decides nothing. */
 int handle_set_tid_address(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
