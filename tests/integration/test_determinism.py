@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import time
 
-from conftest import PY, SANDLOCK, SYSTEM_READ, require, run
+from conftest import PY, SANDLOCK, SYSTEM_READ, nested_env, require, run
 
 # Created in this order: a directory lists them in an order of its own (tmpfs: newest first,
 # ext4: by hash), not sorted.
@@ -255,15 +255,17 @@ def test_user_keeps_no_host_privilege(tmp_path):
 def test_user_namespaces_unavailable():
     # Nested in a sandbox, whose filter refuses unshare: a clear error, nothing run.
     inner = [SANDLOCK, "run", *SYSTEM_READ, "--no-supervisor", "--user", "0:0", "--", "true"]
-    outer = [*SYSTEM_READ, "-r", os.path.dirname(SANDLOCK), "--no-supervisor", "--"]
-    r = run(*outer, *inner, timeout=30)
+    # The outer sandbox grants /proc for a sanitized build's runtime (test_nesting.py).
+    outer = [*SYSTEM_READ, "-r", "/proc", "-r", os.path.dirname(SANDLOCK), "--no-supervisor",
+             "--"]
+    r = run(*outer, *inner, timeout=30, env=nested_env())
     assert r.returncode == 127  # could not be started
     assert r.stderr.decode().splitlines() == [
         "sandlock: uid, gid: user namespaces are not available here "
         "(unshare(CLONE_NEWUSER): Operation not permitted)"]
     inner.remove("--user")
     inner.remove("0:0")
-    assert run(*outer, *inner, timeout=30).returncode == 0  # control: without --user
+    assert run(*outer, *inner, timeout=30, env=nested_env()).returncode == 0  # control
 
 
 # time_start --------------------------------------------------------------------------------
