@@ -203,6 +203,16 @@ static const struct dispatch_entry table[] = {
 	{ { SYS_timer_settime, 1, { MASKED_EQ(1, TIMER_ABSTIME, TIMER_ABSTIME) }, 0 },
 	  handle_timer_settime,
 	  time_start },
+	/* futex waits with a wall-clock deadline (FUTEX_CLOCK_REALTIME; FUTEX_LOCK_PI always),
+	 * and the POSIX message queues' timed calls (absolute on CLOCK_REALTIME). */
+	{ { SYS_futex, 1, { MASKED_EQ(1, 256 /* FUTEX_CLOCK_REALTIME */, 256) }, 0 },
+	  handle_futex,
+	  time_start },
+	{ { SYS_futex, 1, { MASKED_EQ(1, 0x7f, 6 /* FUTEX_LOCK_PI */) }, 0 },
+	  handle_futex,
+	  time_start },
+	{ { SYS_mq_timedsend, 1, { NOT_ZERO(4) }, 0 }, handle_mq_timed, time_start },
+	{ { SYS_mq_timedreceive, 1, { NOT_ZERO(4) }, 0 }, handle_mq_timed, time_start },
 	/* getrandom under random_seed: the seed's stream (handlers/random.c). */
 	{ { .nr = SYS_getrandom }, handle_getrandom, random_seed },
 	/* getdents64 while /proc is served (its listing shows the sandbox's processes), and

@@ -85,7 +85,13 @@ struct supervisor {
 	int deterministic_dirs; /* listings sorted by name (handlers/getdents.c) */
 	struct {		/* time_start (handlers/time.c) */
 		int on;
-		int64_t offset_ns;		 /* the sandbox's wall clock minus the host's */
+		int64_t off_sec;     /* the sandbox's wall clock minus the host's */
+		int64_t off_nsec;    /* 0 <= off_nsec < 1e9 */
+		struct vtime_moved { /* deadlines moved in the child's memory */
+			uint64_t addr;
+			struct timespec host;
+		} moved[64];
+		unsigned n_moved;
 		uintptr_t vdso_off[VTIME_FUNCS]; /* the vDSO functions replaced, 0: absent */
 	} vtime;
 	struct { /* random_seed (handlers/random.c) */

@@ -61,6 +61,23 @@ def test_listings_are_sorted(tmp_path):
                    "getdents64": [".", ".."] + want, "getdents": [".", ".."] + want}
 
 
+def test_a_directory_listable_but_not_searchable(tmp_path):
+    # Mode 0444: the child may list it (read), not enter it (search). The sorted listing is
+    # made through the child's own open directory, with its rights.
+    d = tmp_path / "d"
+    d.mkdir()
+    for n in NAMES:
+        (d / n).write_text("")
+    d.chmod(0o444)
+    try:
+        control = listings(tmp_path, [])
+        got = listings(tmp_path, ["--deterministic-dirs"])
+    finally:
+        d.chmod(0o755)
+    assert sorted(control["listdir"]) == sorted(NAMES)
+    assert got["listdir"] == sorted(NAMES)
+
+
 SEEK = r"""
 import ctypes, json, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -162,6 +179,15 @@ def test_the_streams_are_the_documented_chacha20():
     assert random_ == keystream(7, 2, 32)
     assert getrandom in keystream(7, 0, 4096)
     assert getrandom not in keystream(8, 0, 4096)  # control: another seed's stream
+
+
+def test_reads_of_the_random_device_are_whole():
+    # A read of up to 64 KiB gets it all, O_NONBLOCK or not, the same bytes in every run.
+    code = ("import os\nfd = os.open('/dev/urandom', os.O_RDONLY | os.O_NONBLOCK)\n"
+            "a = os.read(fd, 65536)\nb = os.read(fd, 16)\nprint(len(a), len(b), (a + b).hex())")
+    runs = [run(*SYSTEM_READ, *RANDOM, "--random-seed", "4", "--", PY, "-c", code,
+                timeout=30).stdout.split() for _ in range(3)]
+    assert runs[0][:2] == [b"65536", b"16"] and runs[0] == runs[1] == runs[2]
 
 
 def test_getrandom_flags_as_the_kernel_checks_them():
@@ -271,6 +297,8 @@ def test_user_namespaces_unavailable():
 # time_start --------------------------------------------------------------------------------
 
 CLOCKS = r"""
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -317,16 +345,35 @@ int main(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGALRM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	timer_t timer;
-	if (timer_create(CLOCK_REALTIME, NULL, &timer) < 0)
+	/* Made before two monotonic timers (their ids are listed first), and set twice with the
+	 * same struct, as a program that retries does. */
+	timer_t timer, other[2];
+	struct sigevent none = { .sigev_notify = SIGEV_NONE };
+	if (timer_create(CLOCK_REALTIME, NULL, &timer) < 0 ||
+	    timer_create(CLOCK_MONOTONIC, &none, &other[0]) < 0 ||
+	    timer_create(CLOCK_MONOTONIC, &none, &other[1]) < 0)
 		return 3;
 	clock_gettime(CLOCK_REALTIME, &its.it_value);
 	its.it_value.tv_sec += 1;
 	m0 = mono();
 	int sig;
-	if (timer_settime(timer, TIMER_ABSTIME, &its, NULL) < 0 || sigwait(&set, &sig))
+	if (timer_settime(timer, TIMER_ABSTIME, &its, NULL) < 0 ||
+	    timer_settime(timer, TIMER_ABSTIME, &its, NULL) < 0 || sigwait(&set, &sig))
 		return 4;
 	printf("%.1f\n", mono() - m0);
+	/* A condition variable's timed wait (its clock the wall clock: futex with
+	 * FUTEX_CLOCK_REALTIME), twice with the same deadline, as a wait retried in a loop. */
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 1;
+	m0 = mono();
+	pthread_mutex_lock(&mu);
+	int w1 = pthread_cond_timedwait(&cv, &mu, &deadline);
+	int w2 = pthread_cond_timedwait(&cv, &mu, &deadline);
+	pthread_mutex_unlock(&mu);
+	printf("%.1f %d %d\n", mono() - m0, w1 == ETIMEDOUT, w2 == ETIMEDOUT);
 	return 0;
 }
 """
@@ -337,7 +384,7 @@ def build_clocks(tmp_path):
     src = tmp_path / "clocks.c"
     src.write_text(CLOCKS)
     for kind, extra in (("static", ["-static"]), ("dynamic", [])):
-        subprocess.run(["gcc", "-O2", *extra, "-o", str(tmp_path / kind), str(src)],
+        subprocess.run(["gcc", "-O2", *extra, "-o", str(tmp_path / kind), str(src), "-pthread"],
                        check=True, capture_output=True)
     return tmp_path
 
@@ -351,12 +398,13 @@ def test_time_start_for_static_and_dynamic_programs(tmp_path):
         for cmd in ([str(d / kind)], ["sh", "-c", f"exec {d / kind}"]):  # also after exec
             r = run(*SYSTEM_READ, "-r", str(d), *START, "--", *cmd, timeout=60)
             assert r.returncode == 0, (kind, r.returncode, r.stderr)
-            year, sleep, tfd, timer = r.stdout.decode().splitlines()
+            year, sleep, tfd, timer, cond = r.stdout.decode().splitlines()
             assert year == "2000 1 1", kind  # time, clock_gettime, gettimeofday agree
             # Each absolute deadline one second ahead on the sandbox's clock fires after
             # about a second (a deadline left on the host's clock would have fired at once).
-            for waited in (sleep, tfd, timer):
+            for waited in (sleep, tfd, timer, cond.split()[0]):
                 assert 0.9 <= float(waited) <= 3.0, (kind, r.stdout)
+            assert cond.split()[1:] == ["1", "1"]  # both waits timed out
     # Control: without time_start, this year.
     r = run(*SYSTEM_READ, "-r", str(d), "--", str(d / "static"), timeout=60)
     assert r.stdout.decode().split()[0] == str(time.gmtime().tm_year)
@@ -388,6 +436,36 @@ def test_time_start_as_a_toml_integer(tmp_path):
     profile.write_text(f"[determinism]\ntime_start = 961027200\n[filesystem]\nread = [{read}]\n")
     r = run("--profile-file", str(profile), "--", "date", "-u", "+%F", timeout=30)
     assert r.stdout == b"2000-06-15\n", r.stderr
+
+
+FOREVER = r"""
+import ctypes, os, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+class TS(ctypes.Structure):
+    _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
+def forever():  # an absolute sleep to the end of time_t: never returns
+    libc.clock_nanosleep(0, 1, ctypes.byref(TS(2**63 - 1, 0)), None)
+    print("woke", flush=True)
+threading.Thread(target=forever, daemon=True).start()
+time.sleep(1)
+print("exiting", flush=True)
+os._exit(0)
+"""
+
+
+def test_a_sleep_to_the_end_of_time_ends_with_the_sandbox():
+    # The deadline does not overflow into the past (it does not return), and the supervisor's
+    # wait for it ends when the sandbox does (sandlock exits).
+    for flags in ([], START, ["--time-start", "9999-12-31T23:59:59Z"]):
+        r = run(*SYSTEM_READ, *flags, "--", PY, "-c", FOREVER, timeout=30)
+        assert (r.returncode, r.stdout) == (0, b"exiting\n"), (flags, r.stderr)
+
+
+def test_far_start_times():
+    for start, year in (("2300-01-01T00:00:00Z", "2300"), ("9999-12-31T00:00:00Z", "9999"),
+                        ("0001-01-01T00:00:00Z", "1"), ("1600-01-01T00:00:00Z", "1600")):
+        r = run(*SYSTEM_READ, "--time-start", start, "--", "date", "-u", "+%-Y", timeout=30)
+        assert r.stdout.decode().strip() == year, (start, r.stderr)
 
 
 def test_monotonic_clocks_stay_real():

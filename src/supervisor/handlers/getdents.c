@@ -5,8 +5,9 @@
  * child named (pidfd_getfd: the same open file, so its offset moves as the child's would), and
  * the entries of other processes are left out of what is copied back.
  * Under deterministic_dirs every other listing is made here too, sorted by name (bytewise,
- * "." and ".." included): the directory is read whole through a new open of it, and the
- * child's offset (the same open file's) is the index of the next entry, which d_off reports,
+ * "." and ".." included): the directory is read whole through the child's own open file (the
+ * rights it was opened with), and its offset is then the index of the next entry, which d_off
+ * reports,
  * so that rewinddir, telldir and seekdir keep working. Otherwise any other directory is the
  * kernel's.
  */
@@ -60,41 +61,47 @@ static void dents_free(struct dent *v, size_t n)
 	free(v);
 }
 
-/* The entries of directory @fd, read through a new open of it (the child's offset untouched),
- * sorted by name. -errno. */
+/* The entries of directory @fd (the child's open file: read from its start, with the rights it
+ * was opened with; the caller then moves its offset), sorted by name. -errno. */
 static int dents_sorted(int fd, struct dent **ret, size_t *ret_n)
 {
-	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dent *v = NULL;
 	size_t n = 0, cap = 0;
-	int r = 0;
+	int r = lseek(fd, 0, SEEK_SET) < 0 ? negative_errno() : 0;
+	_cleanup_free_ char *buf = r == 0 ? malloc(65536) : NULL;
 
-	if (!d) {
-		r = negative_errno();
-		if (dfd >= 0)
-			close(dfd);
-		return r;
-	}
-	errno = 0;
-	for (struct dirent *e; r == 0 && (e = readdir(d)); errno = 0) {
-		if (n == cap) {
-			struct dent *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
-			if (!nv) {
-				r = -ENOMEM;
+	if (r == 0 && !buf)
+		r = -ENOMEM;
+	for (long got = 1; r == 0 && got > 0;) {
+		got = syscall(SYS_getdents64, fd, buf, 65536);
+		if (got < 0)
+			r = negative_errno();
+		for (long off = 0; r == 0 && off < got;) {
+			unsigned short reclen;
+			uint64_t ino;
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (reclen < 20 || off + reclen > got) {
+				r = -EIO; /* not what the kernel writes: fail closed */
 				break;
 			}
-			v = nv;
+			if (n == cap) {
+				struct dent *nv =
+					realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+				if (!nv) {
+					r = -ENOMEM;
+					break;
+				}
+				v = nv;
+			}
+			memcpy(&ino, buf + off, sizeof(ino));
+			v[n] = (struct dent){ .ino = ino,
+					      .type = (unsigned char)buf[off + 18],
+					      .name = strndup(buf + off + 19, reclen - 19) };
+			if (!v[n++].name)
+				r = -ENOMEM;
+			off += reclen;
 		}
-		v[n] = (struct dent){ .ino = e->d_ino,
-				      .type = e->d_type,
-				      .name = strdup(e->d_name) };
-		if (!v[n++].name)
-			r = -ENOMEM;
 	}
-	if (r == 0 && errno)
-		r = negative_errno();
-	closedir(d);
 	if (r < 0) {
 		dents_free(v, n);
 		return r;

@@ -97,6 +97,10 @@ int handle_timerfd_settime(struct supervisor *sv, const struct seccomp_notif *re
 			   struct seccomp_notif_resp *resp);
 int handle_timer_settime(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp);
+int handle_futex(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
+int handle_mq_timed(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);
 /* fork.c: fork, vfork, clone making a process, under max_processes. */
 int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);

@@ -80,9 +80,15 @@ int handle_getrandom(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
+/* What an open of a random device finds there at once (reads up to this size are answered
+ * whole, O_NONBLOCK or not). */
+#define RANDOM_PREFILL 65536
+
 struct stream_job {
 	struct chacha20 c;
 	atomic_int *live;
+	size_t left, off; /* prefill bytes the socket did not take yet */
+	uint8_t pre[RANDOM_PREFILL];
 };
 
 /* On a worker: fill @sock with the stream until the sandbox's end is closed (or the sandbox
@@ -92,6 +98,15 @@ static void stream_worker(int listener, int sock, void *arg)
 	struct stream_job *job = arg;
 	uint8_t buf[16384];
 
+	while (listener >= 0 && job->left) {
+		ssize_t k = send(sock, job->pre + job->off, job->left, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			goto done;
+		job->off += (size_t)k;
+		job->left -= (size_t)k;
+	}
 	for (;;) {
 		if (listener < 0)
 			break;
@@ -129,6 +144,14 @@ int random_serve_open(struct supervisor *sv, const struct seccomp_notif *req, ui
 	(void)shutdown(theirs, SHUT_WR);
 	stream_init(&job->c, sv->random.seed, ++sv->random.opens);
 	job->live = &sv->random.live;
+	/* The first bytes there before the open returns: a read of up to RANDOM_PREFILL bytes
+	 * gets them all at once, in every run (the socket's buffer holds more than that). */
+	int sndbuf = 4 * RANDOM_PREFILL;
+	(void)setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	chacha20_stream(&job->c, job->pre, sizeof(job->pre));
+	ssize_t sent = send(pair[0], job->pre, sizeof(job->pre), MSG_DONTWAIT | MSG_NOSIGNAL);
+	job->off = sent > 0 ? (size_t)sent : 0;
+	job->left = sizeof(job->pre) - job->off;
 	atomic_fetch_add(&sv->random.live, 1);
 	int r = supervisor_run_worker(sv, pair[0], stream_worker, job);
 	if (r < 0) {
@@ -137,7 +160,7 @@ int random_serve_open(struct supervisor *sv, const struct seccomp_notif *req, ui
 		free(job);
 		return r;
 	}
-	if (flags & O_NONBLOCK)
-		(void)fcntl(theirs, F_SETFL, O_NONBLOCK);
+	/* O_NONBLOCK is not passed on: the device never makes a reader wait, and a reader of
+	 * this socket waits at most for the worker to write the next bytes. */
 	return notif_addfd_send(sv->listener, req, theirs, (flags & O_CLOEXEC) != 0);
 }

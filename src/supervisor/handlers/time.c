@@ -23,11 +23,14 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
@@ -100,10 +103,39 @@ int vtime_init(struct supervisor *sv, int64_t sec, uint32_t nsec)
 
 	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return -errno;
+	/* time_start lies in years 0000..9999: the difference fits in seconds. */
+	int64_t s = sec - now.tv_sec, ns = (int64_t)nsec - now.tv_nsec;
+	if (ns < 0) {
+		ns += NSEC;
+		s--;
+	}
 	sv->vtime.on = 1;
-	sv->vtime.offset_ns = (sec - now.tv_sec) * NSEC + ((int64_t)nsec - now.tv_nsec);
+	sv->vtime.off_sec = s;
+	sv->vtime.off_nsec = ns;
 	vdso_offsets(sv->vtime.vdso_off);
 	return 0;
+}
+
+/* @ts (normalized) moved by the offset (@to_host: back), saturating at the ends of time_t. */
+static void shift(struct supervisor *sv, struct timespec *ts, int to_host)
+{
+	int64_t s = sv->vtime.off_sec, ns = sv->vtime.off_nsec, sec;
+
+	if (to_host) { /* minus the offset, normalized */
+		s = -s - (ns != 0);
+		ns = ns ? NSEC - ns : 0;
+	}
+	int64_t nsec = ts->tv_nsec + ns;
+	int carry = nsec >= NSEC;
+	if (carry)
+		nsec -= NSEC;
+	if (__builtin_add_overflow((int64_t)ts->tv_sec, s, &sec) ||
+	    __builtin_add_overflow(sec, (int64_t)carry, &sec)) {
+		sec = s > 0 ? INT64_MAX : INT64_MIN;
+		nsec = s > 0 ? NSEC - 1 : 0;
+	}
+	ts->tv_sec = sec;
+	ts->tv_nsec = nsec;
 }
 
 /* The wall clock @clockid as the sandbox reads it. */
@@ -111,26 +143,24 @@ static int vtime_now(struct supervisor *sv, clockid_t clockid, struct timespec *
 {
 	if (clock_gettime(clockid, ts) < 0)
 		return -errno;
-	int64_t ns = ts->tv_sec * NSEC + ts->tv_nsec + sv->vtime.offset_ns;
-	ts->tv_sec = ns / NSEC;
-	ts->tv_nsec = ns % NSEC;
-	if (ts->tv_nsec < 0) {
-		ts->tv_nsec += NSEC;
-		ts->tv_sec--;
-	}
+	shift(sv, ts, 0);
 	return 0;
 }
 
-/* A deadline on the sandbox's wall clock @ts moved to the host's. */
+/* A deadline on the sandbox's wall clock @ts moved to the host's; one that lands before 1970
+ * is 1970 (it has passed: what fires at once). */
 static void to_host(struct supervisor *sv, struct timespec *ts)
 {
-	int64_t ns = ts->tv_sec * NSEC + ts->tv_nsec - sv->vtime.offset_ns;
-	ts->tv_sec = ns / NSEC;
-	ts->tv_nsec = ns % NSEC;
-	if (ts->tv_nsec < 0) {
-		ts->tv_nsec += NSEC;
-		ts->tv_sec--;
+	shift(sv, ts, 1);
+	if (ts->tv_sec < 0) {
+		ts->tv_sec = 0;
+		ts->tv_nsec = 0;
 	}
+}
+
+static int ts_valid(const struct timespec *ts)
+{
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < NSEC;
 }
 
 static int is_wall(long clockid)
@@ -234,19 +264,31 @@ struct sleep_job {
 	struct timespec until; /* the host's */
 };
 
+/* On a worker: wait for the host's deadline on a timerfd, and for @sock (a datagram socket of
+ * its own, which the pool shuts down when the sandbox ends), checking every second that the
+ * caller still waits (a caller killed meanwhile frees the worker). */
 static void sleep_worker(int listener, int sock, void *arg)
 {
 	struct sleep_job *job = arg;
+	_cleanup_close_ int tfd = timerfd_create(job->clockid, TFD_CLOEXEC);
+	struct itimerspec its = { .it_value = job->until };
 
-	(void)sock;
-	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
-		int r;
-		while ((r = clock_nanosleep(job->clockid, TIMER_ABSTIME, &job->until, NULL)) ==
-		       EINTR)
-			;
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1; /* zero would disarm it: long past */
+	int r = tfd < 0 || timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 1;
+	while (listener >= 0 && r == 1 && notif_id_valid(listener, job->req.id)) {
+		struct pollfd p[2] = { { .fd = tfd, .events = POLLIN },
+				       { .fd = sock, .events = POLLIN } };
+		int n = poll(p, 2, 1000);
+		if (n > 0 && p[0].revents)
+			r = 0; /* the deadline */
+		else if (n > 0 && p[1].revents)
+			r = 2; /* the sandbox ends */
+	}
+	if (listener >= 0 && r <= 0) {
 		struct seccomp_notif_resp resp = { .id = job->req.id };
-		if (r)
-			notif_answer_errno(&resp, -r);
+		if (r < 0)
+			notif_answer_errno(&resp, r);
 		else
 			notif_answer_value(&resp, 0);
 		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
@@ -255,7 +297,7 @@ static void sleep_worker(int listener, int sock, void *arg)
 }
 
 /* clock_nanosleep(wall clock, TIMER_ABSTIME, req, rem): the deadline moved to the host's clock
- * and slept on a worker. */
+ * and waited for on a worker. */
 int handle_clock_nanosleep(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
@@ -266,48 +308,96 @@ int handle_clock_nanosleep(struct supervisor *sv, const struct seccomp_notif *re
 	int r = notif_mem_read(sv->listener, req, req->data.args[2], &ts, sizeof(ts));
 	if (r < 0)
 		return r == NOTIF_GONE ? r : -EFAULT;
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC)
+	if (!ts_valid(&ts))
 		return -EINVAL;
 	struct sleep_job *job = malloc(sizeof(*job));
-	if (!job)
-		return -ENOMEM;
+	int sock = job ? socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
+	if (sock < 0) {
+		free(job);
+		return job ? -errno : -ENOMEM;
+	}
 	to_host(sv, &ts);
 	*job = (struct sleep_job){ .req = *req, .clockid = clockid, .until = ts };
-	r = supervisor_run_worker(sv, -1, sleep_worker, job);
+	r = supervisor_run_worker(sv, sock, sleep_worker, job);
 	if (r < 0) {
+		close(sock);
 		free(job);
 		return r;
 	}
 	return NOTIF_DEFERRED;
 }
 
-/* The clock of the child's timerfd @fd, or of its POSIX timer @timer (fd < 0), from /proc. */
+/* The clock of the child's timerfd @fd (from its fdinfo), or of its POSIX timer @timer (fd < 0,
+ * from /proc/<pid>/timers, whose blocks start with "ID: <id>" lines). -1: cannot tell. */
 static long clock_of(const struct seccomp_notif *req, int fd, int timer)
 {
-	char path[64], buf[8192];
+	char path[64], id[32];
 	const char *key = fd >= 0 ? "clockid:" : "ClockID:";
 
 	if (fd >= 0)
 		snprintf(path, sizeof(path), "/proc/%u/fdinfo/%d", req->pid, fd);
 	else
 		snprintf(path, sizeof(path), "/proc/%u/timers", req->pid);
-	int pfd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = pfd >= 0 ? read(pfd, buf, sizeof(buf) - 1) : -1;
-	if (pfd >= 0)
-		close(pfd);
-	if (n <= 0)
+	_cleanup_close_ int pfd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	for (ssize_t n = 1; pfd >= 0 && n > 0 && len < (1u << 20);) {
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? 2 * cap : 8192);
+			if (!nb)
+				return -1;
+			buf = nb;
+		}
+		n = read(pfd, buf + len, cap - len - 1);
+		len += n > 0 ? (size_t)n : 0;
+	}
+	if (!buf)
 		return -1;
-	buf[n] = '\0';
+	buf[len] = '\0';
 	const char *p = buf;
-	if (fd < 0) { /* "ID: <timer>" starts the timer's lines */
-		char id[32];
-		snprintf(id, sizeof(id), "ID: %d\n", timer);
-		p = strstr(buf, id);
+	if (fd < 0) {
+		int k = snprintf(id, sizeof(id), "ID: %d\n", timer);
+		for (p = buf; (p = strstr(p, id)) && p != buf && p[-1] != '\n'; p += k)
+			; /* a line that starts with it, not "ClockID: ..." */
 		if (!p)
 			return -1;
+		const char *next = strstr(p + k, "\nID: "); /* the next timer's block */
+		const char *c = strstr(p, key);
+		return c && (!next || c < next) ? strtol(c + strlen(key), NULL, 10) : -1;
 	}
 	p = strstr(p, key);
 	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* A deadline at @addr in the child, on the sandbox's wall clock: moved to the host's in place
+ * (the kernel reads it from there when the call goes on), once. A struct that still holds what
+ * was written there last (the same deadline passed again, as a wait retried in a loop does) is
+ * already the host's. -EFAULT, -EINVAL (not a valid time), NOTIF_GONE, or 0. */
+static int move_in_place(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr)
+{
+	struct timespec ts;
+	int r = notif_mem_read(sv->listener, req, addr, &ts, sizeof(ts));
+	if (r < 0)
+		return r == NOTIF_GONE ? r : -EFAULT;
+	for (unsigned i = 0; i < ELEMENTSOF(sv->vtime.moved); i++)
+		if (sv->vtime.moved[i].addr == addr &&
+		    sv->vtime.moved[i].host.tv_sec == ts.tv_sec &&
+		    sv->vtime.moved[i].host.tv_nsec == ts.tv_nsec)
+			return 0;
+	if (!ts_valid(&ts))
+		return -EINVAL; /* as the kernel answers */
+	if (!ts.tv_sec && !ts.tv_nsec)
+		return 0; /* zero: disarm, not a time */
+	to_host(sv, &ts);
+	if (!ts.tv_sec && !ts.tv_nsec)
+		ts.tv_nsec = 1; /* long past, still armed */
+	r = notif_mem_write(sv->listener, req, addr, &ts, sizeof(ts));
+	if (r < 0)
+		return r == NOTIF_GONE ? r : -EFAULT;
+	struct vtime_moved *m = &sv->vtime.moved[sv->vtime.n_moved++ % ELEMENTSOF(sv->vtime.moved)];
+	m->addr = addr;
+	m->host = ts;
+	return 0;
 }
 
 /* timerfd_settime(fd, TFD_TIMER_ABSTIME, new, old) of a wall-clock timerfd: made here on the
@@ -329,8 +419,13 @@ int handle_timerfd_settime(struct supervisor *sv, const struct seccomp_notif *re
 	int r = notif_mem_read(sv->listener, req, req->data.args[2], &its, sizeof(its));
 	if (r < 0)
 		return r == NOTIF_GONE ? r : -EFAULT;
-	if (its.it_value.tv_sec || its.it_value.tv_nsec)
+	if (!ts_valid(&its.it_value) || !ts_valid(&its.it_interval))
+		return -EINVAL;
+	if (its.it_value.tv_sec || its.it_value.tv_nsec) {
 		to_host(sv, &its.it_value);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1; /* long past, still armed */
+	}
 	if (timerfd_settime(fd, (int)req->data.args[1], &its, &old) < 0)
 		return -errno;
 	if (req->data.args[3] &&
@@ -341,18 +436,54 @@ int handle_timerfd_settime(struct supervisor *sv, const struct seccomp_notif *re
 }
 
 /* timer_settime(timer, TIMER_ABSTIME, new, old) of a wall-clock POSIX timer: the deadline in
- * the caller's struct moved to the host's clock, then the kernel's call (CONTINUE: the timer is
- * the caller's own, and whatever the struct holds by then only sets when that timer fires). */
+ * the caller's struct moved to the host's clock (move_in_place), then the kernel's call.
+ * CONTINUE: the timer is the caller's own, and whatever the struct holds by then only sets
+ * when that timer fires. */
 int handle_timer_settime(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp)
 {
-	struct itimerspec its;
+	if (is_wall(clock_of(req, -1, (int)req->data.args[0]))) {
+		int r = move_in_place(sv, req,
+				      req->data.args[2] /* its it_value */ +
+					      offsetof(struct itimerspec, it_value));
+		if (r < 0)
+			return r;
+	}
+	notif_answer_continue(resp);
+	return 0;
+}
 
-	if (is_wall(clock_of(req, -1, (int)req->data.args[0])) &&
-	    notif_mem_read(sv->listener, req, req->data.args[2], &its, sizeof(its)) == 0 &&
-	    (its.it_value.tv_sec || its.it_value.tv_nsec)) {
-		to_host(sv, &its.it_value);
-		(void)notif_mem_write(sv->listener, req, req->data.args[2], &its, sizeof(its));
+/* futex waits with an absolute deadline on the wall clock (FUTEX_WAIT_BITSET,
+ * FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2 with FUTEX_CLOCK_REALTIME; FUTEX_LOCK_PI always):
+ * pthread_cond_timedwait, sem_timedwait, pthread_mutex_timedlock. The deadline moved in place,
+ * then the kernel's call. CONTINUE: the wait is the caller's own; whatever the struct holds by
+ * then only sets when it gives up waiting. */
+int handle_futex(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
+{
+	int op = (int)req->data.args[1], cmd = op & 0x7f /* FUTEX_CMD_MASK */;
+	int absolute = cmd == 6 /* LOCK_PI */ ||
+		       ((op & 256 /* FUTEX_CLOCK_REALTIME */) &&
+			(cmd == 9 /* WAIT_BITSET */ || cmd == 11 /* WAIT_REQUEUE_PI */ ||
+			 cmd == 13 /* LOCK_PI2 */));
+	if (absolute && req->data.args[3]) {
+		int r = move_in_place(sv, req, req->data.args[3]);
+		if (r < 0)
+			return r;
+	}
+	notif_answer_continue(resp);
+	return 0;
+}
+
+/* mq_timedsend, mq_timedreceive: their deadline is absolute on CLOCK_REALTIME. Moved in place,
+ * then the kernel's call. CONTINUE: the wait is the caller's own (as for futex). */
+int handle_mq_timed(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	if (req->data.args[4]) {
+		int r = move_in_place(sv, req, req->data.args[4]);
+		if (r < 0)
+			return r;
 	}
 	notif_answer_continue(resp);
 	return 0;
