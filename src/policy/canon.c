@@ -158,7 +158,7 @@ static int unix_time_parse(const char *s, int64_t *ret_sec, uint32_t *ret_nsec)
 
 	for (; *p >= '0' && *p <= '9'; p++, digits++) {
 		if (sec > (INT64_MAX - 9) / 10 / 1000000000LL)
-			return -EINVAL; /* far beyond any date-time */
+			return -ERANGE; /* far beyond any date-time */
 		sec = sec * 10 + (*p - '0');
 	}
 	if (!digits)
@@ -195,6 +195,10 @@ int time_canon(const char *in, char *out, size_t size, char *err, size_t errlen)
 	/* RFC 3339 with an offset (an SDK turns its aware datetime into that), or Unix seconds:
 	 * digits, optionally a '-' before and up to 9 digits of fraction after a '.'. */
 	int r = unix_time_parse(in, &sec, &nsec);
+	if (r == -ERANGE)
+		return snprintf(err, errlen, "\"%s\" is out of range (0000-01-01 to 9999-12-31)",
+				in),
+		       -EINVAL;
 	if (r < 0)
 		r = rfc3339_parse(in, &sec, &nsec, err, errlen);
 	if (r < 0)
