@@ -272,6 +272,20 @@ static int entry_resolve(struct supervisor *sv, const struct seccomp_notif *req,
 	return 1;
 }
 
+/* Whether the call on @e (entry_resolve gave @r) is made here: @e lies beneath a root, not
+ * beneath a granted entry (there the kernel's call does the same, under that grant's rules),
+ * the call's own conditions hold (@ok), and the thread is served. 1, 0 (the kernel's), or
+ * -errno, NOTIF_GONE. */
+static int entry_mine(struct supervisor *sv, const struct seccomp_notif *req, int r,
+		      const struct entry *e, int ok)
+{
+	if (r != 1)
+		return r;
+	if (e->where != WHERE_ROOT || in_granted(sv, e->real) || !ok)
+		return 0;
+	return served(sv, req);
+}
+
 /* Whether the existing entry @e may be removed, renamed or linked: -EACCES for a denied path
  * or a directory on the way to one, -errno when it is not there. */
 static int entry_movable(struct supervisor *sv, const struct entry *e)
@@ -590,15 +604,12 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 	struct entry e;
 	r = entry_resolve(sv, req, dirfd, addr, &e);
 	_cleanup_close_ int dir = e.dir;
-	/* Made here: beneath a root, not beneath a granted entry (there the kernel's call does
-	 * the same, under that grant's rules), not a device node (CAP_MKNOD) nor a trailing
-	 * slash on what is not a directory (the kernel's answer), for a thread served. */
-	if (r == 1 && e.where == WHERE_ROOT && !in_granted(sv, e.real) &&
-	    !(is_mknod && type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) &&
-	    !(e.trailing && req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat))
-		r = served(sv, req);
-	else if (r == 1)
-		r = 0;
+	/* Not a device node (CAP_MKNOD) nor a trailing slash on what is not a directory: the
+	 * kernel's answer. */
+	r = entry_mine(
+		sv, req, r, &e,
+		!(is_mknod && type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) &&
+			!(e.trailing && req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat));
 	if (r < 0)
 		return r;
 	if (r == 0) {
@@ -653,13 +664,8 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 	struct entry e;
 	int r = entry_resolve(sv, req, dirfd, addr, &e);
 	_cleanup_close_ int dir = e.dir;
-	/* Removed here: beneath a root, not beneath a granted entry (there the kernel's call does
-	 * the same), for a thread served. */
-	if (r == 1 && e.where == WHERE_ROOT && !in_granted(sv, e.real) &&
-	    !(flags & ~AT_REMOVEDIR) && !(e.trailing && !(flags & AT_REMOVEDIR)))
-		r = served(sv, req);
-	else if (r == 1)
-		r = 0;
+	r = entry_mine(sv, req, r, &e,
+		       !(flags & ~AT_REMOVEDIR) && !(e.trailing && !(flags & AT_REMOVEDIR)));
 	if (r < 0)
 		return r;
 	if (r == 0) {
