@@ -105,6 +105,15 @@ int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr,
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+int notif_mem_peek(const struct seccomp_notif *req, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	ssize_t n = process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0);
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
 int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr, const void *buf,
 		    size_t len)
 {

@@ -56,6 +56,11 @@ static inline void notif_answer_continue(struct seccomp_notif_resp *resp)
  * check. -EFAULT, -EPERM, -EACCES, NOTIF_GONE. */
 int notif_mem_read(int listener, const struct seccomp_notif *req, uint64_t addr, void *buf,
 		   size_t len);
+/* A look at @len bytes at @addr of the trapped task, with no ID_VALID check: the copy may come
+ * from another process that took the pid meanwhile. Only for a look whose every outcome is the
+ * kernel's call as asked (CONTINUE) or a checked read (notif_mem_read): never a decision. 0 or
+ * -EFAULT (also where process_vm_readv is refused: then read with notif_mem_read). */
+int notif_mem_peek(const struct seccomp_notif *req, uint64_t addr, void *buf, size_t len);
 /* Write @len bytes to @addr in the trapped task: open /proc/<tid>/mem, check ID_VALID (the
  * descriptor then pins the right address space whatever happens to the pid), pwrite.
  * -EFAULT, -EPERM (the task made itself non-dumpable), -EACCES (sandlock is itself confined

@@ -711,9 +711,14 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
 	if (sv->net->proc_mediated)
 		return open_mediated(sv, req, resp, dirfd, path_addr, flags, resolve);
-	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. */
+	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. Most
+	 * names cannot be: a first look (unchecked, a short name's first 256 bytes: what it finds
+	 * only chooses between the CONTINUE below and a checked read) spares their ID_VALID. */
+	char peek[257] = "";
 	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
-	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT))) {
+	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) &&
+	    (notif_mem_peek(req, path_addr, peek, sizeof(peek) - 1) < 0 ||
+	     !memchr(peek, '\0', sizeof(peek) - 1) || may_be_view(sv, peek))) {
 		char path[PATH_MAX];
 		r = child_read_path(sv, req, path_addr, path, sizeof(path));
 		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
