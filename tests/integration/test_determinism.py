@@ -61,6 +61,17 @@ def test_listings_are_sorted(tmp_path):
                    "getdents64": [".", ".."] + want, "getdents": [".", ".."] + want}
 
 
+def test_scandir_of_etc_is_sorted():
+    code = "import os, json; print(json.dumps([e.name for e in os.scandir('/etc')]))"
+    got = run(*SYSTEM_READ, "-r", "/etc", "--deterministic-dirs", "--", PY, "-c", code,
+              timeout=30)
+    names = json.loads(got.stdout)
+    assert names == sorted(names) and sorted(names) == sorted(os.listdir("/etc"))
+    control = json.loads(run(*SYSTEM_READ, "-r", "/etc", "--", PY, "-c", code,
+                             timeout=30).stdout)
+    assert sorted(control) == sorted(names) and control != names  # the kernel's own order
+
+
 def test_a_directory_listable_but_not_searchable(tmp_path):
     # Mode 0444: the child may list it (read), not enter it (search). The sorted listing is
     # made through the child's own open directory, with its rights.
