@@ -275,12 +275,35 @@ static const struct dispatch_entry table[] = {
 
 _Static_assert(ELEMENTSOF(table) <= DISPATCH_MAX_TRAPS, "a trap set may not fit its array");
 
+/* Whether @p needs entry @e, each predicate asked once per trap set (@asked, @n_asked): several
+ * resolve the grants' paths (realpath), and many entries share one (the twenty of a writable
+ * grant holding a denied path). */
+struct asked {
+	int (*fn)(const struct sandlock_policy *p);
+	int yes;
+};
+
+static int needed(const struct dispatch_entry *e, const struct sandlock_policy *p,
+		  struct asked *asked, size_t *n_asked)
+{
+	size_t k = 0;
+
+	if (!e->needed)
+		return 1;
+	while (k < *n_asked && asked[k].fn != e->needed)
+		k++;
+	if (k == *n_asked)
+		asked[(*n_asked)++] = (struct asked){ e->needed, e->needed(p) };
+	return asked[k].yes;
+}
+
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)
 {
-	size_t n = 0;
+	struct asked asked[ELEMENTSOF(table)];
+	size_t n = 0, n_asked = 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(table) && n < max; i++)
-		if (!table[i].needed || table[i].needed(p)) {
+		if (needed(&table[i], p, asked, &n_asked)) {
 			memset(&traps[n], 0, sizeof(traps[n]));
 			traps[n++] = table[i].trap;
 		}
