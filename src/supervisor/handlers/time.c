@@ -56,7 +56,7 @@ static const struct {
 	{ "__vdso_time", SYS_time },
 };
 
-static void stub(uint8_t out[8], int nr)
+static void syscall_code(uint8_t out[8], int nr)
 {
 	out[0] = 0xb8; /* mov $nr, %eax */
 	out[1] = (uint8_t)nr;
@@ -196,7 +196,7 @@ int handle_set_tid_address(struct supervisor *sv, const struct seccomp_notif *re
 		uint8_t want[8], have[8];
 		if (!sv->vtime.vdso_off[f])
 			continue;
-		stub(want, vdso_funcs[f].nr);
+		syscall_code(want, vdso_funcs[f].nr);
 		uint64_t at = base + sv->vtime.vdso_off[f];
 		if (notif_mem_read(sv->listener, req, at, have, sizeof(have)) == 0 &&
 		    memcmp(have, want, sizeof(want)) != 0)
@@ -435,29 +435,31 @@ int handle_timerfd_settime(struct supervisor *sv, const struct seccomp_notif *re
 	return 0;
 }
 
-/* timer_settime(timer, TIMER_ABSTIME, new, old) of a wall-clock POSIX timer: the deadline in
- * the caller's struct moved to the host's clock (move_in_place), then the kernel's call.
- * CONTINUE: the timer is the caller's own, and whatever the struct holds by then only sets
- * when that timer fires. */
-int handle_timer_settime(struct supervisor *sv, const struct seccomp_notif *req,
-			 struct seccomp_notif_resp *resp)
+/* The call's wall-clock deadline at @addr (when @move) moved in place (move_in_place), then the
+ * kernel's call. CONTINUE: the timer or the wait is the caller's own, and whatever the struct
+ * holds by the time the kernel reads it only sets when that timer fires or that wait gives up;
+ * it reaches nothing else. */
+static int moved_then_kernel(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct seccomp_notif_resp *resp, int move, uint64_t addr)
 {
-	if (is_wall(clock_of(req, -1, (int)req->data.args[0]))) {
-		int r = move_in_place(sv, req,
-				      req->data.args[2] /* its it_value */ +
-					      offsetof(struct itimerspec, it_value));
-		if (r < 0)
-			return r;
-	}
+	int r = move ? move_in_place(sv, req, addr) : 0;
+	if (r < 0)
+		return r;
 	notif_answer_continue(resp);
 	return 0;
 }
 
+/* timer_settime(timer, TIMER_ABSTIME, new, old) of a wall-clock POSIX timer. */
+int handle_timer_settime(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp)
+{
+	return moved_then_kernel(sv, req, resp, is_wall(clock_of(req, -1, (int)req->data.args[0])),
+				 req->data.args[2] + offsetof(struct itimerspec, it_value));
+}
+
 /* futex waits with an absolute deadline on the wall clock (FUTEX_WAIT_BITSET,
  * FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2 with FUTEX_CLOCK_REALTIME; FUTEX_LOCK_PI always):
- * pthread_cond_timedwait, sem_timedwait, pthread_mutex_timedlock. The deadline moved in place,
- * then the kernel's call. CONTINUE: the wait is the caller's own; whatever the struct holds by
- * then only sets when it gives up waiting. */
+ * pthread_cond_timedwait, sem_timedwait, pthread_mutex_timedlock. */
 int handle_futex(struct supervisor *sv, const struct seccomp_notif *req,
 		 struct seccomp_notif_resp *resp)
 {
@@ -466,25 +468,12 @@ int handle_futex(struct supervisor *sv, const struct seccomp_notif *req,
 		       ((op & 256 /* FUTEX_CLOCK_REALTIME */) &&
 			(cmd == 9 /* WAIT_BITSET */ || cmd == 11 /* WAIT_REQUEUE_PI */ ||
 			 cmd == 13 /* LOCK_PI2 */));
-	if (absolute && req->data.args[3]) {
-		int r = move_in_place(sv, req, req->data.args[3]);
-		if (r < 0)
-			return r;
-	}
-	notif_answer_continue(resp);
-	return 0;
+	return moved_then_kernel(sv, req, resp, absolute && req->data.args[3], req->data.args[3]);
 }
 
-/* mq_timedsend, mq_timedreceive: their deadline is absolute on CLOCK_REALTIME. Moved in place,
- * then the kernel's call. CONTINUE: the wait is the caller's own (as for futex). */
+/* mq_timedsend, mq_timedreceive: their deadline is absolute on CLOCK_REALTIME. */
 int handle_mq_timed(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
-	if (req->data.args[4]) {
-		int r = move_in_place(sv, req, req->data.args[4]);
-		if (r < 0)
-			return r;
-	}
-	notif_answer_continue(resp);
-	return 0;
+	return moved_then_kernel(sv, req, resp, req->data.args[4] != 0, req->data.args[4]);
 }
