@@ -170,6 +170,20 @@ static void test_exec_paths(void)
 	strv_free(v);
 }
 
+/* How many of @p's traps are of the syscalls @nrs (in *@total, how many traps in all). */
+static int count_traps(const struct sandlock_policy *p, const int *nrs, size_t n_nrs,
+		       size_t *total)
+{
+	struct trap traps[DISPATCH_MAX_TRAPS];
+	int found = 0;
+
+	*total = dispatch_trap_set(p, traps, DISPATCH_MAX_TRAPS);
+	for (size_t i = 0; i < *total; i++)
+		for (size_t j = 0; j < n_nrs; j++)
+			found += traps[i].nr == nrs[j];
+	return found;
+}
+
 static void test_trap_set(void)
 {
 	struct sandlock_policy p = { 0 };
@@ -285,33 +299,41 @@ static void test_trap_set(void)
 	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), 16,
 	       "fs_denied outside the writable grant: nothing more (control)");
 	struct sandlock_policy w_unsup = { .fs_write = wr, .fs_deny = inside, .no_supervisor = 1 };
-	size_t n_unsup = dispatch_trap_set(&w_unsup, big, DISPATCH_MAX_TRAPS);
-	int fs_unsup = 0;
-	for (size_t i = 0; i < n_unsup; i++)
-		fs_unsup += big[i].nr == SYS_mkdirat || big[i].nr == SYS_openat;
-	is_int(fs_unsup, 0, "no_supervisor: none of them (the policy is refused)");
+	static const int mkdirat_openat[] = { SYS_mkdirat, SYS_openat };
+	size_t total;
+	is_int(count_traps(&w_unsup, mkdirat_openat, ELEMENTSOF(mkdirat_openat), &total), 0,
+	       "no_supervisor: none of them (the policy is refused)");
 	rmdir(dir);
 
 	/* deterministic_dirs: the listings, sorted by the supervisor. */
 	struct sandlock_policy dd = { .deterministic_dirs = 1 };
-	size_t n_dd = dispatch_trap_set(&dd, big, DISPATCH_MAX_TRAPS);
-	int dents = 0;
-	for (size_t i = 0; i < n_dd; i++)
-		dents += big[i].nr == SYS_getdents64 || big[i].nr == SYS_getdents;
-	is_int(dents, 2, "deterministic_dirs traps getdents64 and getdents");
-	is_int(n_dd, 18, "  and nothing else more");
+	static const int dents[] = { SYS_getdents64, SYS_getdents };
+	is_int(count_traps(&dd, dents, ELEMENTSOF(dents), &total), 2,
+	       "deterministic_dirs traps getdents64 and getdents");
+	is_int(total, 18, "  and nothing else more");
 	dd.no_supervisor = 1;
-	is_int(dispatch_trap_set(&dd, big, DISPATCH_MAX_TRAPS), 16,
+	is_int(count_traps(&dd, dents, ELEMENTSOF(dents), &total), 0,
 	       "  not without a supervisor (refused then)");
 
 	/* random_seed: getrandom, and the opens (the random devices). */
 	struct sandlock_policy seeded = { .random_seed = { .set = 1, .v = 3 } };
-	size_t n_seeded = dispatch_trap_set(&seeded, big, DISPATCH_MAX_TRAPS);
-	int rnd = 0;
-	for (size_t i = 0; i < n_seeded; i++)
-		rnd += big[i].nr == SYS_getrandom || big[i].nr == SYS_openat;
-	is_int(rnd, 2, "random_seed traps getrandom and the opens");
-	is_int(n_seeded, 20, "  and nothing else more (open, openat2 too)");
+	static const int rnd[] = { SYS_getrandom, SYS_openat };
+	is_int(count_traps(&seeded, rnd, ELEMENTSOF(rnd), &total), 2,
+	       "random_seed traps getrandom and the opens");
+	is_int(total, 20, "  and nothing else more (open, openat2 too)");
+
+	/* time_start: the wall clocks (four clock_gettime entries, one per clock), the calls at a
+	 * program's start, the absolute deadlines; nothing without it (control: p above). */
+	char start[] = "2000-01-01T00:00:00Z";
+	struct sandlock_policy timed = { .time_start = start };
+	static const int clocks[] = { SYS_clock_gettime, SYS_gettimeofday, SYS_time,
+				      SYS_set_tid_address, SYS_arch_prctl };
+	is_int(count_traps(&timed, clocks, ELEMENTSOF(clocks), &total), 8,
+	       "time_start traps clock_gettime of 4 clocks, gettimeofday, time, set_tid_address, "
+	       "arch_prctl(ARCH_SET_FS)");
+	is_int(total, 16 + 8 + 8, "  and the 8 calls with absolute deadlines");
+	is_int(count_traps(&p, clocks, ELEMENTSOF(clocks), &total), 0,
+	       "  none of them without it");
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");
