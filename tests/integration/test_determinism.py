@@ -199,6 +199,10 @@ def test_reads_of_the_random_device_are_whole():
     runs = [run(*SYSTEM_READ, *RANDOM, "--random-seed", "4", "--", PY, "-c", code,
                 timeout=30).stdout.split() for _ in range(3)]
     assert runs[0][:2] == [b"65536", b"16"] and runs[0] == runs[1] == runs[2]
+    # Control: without a seed, the same reads give other bytes each run.
+    control = [run(*SYSTEM_READ, *RANDOM, "--", PY, "-c", code, timeout=30).stdout.split()
+               for _ in range(2)]
+    assert control[0][2] != control[1][2]
 
 
 def test_getrandom_flags_as_the_kernel_checks_them():
@@ -447,6 +451,9 @@ def test_time_start_as_a_toml_integer(tmp_path):
     profile.write_text(f"[determinism]\ntime_start = 961027200\n[filesystem]\nread = [{read}]\n")
     r = run("--profile-file", str(profile), "--", "date", "-u", "+%F", timeout=30)
     assert r.stdout == b"2000-06-15\n", r.stderr
+    profile.write_text(f"[filesystem]\nread = [{read}]\n")  # control: today
+    r = run("--profile-file", str(profile), "--", "date", "-u", "+%Y", timeout=30)
+    assert r.stdout.decode().strip() == str(time.gmtime().tm_year)
 
 
 FOREVER = r"""
@@ -477,11 +484,17 @@ def test_far_start_times():
                         ("0001-01-01T00:00:00Z", "1"), ("1600-01-01T00:00:00Z", "1600")):
         r = run(*SYSTEM_READ, "--time-start", start, "--", "date", "-u", "+%-Y", timeout=30)
         assert r.stdout.decode().strip() == year, (start, r.stderr)
+    r = run(*SYSTEM_READ, "--", "date", "-u", "+%-Y", timeout=30)  # control: this year
+    assert r.stdout.decode().strip() == str(time.gmtime().tm_year)
 
 
 def test_monotonic_clocks_stay_real():
-    code = "import time; print(time.monotonic())"
-    before = time.monotonic()
+    # The monotonic clock reads the host's; the wall clock, in the same run, does not (the
+    # contrast shows time_start was in force).
+    code = "import time; print(time.monotonic(), time.time())"
+    before, wall_before = time.monotonic(), time.time()
     r = run(*SYSTEM_READ, *START, "--", PY, "-c", code, timeout=30)
-    after = time.monotonic()
-    assert before <= float(r.stdout) <= after
+    after, wall_after = time.monotonic(), time.time()
+    mono, wall = map(float, r.stdout.split())
+    assert before <= mono <= after
+    assert not wall_before <= wall <= wall_after and wall < 961027300

@@ -443,6 +443,11 @@ def test_with_other_served_files(tmp_path, flags):
     got = probe(["-w", str(t), "--fs-deny", str(t / "a" / "secret"), *flags], *specs)
     comm = "python3\n" if "/proc" in flags else 13  # without a grant of /proc: refused
     assert got == {specs[0]: 13, specs[1]: "ok", specs[2]: comm}
+    # Control: without the deny, the same flags read the file.
+    t = make_tree(tmp_path / "control")
+    specs[:2] = [f"read={t}/a/secret", f"create={t}/a/new"]
+    assert probe(["-w", str(t), *flags], *specs) == {specs[0]: "secret", specs[1]: "ok",
+                                                      specs[2]: comm}
 
 
 FIFO = r"""
