@@ -561,7 +561,7 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 /* The open of a sandbox whose /proc the supervisor serves (plan.net.proc_mediated). */
 static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp, int dirfd, uint64_t path_addr,
-			 uint64_t flags, uint64_t resolve)
+			 const char *known, uint64_t flags, uint64_t resolve)
 {
 	char path[PATH_MAX], subst[PATH_MAX];
 	int r;
@@ -575,7 +575,9 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_continue(resp);
 		return 0;
 	}
-	r = child_read_path(sv, req, path_addr, path, sizeof(path));
+	/* @known: the name, read already (fs-write.c asked first). */
+	r = known ? (snprintf(path, sizeof(path), "%s", known), 0)
+		  : child_read_path(sv, req, path_addr, path, sizeof(path));
 	/* "/proc/self" and "/proc/thread-self" named outright are the caller's (resolved
 	 * here they would be the supervisor's, which only a symlink's way is mapped back
 	 * from: proc_open). */
@@ -698,10 +700,13 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	    memcmp(name, hosts, sizeof(hosts)) == 0)
 		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
 
-	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). */
+	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name
+	 * read there serves the handlers below too. */
+	char path[PATH_MAX];
+	int have_path = 0;
 	if (sv->net->write_roots && !(flags & O_PATH)) {
-		char path[PATH_MAX];
 		r = child_read_path(sv, req, path_addr, path, sizeof(path));
+		have_path = r == 0;
 		if (r == 0)
 			r = fs_write_open(sv, req, resp, dirfd, path, flags, mode, resolve);
 		if (r != FS_WRITE_NOT_MINE && r != -ENAMETOOLONG && r != -EFAULT)
@@ -710,17 +715,17 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
 	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
 	if (sv->net->proc_mediated)
-		return open_mediated(sv, req, resp, dirfd, path_addr, flags, resolve);
+		return open_mediated(sv, req, resp, dirfd, path_addr, have_path ? path : NULL,
+				     flags, resolve);
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. Most
 	 * names cannot be: a first look (unchecked, a short name's first 256 bytes: what it finds
 	 * only chooses between the CONTINUE below and a checked read) spares their ID_VALID. */
 	char peek[257] = "";
 	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
 	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) &&
-	    (notif_mem_peek(req, path_addr, peek, sizeof(peek) - 1) < 0 ||
+	    (have_path || notif_mem_peek(req, path_addr, peek, sizeof(peek) - 1) < 0 ||
 	     !memchr(peek, '\0', sizeof(peek) - 1) || may_be_view(sv, peek))) {
-		char path[PATH_MAX];
-		r = child_read_path(sv, req, path_addr, path, sizeof(path));
+		r = have_path ? 0 : child_read_path(sv, req, path_addr, path, sizeof(path));
 		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
 						 ? child_path_open(sv, req, dirfd, path, resolve,
 								   (flags & O_NOFOLLOW) != 0)
