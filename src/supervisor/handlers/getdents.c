@@ -4,7 +4,8 @@
  * own processes only. getdents64 on the /proc directory is made here, on the descriptor the
  * child named (pidfd_getfd: the same open file, so its offset moves as the child's would), and
  * the entries of other processes are left out of what is copied back.
- * Under deterministic_dirs every other listing is made here too, sorted by name (bytewise,
+ * Under deterministic_dirs every other listing is made here too (on a worker), sorted by name
+ * (bytewise,
  * "." and ".." included): the directory is read whole through the child's own open file (the
  * rights it was opened with), and its offset is then the index of the next entry, which d_off
  * reports,
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -115,8 +117,8 @@ static int dents_sorted(int fd, struct dent **ret, size_t *ret_n)
 /* getdents64 or getdents (@legacy) of directory @fd (the child's open file) sorted: the entries
  * from the index its offset holds, as many as @count bytes take, then its offset moved past
  * them. */
-static int getdents_sorted(struct supervisor *sv, const struct seccomp_notif *req,
-			   struct seccomp_notif_resp *resp, int fd, size_t count, int legacy)
+static int64_t getdents_sorted(int listener, const struct seccomp_notif *req, int fd, size_t count,
+			       int legacy)
 {
 	struct dent *v = NULL;
 	size_t n = 0, n_out = 0;
@@ -163,12 +165,37 @@ static int getdents_sorted(struct supervisor *sv, const struct seccomp_notif *re
 		return -ENOMEM;
 	if (!n_out && more)
 		return -EINVAL; /* the buffer takes not even one entry, as the kernel says */
-	if (n_out && (r = notif_mem_write(sv->listener, req, req->data.args[1], out, n_out)) < 0)
+	if (n_out && (r = notif_mem_write(listener, req, req->data.args[1], out, n_out)) < 0)
 		return r;
 	if (lseek(fd, (off_t)i, SEEK_SET) < 0)
 		return negative_errno();
-	notif_answer_value(resp, (int64_t)n_out);
-	return 0;
+	return (int64_t)n_out;
+}
+
+struct sorted_job {
+	struct seccomp_notif req;
+	size_t count;
+	int legacy;
+};
+
+/* On a worker (a large directory, or one on a filesystem whose readdir waits, would hold the
+ * loop): the sorted listing of @fd, the child's open directory, and the answer. */
+static void sorted_worker(int listener, int fd, void *arg)
+{
+	struct sorted_job *job = arg;
+
+	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
+		int64_t r = getdents_sorted(listener, &job->req, fd, job->count, job->legacy);
+		if (r != NOTIF_GONE) {
+			struct seccomp_notif_resp resp = { .id = job->req.id };
+			if (r < 0)
+				notif_answer_errno(&resp, (int)r);
+			else
+				notif_answer_value(&resp, r);
+			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
+		}
+	}
+	free(job);
 }
 
 /* getdents64(fd, buf, count), and the legacy getdents. On another directory CONTINUE: what a
@@ -206,7 +233,19 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 			notif_answer_continue(resp);
 			return 0;
 		}
-		return getdents_sorted(sv, req, resp, fd, count, req->data.nr != SYS_getdents64);
+		struct sorted_job *job = malloc(sizeof(*job));
+		if (!job)
+			return -ENOMEM;
+		*job = (struct sorted_job){ .req = *req,
+					    .count = count,
+					    .legacy = req->data.nr != SYS_getdents64 };
+		int r = supervisor_run_worker(sv, fd, sorted_worker, job);
+		if (r < 0) {
+			free(job);
+			return r; /* fd: still ours, closed on return */
+		}
+		TAKE_FD(fd); /* the worker's now */
+		return NOTIF_DEFERRED;
 	}
 	/* A descriptor that cannot be seen (the caller made itself non-dumpable) is listed by the
 	 * kernel too: the listing is a view, and which pids exist is no secret of the kernel's
