@@ -84,7 +84,6 @@ struct supervisor {
 	char proc_ids[512];	/* the ids /proc is served to (handlers/open.c) */
 	int deterministic_dirs; /* listings sorted by name (handlers/getdents.c) */
 	struct {		/* time_start (handlers/time.c) */
-		int on;
 		int64_t off_sec;     /* the sandbox's wall clock minus the host's */
 		int64_t off_nsec;    /* 0 <= off_nsec < 1e9 */
 		struct vtime_moved { /* deadlines moved in the child's memory */

@@ -109,7 +109,6 @@ int vtime_init(struct supervisor *sv, int64_t sec, uint32_t nsec)
 		ns += NSEC;
 		s--;
 	}
-	sv->vtime.on = 1;
 	sv->vtime.off_sec = s;
 	sv->vtime.off_nsec = ns;
 	vdso_offsets(sv->vtime.vdso_off);
