@@ -199,3 +199,38 @@ def default_signals():
     terminal would."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+# Two threads: one flips a shared path buffer between ALLOWED and DENIED (the same length),
+# the other opens it 20 000 times (O_RDONLY, and O_RDWR when argv[4] is "rw") and counts the
+# opens that read DENIED's content, told by the regular expression argv[3] matching what was
+# read. Prints "opened leaked". argv: allowed denied pattern [rw]
+RACE = r"""
+import ctypes, os, re, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+allowed, denied = sys.argv[1].encode(), sys.argv[2].encode()
+leak = re.compile(sys.argv[3].encode())
+rw = len(sys.argv) > 4 and sys.argv[4] == "rw"
+buf = ctypes.create_string_buffer(allowed, 4096)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, denied, len(denied))
+        ctypes.memmove(buf, allowed, len(allowed))
+t = threading.Thread(target=flip)
+t.start()
+leaked = opened = 0
+out = ctypes.create_string_buffer(64)
+for i in range(20000):
+    fd = libc.open(buf, os.O_RDWR if rw and i % 2 else os.O_RDONLY)
+    if fd < 0:
+        continue
+    opened += 1
+    n = libc.read(fd, out, 64)
+    libc.close(fd)
+    leaked += n > 0 and leak.match(out.raw[:n]) is not None
+stop = True
+t.join()
+print(opened, leaked)
+"""
+

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import PY, SYSTEM_READ, run
+from conftest import PY, RACE, SYSTEM_READ, run
 
 PROBE = r"""
 import ctypes, json, os, sys
@@ -377,46 +377,17 @@ def test_executables(tmp_path):
     assert got == {**control, specs[0]: 113, specs[2]: 113}  # 100 + EACCES
 
 
-RACE = r"""
-import ctypes, os, sys, threading
-libc = ctypes.CDLL(None, use_errno=True)
-d = sys.argv[1].encode()
-allowed, denied = d + b"/public", d + b"/secret"  # the same length
-buf = ctypes.create_string_buffer(allowed, 4096)
-stop = False
-def flip():
-    while not stop:
-        ctypes.memmove(buf, denied, len(denied))
-        ctypes.memmove(buf, allowed, len(allowed))
-t = threading.Thread(target=flip)
-t.start()
-leaked = opened = 0
-out = ctypes.create_string_buffer(64)
-for i in range(20000):
-    flags = os.O_RDWR if i % 2 else os.O_RDONLY
-    fd = libc.open(buf, flags)
-    if fd < 0:
-        continue
-    opened += 1
-    n = libc.read(fd, out, 64)
-    libc.close(fd)
-    leaked += out.raw[:6] == b"SECRET"
-stop = True
-t.join()
-print(opened, leaked)
-"""
-
-
 def test_a_racing_thread_never_reaches_the_denied_file(tmp_path):
     d = tmp_path / "w" / "a"
     d.mkdir(parents=True)
     (d / "secret").write_text("SECRET")
     (d / "public").write_text("public")
     # Control: outside a sandbox, the same loop reads the secret many times.
-    r = subprocess.run([PY, "-c", RACE, str(d)], capture_output=True, timeout=120)
+    race = [PY, "-c", RACE, str(d / "public"), str(d / "secret"), "SECRET", "rw"]
+    r = subprocess.run(race, capture_output=True, timeout=120)
     assert int(r.stdout.split()[1]) > 0
-    r = run(*SYSTEM_READ, "-w", str(tmp_path / "w"), "--fs-deny", str(d / "secret"), "--", PY,
-            "-c", RACE, str(d), timeout=300)
+    r = run(*SYSTEM_READ, "-w", str(tmp_path / "w"), "--fs-deny", str(d / "secret"), "--",
+            *race, timeout=300)
     opened, leaked = map(int, r.stdout.split())
     assert opened > 0 and leaked == 0
     assert (d / "secret").read_text() == "SECRET"
