@@ -46,7 +46,8 @@ LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAG
 LIBS := -lseccomp -ljansson
 
 LIB_SRCS := $(wildcard src/basic/*.c src/policy/*.c src/plan/*.c src/launch/*.c \
-	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/toml/*.c src/*.c)
+	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/toml/*.c src/cow/*.c \
+	src/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)

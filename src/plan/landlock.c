@@ -802,12 +802,36 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 
 	struct denied_set deny = { 0 };
 	int rr = denied_collect(p, flags & LANDLOCK_BUILD_MEDIATE_PROC, &deny, reterr);
+	/* A workdir is read and executed by the kernel, written by the supervisor only (in its
+	 * branch: handlers/cow.c): a writable grant of it or beneath it gives read there, one
+	 * above it is refused. Not for sandlock_confine() (refused: no supervisor). */
+	_cleanup_free_ char *workdir =
+		p->workdir && !p->no_supervisor ? realpath(p->workdir, NULL) : NULL;
+	if (rr == 0 && p->workdir && !p->no_supervisor && !workdir)
+		rr = error_set(reterr, negative_errno(), "workdir: %s: %s", p->workdir,
+			       strerror(errno));
+	if (rr == 0 && workdir)
+		rr = add_grant(fd, "workdir", workdir, attr.handled_access_fs, 0, 0, &deny, NULL,
+			       reterr);
 	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
 		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, 0, &deny,
 			       NULL, reterr);
-	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++)
-		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, 1,
+	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++) {
+		int write = 1;
+		if (workdir) {
+			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
+			write = !(real && path_is_beneath(real, workdir));
+			if (write && real && path_is_beneath(workdir, real)) {
+				rr = error_set(reterr, -EOPNOTSUPP,
+					       "not supported yet: fs_writable %s holding the "
+					       "workdir %s (grant its other entries instead)",
+					       p->fs_write[i], workdir);
+				break;
+			}
+		}
+		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, write,
 			       flags & LANDLOCK_BUILD_MEDIATE_WRITE, &deny, ret_carved, reterr);
+	}
 	denied_set_done(&deny);
 	if (rr < 0)
 		return rr;
@@ -892,4 +916,10 @@ int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, 
 		return r;
 	*ret_denied = r == 0 && all ? TAKE_PTR(all) : TAKE_PTR(denied);
 	return (int)n;
+}
+
+int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+		      const char *path, const char *field, struct sandlock_error **reterr)
+{
+	return add_path_rule(ruleset_fd, field, path, landlock_fs_handled(abi, status), 0, reterr);
 }

@@ -54,3 +54,7 @@ int landlock_grants_proc(const struct sandlock_policy *p);
  * such grant. Either may be NULL. Returns how many such grants there are, or -ENOMEM. */
 int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, char ***ret_roots,
 			     char ***ret_denied);
+
+/* Grant @path read (and execute) in ruleset @ruleset_fd. */
+int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+		      const char *path, const char *field, struct sandlock_error **reterr);

@@ -18,6 +18,7 @@
 #include "fd-util.h"
 #include "landlock.h"
 #include "plan.h"
+#include "cow/cow.h"
 #include "policy/schema.h"
 #include "seccomp.h"
 #include "strv.h"
@@ -464,6 +465,20 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)
 		r = net_plan_write(p, &plan.net);
+	/* The branch before the ruleset: the sandbox reads its upper layer (descriptors of it
+	 * are installed in the child, and a program may reopen them by name). */
+	if (r == 0 && plan.supervised && p->workdir) {
+		plan.on_exit = p->on_exit ? p->on_exit - 1 : BRANCH_COMMIT;
+		plan.on_error = p->on_error ? p->on_error - 1 : BRANCH_ABORT;
+		if (!(plan.cow = calloc(1, sizeof(*plan.cow))))
+			r = error_set(reterr, -ENOMEM, "out of memory");
+		else if ((r = cow_open(plan.cow, p->workdir, p->fs_storage, p->name,
+				       p->max_disk.set ? p->max_disk.v : 0, reterr)) < 0) {
+			cow_done(plan.cow);
+			free(plan.cow);
+			plan.cow = NULL;
+		}
+	}
 	if (r == 0) {
 		r = landlock_ruleset_build(
 			p, plan.abi, plan.status,
@@ -476,6 +491,9 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 			r = 0;
 		}
 	}
+	if (r == 0 && plan.cow)
+		r = landlock_add_read(plan.ruleset_fd, plan.abi, plan.status, plan.cow->upper,
+				      "fs_storage", reterr);
 	if (r < 0) {
 		plan_done(&plan);
 		return r == -ENOMEM ? error_set(reterr, r, "out of memory") : r;
@@ -497,5 +515,11 @@ void plan_done(struct plan *plan)
 	plan->cwd = NULL;
 	free(plan->name);
 	plan->name = NULL;
+	if (plan->cow) { /* never handed to a sandbox: nothing ran in it */
+		(void)cow_abort(plan->cow);
+		cow_done(plan->cow);
+		free(plan->cow);
+		plan->cow = NULL;
+	}
 	net_plan_done(&plan->net);
 }

@@ -15,6 +15,8 @@
 #include "policy/policy.h"
 #include "policy/rules.h"
 
+struct cow;
+
 /* The network rules the supervisor's handlers apply. */
 struct net_plan {
 	struct net_rule *allow, *deny; /* connect (policy_net_onbehalf) */
@@ -84,6 +86,8 @@ struct plan {
 	uint64_t max_memory;	/* the most anonymous memory, bytes; 0: unlimited */
 	char *name;		/* NULL: "sandbox-<pid>" once the pid is known */
 	int control;		/* a runtime directory and control socket (control_socket) */
+	struct cow *cow;	/* workdir: its branch, made here (the sandbox takes it); NULL */
+	uint8_t on_exit, on_error; /* enum branch_action, resolved */
 	struct net_plan net;
 };
 

@@ -198,6 +198,8 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		  "time_start (the wall clock is answered by the supervisor)" },
 		{ p->deterministic_dirs,
 		  "deterministic_dirs (directory listings are sorted by the supervisor)" },
+		{ p->workdir != NULL,
+		  "workdir (its copy-on-write branch is made by the supervisor)" },
 	};
 
 	for (size_t i = 0; p->no_supervisor && i < ELEMENTSOF(needs); i++)

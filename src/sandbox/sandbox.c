@@ -18,6 +18,7 @@
  * group), captured output is drained, and the outcome is published.
  */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -245,8 +246,10 @@ static pid_t clone_child(struct sandlock_sandbox *sb, struct launch_io *io, int 
 
 static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 {
+	/* Not with a workdir: the child's own execve is trapped then (handlers/cow.c), and a
+	 * vfork'd parent could not answer it. */
 	int vfork_mode = !(sb->flags & SANDLOCK_SPAWN_PARKED) && sb->tty_fd < 0 &&
-			 !sb->plan.listener_by_number;
+			 !sb->plan.listener_by_number && !sb->cow;
 	struct launch_io io = {
 		.stdio = { sb->child_stdio[0], sb->child_stdio[1], sb->child_stdio[2] },
 		.sock = sb->ctl[1],
@@ -337,6 +340,19 @@ static int launch_go(struct sandlock_sandbox *sb, int parked, struct sandlock_er
 		int r = launch_ready(sb, reterr);
 		if (r < 0)
 			return r;
+	}
+	/* With a workdir the child's execve is trapped (handlers/cow.c): answered here until
+	 * the verdict comes, since the event loop starts only after it. */
+	struct pollfd pfd[2] = { { .fd = sb->errpipe[0], .events = POLLIN },
+				 { .fd = sb->has_sv ? sb->sv.listener : -1, .events = POLLIN } };
+	while (sb->cow && sb->has_sv) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[0].revents || !(pfd[1].revents & POLLIN) || supervisor_handle(&sb->sv) < 0)
+			break;
 	}
 	return read_launch_report(sb, reterr);
 }
@@ -623,6 +639,48 @@ static int wait_parked(struct sandlock_sandbox *sb)
 	return cancel ? -ECANCELED : 0;
 }
 
+/* The workdir's branch, once nothing of the sandbox runs: its change set read, then the
+ * action of the outcome applied (on_exit after exit 0, else on_error). A commit that fails
+ * leaves the branch on disk (branch_err says where). */
+static void branch_settle(struct sandlock_sandbox *sb)
+{
+	int ok = sb->exit_kind == SANDLOCK_EXIT_CODE && sb->exit_code == 0;
+	int action = ok ? sb->plan.on_exit : sb->plan.on_error;
+
+	/* Stragglers (a daemon the command left) write no more into the branch. */
+	(void)sandbox_signal_all(sb, SIGKILL);
+	int r = cow_changes(sb->cow, &sb->changes, &sb->n_changes);
+	if (r < 0) {
+		/* The change set cannot be read: nothing is merged unseen. */
+		(void)error_set(&sb->branch_err, r, "reading the change set of %s: %s",
+				sb->cow->dir, strerror(-r));
+		action = BRANCH_KEEP;
+	}
+	sb->branch_action = action;
+	switch (action) {
+	case BRANCH_COMMIT:
+		if (cow_commit(sb->cow, 5000, &sb->branch_err) < 0)
+			sb->branch_action = BRANCH_KEEP;
+		break;
+	case BRANCH_ABORT:
+		r = cow_abort(sb->cow);
+		if (r < 0)
+			(void)error_set(&sb->branch_err, r, "removing the branch %s: %s",
+					sb->cow->dir, strerror(-r));
+		break;
+	case BRANCH_DEFER:
+		sb->pending = 1;
+		/* On disk as KEEP leaves it too, should the caller never decide. */
+		__attribute__((fallthrough));
+	default:
+		r = cow_save(sb->cow);
+		if (r < 0)
+			(void)error_set(&sb->branch_err, r, "saving the branch %s: %s",
+					sb->cow->dir, strerror(-r));
+		break;
+	}
+}
+
 static void finish(struct sandlock_sandbox *sb)
 {
 	/* No connect made on behalf of a sandbox that has ended goes on (whether or not the
@@ -641,6 +699,8 @@ static void finish(struct sandlock_sandbox *sb)
 	sb->ctl[0] = safe_close(sb->ctl[0]);
 	/* Gone from `sandlock ps` before anyone can see the sandbox ended. */
 	control_close(&sb->control);
+	if (sb->cow && sb->exit_kind != SANDLOCK_EXIT_RUNNING)
+		branch_settle(sb);
 
 	pthread_mutex_lock(&sb->lock);
 	/* Release: the outcome written above is visible to whoever sees ended set. */
@@ -772,6 +832,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
 	sb->sv.listener = -1;
+	sb->branch_action = -1;
 	control_init(&sb->control);
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_mutex_init(&sb->throttle_lock, NULL);
@@ -975,6 +1036,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 			r = error_set(reterr, r, "time_start: %s", strerror(-r));
 		if (r == 0)
 			sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
+		if (r == 0)
+			sb->sv.cow = sb->cow = TAKE_PTR(sb->plan.cow);
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}
@@ -1075,6 +1138,16 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	control_close(&sb->control);
 	policy_free(sb->policy);
 	supervisor_done(&sb->sv);
+	if (sb->cow) {
+		/* Never settled (the launch failed): nothing ran in it. Settled: left as the
+		 * action left it (a pending branch stays on disk, as KEEP leaves it). */
+		if (sb->branch_action < 0)
+			(void)cow_abort(sb->cow);
+		cow_done(sb->cow);
+		free(sb->cow);
+	}
+	cow_changes_free(sb->changes, sb->n_changes);
+	error_free(sb->branch_err);
 	groups_done(&sb->groups); /* closing the lifelines kills any straggler */
 	plan_done(&sb->plan);
 	error_free(sb->launch_err);
@@ -1097,4 +1170,32 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	pthread_mutex_destroy(&sb->lock);
 	pthread_mutex_destroy(&sb->throttle_lock);
 	free(sb);
+}
+
+int sandbox_branch_commit(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	if (!sb->cow)
+		return error_set(reterr, -ENOENT, "commit: the sandbox has no workdir");
+	if (!sb->pending)
+		return error_set(reterr, -EINVAL, "commit: no branch is pending");
+	int r = cow_commit(sb->cow, 5000, reterr);
+	if (r < 0)
+		return r; /* still pending, on disk */
+	sb->pending = 0;
+	sb->branch_action = BRANCH_COMMIT;
+	return 0;
+}
+
+int sandbox_branch_abort(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	if (!sb->cow)
+		return error_set(reterr, -ENOENT, "abort: the sandbox has no workdir");
+	if (!sb->pending)
+		return error_set(reterr, -EINVAL, "abort: no branch is pending");
+	int r = cow_abort(sb->cow);
+	if (r < 0)
+		return error_set(reterr, r, "abort: removing %s: %s", sb->cow->dir, strerror(-r));
+	sb->pending = 0;
+	sb->branch_action = BRANCH_ABORT;
+	return 0;
 }

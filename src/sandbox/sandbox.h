@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "control.h"
+#include "cow/cow.h"
 #include "error.h"
 #include "groups.h"
 #include "plan/plan.h"
@@ -91,6 +92,15 @@ struct sandlock_sandbox {
 	/* The runtime directory and control socket (control.h); the policy it reports. */
 	struct control control;
 	struct sandlock_policy *policy; /* NULL without a control socket */
+
+	/* workdir: the branch (taken from the plan), settled when the sandbox ends
+	 * (branch_settle): the change set, the action applied, a commit's error. */
+	struct cow *cow;
+	struct cow_change *changes;
+	size_t n_changes;
+	int branch_action; /* enum branch_action applied; -1: none yet */
+	int pending;	   /* DEFER: held for sandbox_branch_commit/abort */
+	struct sandlock_error *branch_err;
 	int paused;			/* SIGSTOP sent and no SIGCONT since (as ps shows it) */
 };
 
@@ -103,3 +113,6 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig);
 /* Signal every process of the sandbox, from any thread; how many were reached, or -errno. */
 int sandbox_signal_all(struct sandlock_sandbox *sb, int sig);
 void sandbox_free(struct sandlock_sandbox *sb);
+/* A deferred branch: merge it (waiting up to 5 s for another merge), or discard it. */
+int sandbox_branch_commit(struct sandlock_sandbox *sb, struct sandlock_error **reterr);
+int sandbox_branch_abort(struct sandlock_sandbox *sb, struct sandlock_error **reterr);

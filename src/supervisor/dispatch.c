@@ -78,10 +78,28 @@ static int mediates_write(const struct sandlock_policy *p)
 	       landlock_write_mediation(p, 0, NULL, NULL) > 0;
 }
 
+/* A workdir: its names are made in the copy-on-write branch (handlers/cow.c). */
+static int cow(const struct sandlock_policy *p)
+{
+	return !p->no_supervisor && p->workdir;
+}
+
+/* max_disk with a workdir: what grows a file of the branch is charged first. */
+static int cow_quota(const struct sandlock_policy *p)
+{
+	return cow(p) && p->max_disk.set;
+}
+
+static int mediates_write_or_cow(const struct sandlock_policy *p)
+{
+	return cow(p) || mediates_write(p);
+}
+
 static int serves_files(const struct sandlock_policy *p)
 {
-	return policy_net_hosts(p) || p->port_remap || p->num_cpus.set || p->max_memory.set ||
-	       serves_proc(p) || mediates_write(p) || (!p->no_supervisor && p->random_seed.set);
+	return cow(p) || policy_net_hosts(p) || p->port_remap || p->num_cpus.set ||
+	       p->max_memory.set || serves_proc(p) || mediates_write(p) ||
+	       (!p->no_supervisor && p->random_seed.set);
 }
 
 static int time_start(const struct sandlock_policy *p)
@@ -98,7 +116,7 @@ static int random_seed(const struct sandlock_policy *p)
  * deterministic_dirs. */
 static int lists(const struct sandlock_policy *p)
 {
-	return serves_proc(p) || (!p->no_supervisor && p->deterministic_dirs);
+	return cow(p) || serves_proc(p) || (!p->no_supervisor && p->deterministic_dirs);
 }
 
 static int serves_proc_or_write(const struct sandlock_policy *p)
@@ -225,27 +243,67 @@ static const struct dispatch_entry table[] = {
 	 * a sandbox nested in this one is served nothing with the supervisor's rights. */
 	{ { .nr = SYS_landlock_restrict_self }, handle_landlock_restrict, serves_proc_or_write },
 /* A writable grant holding a denied path: what is created, removed, renamed, linked and
- * truncated in the directories on the way to it (handlers/fs-write.c). */
+ * truncated in the directories on the way to it (handlers/fs-write.c); and with a workdir, the
+ * same under it (handlers/cow.c, asked first). */
 #ifdef SYS_creat
-	{ { .nr = SYS_creat }, handle_open, mediates_write },
+	{ { .nr = SYS_creat }, handle_open, mediates_write_or_cow },
 #endif
 #ifdef SYS_mkdir
-	{ { .nr = SYS_mkdir }, handle_fs_create, mediates_write },
-	{ { .nr = SYS_mknod }, handle_fs_create, mediates_write },
-	{ { .nr = SYS_symlink }, handle_fs_create, mediates_write },
-	{ { .nr = SYS_unlink }, handle_fs_remove, mediates_write },
-	{ { .nr = SYS_rmdir }, handle_fs_remove, mediates_write },
-	{ { .nr = SYS_rename }, handle_fs_rename, mediates_write },
-	{ { .nr = SYS_link }, handle_fs_rename, mediates_write },
+	{ { .nr = SYS_mkdir }, handle_fs_create, mediates_write_or_cow },
+	{ { .nr = SYS_mknod }, handle_fs_create, mediates_write_or_cow },
+	{ { .nr = SYS_symlink }, handle_fs_create, mediates_write_or_cow },
+	{ { .nr = SYS_unlink }, handle_fs_remove, mediates_write_or_cow },
+	{ { .nr = SYS_rmdir }, handle_fs_remove, mediates_write_or_cow },
+	{ { .nr = SYS_rename }, handle_fs_rename, mediates_write_or_cow },
+	{ { .nr = SYS_link }, handle_fs_rename, mediates_write_or_cow },
 #endif
-	{ { .nr = SYS_mkdirat }, handle_fs_create, mediates_write },
-	{ { .nr = SYS_mknodat }, handle_fs_create, mediates_write },
-	{ { .nr = SYS_symlinkat }, handle_fs_create, mediates_write },
-	{ { .nr = SYS_unlinkat }, handle_fs_remove, mediates_write },
-	{ { .nr = SYS_renameat }, handle_fs_rename, mediates_write },
-	{ { .nr = SYS_renameat2 }, handle_fs_rename, mediates_write },
-	{ { .nr = SYS_linkat }, handle_fs_rename, mediates_write },
-	{ { .nr = SYS_truncate }, handle_fs_truncate, mediates_write },
+	{ { .nr = SYS_mkdirat }, handle_fs_create, mediates_write_or_cow },
+	{ { .nr = SYS_mknodat }, handle_fs_create, mediates_write_or_cow },
+	{ { .nr = SYS_symlinkat }, handle_fs_create, mediates_write_or_cow },
+	{ { .nr = SYS_unlinkat }, handle_fs_remove, mediates_write_or_cow },
+	{ { .nr = SYS_renameat }, handle_fs_rename, mediates_write_or_cow },
+	{ { .nr = SYS_renameat2 }, handle_fs_rename, mediates_write_or_cow },
+	{ { .nr = SYS_linkat }, handle_fs_rename, mediates_write_or_cow },
+	{ { .nr = SYS_truncate }, handle_fs_truncate, mediates_write_or_cow },
+/* A workdir (handlers/cow.c, asked first; elsewhere CONTINUE): the calls that read a
+ * name under it (stat, access, readlink), change its metadata, enter it (chdir, exec)
+ * or report it (getcwd); under max_disk what grows a branch file. */
+#ifdef SYS_stat
+	{ { .nr = SYS_stat }, handle_cow_rest, cow },
+	{ { .nr = SYS_lstat }, handle_cow_rest, cow },
+	{ { .nr = SYS_access }, handle_cow_rest, cow },
+	{ { .nr = SYS_readlink }, handle_cow_rest, cow },
+	{ { .nr = SYS_chmod }, handle_cow_rest, cow },
+	{ { .nr = SYS_chown }, handle_cow_rest, cow },
+	{ { .nr = SYS_lchown }, handle_cow_rest, cow },
+	{ { .nr = SYS_utime }, handle_cow_rest, cow },
+	{ { .nr = SYS_utimes }, handle_cow_rest, cow },
+	{ { .nr = SYS_futimesat }, handle_cow_rest, cow },
+#endif
+	{ { .nr = SYS_newfstatat }, handle_cow_rest, cow },
+	{ { .nr = SYS_statx }, handle_cow_rest, cow },
+	{ { .nr = SYS_faccessat }, handle_cow_rest, cow },
+	{ { .nr = SYS_faccessat2 }, handle_cow_rest, cow },
+	{ { .nr = SYS_readlinkat }, handle_cow_rest, cow },
+	{ { .nr = SYS_fchmod }, handle_cow_rest, cow },
+	{ { .nr = SYS_fchmodat }, handle_cow_rest, cow },
+#ifdef SYS_fchmodat2
+	{ { .nr = SYS_fchmodat2 }, handle_cow_rest, cow },
+#endif
+	{ { .nr = SYS_fchown }, handle_cow_rest, cow },
+	{ { .nr = SYS_fchownat }, handle_cow_rest, cow },
+	{ { .nr = SYS_utimensat }, handle_cow_rest, cow },
+	{ { .nr = SYS_chdir }, handle_cow_rest, cow },
+	{ { .nr = SYS_getcwd }, handle_cow_rest, cow },
+	{ { .nr = SYS_execve }, handle_cow_rest, cow },
+	{ { .nr = SYS_execveat }, handle_cow_rest, cow },
+	{ { .nr = SYS_write }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_pwrite64 }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_writev }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_pwritev }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_pwritev2 }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_ftruncate }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_fallocate }, handle_cow_rest, cow_quota },
 	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts
 	 * the sandbox's processes. Without a supervisor such a policy is refused. */
 	{ { SYS_clone, 1, { MASKED_EQ(0, CLONE_PROCESS_MASK, 0) }, 1 },

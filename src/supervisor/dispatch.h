@@ -37,7 +37,7 @@ struct trap {
 };
 
 /* The most traps a sandbox can need: every entry of the table (checked when it is built). */
-#define DISPATCH_MAX_TRAPS 96
+#define DISPATCH_MAX_TRAPS 160
 
 /* The traps a sandbox under @p needs (the BPF program routes them to the supervisor, or denies
  * the deny_unsupervised ones without one). Returns how many were written (at most @max); unused

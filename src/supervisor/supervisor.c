@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "dispatch.h"
+#include "handlers/handlers.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "notif.h"
@@ -83,8 +84,12 @@ int supervisor_handle(struct supervisor *sv)
 
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
-	notif_handler_t h = dispatch_lookup(req->data.nr);
-	int r = h ? h(sv, req, resp) : -ENOSYS;
+	/* A name under the workdir is the branch's first, whatever else traps the call. */
+	int r = sv->cow ? cow_handle(sv, req, resp) : COW_PASS;
+	if (r == COW_PASS) {
+		notif_handler_t h = dispatch_lookup(req->data.nr);
+		r = h ? h(sv, req, resp) : -ENOSYS;
+	}
 	if (r == NOTIF_GONE || r == NOTIF_DEFERRED)
 		return 0; /* the task is gone, or a worker answers */
 	if (r < 0)

@@ -16,6 +16,7 @@
 #include "chacha20.h"
 #include "port-map.h"
 
+struct cow;
 struct groups;
 struct net_plan;
 
@@ -109,6 +110,7 @@ struct supervisor {
 		size_t n, cap;
 		int dirty; /* a fork since: scan /proc again */
 	} mem_pids;
+	struct cow *cow; /* workdir: its branch (handlers/cow.c); NULL: none */
 	uint64_t answered;
 };
 

@@ -45,12 +45,6 @@ static int listed(struct supervisor *sv, const char *name)
 
 /* ---- deterministic_dirs ------------------------------------------------------------------ */
 
-struct dent {
-	uint64_t ino;
-	unsigned char type;
-	char *name;
-};
-
 static int dent_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
@@ -114,24 +108,18 @@ static int dents_sorted(int fd, struct dent **ret, size_t *ret_n)
 	return 0;
 }
 
-/* getdents64 or getdents (@legacy) of directory @fd (the child's open file) sorted: the entries
- * from the index its offset holds, as many as @count bytes take, then its offset moved past
- * them. */
-static int64_t getdents_sorted(int listener, const struct seccomp_notif *req, int fd, size_t count,
-			       int legacy)
+int64_t getdents_answer(int listener, const struct seccomp_notif *req, int fd, size_t count,
+			int legacy, const struct dent *v, size_t n)
 {
-	struct dent *v = NULL;
-	size_t n = 0, n_out = 0;
+	size_t n_out = 0;
 	off_t pos = lseek(fd, 0, SEEK_CUR);
-
 	if (pos < 0)
 		return negative_errno();
-	int r = dents_sorted(fd, &v, &n);
-	if (r < 0)
-		return r;
 	_cleanup_free_ char *out = malloc(count ? count : 1);
+	if (!out)
+		return -ENOMEM;
 	size_t i = (size_t)pos;
-	for (; out && i < n; i++) {
+	for (; i < n; i++) {
 		size_t len = strlen(v[i].name);
 		/* getdents64: ino, off, reclen, type, name; getdents: ino, off, reclen, name, NUL,
 		 * padding, type in the last byte; both aligned as the kernel aligns them. */
@@ -159,17 +147,28 @@ static int64_t getdents_sorted(int listener, const struct seccomp_notif *req, in
 		}
 		n_out += reclen;
 	}
-	int more = i < n;
-	dents_free(v, n);
-	if (!out)
-		return -ENOMEM;
-	if (!n_out && more)
+	if (!n_out && i < n)
 		return -EINVAL; /* the buffer takes not even one entry, as the kernel says */
+	int r;
 	if (n_out && (r = notif_mem_write(listener, req, req->data.args[1], out, n_out)) < 0)
 		return r;
 	if (lseek(fd, (off_t)i, SEEK_SET) < 0)
 		return negative_errno();
 	return (int64_t)n_out;
+}
+
+/* getdents64 or getdents (@legacy) of directory @fd (the child's open file) sorted. */
+static int64_t getdents_sorted(int listener, const struct seccomp_notif *req, int fd, size_t count,
+			       int legacy)
+{
+	struct dent *v = NULL;
+	size_t n = 0;
+	int r = dents_sorted(fd, &v, &n);
+	if (r < 0)
+		return r;
+	int64_t k = getdents_answer(listener, req, fd, count, legacy, v, n);
+	dents_free(v, n);
+	return k;
 }
 
 struct sorted_job {

@@ -54,6 +54,16 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 /* open.c: record what the sandbox's first process may do (its ids, capabilities, seccomp
  * filters), once it is confined: /proc is served only to threads that have the same. */
 void proc_ids_snapshot(struct supervisor *sv, pid_t pid);
+/* getdents.c: a listing made here, served through the child's open directory @fd: the
+ * entries from the index its offset holds, as many as getdents' count takes, then its offset
+ * moved past them. Returns the bytes written or -errno. */
+struct dent {
+	uint64_t ino;
+	unsigned char type;
+	char *name;
+};
+int64_t getdents_answer(int listener, const struct seccomp_notif *req, int fd, size_t count,
+			int legacy, const struct dent *v, size_t n);
 /* getdents.c: getdents64 of /proc while it is served: the sandbox's processes only. */
 int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
@@ -118,3 +128,13 @@ void memory_check(struct supervisor *sv);
 /* cpus.c: sched_getaffinity under num_cpus. */
 int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp);
+
+/* cow.c: with a workdir, the calls whose name (or descriptor) is under it are made in the
+ * branch (0 with @resp set, NOTIF_DEFERRED, -errno); COW_PASS for any other, which the
+ * table's handler then answers. Called by the supervisor before the table. */
+#define COW_PASS (INT32_MIN + 2)
+int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
+	       struct seccomp_notif_resp *resp);
+/* cow.c: the table's handler of the calls trapped for the workdir only: CONTINUE. */
+int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);

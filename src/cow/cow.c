@@ -1,0 +1,1198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cow: the branch engine (cow.h). A lower entry is hidden by a whiteout mark on its path; an
+ * upper directory at a whited-out path hides every lower entry beneath it (it replaced the
+ * lower one: "opaque"). Each call is on the supervisor loop, one at a time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cow.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "sha256.h"
+
+struct cow_mark {
+	char *path;
+	int whiteout; /* the lower entry here is hidden */
+	int touched;  /* the run changed this path: @before holds what it was */
+	struct cow_entry before;
+};
+
+/* ---- marks ------------------------------------------------------------------------------- */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static struct cow_mark *mark_get(struct cow *c, const char *rel)
+{
+	if (!c->cap_marks)
+		return NULL;
+	for (size_t i = hash(rel) & (c->cap_marks - 1);; i = (i + 1) & (c->cap_marks - 1)) {
+		if (!c->marks[i])
+			return NULL;
+		if (strcmp(c->marks[i]->path, rel) == 0)
+			return c->marks[i];
+	}
+}
+
+static void mark_insert(struct cow_mark **v, size_t cap, struct cow_mark *m)
+{
+	size_t i = hash(m->path) & (cap - 1);
+	while (v[i])
+		i = (i + 1) & (cap - 1);
+	v[i] = m;
+}
+
+static struct cow_mark *mark_add(struct cow *c, const char *rel)
+{
+	struct cow_mark *m = mark_get(c, rel);
+	if (m)
+		return m;
+	if ((c->n_marks + 1) * 10 > c->cap_marks * 7) {
+		size_t cap = c->cap_marks ? 2 * c->cap_marks : 256;
+		struct cow_mark **v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < c->cap_marks; i++)
+			if (c->marks[i])
+				mark_insert(v, cap, c->marks[i]);
+		free(c->marks);
+		c->marks = v;
+		c->cap_marks = cap;
+	}
+	if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(rel))) {
+		free(m);
+		return NULL;
+	}
+	mark_insert(c->marks, c->cap_marks, m);
+	c->n_marks++;
+	return m;
+}
+
+static int whited_out(struct cow *c, const char *rel)
+{
+	struct cow_mark *m = mark_get(c, rel);
+	return m && m->whiteout;
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+/* A path for the *at() calls: "" is the directory itself. */
+static const char *at(const char *rel)
+{
+	return *rel ? rel : ".";
+}
+
+static void join(char *out, size_t size, const char *rel, const char *name)
+{
+	snprintf(out, size, "%s%s%s", rel, *rel ? "/" : "", name);
+}
+
+static enum cow_kind kind_of(mode_t m)
+{
+	return S_ISREG(m)   ? COW_KIND_FILE
+	       : S_ISDIR(m) ? COW_KIND_DIR
+	       : S_ISLNK(m) ? COW_KIND_SYMLINK
+			    : COW_KIND_OTHER;
+}
+
+static void entry_clear(struct cow_entry *e)
+{
+	free(e->target);
+	memset(e, 0, sizeof(*e));
+}
+
+/* The entry at @rel under @dirfd (absent: present 0). */
+static int entry_read(int dirfd, const char *rel, struct cow_entry *e)
+{
+	struct stat st;
+
+	memset(e, 0, sizeof(*e));
+	if (fstatat(dirfd, at(rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	e->present = 1;
+	e->kind = kind_of(st.st_mode);
+	e->mode = st.st_mode & 07777;
+	if (e->kind == COW_KIND_FILE) {
+		e->size = (uint64_t)st.st_size;
+		_cleanup_close_ int fd = openat(dirfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		int r = sha256_fd(fd, e->digest);
+		if (r < 0)
+			return r;
+		e->has_digest = 1;
+	} else if (e->kind == COW_KIND_SYMLINK) {
+		char t[PATH_MAX];
+		ssize_t k = readlinkat(dirfd, rel, t, sizeof(t) - 1);
+		if (k < 0)
+			return -errno;
+		t[k] = '\0';
+		if (!(e->target = strdup(t)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Remove @name under @dirfd, a directory with everything beneath it. */
+static int remove_tree(int dir, const char *name)
+{
+	if (unlinkat(dir, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			r = remove_tree(dirfd(d), e->d_name);
+	closedir(d);
+	if (r == 0 && unlinkat(dir, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
+}
+
+/* ---- open and close ---------------------------------------------------------------------- */
+
+int cow_open(struct cow *c, const char *workdir, const char *storage, const char *name,
+	     uint64_t max_disk, struct sandlock_error **reterr)
+{
+	struct stat st;
+
+	memset(c, 0, sizeof(*c));
+	c->lower_fd = c->upper_fd = -1;
+	c->max_disk = max_disk;
+	if (!(c->lower = realpath(workdir, NULL)))
+		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
+	c->lower_len = strlen(c->lower);
+	c->lower_fd = open(c->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->lower_fd < 0 || fstat(c->lower_fd, &st) < 0)
+		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
+	if (!storage || !*storage)
+		storage = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	_cleanup_free_ char *real_storage = realpath(storage, NULL);
+	if (!real_storage)
+		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));
+	if (strcmp(real_storage, c->lower) == 0 ||
+	    (strncmp(real_storage, c->lower, c->lower_len) == 0 &&
+	     real_storage[c->lower_len] == '/'))
+		return error_set(reterr, -EINVAL, "fs_storage: %s: inside the workdir %s", storage,
+				 c->lower);
+	if (asprintf(&c->dir, "%s/sandlock-%s-XXXXXX", real_storage,
+		     name && *name ? name : "branch") < 0) {
+		c->dir = NULL;
+		return error_set(reterr, -ENOMEM, "out of memory");
+	}
+	if (!mkdtemp(c->dir))
+		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));
+	if (asprintf(&c->upper, "%s/upper", c->dir) < 0) {
+		c->upper = NULL;
+		return error_set(reterr, -ENOMEM, "out of memory");
+	}
+	c->upper_len = strlen(c->upper);
+	if (mkdir(c->upper, 0700) < 0 || chmod(c->upper, st.st_mode & 07777) < 0 ||
+	    (c->upper_fd = open(c->upper, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		int r = -errno;
+		(void)cow_abort(c);
+		return error_set(reterr, r, "fs_storage: %s: %s", c->upper, strerror(-r));
+	}
+	return 0;
+}
+
+void cow_done(struct cow *c)
+{
+	for (size_t i = 0; i < c->cap_marks; i++)
+		if (c->marks[i]) {
+			free(c->marks[i]->path);
+			entry_clear(&c->marks[i]->before);
+			free(c->marks[i]);
+		}
+	free(c->marks);
+	c->marks = NULL;
+	c->n_marks = c->cap_marks = 0;
+	c->lower_fd = safe_close(c->lower_fd);
+	c->upper_fd = safe_close(c->upper_fd);
+	free(c->lower);
+	free(c->dir);
+	free(c->upper);
+	c->lower = c->dir = c->upper = NULL;
+}
+
+/* ---- lookup ------------------------------------------------------------------------------ */
+
+/* One step down: @rel (a path whose parent was looked up, its lower entries showing beneath it
+ * with @lower_ok). */
+static int step(struct cow *c, const char *rel, int lower_ok, struct cow_node *n)
+{
+	memset(n, 0, sizeof(*n));
+	if (!*rel) { /* the workdir itself */
+		if (fstat(c->lower_fd, &n->st) < 0)
+			return -errno;
+		n->layer = COW_LOWER;
+		n->lower_beneath = 1;
+		return 0;
+	}
+	int hidden = !lower_ok || whited_out(c, rel);
+	if (fstatat(c->upper_fd, rel, &n->st, AT_SYMLINK_NOFOLLOW) == 0) {
+		struct stat lst;
+		n->layer = COW_UPPER;
+		n->lower_beneath = S_ISDIR(n->st.st_mode) && !hidden &&
+				   fstatat(c->lower_fd, rel, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+				   S_ISDIR(lst.st_mode);
+		return 0;
+	}
+	if (errno != ENOENT && errno != ENOTDIR)
+		return -errno;
+	if (!hidden && fstatat(c->lower_fd, rel, &n->st, AT_SYMLINK_NOFOLLOW) == 0) {
+		n->layer = COW_LOWER;
+		n->lower_beneath = S_ISDIR(n->st.st_mode);
+		return 0;
+	}
+	if (!hidden && errno != ENOENT && errno != ENOTDIR)
+		return -errno;
+	n->layer = COW_NONE;
+	return 0;
+}
+
+int cow_lookup(struct cow *c, const char *rel, struct cow_node *n)
+{
+	char prefix[PATH_MAX];
+	int r = step(c, "", 1, n);
+
+	if (r < 0 || !*rel)
+		return r;
+	if (strlen(rel) >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	/* At each end of a component, @n is its parent's entry. */
+	for (size_t j = 0;; j++) {
+		if (rel[j] != '/' && rel[j] != '\0')
+			continue;
+		if (n->layer == COW_NONE)
+			return -ENOENT;
+		if (!S_ISDIR(n->st.st_mode))
+			return -ENOTDIR;
+		memcpy(prefix, rel, j);
+		prefix[j] = '\0';
+		r = step(c, prefix, n->lower_beneath, n);
+		if (r < 0 || !rel[j])
+			return r;
+	}
+}
+
+/* ---- resolve ----------------------------------------------------------------------------- */
+
+/* Drop the last component of @cur (an absolute canonical path). */
+static void pop(char *cur)
+{
+	char *slash = strrchr(cur, '/');
+	if (slash == cur)
+		cur[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+}
+
+int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
+{
+	char cur[PATH_MAX], rest[2 * PATH_MAX], next[2 * PATH_MAX];
+	int links = 0, via_branch_link = 0;
+	struct cow_node n = { 0 };
+	size_t alen = strlen(abs);
+
+	memset(res, 0, sizeof(*res));
+	if (alen >= sizeof(rest))
+		return -ENAMETOOLONG;
+	res->trailing = alen > 1 && abs[alen - 1] == '/';
+	strcpy(rest, abs);
+	strcpy(cur, "/");
+	const char *p = rest;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchrnul(p, '/');
+		size_t k = (size_t)(e - p);
+		if (k > NAME_MAX)
+			return -ENAMETOOLONG;
+		if (k == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (k == 2 && p[0] == '.' && p[1] == '.') {
+			pop(cur);
+			p = e;
+			continue;
+		}
+		if (strlen(cur) + 1 + k >= sizeof(cur))
+			return -ENAMETOOLONG;
+		if (strcmp(cur, "/"))
+			strcat(cur, "/");
+		strncat(cur, p, k);
+		p = e;
+		if (strncmp(cur, c->lower, c->lower_len) != 0 ||
+		    (cur[c->lower_len] != '\0' && cur[c->lower_len] != '/'))
+			continue; /* outside the workdir: taken as it reads */
+		/* Look the path up from the workdir down (a ".." above may have changed which
+		 * lower entries show). */
+		const char *rel = cur[c->lower_len] ? cur + c->lower_len + 1 : "";
+		int r = cow_lookup(c, rel, &n);
+		if (r < 0)
+			return r;
+		while (*p == '/')
+			p++;
+		int last = !*p;
+		if (n.layer == COW_NONE) {
+			if (!last)
+				return -ENOENT;
+			break;
+		}
+		if (S_ISLNK(n.st.st_mode) && (!last || follow || res->trailing)) {
+			char target[PATH_MAX];
+			if (++links > 40)
+				return -ELOOP;
+			ssize_t t = readlinkat(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd,
+					       rel, target, sizeof(target) - 1);
+			if (t < 0)
+				return -errno;
+			target[t] = '\0';
+			via_branch_link |= n.layer == COW_UPPER;
+			if (snprintf(next, sizeof(next), "%s/%s", target, p) >= (int)sizeof(next))
+				return -ENAMETOOLONG;
+			strcpy(rest, next);
+			p = rest;
+			if (target[0] == '/')
+				strcpy(cur, "/");
+			else
+				pop(cur);
+			continue;
+		}
+		if (!last && !S_ISDIR(n.st.st_mode))
+			return -ENOTDIR;
+	}
+	res->inside = strncmp(cur, c->lower, c->lower_len) == 0 &&
+		      (cur[c->lower_len] == '\0' || cur[c->lower_len] == '/');
+	if (!res->inside)
+		return via_branch_link ? -EXDEV : 0;
+	snprintf(res->rel, sizeof(res->rel), "%s", cur[c->lower_len] ? cur + c->lower_len + 1 : "");
+	int r = cow_lookup(c, res->rel, &res->n);
+	if (r < 0)
+		return r;
+	if (res->trailing && res->n.layer != COW_NONE && !S_ISDIR(res->n.st.st_mode))
+		return -ENOTDIR;
+	return 0;
+}
+
+/* ---- changes to the branch --------------------------------------------------------------- */
+
+int cow_charge(struct cow *c, int64_t delta)
+{
+	if (delta > 0 && c->max_disk && c->used + (uint64_t)delta > c->max_disk)
+		return -ENOSPC;
+	if (delta < 0 && (uint64_t)-delta > c->used)
+		c->used = 0;
+	else
+		c->used += (uint64_t)delta;
+	return 0;
+}
+
+int cow_touch(struct cow *c, const char *rel)
+{
+	struct cow_mark *m = mark_add(c, rel);
+	struct cow_node n;
+
+	if (!m)
+		return -ENOMEM;
+	if (m->touched)
+		return 0;
+	int r = cow_lookup(c, rel, &n);
+	if (r == 0 && n.layer != COW_NONE)
+		r = entry_read(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, rel, &m->before);
+	if (r == -ENOENT || r == -ENOTDIR)
+		r = 0;
+	if (r == 0)
+		m->touched = 1;
+	return r;
+}
+
+int cow_parents_up(struct cow *c, const char *rel)
+{
+	char prefix[PATH_MAX];
+	const char *slash = strrchr(rel, '/');
+	size_t len = slash ? (size_t)(slash - rel) : 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+		while (j < len && rel[j] != '/')
+			j++;
+		memcpy(prefix, rel, j);
+		prefix[j] = '\0';
+		struct stat st;
+		if (fstatat(c->upper_fd, prefix, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!S_ISDIR(st.st_mode))
+				return -ENOTDIR;
+		} else {
+			struct stat lst;
+			if (fstatat(c->lower_fd, prefix, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISDIR(lst.st_mode))
+				return -ENOENT;
+			if (mkdirat(c->upper_fd, prefix, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			(void)!fchmodat(c->upper_fd, prefix, lst.st_mode & 07777, 0);
+		}
+		i = j + 1;
+	}
+	return 0;
+}
+
+/* Copy @from's bytes into @to. */
+static int copy_bytes(int from, int to, uint64_t size)
+{
+	uint64_t done = 0;
+
+	while (done < size) {
+		ssize_t n = copy_file_range(from, NULL, to, NULL, size - done, 0);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP &&
+			    errno != EINVAL)
+				return -errno;
+			char buf[65536];
+			ssize_t k = pread(from, buf, sizeof(buf), (off_t)done);
+			if (k <= 0)
+				return k < 0 ? -errno : 0;
+			if (write(to, buf, (size_t)k) != k)
+				return errno ? -errno : -EIO;
+			n = k;
+		}
+		done += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Copy the entry at @from (under @fromfd) to @to in the upper layer (a new name). */
+static int copy_entry(struct cow *c, int fromfd, const char *from, const char *to, int truncate)
+{
+	struct stat st;
+
+	if (fstatat(fromfd, from, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		char t[PATH_MAX];
+		ssize_t k = readlinkat(fromfd, from, t, sizeof(t) - 1);
+		if (k < 0)
+			return -errno;
+		t[k] = '\0';
+		return symlinkat(t, c->upper_fd, to) < 0 ? -errno : 0;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (mkdirat(c->upper_fd, to, 0700) < 0)
+			return -errno;
+		return fchmodat(c->upper_fd, to, st.st_mode & 07777, 0) < 0 ? -errno : 0;
+	}
+	if (!S_ISREG(st.st_mode))
+		return -EXDEV; /* a kernel object: never copied */
+	int r = truncate ? 0 : cow_charge(c, st.st_size);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int in = openat(fromfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int out =
+		in < 0 ? -1
+		       : openat(c->upper_fd, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (in < 0 || out < 0)
+		r = -errno;
+	if (r == 0 && !truncate)
+		r = copy_bytes(in, out, (uint64_t)st.st_size);
+	if (r == 0 && fchmod(out, st.st_mode & 07777) < 0)
+		r = -errno;
+	if (r == 0 && !truncate) {
+		struct timespec ts[2] = { st.st_atim, st.st_mtim };
+		(void)futimens(out, ts);
+	}
+	if (r < 0) {
+		if (!truncate)
+			(void)cow_charge(c, -(int64_t)st.st_size);
+		if (out >= 0)
+			(void)unlinkat(c->upper_fd, to, 0);
+	}
+	return r;
+}
+
+int cow_copy_up(struct cow *c, const char *rel, int truncate)
+{
+	struct cow_node n;
+	int r = cow_touch(c, rel);
+
+	if (r == 0)
+		r = cow_lookup(c, rel, &n);
+	if (r < 0)
+		return r;
+	if (n.layer == COW_UPPER)
+		return 0;
+	if (n.layer == COW_NONE)
+		return -ENOENT;
+	if ((r = cow_parents_up(c, rel)) < 0)
+		return r;
+	return copy_entry(c, c->lower_fd, rel, rel, truncate);
+}
+
+void cow_created(struct cow *c, const char *rel)
+{
+	/* Nothing to do: a whiteout at @rel stays, so that an upper directory there hides the
+	 * lower entries beneath (step()). */
+	(void)c;
+	(void)rel;
+}
+
+int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
+{
+	struct cow_node n;
+	int r = cow_lookup(c, rel, &n);
+
+	if (r < 0)
+		return r;
+	if (n.layer != COW_NONE)
+		return -EEXIST;
+	if ((r = cow_touch(c, rel)) < 0 || (r = cow_parents_up(c, rel)) < 0)
+		return r;
+	return mkdirat(c->upper_fd, rel, mode) < 0 ? -errno : 0;
+}
+
+struct count {
+	size_t n;
+};
+
+static int count_cb(const char *name, unsigned char type, uint64_t ino, void *arg)
+{
+	((struct count *)arg)->n++;
+	return 0;
+}
+
+/* Whether the lower entry at @rel shows through (the parents' lower entries do, no whiteout). */
+static int lower_shows(struct cow *c, const char *rel)
+{
+	char parent[PATH_MAX];
+	struct cow_node pn;
+	struct stat st;
+	const char *slash = strrchr(rel, '/');
+
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+	return cow_lookup(c, parent, &pn) == 0 && pn.lower_beneath && !whited_out(c, rel) &&
+	       fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static int whiteout(struct cow *c, const char *rel)
+{
+	struct cow_mark *m = mark_add(c, rel);
+	if (!m)
+		return -ENOMEM;
+	m->whiteout = 1;
+	return 0;
+}
+
+int cow_remove(struct cow *c, const char *rel, int dir)
+{
+	struct cow_node n;
+	int r = cow_lookup(c, rel, &n);
+
+	if (r < 0)
+		return r;
+	if (n.layer == COW_NONE)
+		return -ENOENT;
+	if (!*rel)
+		return -EBUSY;
+	if (dir && !S_ISDIR(n.st.st_mode))
+		return -ENOTDIR;
+	if (!dir && S_ISDIR(n.st.st_mode))
+		return -EISDIR;
+	if (dir) {
+		struct count k = { 0 };
+		if ((r = cow_list(c, rel, count_cb, &k)) < 0)
+			return r;
+		if (k.n)
+			return -ENOTEMPTY;
+	}
+	if ((r = cow_touch(c, rel)) < 0)
+		return r;
+	int shows = lower_shows(c, rel);
+	if (n.layer == COW_UPPER) {
+		if (unlinkat(c->upper_fd, rel, dir ? AT_REMOVEDIR : 0) < 0)
+			return -errno;
+		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
+			(void)cow_charge(c, -(int64_t)n.st.st_size);
+	}
+	return shows ? whiteout(c, rel) : 0;
+}
+
+/* Move @from (merged) to @to (absent, its parent in the upper layer): each entry touched first,
+ * a directory made anew and filled, a file renamed within the upper layer or copied up. */
+static int move_tree(struct cow *c, const char *from, const char *to);
+
+struct move_ctx {
+	struct cow *c;
+	const char *from, *to;
+	int r;
+};
+
+static int move_cb(const char *name, unsigned char type, uint64_t ino, void *arg)
+{
+	struct move_ctx *m = arg;
+	char f[PATH_MAX], t[PATH_MAX];
+
+	join(f, sizeof(f), m->from, name);
+	join(t, sizeof(t), m->to, name);
+	m->r = move_tree(m->c, f, t);
+	return m->r;
+}
+
+static int move_tree(struct cow *c, const char *from, const char *to)
+{
+	struct cow_node n;
+	int r = cow_lookup(c, from, &n);
+
+	if (r == 0 && n.layer == COW_NONE)
+		r = -ENOENT;
+	if (r == 0)
+		r = cow_touch(c, from);
+	if (r == 0)
+		r = cow_touch(c, to);
+	if (r < 0)
+		return r;
+	int shows = lower_shows(c, from);
+	if (S_ISDIR(n.st.st_mode)) {
+		if (mkdirat(c->upper_fd, to, 0700) < 0)
+			return -errno;
+		struct move_ctx m = { c, from, to, 0 };
+		/* Listed whole before the first move: the moves change the listing. */
+		char **names = NULL;
+		struct stat st = n.st;
+		if ((r = cow_list(c, from, NULL, &names)) < 0)
+			return r;
+		for (size_t i = 0; names && names[i] && r == 0; i++)
+			r = move_cb(names[i], 0, 0, &m);
+		for (size_t i = 0; names && names[i]; i++)
+			free(names[i]);
+		free(names);
+		if (r < 0)
+			return r;
+		(void)!fchmodat(c->upper_fd, to, st.st_mode & 07777, 0);
+		if (n.layer == COW_UPPER && unlinkat(c->upper_fd, from, AT_REMOVEDIR) < 0)
+			return -errno;
+	} else if (n.layer == COW_UPPER) {
+		if (renameat(c->upper_fd, from, c->upper_fd, to) < 0)
+			return -errno;
+	} else if ((r = copy_entry(c, c->lower_fd, from, to, 0)) < 0)
+		return r;
+	return shows ? whiteout(c, from) : 0;
+}
+
+/* Whether the merged tree at @rel holds a kernel object (never moved: EXDEV). */
+static int holds_special(struct cow *c, const char *rel);
+
+struct special_ctx {
+	struct cow *c;
+	const char *rel;
+	int found;
+};
+
+static int special_cb(const char *name, unsigned char type, uint64_t ino, void *arg)
+{
+	struct special_ctx *s = arg;
+	char p[PATH_MAX];
+	join(p, sizeof(p), s->rel, name);
+	s->found = holds_special(s->c, p);
+	return s->found ? 1 : 0;
+}
+
+static int holds_special(struct cow *c, const char *rel)
+{
+	struct cow_node n;
+	if (cow_lookup(c, rel, &n) < 0 || n.layer == COW_NONE)
+		return 0;
+	if (S_ISDIR(n.st.st_mode)) {
+		struct special_ctx s = { c, rel, 0 };
+		(void)cow_list(c, rel, special_cb, &s);
+		return s.found;
+	}
+	return !S_ISREG(n.st.st_mode) && !S_ISLNK(n.st.st_mode);
+}
+
+int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
+{
+	struct cow_node nf, nt;
+	int r = cow_lookup(c, from, &nf);
+
+	if (r < 0)
+		return r;
+	if (nf.layer == COW_NONE)
+		return -ENOENT;
+	if ((r = cow_lookup(c, to, &nt)) < 0)
+		return r;
+	if (!*from || !*to)
+		return -EBUSY;
+	if (flags & ~1u /* RENAME_NOREPLACE */)
+		return -EINVAL;
+	if (strcmp(from, to) == 0)
+		return 0;
+	size_t fl = strlen(from);
+	if (strncmp(to, from, fl) == 0 && to[fl] == '/')
+		return -EINVAL;
+	if (holds_special(c, from))
+		return -EXDEV;
+	if (nt.layer != COW_NONE) {
+		if (flags & 1u)
+			return -EEXIST;
+		int fdir = S_ISDIR(nf.st.st_mode), tdir = S_ISDIR(nt.st.st_mode);
+		if (fdir && !tdir)
+			return -ENOTDIR;
+		if (!fdir && tdir)
+			return -EISDIR;
+		if (!S_ISREG(nt.st.st_mode) && !S_ISLNK(nt.st.st_mode) && !tdir)
+			return -EXDEV;
+		if ((r = cow_remove(c, to, tdir)) < 0)
+			return r;
+	}
+	if ((r = cow_parents_up(c, to)) < 0)
+		return r;
+	return move_tree(c, from, to);
+}
+
+/* ---- listing ----------------------------------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in directory @rel under @dirfd (without "." and ".."), NULL-terminated. */
+static int names_of(int dirfd, const char *rel, char ***ret, size_t *ret_n)
+{
+	int fd = openat(dirfd, at(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n + 2 > cap) {
+			char **nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		if (!(v[n] = strdup(e->d_name))) {
+			r = -ENOMEM;
+			break;
+		}
+		v[++n] = NULL;
+	}
+	closedir(d);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return r;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), name_cmp);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static unsigned char dtype(mode_t m)
+{
+	return S_ISREG(m)    ? DT_REG
+	       : S_ISDIR(m)  ? DT_DIR
+	       : S_ISLNK(m)  ? DT_LNK
+	       : S_ISFIFO(m) ? DT_FIFO
+	       : S_ISSOCK(m) ? DT_SOCK
+	       : S_ISCHR(m)  ? DT_CHR
+	       : S_ISBLK(m)  ? DT_BLK
+			     : DT_UNKNOWN;
+}
+
+int cow_list(struct cow *c, const char *rel,
+	     int (*cb)(const char *name, unsigned char type, uint64_t ino, void *arg), void *arg)
+{
+	struct cow_node n;
+	char **up = NULL, **low = NULL;
+	size_t n_up = 0, n_low = 0;
+	int r = cow_lookup(c, rel, &n);
+
+	if (r == 0 && n.layer == COW_NONE)
+		r = -ENOENT;
+	if (r == 0 && !S_ISDIR(n.st.st_mode))
+		r = -ENOTDIR;
+	/* The upper layer's names (its root always exists; a lower directory elsewhere has no
+	 * upper one: names_of finds none). */
+	if (r == 0)
+		r = names_of(c->upper_fd, rel, &up, &n_up);
+	if (r == 0 && n.lower_beneath) {
+		struct stat st;
+		/* A lower directory shows beneath an upper one only where it is one too. */
+		if (n.layer == COW_LOWER ||
+		    (fstatat(c->lower_fd, at(rel), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISDIR(st.st_mode)))
+			r = names_of(c->lower_fd, rel, &low, &n_low);
+	}
+	/* Merge the two sorted lists. */
+	char **all = r == 0 ? calloc(n_up + n_low + 1, sizeof(*all)) : NULL;
+	size_t k = 0;
+	if (r == 0 && !all)
+		r = -ENOMEM;
+	for (size_t i = 0, j = 0; r == 0 && (i < n_up || j < n_low);) {
+		int cmp = i == n_up ? 1 : j == n_low ? -1 : strcmp(up[i], low[j]);
+		char p[PATH_MAX];
+		if (cmp <= 0) {
+			all[k++] = TAKE_PTR(up[i]);
+			i++;
+			if (cmp == 0)
+				j++;
+			continue;
+		}
+		join(p, sizeof(p), rel, low[j]);
+		if (!whited_out(c, p))
+			all[k++] = TAKE_PTR(low[j]);
+		j++;
+	}
+	for (size_t i = 0; i < n_up; i++)
+		free(up[i]);
+	for (size_t i = 0; i < n_low; i++)
+		free(low[i]);
+	free(up);
+	free(low);
+	if (r < 0) {
+		for (size_t i = 0; i < k; i++)
+			free(all[i]);
+		free(all);
+		return r;
+	}
+	if (!cb) { /* the names themselves, for the caller to free */
+		*(char ***)arg = all;
+		return 0;
+	}
+	for (size_t i = 0; i < k; i++) {
+		char p[PATH_MAX];
+		struct cow_node cn;
+		join(p, sizeof(p), rel, all[i]);
+		if (r == 0 && cow_lookup(c, p, &cn) == 0 && cn.layer != COW_NONE &&
+		    cb(all[i], dtype(cn.st.st_mode), (uint64_t)cn.st.st_ino, arg))
+			r = 1; /* stop */
+		free(all[i]);
+	}
+	free(all);
+	return r < 0 ? r : 0;
+}
+
+/* ---- change set -------------------------------------------------------------------------- */
+
+static int entry_same(const struct cow_entry *a, const struct cow_entry *b)
+{
+	if (a->present != b->present)
+		return 0;
+	if (!a->present)
+		return 1;
+	return a->kind == b->kind && a->mode == b->mode && a->size == b->size &&
+	       a->has_digest == b->has_digest &&
+	       (!a->has_digest || memcmp(a->digest, b->digest, 32) == 0) &&
+	       !a->target == !b->target && (!a->target || strcmp(a->target, b->target) == 0);
+}
+
+static int entry_copy(struct cow_entry *to, const struct cow_entry *from)
+{
+	*to = *from;
+	to->target = NULL;
+	if (from->target && !(to->target = strdup(from->target)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int change_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cow_change *)a)->path, ((const struct cow_change *)b)->path);
+}
+
+void cow_changes_free(struct cow_change *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].path);
+		entry_clear(&v[i].before);
+		entry_clear(&v[i].after);
+	}
+	free(v);
+}
+
+int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
+{
+	struct cow_change *v = calloc(c->n_marks + 1, sizeof(*v));
+	size_t n = 0;
+	int r = v ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < c->cap_marks; i++) {
+		struct cow_mark *m = c->marks[i];
+		struct cow_node nd;
+		struct cow_entry after = { 0 };
+		if (!m || !m->touched)
+			continue;
+		int lr = cow_lookup(c, m->path, &nd);
+		if (lr == 0 && nd.layer != COW_NONE)
+			r = entry_read(nd.layer == COW_UPPER ? c->upper_fd : c->lower_fd, m->path,
+				       &after);
+		if (r < 0)
+			break;
+		if (entry_same(&m->before, &after)) {
+			entry_clear(&after);
+			continue;
+		}
+		v[n].after = after;
+		if (!(v[n].path = strdup(m->path)) || entry_copy(&v[n].before, &m->before) < 0) {
+			n++;
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (r < 0) {
+		cow_changes_free(v, n);
+		return r;
+	}
+	qsort(v, n, sizeof(*v), change_cmp);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* ---- dispositions ------------------------------------------------------------------------ */
+
+int cow_abort(struct cow *c)
+{
+	if (!c->dir)
+		return 0;
+	_cleanup_free_ char *parent = strdup(c->dir);
+	if (!parent)
+		return -ENOMEM;
+	char *slash = strrchr(parent, '/');
+	*slash = '\0';
+	_cleanup_close_ int pfd = open(*parent ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	return remove_tree(pfd, slash + 1);
+}
+
+int cow_save(struct cow *c)
+{
+	_cleanup_free_ char *path = NULL;
+	if (asprintf(&path, "%s/whiteouts", c->dir) < 0)
+		return -ENOMEM;
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	/* One path per line would break on a name holding a newline: NUL-terminated. */
+	for (size_t i = 0; i < c->cap_marks; i++)
+		if (c->marks[i] && c->marks[i]->whiteout)
+			fwrite(c->marks[i]->path, 1, strlen(c->marks[i]->path) + 1, f);
+	int r = fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : -errno;
+	fclose(f);
+	return r;
+}
+
+static int by_length(const void *a, const void *b)
+{
+	size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+	return la < lb ? -1 : la > lb;
+}
+
+/* For the test suite: SANDLOCK_TEST_COMMIT_CRASH=N kills the process after N entries of a
+ * commit are merged, as a crash would. */
+static void crash_point(size_t *done)
+{
+	static long at = -2;
+	if (at == -2) {
+		const char *e = getenv("SANDLOCK_TEST_COMMIT_CRASH");
+		at = e && *e ? strtol(e, NULL, 10) : -1;
+	}
+	if (at >= 0 && (long)++*done > at)
+		(void)kill(getpid(), SIGKILL);
+}
+
+/* Merge upper entry @rel (and beneath) into the lower. */
+static int merge(struct cow *c, const char *rel, int same_fs, size_t *done)
+{
+	struct stat st, lst;
+
+	if (fstatat(c->upper_fd, at(rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	int has_lower = fstatat(c->lower_fd, at(rel), &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (S_ISDIR(st.st_mode)) {
+		if (has_lower && !S_ISDIR(lst.st_mode)) {
+			int r = remove_tree(c->lower_fd, rel);
+			if (r < 0)
+				return r;
+			has_lower = 0;
+		}
+		if (!has_lower && mkdirat(c->lower_fd, rel, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		char **names;
+		size_t n;
+		int r = names_of(c->upper_fd, rel, &names, &n);
+		for (size_t i = 0; r == 0 && i < n; i++) {
+			char p[PATH_MAX];
+			join(p, sizeof(p), rel, names[i]);
+			r = merge(c, p, same_fs, done);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		if (r < 0)
+			return r;
+		if (*rel && fchmodat(c->lower_fd, rel, st.st_mode & 07777, 0) < 0)
+			return -errno;
+		return 0;
+	}
+	if (has_lower && S_ISDIR(lst.st_mode)) {
+		int r = remove_tree(c->lower_fd, rel);
+		if (r < 0)
+			return r;
+	}
+	crash_point(done);
+	if (same_fs && renameat(c->upper_fd, rel, c->lower_fd, rel) == 0)
+		return 0;
+	/* Another filesystem: a copy beside the target, renamed over it. */
+	char tmp[PATH_MAX];
+	const char *slash = strrchr(rel, '/');
+	snprintf(tmp, sizeof(tmp), "%.*s%s.sandlock-merge-%s", slash ? (int)(slash - rel) : 0, rel,
+		 slash ? "/" : "", slash ? slash + 1 : rel);
+	(void)unlinkat(c->lower_fd, tmp, 0);
+	if (S_ISLNK(st.st_mode)) {
+		char t[PATH_MAX];
+		ssize_t k = readlinkat(c->upper_fd, rel, t, sizeof(t) - 1);
+		if (k < 0)
+			return -errno;
+		t[k] = '\0';
+		if (symlinkat(t, c->lower_fd, tmp) < 0)
+			return -errno;
+	} else {
+		_cleanup_close_ int in =
+			openat(c->upper_fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int out =
+			in < 0 ? -1
+			       : openat(c->lower_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+					st.st_mode & 07777);
+		if (in < 0 || out < 0)
+			return -errno;
+		int r = copy_bytes(in, out, (uint64_t)st.st_size);
+		if (r == 0 && (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0))
+			r = -errno;
+		if (r < 0) {
+			(void)unlinkat(c->lower_fd, tmp, 0);
+			return r;
+		}
+	}
+	if (renameat(c->lower_fd, tmp, c->lower_fd, rel) < 0) {
+		int r = -errno;
+		(void)unlinkat(c->lower_fd, tmp, 0);
+		return r;
+	}
+	return unlinkat(c->upper_fd, rel, 0) < 0 ? -errno : 0;
+}
+
+int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
+{
+	struct stat ls, us;
+	int r;
+
+	_cleanup_close_ int lock = open(c->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock < 0)
+		return error_set(reterr, -errno, "commit: %s: %s", c->lower, strerror(errno));
+	for (int waited = 0; flock(lock, LOCK_EX | LOCK_NB) < 0; waited += 10) {
+		if (errno != EWOULDBLOCK)
+			return error_set(reterr, -errno, "commit: lock %s: %s", c->lower,
+					 strerror(errno));
+		if (waited >= wait_ms)
+			return error_set(reterr, -EBUSY,
+					 "commit: %s is being merged by another sandbox (waited "
+					 "%d ms); the branch is kept in %s",
+					 c->lower, wait_ms, c->dir);
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	/* The marker first: whatever happens from here, the branch stays until the end. */
+	_cleanup_free_ char *marker = NULL;
+	if (asprintf(&marker, "%s/COMMITTING", c->dir) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	_cleanup_close_ int mfd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (mfd < 0 || (r = cow_save(c)) < 0 || fsync(mfd) < 0)
+		return error_set(reterr,
+				 mfd < 0 ? -errno
+				 : r < 0 ? r
+					 : -errno,
+				 "commit: %s: cannot mark the branch", c->dir);
+
+	/* Deletions, parents first. */
+	char **wh = calloc(c->n_marks + 1, sizeof(*wh));
+	size_t n_wh = 0;
+	if (!wh)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->cap_marks; i++)
+		if (c->marks[i] && c->marks[i]->whiteout)
+			wh[n_wh++] = c->marks[i]->path;
+	qsort(wh, n_wh, sizeof(*wh), by_length);
+	r = 0;
+	for (size_t i = 0; r == 0 && i < n_wh; i++) {
+		struct stat st;
+		/* A whited-out directory replaced by an upper one goes whole: the upper one
+		 * replaces it (opaque). */
+		if (fstatat(c->lower_fd, wh[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			r = remove_tree(c->lower_fd, wh[i]);
+	}
+	free(wh);
+	size_t done = 0;
+	int same_fs = fstat(c->lower_fd, &ls) == 0 && fstat(c->upper_fd, &us) == 0 &&
+		      ls.st_dev == us.st_dev;
+	if (r == 0)
+		r = merge(c, "", same_fs, &done);
+	if (r < 0)
+		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
+				 c->lower, strerror(-r), c->dir);
+	r = cow_abort(c); /* the marker goes last, with the branch */
+	if (r < 0)
+		return error_set(reterr, r, "commit: removing the branch %s: %s", c->dir,
+				 strerror(-r));
+	return 0;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cow: the copy-on-write branch of a workdir (the engine; the syscalls are handled in
+ * supervisor/handlers/cow.c). No mount, no namespace: the branch is a directory, "upper", laid
+ * out like the workdir ("lower"), plus what the engine remembers per path:
+ *  - a whiteout: the lower entry there is deleted in the branch;
+ *  - opaque: a directory made in the branch where the lower one was deleted: none of the lower
+ *    entries beneath it shows;
+ *  - touched: the path was changed by the run; its lower entry as it was then ("before").
+ * Reads see upper, else lower unless whited out (or beneath an opaque or upper-only directory).
+ * A change copies the entry up first (parents made as they are in the lower). The branch is
+ * then committed into the workdir (under an exclusive lock on it, crash-safe: a marker in the
+ * branch until the last step), aborted (removed), kept or deferred.
+ * Paths handed to the engine are relative to the workdir, canonical ("" is the workdir itself,
+ * no ".", "..", "//", trailing "/"). Only the supervisor loop changes a branch.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum cow_kind {
+	COW_KIND_FILE,
+	COW_KIND_DIR,
+	COW_KIND_SYMLINK,
+	COW_KIND_OTHER, /* FIFO, socket, device node */
+};
+
+/* An entry of a change set: what was at a path (the sandlock_entry_t of the API). */
+struct cow_entry {
+	int present;
+	enum cow_kind kind;
+	uint32_t mode; /* permission bits */
+	uint64_t size; /* files only */
+	int has_digest;
+	uint8_t digest[32]; /* files only */
+	char *target;	    /* symlinks only */
+};
+
+struct cow_change {
+	char *path; /* relative to the workdir */
+	struct cow_entry before, after;
+};
+
+struct cow_mark;
+
+struct cow {
+	char *lower; /* the workdir's real path */
+	size_t lower_len;
+	char *dir;   /* the branch: <fs_storage>/<name>-XXXXXX */
+	char *upper; /* <dir>/upper */
+	size_t upper_len;
+	int lower_fd, upper_fd;	 /* O_PATH directories */
+	uint64_t max_disk;	 /* bytes the upper layer may hold; 0: no quota */
+	uint64_t used;		 /* bytes of the files in the upper layer */
+	struct cow_mark **marks; /* open addressing by path */
+	size_t n_marks, cap_marks;
+};
+
+/* Where a path lies in the merged view. */
+enum cow_layer {
+	COW_NONE,  /* absent */
+	COW_UPPER, /* in the branch */
+	COW_LOWER, /* in the workdir, unchanged */
+};
+
+struct cow_node {
+	enum cow_layer layer;
+	struct stat st;	   /* lstat of the entry, when present */
+	int lower_beneath; /* a directory whose lower entries show beneath it */
+};
+
+/* Make a branch of @workdir in @storage (NULL: $TMPDIR or /tmp), named after @name. */
+int cow_open(struct cow *c, const char *workdir, const char *storage, const char *name,
+	     uint64_t max_disk, struct sandlock_error **reterr);
+/* Free what the branch holds in memory (the directories stay as they are). */
+void cow_done(struct cow *c);
+
+/* Path @rel of the merged view, not following a final symlink. -ENOENT (absent, or a parent
+ * is), -ENOTDIR (a parent is no directory). Follows no symlink on the way either: the caller
+ * resolves (cow_resolve). */
+int cow_lookup(struct cow *c, const char *rel, struct cow_node *n);
+
+/* The result of resolving a name as the child would. */
+struct cow_res {
+	int inside;	   /* the name is the workdir or beneath it */
+	char rel[4096];	   /* inside: its path relative to the workdir */
+	struct cow_node n; /* inside: the entry (layer COW_NONE: absent, its parent exists) */
+	int trailing;	   /* the name ended in '/' */
+};
+
+/* Resolve @abs (an absolute name in the child's view) as the kernel would, following a final
+ * symlink with @follow; symlinks inside the workdir are read in the merged view, components
+ * outside it are taken as they read (lexically). 0, or -ENOENT, -ENOTDIR, -ELOOP,
+ * -ENAMETOOLONG for a name the kernel would refuse the same way; -EXDEV: the name leaves the
+ * workdir through a symlink made in the run. */
+int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res);
+
+/* Record @rel's entry as it is now, the first time the run changes it. */
+int cow_touch(struct cow *c, const char *rel);
+/* Make @rel's parents in the upper layer (as the lower ones are). */
+int cow_parents_up(struct cow *c, const char *rel);
+/* Copy @rel up (a file's bytes too, unless @truncate), touched first. 0 or -errno (-ENOSPC
+ * beyond max_disk). */
+int cow_copy_up(struct cow *c, const char *rel, int truncate);
+/* Delete @rel from the merged view (its upper entry removed, a whiteout when the lower has
+ * one). @dir: rmdir's checks. */
+int cow_remove(struct cow *c, const char *rel, int dir);
+/* Make directory @rel in the upper layer with @mode (opaque where a lower one was deleted). */
+int cow_mkdir(struct cow *c, const char *rel, mode_t mode);
+/* A name was made at @rel in the upper layer: a whiteout there makes a directory opaque. */
+void cow_created(struct cow *c, const char *rel);
+/* Rename @from to @to in the merged view (@flags: RENAME_NOREPLACE). */
+int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags);
+/* The merged entries of directory @rel (no "." and ".."), in name order: by @cb (a non-zero
+ * return stops), or with @cb NULL as a NULL-terminated array of names in *(char ***)@arg. */
+int cow_list(struct cow *c, const char *rel,
+	     int (*cb)(const char *name, unsigned char type, uint64_t ino, void *arg), void *arg);
+/* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
+int cow_charge(struct cow *c, int64_t delta);
+
+/* The change set: every touched path whose entry differs, sorted by path. */
+int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n);
+void cow_changes_free(struct cow_change *v, size_t n);
+
+/* Merge the branch into the workdir (exclusive lock on it, waiting up to @wait_ms), then remove
+ * the branch. On failure the branch stays on disk, marked. */
+int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr);
+/* Remove the branch. */
+int cow_abort(struct cow *c);
+/* Write what the branch remembers into it (for keep, defer): <dir>/whiteouts. */
+int cow_save(struct cow *c);

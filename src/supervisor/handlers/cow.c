@@ -1,0 +1,1062 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/cow: the syscalls that read or change the tree under the workdir, made on the
+ * child's behalf in its copy-on-write branch (src/cow). Each name is read from the child,
+ * joined to its working directory or to the directory its descriptor names (a directory of
+ * the upper layer stands for its workdir path), and resolved as the kernel would, with the
+ * symlinks inside the workdir read in the merged view (cow_resolve). A name outside the
+ * workdir is not this file's (COW_PASS): another handler's, or the kernel's (CONTINUE).
+ *
+ * Landlock grants the workdir read and execute only (plan/landlock.c), and the branch read
+ * and execute: every write under the workdir is made here, so whatever a name reads by the
+ * time the kernel would look at it again, the kernel itself never writes into the workdir.
+ * Reads are made here too (the file opened in the layer that holds it and installed in the
+ * child), so that a deleted, replaced or new file reads as the branch has it.
+ *
+ * Kernel objects (FIFOs, sockets, device nodes) are opened by the kernel under the Landlock
+ * rules; renaming or linking them is EXDEV. Limits (docs/decisions.md): chdir into a directory
+ * made in the run, and exec of a file written in the run, are refused (EACCES); openat2 with
+ * resolve flags under the workdir is EXDEV; metadata calls on a descriptor (fchmod, fchown,
+ * futimens) copy up the file the descriptor names at the time of the check.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "cow/cow.h"
+#include "fd-util.h"
+#include "handlers.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE 1
+#endif
+
+/* The trapped thread's umask (fs-write.c has its own, for its files). */
+static int umask_of(const struct seccomp_notif *req, mode_t *ret)
+{
+	char buf[4096];
+
+	if (proc_read((pid_t)req->pid, "status", buf, sizeof(buf)) < 0)
+		return NOTIF_GONE;
+	const char *u = strstr(buf, "\nUmask:");
+	char *end;
+	long v = u ? strtol(u + 7, &end, 8) : -1;
+	if (v < 0 || v > 0777)
+		return -EIO;
+	*ret = (mode_t)v;
+	return 0;
+}
+
+/* @real, a path the kernel gives: a path of the upper layer stands for its workdir path. */
+static void virtual_of(struct cow *c, const char *real, char *out, size_t size)
+{
+	if (strncmp(real, c->upper, c->upper_len) == 0 &&
+	    (real[c->upper_len] == '\0' || real[c->upper_len] == '/'))
+		snprintf(out, size, "%s%s", c->lower, real + c->upper_len);
+	else
+		snprintf(out, size, "%s", real);
+}
+
+/* The directory a relative name starts from: the trapped task's working directory, or the one
+ * its descriptor @dirfd names. */
+static int base_of(struct supervisor *sv, const struct seccomp_notif *req, int dirfd, char *out,
+		   size_t size)
+{
+	char link[64], real[PATH_MAX];
+
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+	else
+		snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
+	ssize_t k = readlink(link, real, sizeof(real) - 1);
+	if (k < 0)
+		return errno == ENOENT && dirfd != AT_FDCWD ? -EBADF : NOTIF_GONE;
+	real[k] = '\0';
+	if (!notif_id_valid(sv->listener, req->id))
+		return NOTIF_GONE;
+	if (real[0] != '/')
+		return 1; /* a descriptor of no directory (a pipe, a socket): the kernel's */
+	virtual_of(sv->cow, real, out, size);
+	return 0;
+}
+
+/* Whether @abs may reach the workdir: beneath it as it reads, or holding a ".." (a symlink
+ * inside is read here, never a symlink outside: cow_resolve). */
+static int may_reach(struct cow *c, const char *abs)
+{
+	if (strncmp(abs, c->lower, c->lower_len) == 0 &&
+	    (abs[c->lower_len] == '\0' || abs[c->lower_len] == '/'))
+		return 1;
+	for (const char *p = strstr(abs, ".."); p; p = strstr(p + 2, ".."))
+		if ((p == abs || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return 1;
+	return 0;
+}
+
+/* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
+ * ours); 0: @res set; -errno, NOTIF_GONE. */
+static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		       uint64_t addr, int follow, int empty_ok, struct cow_res *res)
+{
+	char path[PATH_MAX], base[PATH_MAX], abs[2 * PATH_MAX + 2];
+
+	if (!addr)
+		return -EFAULT;
+	int r = child_read_path(sv, req, addr, path, sizeof(path));
+	if (r < 0)
+		return r;
+	if (!path[0])
+		return empty_ok ? 1 : -ENOENT;
+	if (path[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", path);
+	else {
+		if ((r = base_of(sv, req, dirfd, base, sizeof(base))) != 0)
+			return r;
+		snprintf(abs, sizeof(abs), "%s/%s", base, path);
+	}
+	if (!may_reach(sv->cow, abs))
+		return 1;
+	r = cow_resolve(sv->cow, abs, follow, res);
+	if (r == -EXDEV)
+		return -EACCES; /* leaves the workdir through a symlink made in the run */
+	if (r == 0 && !res->inside)
+		return 1;
+	return r;
+}
+
+static int layer_fd(struct cow *c, const struct cow_node *n)
+{
+	return n->layer == COW_UPPER ? c->upper_fd : c->lower_fd;
+}
+
+static const char *at_rel(const char *rel)
+{
+	return *rel ? rel : ".";
+}
+
+static int is_special(mode_t m)
+{
+	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
+}
+
+/* ---- open -------------------------------------------------------------------------------- */
+
+static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+			 uint64_t addr, uint64_t flags, mode_t mode, uint64_t resolve,
+			 struct seccomp_notif_resp *resp)
+{
+	struct cow *c = sv->cow;
+	struct cow_res res;
+	int excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	int r = resolve_arg(sv, req, dirfd, addr, !(flags & O_NOFOLLOW) && !excl, 0, &res);
+
+	if (r != 0)
+		return r;
+	if (resolve)
+		return -EXDEV; /* openat2's resolve flags are not followed under the workdir */
+	if ((flags & __O_TMPFILE) == __O_TMPFILE)
+		return -EOPNOTSUPP;
+	int acc = (int)(flags & O_ACCMODE);
+	int write = acc != O_RDONLY || (flags & O_TRUNC);
+	struct cow_node *n = &res.n;
+	int fd;
+	if (n->layer == COW_NONE) {
+		mode_t um;
+		if (!(flags & O_CREAT))
+			return -ENOENT;
+		if (res.trailing)
+			return -EISDIR;
+		if ((r = umask_of(req, &um)) < 0 || (r = cow_touch(c, res.rel)) < 0 ||
+		    (r = cow_parents_up(c, res.rel)) < 0)
+			return r;
+		fd = openat(c->upper_fd, res.rel,
+			    (int)(flags & ~(uint64_t)O_CLOEXEC) | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    mode & ~um & 07777);
+		if (fd < 0)
+			return negative_errno();
+		cow_created(c, res.rel);
+	} else {
+		if (excl)
+			return -EEXIST;
+		if (S_ISLNK(n->st.st_mode) && !(flags & O_PATH))
+			return -ELOOP; /* O_NOFOLLOW on a symlink */
+		if (S_ISDIR(n->st.st_mode) && write)
+			return -EISDIR;
+		if ((flags & O_DIRECTORY) && !S_ISDIR(n->st.st_mode))
+			return -ENOTDIR;
+		if (is_special(n->st.st_mode)) {
+			/* A FIFO, socket or device node: the kernel opens it, under Landlock's
+			 * read-only grant of the workdir (no name under it can be opened for
+			 * writing by the kernel, whatever it reads by then). */
+			notif_answer_continue(resp);
+			return 0;
+		}
+		if (write && n->layer == COW_LOWER) {
+			if ((r = cow_copy_up(c, res.rel, (flags & O_TRUNC) != 0)) < 0)
+				return r;
+		} else if (write && (r = cow_touch(c, res.rel)) < 0)
+			return r;
+		if (write && (flags & O_TRUNC) && n->layer == COW_UPPER)
+			(void)cow_charge(c, -(int64_t)n->st.st_size);
+		int lfd = write ? c->upper_fd : layer_fd(c, n);
+		fd = openat(lfd, at_rel(res.rel),
+			    (int)(flags & ~(uint64_t)(O_CREAT | O_EXCL | O_CLOEXEC)) | O_NOFOLLOW |
+				    O_CLOEXEC);
+		if (fd < 0)
+			return negative_errno();
+	}
+	r = notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
+	close(fd);
+	return r;
+}
+
+static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+
+	switch (req->data.nr) {
+#ifdef SYS_open
+	case SYS_open:
+		return cow_open_call(sv, req, AT_FDCWD, a[0], a[1], (mode_t)a[2], 0, resp);
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+		return cow_open_call(sv, req, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC,
+				     (mode_t)a[1], 0, resp);
+#endif
+	case SYS_openat:
+		return cow_open_call(sv, req, (int)a[0], a[1], a[2], (mode_t)a[3], 0, resp);
+	default: { /* openat2 */
+		struct open_how how = { 0 };
+		if (a[3] < sizeof(how))
+			return -EINVAL;
+		int r = notif_mem_read(sv->listener, req, a[2], &how, sizeof(how));
+		if (r < 0)
+			return r;
+		return cow_open_call(sv, req, (int)a[0], a[1], how.flags, (mode_t)how.mode,
+				     how.resolve, resp);
+	}
+	}
+}
+
+/* ---- stat, access, readlink -------------------------------------------------------------- */
+
+static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	struct cow_res res;
+	int dirfd = AT_FDCWD, flags = 0, r;
+	uint64_t path = a[0], buf = a[1];
+
+	switch (req->data.nr) {
+#ifdef SYS_lstat
+	case SYS_lstat:
+		flags = AT_SYMLINK_NOFOLLOW;
+		break;
+#endif
+	case SYS_newfstatat:
+		dirfd = (int)a[0], path = a[1], buf = a[2], flags = (int)a[3];
+		break;
+	case SYS_statx:
+		dirfd = (int)a[0], path = a[1], flags = (int)a[2], buf = a[4];
+		break;
+	default:
+		break;
+	}
+	r = resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
+			(flags & AT_EMPTY_PATH) != 0, &res);
+	if (r != 0)
+		return r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	int lfd = layer_fd(sv->cow, &res.n);
+	if (req->data.nr == SYS_statx) {
+		struct statx stx;
+		if (statx(lfd, at_rel(res.rel), AT_SYMLINK_NOFOLLOW | (flags & AT_STATX_SYNC_TYPE),
+			  (unsigned)a[3], &stx) < 0)
+			return negative_errno();
+		r = notif_mem_write(sv->listener, req, buf, &stx, sizeof(stx));
+	} else {
+		struct stat st;
+		if (fstatat(lfd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return negative_errno();
+		r = notif_mem_write(sv->listener, req, buf, &st, sizeof(st));
+	}
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	struct cow_res res;
+	int dirfd = AT_FDCWD, mode = (int)a[1], flags = 0;
+	uint64_t path = a[0];
+
+	if (req->data.nr != SYS_access) {
+		dirfd = (int)a[0], path = a[1], mode = (int)a[2];
+		if (req->data.nr == SYS_faccessat2)
+			flags = (int)a[3];
+	}
+	int r = resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
+			    (flags & AT_EMPTY_PATH) != 0, &res);
+	if (r != 0)
+		return r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	/* Writable as the file's mode says: a write goes to the branch. */
+	if (faccessat(layer_fd(sv->cow, &res.n), at_rel(res.rel), mode,
+		      AT_SYMLINK_NOFOLLOW | (flags & AT_EACCESS)) < 0 &&
+	    errno != EROFS)
+		return negative_errno();
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	struct cow_res res;
+	int at = req->data.nr != SYS_readlink;
+	int dirfd = at ? (int)a[0] : AT_FDCWD;
+	uint64_t buf = a[at + 1];
+	size_t size = (size_t)a[at + 2];
+	char target[PATH_MAX];
+
+	int r = resolve_arg(sv, req, dirfd, a[at], 0, 1, &res);
+	if (r != 0)
+		return r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	if (!S_ISLNK(res.n.st.st_mode))
+		return -EINVAL;
+	if ((int)size <= 0)
+		return -EINVAL;
+	ssize_t k = readlinkat(layer_fd(sv->cow, &res.n), res.rel, target, sizeof(target));
+	if (k < 0)
+		return negative_errno();
+	k = MIN((size_t)k, size);
+	if ((r = notif_mem_write(sv->listener, req, buf, target, (size_t)k)) < 0)
+		return r;
+	notif_answer_value(resp, k);
+	return 0;
+}
+
+/* ---- getdents ---------------------------------------------------------------------------- */
+
+struct list_ctx {
+	struct dent *v;
+	size_t n, cap;
+	int r;
+};
+
+static int list_add(struct list_ctx *l, const char *name, unsigned char type, uint64_t ino)
+{
+	if (l->n == l->cap) {
+		struct dent *nv = realloc(l->v, (l->cap = l->cap ? 2 * l->cap : 64) * sizeof(*nv));
+		if (!nv)
+			return l->r = -ENOMEM;
+		l->v = nv;
+	}
+	if (!(l->v[l->n].name = strdup(name)))
+		return l->r = -ENOMEM;
+	l->v[l->n].type = type;
+	l->v[l->n++].ino = ino;
+	return 0;
+}
+
+static int list_cb(const char *name, unsigned char type, uint64_t ino, void *arg)
+{
+	return list_add(arg, name, type, ino) < 0;
+}
+
+static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp)
+{
+	struct cow *c = sv->cow;
+	char link[64], real[PATH_MAX], virt[PATH_MAX];
+	size_t count = MIN((size_t)(uint32_t)req->data.args[2], (size_t)(1 << 20));
+
+	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, (int)req->data.args[0]);
+	ssize_t k = readlink(link, real, sizeof(real) - 1);
+	if (k <= 0)
+		return COW_PASS;
+	real[k] = '\0';
+	virtual_of(c, real, virt, sizeof(virt));
+	if (strncmp(virt, c->lower, c->lower_len) != 0 ||
+	    (virt[c->lower_len] != '\0' && virt[c->lower_len] != '/'))
+		return COW_PASS;
+	const char *rel = virt[c->lower_len] ? virt + c->lower_len + 1 : "";
+	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	if (fd < 0)
+		return fd;
+	/* The descriptor the child holds now is the one named above (or the answer is for
+	 * another directory it holds, which it may list as well). */
+	char again[PATH_MAX];
+	struct stat st;
+	if (fd_real_path(fd, again, sizeof(again)) <= 0 || strcmp(again, real) != 0 ||
+	    fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return COW_PASS;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH))
+		return -EBADF;
+	struct cow_node n;
+	struct list_ctx l = { 0 };
+	int r = cow_lookup(c, rel, &n);
+	if (r == 0 && n.layer == COW_NONE)
+		r = -ENOENT; /* a directory deleted in the run, still open: empty */
+	if (r == -ENOENT) {
+		notif_answer_value(resp, 0);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	list_add(&l, ".", DT_DIR, (uint64_t)n.st.st_ino);
+	list_add(&l, "..", DT_DIR, 1);
+	if (l.r == 0)
+		r = cow_list(c, rel, list_cb, &l);
+	int64_t got = r < 0 ? r : l.r < 0 ? l.r : 0;
+	if (got == 0)
+		got = getdents_answer(sv->listener, req, fd, count, req->data.nr != SYS_getdents64,
+				      l.v, l.n);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].name);
+	free(l.v);
+	if (got < 0)
+		return (int)got;
+	notif_answer_value(resp, got);
+	return 0;
+}
+
+/* ---- changes ----------------------------------------------------------------------------- */
+
+static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	int at = req->data.nr == SYS_mkdirat;
+	struct cow_res res;
+	mode_t um;
+
+	int r = resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	if (r != 0)
+		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
+	if (res.n.layer != COW_NONE)
+		return -EEXIST;
+	if ((r = umask_of(req, &um)) < 0 ||
+	    (r = cow_mkdir(sv->cow, res.rel, (mode_t)a[at + 1] & ~um & 07777)) < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	int at = req->data.nr == SYS_mknodat;
+	struct cow_res res;
+	mode_t um, mode = (mode_t)a[at + 1];
+
+	int r = resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	if (r != 0)
+		return r;
+	if (res.n.layer != COW_NONE)
+		return -EEXIST;
+	if ((mode & S_IFMT) && !S_ISREG(mode)) {
+		/* A FIFO, socket or device node: the kernel's, under Landlock, which grants
+		 * the workdir no right to make one (EACCES). */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	if ((r = umask_of(req, &um)) < 0 || (r = cow_touch(sv->cow, res.rel)) < 0 ||
+	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
+		return r;
+	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)
+		return negative_errno();
+	cow_created(sv->cow, res.rel);
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	int at = req->data.nr == SYS_unlinkat;
+	int dir = at ? ((int)a[2] & AT_REMOVEDIR) != 0 : req->data.nr != SYS_unlink;
+	struct cow_res res;
+
+	int r = resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	if (r != 0)
+		return r;
+	if (!dir && res.trailing)
+		return res.n.layer == COW_NONE ? -ENOENT : -EISDIR;
+	if ((r = cow_remove(sv->cow, res.rel, dir)) < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	int link = 0, odir = AT_FDCWD, ndir = AT_FDCWD, follow = 0;
+	uint64_t oldp = a[0], newp = a[1];
+	unsigned flags = 0;
+	struct cow_res from, to;
+
+	switch (req->data.nr) {
+#ifdef SYS_link
+	case SYS_link:
+		link = 1;
+		break;
+#endif
+	case SYS_linkat:
+		link = 1;
+		follow = ((int)a[4] & AT_SYMLINK_FOLLOW) != 0;
+		odir = (int)a[0], oldp = a[1], ndir = (int)a[2], newp = a[3];
+		break;
+	case SYS_renameat:
+	case SYS_renameat2:
+		odir = (int)a[0], oldp = a[1], ndir = (int)a[2], newp = a[3];
+		flags = req->data.nr == SYS_renameat2 ? (unsigned)a[4] : 0;
+		break;
+	default:
+		break;
+	}
+	int r1 = resolve_arg(sv, req, odir, oldp, follow, link && ((int)a[4] & AT_EMPTY_PATH),
+			     &from);
+	if (r1 < 0)
+		return r1;
+	int r2 = resolve_arg(sv, req, ndir, newp, 0, 0, &to);
+	if (r2 < 0)
+		return r2;
+	if (r1 == 1 && r2 == 1)
+		return COW_PASS;
+	if (r1 == 1 || r2 == 1)
+		return -EXDEV; /* one end outside the workdir */
+	if (flags & ~(unsigned)RENAME_NOREPLACE)
+		return -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT: not under the workdir */
+	struct cow *c = sv->cow;
+	int r;
+	if (!link) {
+		r = cow_rename(c, from.rel, to.rel, flags);
+	} else {
+		if (from.n.layer == COW_NONE)
+			return -ENOENT;
+		if (to.n.layer != COW_NONE)
+			return -EEXIST;
+		if (S_ISDIR(from.n.st.st_mode))
+			return -EPERM;
+		if (is_special(from.n.st.st_mode))
+			return -EXDEV;
+		if ((r = cow_copy_up(c, from.rel, 0)) < 0 || (r = cow_touch(c, to.rel)) < 0 ||
+		    (r = cow_parents_up(c, to.rel)) < 0)
+			return r;
+		r = linkat(c->upper_fd, from.rel, c->upper_fd, to.rel, 0) < 0 ? negative_errno()
+									      : 0;
+		if (r == 0)
+			cow_created(c, to.rel);
+	}
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
+			    struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	int at = req->data.nr == SYS_symlinkat;
+	struct cow_res res;
+	char target[PATH_MAX];
+
+	int r = resolve_arg(sv, req, at ? (int)a[1] : AT_FDCWD, a[at ? 2 : 1], 0, 0, &res);
+	if (r != 0)
+		return r;
+	if ((r = child_read_path(sv, req, a[0], target, sizeof(target))) < 0)
+		return r;
+	if (!target[0])
+		return -ENOENT;
+	if (res.n.layer != COW_NONE)
+		return -EEXIST;
+	if ((r = cow_touch(sv->cow, res.rel)) < 0 || (r = cow_parents_up(sv->cow, res.rel)) < 0)
+		return r;
+	if (symlinkat(target, sv->cow->upper_fd, res.rel) < 0)
+		return negative_errno();
+	cow_created(sv->cow, res.rel);
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+/* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set. */
+static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		       uint64_t addr, int follow, int empty_ok, struct cow_res *res,
+		       struct seccomp_notif_resp *resp)
+{
+	int r = resolve_arg(sv, req, dirfd, addr, follow, empty_ok, res);
+	if (r != 0)
+		return r;
+	if (res->n.layer == COW_NONE)
+		return -ENOENT;
+	if (is_special(res->n.st.st_mode)) {
+		/* A kernel object's metadata is the kernel's (no content of the workdir changes:
+		 * Landlock grants no write there). */
+		notif_answer_continue(resp);
+		return 2;
+	}
+	return cow_copy_up(sv->cow, res->rel, 0);
+}
+
+/* fchmod, fchown, futimens: a descriptor of a workdir file. 1: not one; 0: @res set. */
+static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		     struct cow_res *res)
+{
+	char link[64], real[PATH_MAX];
+	struct cow *c = sv->cow;
+
+	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, fd);
+	ssize_t k = readlink(link, real, sizeof(real) - 1);
+	if (k <= 0)
+		return 1;
+	real[k] = '\0';
+	if (strncmp(real, c->lower, c->lower_len) != 0 ||
+	    (real[c->lower_len] != '\0' && real[c->lower_len] != '/'))
+		return 1; /* elsewhere, or the branch's own file: the kernel's */
+	memset(res, 0, sizeof(*res));
+	res->inside = 1;
+	snprintf(res->rel, sizeof(res->rel), "%s",
+		 real[c->lower_len] ? real + c->lower_len + 1 : "");
+	int r = cow_lookup(c, res->rel, &res->n);
+	if (r < 0 || res->n.layer == COW_NONE)
+		return 1; /* a file deleted in the run, still open: the kernel's */
+	if (is_special(res->n.st.st_mode))
+		return 1;
+	return cow_copy_up(c, res->rel, 0);
+}
+
+static int answer(struct seccomp_notif_resp *resp, int r)
+{
+	if (r < 0)
+		return negative_errno();
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	struct cow_res res;
+	int r, upper;
+
+	switch (req->data.nr) {
+	case SYS_fchmod:
+	case SYS_fchown:
+		if ((r = fd_target(sv, req, (int)a[0], &res)) != 0)
+			return r == 1 ? COW_PASS : r;
+		upper = sv->cow->upper_fd;
+		if (req->data.nr == SYS_fchmod)
+			return answer(resp, fchmodat(upper, at_rel(res.rel), (mode_t)a[1], 0));
+		return answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
+					     AT_SYMLINK_NOFOLLOW));
+#ifdef SYS_chmod
+	case SYS_chmod:
+		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) != 0)
+			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[1], 0));
+#endif
+	case SYS_fchmodat:
+#ifdef SYS_fchmodat2
+	case SYS_fchmodat2:
+#endif
+	{
+		int fl = req->data.nr == SYS_fchmodat ? 0 : (int)a[3];
+		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
+				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
+			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+		if (S_ISLNK(res.n.st.st_mode))
+			return -EOPNOTSUPP;
+		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[2], 0));
+	}
+#ifdef SYS_chown
+	case SYS_chown:
+	case SYS_lchown:
+		if ((r = meta_target(sv, req, AT_FDCWD, a[0], req->data.nr == SYS_chown, 0, &res,
+				     resp)) != 0)
+			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[1],
+					     (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
+#endif
+	case SYS_fchownat:
+		if ((r = meta_target(sv, req, (int)a[0], a[1], !((int)a[4] & AT_SYMLINK_NOFOLLOW),
+				     ((int)a[4] & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
+			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[2],
+					     (gid_t)a[3], AT_SYMLINK_NOFOLLOW));
+	default:
+		break;
+	}
+	/* The times: utimensat, utime, utimes, futimesat. */
+	struct timespec ts[2];
+	int has_ts = 0, dirfd = AT_FDCWD, fl = 0;
+	uint64_t path = a[0], times = a[1];
+	if (req->data.nr == SYS_utimensat) {
+		dirfd = (int)a[0], path = a[1], times = a[2], fl = (int)a[3];
+		if (times && (r = notif_mem_read(sv->listener, req, times, ts, sizeof(ts))) < 0)
+			return r;
+		has_ts = times != 0;
+	} else if (times) {
+		if (req->data.nr == SYS_futimesat)
+			dirfd = (int)a[0], path = a[1], times = a[2];
+#ifdef SYS_utime
+		if (req->data.nr == SYS_utime) {
+			struct utimbuf u;
+			if ((r = notif_mem_read(sv->listener, req, times, &u, sizeof(u))) < 0)
+				return r;
+			ts[0] = (struct timespec){ u.actime, 0 };
+			ts[1] = (struct timespec){ u.modtime, 0 };
+		} else
+#endif
+		{
+			struct timeval tv[2];
+			if ((r = notif_mem_read(sv->listener, req, times, tv, sizeof(tv))) < 0)
+				return r;
+			for (int i = 0; i < 2; i++)
+				ts[i] = (struct timespec){ tv[i].tv_sec, tv[i].tv_usec * 1000 };
+		}
+		has_ts = 1;
+	} else if (req->data.nr == SYS_futimesat) {
+		dirfd = (int)a[0], path = a[1];
+	}
+	if (req->data.nr == SYS_utimensat && !path) {
+		/* futimens: the descriptor's file. */
+		if ((r = fd_target(sv, req, dirfd, &res)) != 0)
+			return r == 1 ? COW_PASS : r;
+	} else if ((r = meta_target(sv, req, dirfd, path, !(fl & AT_SYMLINK_NOFOLLOW),
+				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
+		return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+	return answer(resp, utimensat(sv->cow->upper_fd, at_rel(res.rel), has_ts ? ts : NULL,
+				      AT_SYMLINK_NOFOLLOW));
+}
+
+static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct seccomp_notif_resp *resp)
+{
+	struct cow_res res;
+	int64_t len = (int64_t)req->data.args[1];
+
+	int r = resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
+	if (r != 0)
+		return r;
+	if (len < 0)
+		return -EINVAL;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	if (S_ISDIR(res.n.st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(res.n.st.st_mode))
+		return -EINVAL;
+	int64_t old = res.n.layer == COW_LOWER && len == 0 ? 0 : (int64_t)res.n.st.st_size;
+	if ((r = cow_copy_up(sv->cow, res.rel, len == 0)) < 0 ||
+	    (r = cow_touch(sv->cow, res.rel)) < 0 || (r = cow_charge(sv->cow, len - old)) < 0)
+		return r;
+	_cleanup_close_ int fd =
+		openat(sv->cow->upper_fd, res.rel, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, len) < 0) {
+		(void)cow_charge(sv->cow, old - len);
+		return negative_errno();
+	}
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+/* ---- working directory, exec ------------------------------------------------------------- */
+
+static int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp)
+{
+	struct cow_res res;
+	struct stat st;
+
+	int r = resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
+	if (r != 0)
+		return r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	if (!S_ISDIR(res.n.st.st_mode))
+		return -ENOTDIR;
+	/* The working directory is the kernel's: only a directory the workdir holds too can be
+	 * entered (docs/decisions.md). */
+	if (res.n.layer == COW_UPPER &&
+	    (!res.n.lower_beneath ||
+	     fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0))
+		return -EACCES;
+	/* CONTINUE: chdir changes nothing in any tree and Landlock does not restrict it; the
+	 * name reads the same directory of the workdir unless the child changes it meanwhile,
+	 * which only moves it where a chdir of its own would. */
+	notif_answer_continue(resp);
+	return 0;
+}
+
+static int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp)
+{
+	char link[64], real[PATH_MAX], virt[PATH_MAX];
+
+	snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+	ssize_t k = readlink(link, real, sizeof(real) - 1);
+	if (k < 0)
+		return NOTIF_GONE;
+	real[k] = '\0';
+	if (strncmp(real, sv->cow->upper, sv->cow->upper_len) != 0 ||
+	    (real[sv->cow->upper_len] != '\0' && real[sv->cow->upper_len] != '/'))
+		return COW_PASS;
+	virtual_of(sv->cow, real, virt, sizeof(virt));
+	size_t len = strlen(virt) + 1;
+	if (len > (size_t)req->data.args[1])
+		return -ERANGE;
+	int r = notif_mem_write(sv->listener, req, req->data.args[0], virt, len);
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, (int64_t)len);
+	return 0;
+}
+
+static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp)
+{
+	struct cow_res res;
+	int at = req->data.nr == SYS_execveat;
+	int fl = at ? (int)req->data.args[4] : 0;
+
+	int r = resolve_arg(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
+			    !(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0, &res);
+	if (r != 0)
+		return r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	if (res.n.layer == COW_UPPER)
+		return -EACCES; /* written in the run: the kernel would run the workdir's */
+	/* CONTINUE: the program is the workdir's, unchanged; Landlock grants the workdir
+	 * execute and no write, so whatever the name reads by then runs only what the sandbox
+	 * may run. */
+	notif_answer_continue(resp);
+	return 0;
+}
+
+/* ---- quota ------------------------------------------------------------------------------- */
+
+/* write, pwrite64, writev, pwritev, pwritev2, ftruncate, fallocate under max_disk: the growth
+ * of a file of the branch is charged first (ENOSPC beyond the quota). */
+static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	char link[64], real[PATH_MAX];
+	struct cow *c = sv->cow;
+
+	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, (int)a[0]);
+	ssize_t k = readlink(link, real, sizeof(real) - 1);
+	if (k <= 0)
+		return COW_PASS;
+	real[k] = '\0';
+	if (strncmp(real, c->upper, c->upper_len) != 0 || real[c->upper_len] != '/')
+		return COW_PASS;
+	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)a[0]);
+	struct stat st;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return COW_PASS;
+	int fl = fcntl(fd, F_GETFL);
+	off_t pos = (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
+	int64_t end = 0;
+	switch (req->data.nr) {
+	case SYS_write:
+		end = pos + (int64_t)a[2];
+		break;
+	case SYS_pwrite64:
+		end = (int64_t)a[3] + (int64_t)a[2];
+		break;
+	case SYS_ftruncate:
+		end = (int64_t)a[1];
+		break;
+	case SYS_fallocate:
+		end = (int64_t)a[2] + (int64_t)a[3];
+		break;
+	default: { /* writev, pwritev, pwritev2: the iovecs' total */
+		struct iovec iov[64];
+		size_t n = MIN((size_t)a[2], ELEMENTSOF(iov));
+		int64_t total = 0;
+		if (n && notif_mem_read(sv->listener, req, a[1], iov, n * sizeof(*iov)) < 0)
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++)
+			total += (int64_t)iov[i].iov_len;
+		int64_t off =
+			req->data.nr == SYS_writev || (int64_t)a[3] == -1 ? pos : (int64_t)a[3];
+		end = off + total;
+	}
+	}
+	int64_t grow = end - (int64_t)st.st_size;
+	if (req->data.nr == SYS_ftruncate && grow < 0) {
+		(void)cow_charge(c, grow);
+		grow = 0;
+	}
+	if (grow > 0) {
+		int r = cow_charge(c, grow);
+		if (r < 0)
+			return r;
+	}
+	/* CONTINUE: the call writes through the child's own descriptor of a branch file; the
+	 * charge above only counts bytes (a file grown by another thread meanwhile is counted
+	 * at its next write), nothing is decided on memory the kernel reads again. */
+	notif_answer_continue(resp);
+	return 0;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
+	       struct seccomp_notif_resp *resp)
+{
+	int r;
+
+	switch (req->data.nr) {
+#ifdef SYS_open
+	case SYS_open:
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+#endif
+	case SYS_openat:
+	case SYS_openat2:
+		r = cow_open_nr(sv, req, resp);
+		break;
+#ifdef SYS_stat
+	case SYS_stat:
+	case SYS_lstat:
+#endif
+	case SYS_newfstatat:
+	case SYS_statx:
+		r = cow_stat(sv, req, resp);
+		break;
+#ifdef SYS_access
+	case SYS_access:
+#endif
+	case SYS_faccessat:
+	case SYS_faccessat2:
+		r = cow_access(sv, req, resp);
+		break;
+#ifdef SYS_readlink
+	case SYS_readlink:
+#endif
+	case SYS_readlinkat:
+		r = cow_readlink(sv, req, resp);
+		break;
+#ifdef SYS_getdents
+	case SYS_getdents:
+#endif
+	case SYS_getdents64:
+		r = cow_getdents(sv, req, resp);
+		break;
+#ifdef SYS_mkdir
+	case SYS_mkdir:
+#endif
+	case SYS_mkdirat:
+		r = cow_mkdir_call(sv, req, resp);
+		break;
+#ifdef SYS_mknod
+	case SYS_mknod:
+#endif
+	case SYS_mknodat:
+		r = cow_mknod_call(sv, req, resp);
+		break;
+#ifdef SYS_unlink
+	case SYS_unlink:
+	case SYS_rmdir:
+#endif
+	case SYS_unlinkat:
+		r = cow_remove_call(sv, req, resp);
+		break;
+#ifdef SYS_rename
+	case SYS_rename:
+	case SYS_link:
+#endif
+	case SYS_renameat:
+	case SYS_renameat2:
+	case SYS_linkat:
+		r = cow_rename_call(sv, req, resp);
+		break;
+#ifdef SYS_symlink
+	case SYS_symlink:
+#endif
+	case SYS_symlinkat:
+		r = cow_symlink_call(sv, req, resp);
+		break;
+	case SYS_truncate:
+		r = cow_truncate_call(sv, req, resp);
+		break;
+	case SYS_chdir:
+		r = cow_chdir_call(sv, req, resp);
+		break;
+	case SYS_getcwd:
+		r = cow_getcwd_call(sv, req, resp);
+		break;
+	case SYS_execve:
+	case SYS_execveat:
+		r = cow_exec_call(sv, req, resp);
+		break;
+	case SYS_write:
+	case SYS_pwrite64:
+	case SYS_writev:
+	case SYS_pwritev:
+	case SYS_pwritev2:
+	case SYS_ftruncate:
+	case SYS_fallocate:
+		r = sv->cow->max_disk ? cow_quota(sv, req, resp) : COW_PASS;
+		break;
+	default:
+		r = cow_meta(sv, req, resp);
+		break;
+	}
+	return r == 1 ? COW_PASS : r;
+}
+
+int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	/* CONTINUE: a name outside the workdir, trapped only because the workdir's names are
+	 * made here. Whatever it reads by the time the kernel looks again, Landlock grants the
+	 * workdir no write, so the kernel changes nothing there; reads and exec of the workdir
+	 * are granted anyway. */
+	notif_answer_continue(resp);
+	return 0;
+}
