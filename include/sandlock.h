@@ -322,7 +322,56 @@ int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sandbox);
 const uint8_t *sandlock_sandbox_stdout(const sandlock_sandbox_t *sandbox, size_t *ret_len);
 const uint8_t *sandlock_sandbox_stderr(const sandlock_sandbox_t *sandbox, size_t *ret_len);
 
-/* Kill the sandbox if it still runs, wait for it, release everything. */
+/* ---- the workdir's copy-on-write branch (valid once the sandbox has ended) ------------- */
+
+/* Branch actions (on_exit, on_error). */
+#define SANDLOCK_BRANCH_COMMIT 0u /* merge the branch into the workdir */
+#define SANDLOCK_BRANCH_ABORT 1u  /* discard it */
+#define SANDLOCK_BRANCH_KEEP 2u	  /* leave it on disk for recovery tooling */
+#define SANDLOCK_BRANCH_DEFER 3u  /* hold it for sandlock_sandbox_commit() / _abort() */
+
+/* What a change set entry was or is. */
+#define SANDLOCK_ENTRY_ABSENT 0u
+#define SANDLOCK_ENTRY_FILE 1u
+#define SANDLOCK_ENTRY_DIR 2u
+#define SANDLOCK_ENTRY_SYMLINK 3u
+#define SANDLOCK_ENTRY_OTHER 4u /* FIFO, socket, device node */
+
+typedef struct sandlock_entry {
+	uint32_t kind;	     /* SANDLOCK_ENTRY_* */
+	uint32_t mode;	     /* permission bits */
+	uint64_t size;	     /* bytes of a file; 0 otherwise */
+	uint32_t has_digest; /* files: @digest is the SHA-256 of the bytes */
+	uint8_t digest[32];
+	const char *target; /* symlinks: the link's target (owned by the sandbox); else NULL */
+} sandlock_entry_t;
+
+/* The action applied to the branch when the sandbox ended (SANDLOCK_BRANCH_*; KEEP also when a
+ * commit failed: see sandlock_sandbox_branch_error), or -ENOENT without a workdir, -EBUSY
+ * while it runs. A deferred branch later committed or aborted reports that action. */
+int sandlock_sandbox_branch_action(const sandlock_sandbox_t *sandbox);
+/* Why the branch could not be settled as asked (a commit that failed leaves the branch on disk
+ * and says where), or NULL. Owned by the sandbox. */
+const sandlock_error_t *sandlock_sandbox_branch_error(const sandlock_sandbox_t *sandbox);
+/* The changes the run made in the workdir, read from its branch before the action was applied:
+ * their number, and the @i-th (sorted by path): its path relative to the workdir and its entry
+ * before (when the run first touched it) and after (kind SANDLOCK_ENTRY_ABSENT: none). Strings
+ * are owned by the sandbox. 0 / -ERANGE. */
+size_t sandlock_sandbox_change_count(const sandlock_sandbox_t *sandbox);
+int sandlock_sandbox_change(const sandlock_sandbox_t *sandbox, size_t i, const char **ret_path,
+			    sandlock_entry_t *ret_before, sandlock_entry_t *ret_after);
+/* 1 while a deferred branch waits for sandlock_sandbox_commit() or _abort(), else 0. */
+int sandlock_sandbox_pending(const sandlock_sandbox_t *sandbox);
+/* The branch's upper directory (the new bytes of every added or modified file, laid out like
+ * the workdir) while it is on disk (deferred, kept, or a failed commit), else NULL. */
+const char *sandlock_sandbox_upper_dir(const sandlock_sandbox_t *sandbox);
+/* A pending branch: merge it into the workdir (waiting up to 5 s for another sandbox merging
+ * the same workdir; on failure it stays pending, on disk), or discard it. */
+int sandlock_sandbox_commit(sandlock_sandbox_t *sandbox, sandlock_error_t **reterr);
+int sandlock_sandbox_abort(sandlock_sandbox_t *sandbox, sandlock_error_t **reterr);
+
+/* Kill the sandbox if it still runs, wait for it, release everything. A pending branch stays
+ * on disk, as SANDLOCK_BRANCH_KEEP leaves it. */
 void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
 
 /* ---- running sandboxes (the control socket) --------------------------------------------- */

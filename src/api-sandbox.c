@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -195,4 +196,80 @@ _public_ int sandlock_control(const char *name, const char *request, int32_t tim
 	if (!name || !request || !ret_answer || timeout_ms < 0)
 		return error_set(reterr, -EINVAL, "invalid argument");
 	return control_request(name, request, timeout_ms, ret_answer, reterr);
+}
+
+/* ---- the workdir's branch ---------------------------------------------------------------- */
+
+_public_ int sandlock_sandbox_branch_action(const sandlock_sandbox_t *sb)
+{
+	if (!sb || !sb->cow)
+		return -ENOENT;
+	if (!ended(sb) || sb->branch_action < 0)
+		return -EBUSY;
+	return sb->branch_action;
+}
+
+_public_ const sandlock_error_t *sandlock_sandbox_branch_error(const sandlock_sandbox_t *sb)
+{
+	return ended(sb) ? sb->branch_err : NULL;
+}
+
+_public_ size_t sandlock_sandbox_change_count(const sandlock_sandbox_t *sb)
+{
+	return ended(sb) ? sb->n_changes : 0;
+}
+
+static void entry_out(const struct cow_entry *e, sandlock_entry_t *out)
+{
+	static const uint32_t kinds[] = { SANDLOCK_ENTRY_FILE, SANDLOCK_ENTRY_DIR,
+					  SANDLOCK_ENTRY_SYMLINK, SANDLOCK_ENTRY_OTHER };
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!e->present)
+		return;
+	out->kind = kinds[e->kind];
+	out->mode = e->mode;
+	out->size = e->size;
+	out->has_digest = (uint32_t)e->has_digest;
+	memcpy(out->digest, e->digest, sizeof(out->digest));
+	out->target = e->target;
+}
+
+_public_ int sandlock_sandbox_change(const sandlock_sandbox_t *sb, size_t i, const char **ret_path,
+				     sandlock_entry_t *ret_before, sandlock_entry_t *ret_after)
+{
+	if (!ended(sb) || i >= sb->n_changes)
+		return -ERANGE;
+	if (ret_path)
+		*ret_path = sb->changes[i].path;
+	entry_out(&sb->changes[i].before, ret_before);
+	entry_out(&sb->changes[i].after, ret_after);
+	return 0;
+}
+
+_public_ int sandlock_sandbox_pending(const sandlock_sandbox_t *sb)
+{
+	return ended(sb) && sb->pending;
+}
+
+_public_ const char *sandlock_sandbox_upper_dir(const sandlock_sandbox_t *sb)
+{
+	if (!ended(sb) || !sb->cow)
+		return NULL;
+	return sb->pending || sb->branch_action == SANDLOCK_BRANCH_KEEP ? sb->cow->upper : NULL;
+}
+
+_public_ int sandlock_sandbox_commit(sandlock_sandbox_t *sb, sandlock_error_t **reterr)
+{
+	if (!ended(sb))
+		return error_set(reterr, -EBUSY, "commit: the sandbox has not ended");
+	return sandbox_branch_commit(sb, reterr);
+}
+
+_public_ int sandlock_sandbox_abort(sandlock_sandbox_t *sb, sandlock_error_t **reterr)
+{
+	if (!ended(sb))
+		return error_set(reterr, -EBUSY, "abort: the sandbox has not ended");
+	return sandbox_branch_abort(sb, reterr);
 }
