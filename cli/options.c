@@ -93,6 +93,16 @@ static int opt_no_control_socket(struct run_ctx *c, const char *arg, const char 
 	return set_field(c, "control_socket", flag, "false");
 }
 
+/* --dry-run: the branch is aborted whatever the outcome; its change list is printed. */
+static int opt_dry_run(struct run_ctx *c, const char *arg, const char *flag)
+{
+	int r = set_field(c, "on_exit", flag, "abort");
+	if (r == 0)
+		r = set_field(c, "on_error", flag, "abort");
+	c->dry_run = 1;
+	return r;
+}
+
 /* Behaviour of the run rather than policy, not built yet. */
 static int opt_unsupported(struct run_ctx *c, const char *arg, const char *flag)
 {
@@ -133,7 +143,7 @@ const struct run_option run_options[] = {
 	{ "fs-storage", 0, "PATH", "where copy-on-write branches live", "fs_storage" },
 	{ "on-exit", 0, "ACTION", "branch action after success", "on_exit" },
 	{ "on-error", 0, "ACTION", "branch action after failure", "on_error" },
-	{ "dry-run", 0, NULL, "print the change list, then abort", NULL, opt_unsupported },
+	{ "dry-run", 0, NULL, "print the change list, then abort", NULL, opt_dry_run },
 	{ "chroot", 0, "PATH", "emulated chroot", "chroot" },
 	{ "fs-mount", 0, "MAP", "map a host directory into the chroot (VIRTUAL:HOST[:ro])",
 	  "fs_mount" },

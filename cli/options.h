@@ -17,6 +17,7 @@ struct run_ctx {
 	int status_fd;
 	const char *shell_cmd;
 	int profile_loaded;
+	int dry_run; /* --dry-run: the change list printed, the branch aborted */
 };
 
 struct run_option {

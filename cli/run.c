@@ -210,6 +210,37 @@ static int outcome(struct run_ctx *c, sandlock_sandbox_t *sb)
 	return code;
 }
 
+/* --dry-run: what the run changed in the workdir, one "A|M|D path" per line. */
+static void print_changes(sandlock_sandbox_t *sb)
+{
+	size_t n = sandlock_sandbox_change_count(sb);
+
+	fflush(stdout);
+	for (size_t i = 0; i < n; i++) {
+		const char *path;
+		sandlock_entry_t before, after;
+		if (sandlock_sandbox_change(sb, i, &path, &before, &after) < 0)
+			continue;
+		printf("%c %s\n",
+		       before.kind == SANDLOCK_ENTRY_ABSENT  ? 'A'
+		       : after.kind == SANDLOCK_ENTRY_ABSENT ? 'D'
+							     : 'M',
+		       path);
+	}
+	if (!n)
+		printf("no changes\n");
+	fflush(stdout);
+}
+
+/* --dry-run needs a workdir, from a flag or a profile. */
+static int has_workdir(const sandlock_policy_t *p)
+{
+	char *json = NULL;
+	int yes = sandlock_policy_dump_json(p, &json) == 0 && json && strstr(json, "\"workdir\"");
+	sandlock_free(json);
+	return yes;
+}
+
 static int run_command(struct run_ctx *c, const char *const *cmd)
 {
 	sandlock_spawn_opts_t opts = {
@@ -223,6 +254,8 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 
 	/* Signals for the sandbox arrive on a signalfd; blocked before the sandbox thread
 	 * exists, so every thread has them blocked. */
+	if (c->dry_run && !has_workdir(c->policy))
+		return cli_error(EXIT_USAGE, "--dry-run needs --workdir (or a profile's workdir)");
 	sigemptyset(&fwd);
 	sigaddset(&fwd, SIGINT);
 	sigaddset(&fwd, SIGTERM);
@@ -240,6 +273,16 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 	}
 	wait_forwarding(sb, sigfd);
 	int code = outcome(c, sb);
+	if (c->dry_run)
+		print_changes(sb);
+	const sandlock_error_t *berr = sandlock_sandbox_branch_error(sb);
+	if (berr) {
+		/* The branch could not be settled as asked (it is on disk, the message says
+		 * where): a command that succeeded does not make this run a success. */
+		cli_error(0, "%s", sandlock_error_message(berr));
+		if (code == 0)
+			code = EXIT_POLICY;
+	}
 	sandlock_sandbox_free(sb);
 	close(sigfd);
 	return code;
