@@ -163,9 +163,18 @@ static int64_t getdents_sorted(int listener, const struct seccomp_notif *req, in
 {
 	struct dent *v = NULL;
 	size_t n = 0;
+	/* The index the child's offset holds, before the listing moves it. */
+	off_t pos = lseek(fd, 0, SEEK_CUR);
+	if (pos < 0)
+		return negative_errno();
 	int r = dents_sorted(fd, &v, &n);
-	if (r < 0)
+	if (r == 0 && lseek(fd, pos, SEEK_SET) < 0)
+		r = negative_errno();
+	if (r < 0) {
+		if (v)
+			dents_free(v, n);
 		return r;
+	}
 	int64_t k = getdents_answer(listener, req, fd, count, legacy, v, n);
 	dents_free(v, n);
 	return k;

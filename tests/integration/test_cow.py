@@ -1,0 +1,363 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The copy-on-write workdir through the CLI: reads see the branch, writes never reach the
+workdir until a commit, and each action (commit, abort, keep, dry run) leaves exactly what it
+says. Every test against a real workdir under tmp_path, with a control."""
+
+import hashlib
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+
+import pytest
+
+from conftest import PY, PRELUDE, SYSTEM_READ, result_json, run
+
+
+def snapshot(root):
+    """Every entry under @root: path -> (kind, mode, bytes or link target)."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = pathlib.Path(dirpath) / name
+            st = p.lstat()
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = ("l", st.st_mode, os.readlink(p))
+            elif p.is_dir():
+                out[rel] = ("d", st.st_mode, None)
+            elif p.is_file():
+                out[rel] = ("f", st.st_mode, p.read_bytes())
+            else:
+                out[rel] = ("o", st.st_mode, None)
+    return out
+
+
+@pytest.fixture
+def wd(tmp_path):
+    """A workdir with a file, a subdirectory holding one, and a branch storage beside it."""
+    w = tmp_path / "work"
+    (w / "sub").mkdir(parents=True)
+    (w / "a.txt").write_text("hello\n")
+    (w / "sub" / "b.txt").write_text("keep\n")
+    (tmp_path / "store").mkdir()
+    return w
+
+
+def cow_flags(wd, *more):
+    return [*SYSTEM_READ, "--workdir", str(wd), "--fs-storage", str(wd.parent / "store"),
+            *more]
+
+
+def sh(wd, script, *more, **kw):
+    """`sh -c SCRIPT` in the workdir's sandbox, started in the workdir."""
+    return run(*cow_flags(wd, *more), "--cwd", str(wd), "--", "/bin/sh", "-c", script, **kw)
+
+
+def py(wd, code, *more, **kw):
+    return run(*cow_flags(wd, *more), "--cwd", str(wd), "--", PY, "-c", PRELUDE + code, **kw)
+
+
+def store(wd):
+    return sorted(os.listdir(wd.parent / "store"))
+
+
+def test_abort_leaves_workdir_identical_while_the_run_saw_its_writes(wd):
+    before = snapshot(wd)
+    r = sh(wd, "echo more >> a.txt; echo new > n.txt; rm sub/b.txt; mkdir d; "
+               "cat a.txt n.txt; ls sub; test -e sub/b.txt || echo gone", "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"hello\nmore\nnew\ngone\n"  # the run read its own changes
+    assert snapshot(wd) == before  # nothing reached the workdir
+    assert store(wd) == []  # and the branch is gone
+    # Control: the same script with the workdir writable for real changes it.
+    r = run(*SYSTEM_READ, "-w", str(wd), "--cwd", str(wd), "--", "/bin/sh", "-c",
+            "echo more >> a.txt")
+    assert r.returncode == 0 and (wd / "a.txt").read_text() == "hello\nmore\n"
+
+
+def test_commit_lands_appends_new_files_and_deletions(wd):
+    r = sh(wd, "echo more >> a.txt && echo new > n.txt && mkdir -p d/e && echo x > d/e/f && "
+               "rm sub/b.txt && ln -s a.txt link && chmod 600 n.txt")
+    assert r.returncode == 0, r.stderr
+    assert (wd / "a.txt").read_text() == "hello\nmore\n"
+    assert (wd / "n.txt").read_text() == "new\n"
+    assert (wd / "n.txt").stat().st_mode & 0o777 == 0o600
+    assert (wd / "d" / "e" / "f").read_text() == "x\n"
+    assert os.readlink(wd / "link") == "a.txt"
+    assert not (wd / "sub" / "b.txt").exists() and (wd / "sub").is_dir()
+    assert store(wd) == []
+
+
+def test_exit_status_picks_on_exit_or_on_error(wd):
+    # Exit 1: on_error (abort by default): nothing lands.
+    r = sh(wd, "echo x > failed.txt; exit 1")
+    assert r.returncode == 1
+    assert not (wd / "failed.txt").exists() and store(wd) == []
+    # on_error=commit: the same failure lands.
+    r = sh(wd, "echo x > failed.txt; exit 1", "--on-error", "commit")
+    assert r.returncode == 1 and (wd / "failed.txt").read_text() == "x\n"
+    # Exit 0 with on_exit=abort: nothing lands.
+    r = sh(wd, "echo y > ok.txt", "--on-exit", "abort")
+    assert r.returncode == 0 and not (wd / "ok.txt").exists()
+    # A timeout is a failure: aborted.
+    r = sh(wd, "echo z > slow.txt; sleep 30", "--timeout", "1")
+    assert r.returncode == 124 and not (wd / "slow.txt").exists() and store(wd) == []
+
+
+def test_deleted_file_cannot_be_read_inside_and_nothing_leaks(wd):
+    r = py(wd, """
+os.unlink("a.txt")
+res = {}
+for name in ("a.txt", os.path.abspath("a.txt")):
+    try:
+        open(name).read(); res[name] = 0
+    except OSError as e:
+        res[name] = e.errno
+res["listed"] = sorted(os.listdir("."))
+res["stat"] = os.path.exists("a.txt")
+out(res)
+""", "--on-exit", "abort")
+    res = result_json(r)
+    assert res[str(wd / "a.txt")] == res["a.txt"] == 2  # ENOENT by both spellings
+    assert res["listed"] == ["sub"] and res["stat"] is False
+    assert (wd / "a.txt").read_text() == "hello\n"  # abort: still there
+
+
+def test_rm_r_and_mv_of_a_tree_then_commit(wd):
+    (wd / "tree" / "deep").mkdir(parents=True)
+    (wd / "tree" / "deep" / "x").write_text("x\n")
+    (wd / "tree" / "y").write_text("y\n")
+    r = sh(wd, "mv tree tree2 && ls -R tree2 && rm -r sub && test ! -e tree && test ! -e sub")
+    assert r.returncode == 0, r.stderr
+    assert b"deep" in r.stdout and b"y" in r.stdout
+    assert not (wd / "tree").exists() and not (wd / "sub").exists()
+    assert (wd / "tree2" / "deep" / "x").read_text() == "x\n"
+    assert (wd / "tree2" / "y").read_text() == "y\n"
+
+
+def test_o_excl_over_both_layers(wd):
+    r = py(wd, """
+res = {}
+def excl(name):
+    try:
+        os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY)); return 0
+    except OSError as e:
+        return e.errno
+res["lower"] = excl("a.txt")
+open("up.txt", "w").write("u")
+res["upper"] = excl("up.txt")
+res["new"] = excl("fresh.txt")
+os.unlink("sub/b.txt")
+res["recreated"] = excl("sub/b.txt")
+out(res)
+""", "--on-exit", "abort")
+    assert result_json(r) == {"lower": 17, "upper": 17, "new": 0, "recreated": 0}
+
+
+def test_rmdir_and_unlink_errnos_over_both_layers(wd):
+    (wd / "empty").mkdir()
+    r = py(wd, """
+res = {}
+def err(f, *a):
+    try:
+        f(*a); return 0
+    except OSError as e:
+        return e.errno
+res["rmdir_nonempty_lower"] = err(os.rmdir, "sub")
+os.mkdir("newdir"); open("newdir/f", "w").close()
+res["rmdir_nonempty_upper"] = err(os.rmdir, "newdir")
+res["unlink_dir"] = err(os.unlink, "sub")
+res["rmdir_file"] = err(os.rmdir, "a.txt")
+res["unlink_missing"] = err(os.unlink, "nope")
+os.unlink("sub/b.txt")
+res["rmdir_emptied"] = err(os.rmdir, "sub")
+res["rmdir_empty_lower"] = err(os.rmdir, "empty")
+res["mkdir_existing"] = err(os.mkdir, "a.txt")
+out(res)
+""", "--on-exit", "abort")
+    assert result_json(r) == {
+        "rmdir_nonempty_lower": 39, "rmdir_nonempty_upper": 39, "unlink_dir": 21,
+        "rmdir_file": 20, "unlink_missing": 2, "rmdir_emptied": 0, "rmdir_empty_lower": 0,
+        "mkdir_existing": 17}
+    assert (wd / "sub" / "b.txt").exists() and (wd / "empty").is_dir()
+
+
+def test_stat_readlink_access_and_listing_of_branch_entries(wd):
+    r = py(wd, """
+open("n.txt", "w").write("12345")
+os.symlink("n.txt", "ln")
+res = {"size": os.stat("n.txt").st_size, "lsize": os.lstat("ln").st_size,
+       "target": os.readlink("ln"), "via": open("ln").read(),
+       "w": os.access("a.txt", os.W_OK), "missing": os.access("nope", os.F_OK),
+       "list": sorted(os.listdir("."))}
+out(res)
+""", "--on-exit", "abort")
+    assert result_json(r) == {"size": 5, "lsize": 5, "target": "n.txt", "via": "12345",
+                              "w": True, "missing": False,
+                              "list": ["a.txt", "ln", "n.txt", "sub"]}
+    # statx (coreutils stat) on a file made in the run.
+    r = sh(wd, "printf abc > s.txt && stat -c %s s.txt", "--on-exit", "abort")
+    assert r.returncode == 0 and r.stdout == b"3\n"
+
+
+def test_exec_of_a_workdir_program_and_of_one_written_in_the_run(wd):
+    (wd / "prog").write_bytes(pathlib.Path("/bin/true").read_bytes())
+    (wd / "prog").chmod(0o755)
+    r = sh(wd, "./prog && echo ran", "--on-exit", "abort")
+    assert r.returncode == 0 and r.stdout == b"ran\n"  # the workdir's own program runs
+    # Copied in the run: refused (EACCES) rather than running what the workdir holds.
+    r = py(wd, """
+import shutil
+shutil.copy("/bin/true", "mytrue"); os.chmod("mytrue", 0o755)
+try:
+    os.execv("./mytrue", ["mytrue"])
+except OSError as e:
+    out(e.errno)
+""", "--on-exit", "abort")
+    assert result_json(r) == 13
+
+
+def test_chdir_and_getcwd(wd):
+    r = sh(wd, "cd sub && pwd -P && /bin/pwd && cat b.txt", "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{wd}/sub\n{wd}/sub\nkeep\n".encode()
+    # A directory made in the run cannot be entered (a documented limit): EACCES, not a
+    # directory of the workdir that is not the branch's.
+    r = py(wd, """
+os.mkdir("new")
+try:
+    os.chdir("new"); out(0)
+except OSError as e:
+    out(e.errno)
+""", "--on-exit", "abort")
+    assert result_json(r) == 13
+
+
+def test_max_disk_quota(wd):
+    grow = "with open('a.txt', 'a') as f: f.write('x' * 4096)"
+    code = f"""
+try:
+    {grow}
+    out(0)
+except OSError as e:
+    out(e.errno)
+with open("small.txt", "w") as f: f.write("ok")
+out(open("a.txt").read())
+"""
+    r = py(wd, code, "--max-disk", "1K", "--on-exit", "abort")
+    lines = r.stdout.decode().splitlines()
+    assert r.returncode == 0, r.stderr
+    assert lines[0] == "28"  # ENOSPC
+    assert lines[1] == '"hello\\n"'  # reads are never limited
+    # Control: without the quota the same append works.
+    r = py(wd, code, "--on-exit", "abort")
+    assert r.returncode == 0 and r.stdout.decode().splitlines()[0] == "0"
+
+
+def test_dry_run_lists_changes_and_leaves_the_tree(wd):
+    before = snapshot(wd)
+    r = sh(wd, "echo more >> a.txt; echo new > n.txt; rm sub/b.txt", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"M a.txt\nA n.txt\nD sub/b.txt\n"
+    assert snapshot(wd) == before and store(wd) == []
+    r = sh(wd, "cat a.txt >/dev/null", "--dry-run")
+    assert r.stdout == b"no changes\n"
+    r = run(*SYSTEM_READ, "--dry-run", "--", "/bin/true")
+    assert r.returncode == 2 and b"--dry-run needs --workdir" in r.stderr
+
+
+def test_keep_leaves_the_branch_on_disk(wd):
+    r = sh(wd, "echo kept > k.txt; rm a.txt", "--on-exit", "keep")
+    assert r.returncode == 0
+    assert not (wd / "k.txt").exists() and (wd / "a.txt").exists()
+    (branch,) = store(wd)
+    root = wd.parent / "store" / branch
+    assert (root / "upper" / "k.txt").read_text() == "kept\n"
+    assert (root / "whiteouts").read_bytes() == b"a.txt\0"
+
+
+def test_two_sandboxes_commit_to_one_workdir(wd):
+    results = [None, None]
+
+    def one(i):
+        results[i] = sh(wd, f"for n in $(seq 50); do echo {i} > f{i}-$n; done")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
+    names = sorted(p for p in os.listdir(wd) if p.startswith("f"))
+    assert len(names) == 100  # nothing lost
+    assert store(wd) == []
+
+
+def test_a_commit_killed_midway_leaves_the_branch_marked(wd):
+    env = dict(os.environ, SANDLOCK_TEST_COMMIT_CRASH="3")
+    r = sh(wd, "for n in 1 2 3 4 5 6 7 8; do echo new$n > n$n; done", env=env)
+    assert r.returncode == -signal.SIGKILL  # killed after 3 entries were merged
+    (branch,) = store(wd)
+    root = wd.parent / "store" / branch
+    assert (root / "COMMITTING").exists()  # marked: not reported as done
+    merged = sorted(p for p in os.listdir(wd) if p.startswith("n"))
+    left = sorted(p for p in os.listdir(root / "upper") if p.startswith("n"))
+    assert len(merged) == 3 and len(left) == 5
+    assert sorted(merged + left) == [f"n{i}" for i in range(1, 9)]
+    for name in merged:  # each merged file whole, never half-written
+        assert (wd / name).read_text() == f"new{name[1:]}\n"
+    assert (wd / "a.txt").read_text() == "hello\n"
+
+
+def test_fifo_under_workdir_is_a_kernel_object(wd):
+    os.mkfifo(wd / "pipe")
+    r = py(wd, """
+res = {}
+fd = os.open("pipe", os.O_RDONLY | os.O_NONBLOCK)
+res["open"] = os.fstat(fd).st_mode & 0o170000 == 0o010000
+for name, f in (("rename", os.rename), ("link", os.link)):
+    try:
+        f("pipe", "pipe2"); res[name] = 0
+    except OSError as e:
+        res[name] = e.errno
+out(res)
+""", "--on-exit", "abort")
+    assert result_json(r) == {"open": True, "rename": 18, "link": 18}  # EXDEV
+    # Control: a regular file renames fine.
+    r = sh(wd, "mv a.txt a2.txt && cat a2.txt", "--on-exit", "abort")
+    assert r.returncode == 0 and r.stdout == b"hello\n"
+
+
+def test_writable_grants_and_the_workdir(wd, tmp_path):
+    # A writable grant of the workdir itself: still written through the branch only.
+    r = sh(wd, "echo x > w.txt", "-w", str(wd), "--on-exit", "abort")
+    assert r.returncode == 0 and not (wd / "w.txt").exists()
+    # One holding it is refused with the reason.
+    r = sh(wd, "true", "-w", str(tmp_path))
+    assert r.returncode == 1
+    assert b"not supported yet: fs_writable" in r.stderr and b"holding the workdir" in r.stderr
+    # max_disk without a workdir is a mistake, said as such.
+    r = run(*SYSTEM_READ, "--max-disk", "1K", "--", "/bin/true")
+    assert r.returncode == 1 and b"max_disk: needs workdir" in r.stderr
+
+
+def test_outside_the_workdir_nothing_changes(wd, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "o.txt").write_text("o\n")
+    r = sh(wd, f"cat {other}/o.txt && echo x > {other}/new", "-r", str(other), "--on-exit",
+           "abort")
+    assert r.stdout == b"o\n" and r.returncode != 0  # read granted, write refused by Landlock
+    assert b"Permission denied" in r.stderr
+    r = sh(wd, f"echo x > {other}/new", "-w", str(other), "--on-exit", "abort")
+    assert r.returncode == 0 and (other / "new").read_text() == "x\n"  # written for real
+
+
+def test_change_digest_matches_sha256sum(wd):
+    data = os.urandom(10000)
+    (wd / "blob").write_bytes(data)
+    r = sh(wd, "cp blob blob2 && sha256sum blob2", "--on-exit", "abort")
+    assert r.returncode == 0
+    assert r.stdout.split()[0].decode() == hashlib.sha256(data).hexdigest()
