@@ -383,6 +383,17 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 		r = schema_check_supported(p, reterr);
 	if (r == 0)
 		r = policy_check_supervision(p, reterr);
+	/* The branch's settings act on a workdir's branch: none without one (a profile may
+	 * hold them for a workdir given with it, so this is checked here, at spawn). */
+	if (r == 0 && !p->workdir && p->max_disk.set)
+		r = error_set(reterr, -EINVAL,
+			      "max_disk: needs workdir (it is the quota of the workdir's branch)");
+	if (r == 0 && !p->workdir && p->fs_storage)
+		r = error_set(reterr, -EINVAL,
+			      "fs_storage: needs workdir (it is where the workdir's branch lives)");
+	if (r == 0 && !p->workdir && !p->chroot && (p->on_exit || p->on_error))
+		r = error_set(reterr, -EINVAL, "%s: needs workdir (it acts on its branch)",
+			      p->on_exit ? "on_exit" : "on_error");
 	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
 	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
 	if (r == 0 && policy_net_onbehalf(p) &&

@@ -61,16 +61,6 @@ int schema_validate(const struct sandlock_policy *p, struct sandlock_error **ret
 	if (p->http_auth && !has_http_rule)
 		return error_set(reterr, -EINVAL,
 				 "http_auth: needs at least one http_allow or http_deny rule");
-	/* The branch's settings act on a workdir's branch: none without one. */
-	if (!p->workdir && p->max_disk.set)
-		return error_set(reterr, -EINVAL,
-				 "max_disk: needs workdir (it is the quota of the workdir's branch)");
-	if (!p->workdir && p->fs_storage)
-		return error_set(reterr, -EINVAL,
-				 "fs_storage: needs workdir (it is where the workdir's branch lives)");
-	if (!p->workdir && !p->chroot && (p->on_exit || p->on_error))
-		return error_set(reterr, -EINVAL, "%s: needs workdir (it acts on its branch)",
-				 p->on_exit ? "on_exit" : "on_error");
 	return check_mounts(p, reterr);
 }
 

@@ -7,7 +7,6 @@ import hashlib
 import os
 import pathlib
 import signal
-import subprocess
 import threading
 
 import pytest
@@ -338,9 +337,15 @@ def test_writable_grants_and_the_workdir(wd, tmp_path):
     r = sh(wd, "true", "-w", str(tmp_path))
     assert r.returncode == 1
     assert b"not supported yet: fs_writable" in r.stderr and b"holding the workdir" in r.stderr
-    # max_disk without a workdir is a mistake, said as such.
-    r = run(*SYSTEM_READ, "--max-disk", "1K", "--", "/bin/true")
-    assert r.returncode == 1 and b"max_disk: needs workdir" in r.stderr
+    # The branch's settings without a workdir are mistakes, said as such.
+    for flag, value, field in (("--max-disk", "1K", "max_disk"),
+                               ("--fs-storage", "/tmp", "fs_storage"),
+                               ("--on-exit", "keep", "on_exit"),
+                               ("--on-error", "commit", "on_error")):
+        r = run(*SYSTEM_READ, flag, value, "--", "/bin/true")
+        assert r.returncode == 1 and f"sandlock: {field}: needs workdir".encode() in r.stderr
+    # Control: the defaults said out loud are fine.
+    assert run(*SYSTEM_READ, "--on-exit", "commit", "--", "/bin/true").returncode == 0
 
 
 def test_outside_the_workdir_nothing_changes(wd, tmp_path):

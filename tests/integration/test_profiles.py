@@ -182,10 +182,10 @@ def test_home_in_a_profile(tmp_path, xdg):
 
 
 def test_unsupported_field_in_a_profile(tmp_path):
-    path = write(tmp_path, "disk", '[limits]\ndisk = "1G"\n\n' + READ_SYSTEM)
+    path = write(tmp_path, "mount", READ_SYSTEM + 'mount = ["/work:/tmp"]\n')
     r = run("--profile-file", str(path), "--", "true", timeout=60)
     assert r.returncode == 1
-    assert err_lines(r) == ["sandlock: not supported yet: max_disk"]
+    assert err_lines(r) == ["sandlock: not supported yet: fs_mount"]
     # Control: without it, the profile runs.
     path = write(tmp_path, "nomem", READ_SYSTEM)
     assert run("--profile-file", str(path), "--", "true", timeout=60).returncode == 0

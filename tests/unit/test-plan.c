@@ -171,8 +171,7 @@ static void test_exec_paths(void)
 }
 
 /* How many of @p's traps are of the syscalls @nrs (in *@total, how many traps in all). */
-static int count_traps(const struct sandlock_policy *p, const int *nrs, size_t n_nrs,
-		       size_t *total)
+static int count_traps(const struct sandlock_policy *p, const int *nrs, size_t n_nrs, size_t *total)
 {
 	struct trap traps[DISPATCH_MAX_TRAPS];
 	int found = 0;
@@ -332,8 +331,7 @@ static void test_trap_set(void)
 	       "time_start traps clock_gettime of 4 clocks, gettimeofday, time, set_tid_address, "
 	       "arch_prctl(ARCH_SET_FS)");
 	is_int(total, 16 + 8 + 8, "  and the 8 calls with absolute deadlines");
-	is_int(count_traps(&p, clocks, ELEMENTSOF(clocks), &total), 0,
-	       "  none of them without it");
+	is_int(count_traps(&p, clocks, ELEMENTSOF(clocks), &total), 0, "  none of them without it");
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");

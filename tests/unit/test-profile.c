@@ -1235,10 +1235,11 @@ static void test_field_supported(void)
 	static const struct {
 		const char *field;
 		int want;
-	} v[] = { { "fs_readable", 1 },	  { "filesystem.read", 1 }, { "max_disk", 0 },
-		  { "limits.disk", 0 },	  { "nonsense", -EINVAL },  { "", -EINVAL },
+	} v[] = { { "fs_readable", 1 },	  { "filesystem.read", 1 }, { "max_disk", 1 },
+		  { "limits.disk", 1 },	  { "nonsense", -EINVAL },  { "", -EINVAL },
 		  { "limits.", -EINVAL }, { ".memory", -EINVAL },   { "memory", -EINVAL },
-		  { "runtime.name", 1 },  { NULL, -EINVAL } };
+		  { "runtime.name", 1 },  { "chroot", 0 },	    { "filesystem.chroot", 0 },
+		  { NULL, -EINVAL } };
 	int agree = 1, unique = 1;
 
 	for (size_t i = 0; i < ELEMENTSOF(v); i++)

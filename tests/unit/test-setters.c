@@ -96,16 +96,21 @@ static void test_all_unsupported(void)
 	char msg[256];
 
 	sandlock_policy_new(&p);
-	set(p, "max_disk", "1G", msg, sizeof(msg));
+	set(p, "chroot", "/", msg, sizeof(msg));
 	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "one field not built yet");
-	is_str(e ? sandlock_error_message(e) : "", "not supported yet: max_disk", "  message");
+	is_str(e ? sandlock_error_message(e) : "", "not supported yet: chroot", "  message");
 	sandlock_error_free(e);
 	e = NULL;
-	set(p, "chroot", "/", msg, sizeof(msg));
-	set(p, "workdir", "/tmp", msg, sizeof(msg));
+	set(p, "fs_mount", "/work:/tmp", msg, sizeof(msg));
+	set(p, "http_ca_out", "/tmp/ca.pem", msg, sizeof(msg));
+	is_int(sandlock_policy_check(p, &e), -EINVAL, "http_ca_out without an HTTP rule");
+	sandlock_error_free(e);
+	e = NULL;
+	sandlock_policy_clear(p, "http_ca_out");
+	set(p, "http_allow", "GET example.com/*", msg, sizeof(msg));
 	is_int(sandlock_policy_check(p, &e), -EOPNOTSUPP, "three fields not built yet");
 	is_str(e ? sandlock_error_message(e) : "",
-	       "not supported yet: workdir, chroot, max_disk",
+	       "not supported yet: chroot, fs_mount, http_allow",
 	       "  all named at once, in schema order");
 	sandlock_error_free(e);
 	e = NULL;

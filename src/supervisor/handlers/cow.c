@@ -117,8 +117,8 @@ static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, i
 {
 	char path[PATH_MAX], base[PATH_MAX], abs[2 * PATH_MAX + 2];
 
-	if (!addr)
-		return -EFAULT;
+	if (!addr) /* statx(fd, NULL, AT_EMPTY_PATH) (6.11+): the descriptor's */
+		return empty_ok ? 1 : -EFAULT;
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
 	if (r < 0)
 		return r;
