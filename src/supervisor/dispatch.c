@@ -2,6 +2,7 @@
 /*
  * dispatch: syscall number -> handler, and the policy-derived trap set.
  */
+#include <fcntl.h>
 #include <seccomp.h>
 #include <linux/netlink.h>
 #include <sched.h>
@@ -280,8 +281,10 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_utimes }, handle_cow_rest, cow },
 	{ { .nr = SYS_futimesat }, handle_cow_rest, cow },
 #endif
-	{ { .nr = SYS_newfstatat }, handle_cow_rest, cow },
-	{ { .nr = SYS_statx }, handle_cow_rest, cow },
+	/* Not fstat (AT_EMPTY_PATH: glibc's and Rust's fstat): a descriptor's own file is the
+	 * kernel's, and a name given with AT_EMPTY_PATH is only looked at, never changed. */
+	{ { SYS_newfstatat, 1, { MASKED_EQ(3, AT_EMPTY_PATH, 0) }, 0 }, handle_cow_rest, cow },
+	{ { SYS_statx, 1, { MASKED_EQ(2, AT_EMPTY_PATH, 0) }, 0 }, handle_cow_rest, cow },
 	{ { .nr = SYS_faccessat }, handle_cow_rest, cow },
 	{ { .nr = SYS_faccessat2 }, handle_cow_rest, cow },
 	{ { .nr = SYS_readlinkat }, handle_cow_rest, cow },
