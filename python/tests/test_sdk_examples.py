@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from conftest import PKG_PARENT
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 
 EXPECTED = {
@@ -25,8 +27,10 @@ def test_every_example_is_listed():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example(name):
+    # The package the tests import (the source tree's, when it is not installed).
+    path = os.pathsep.join(p for p in (PKG_PARENT, os.environ.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True,
-                          timeout=60, env=dict(os.environ))
+                          timeout=60, env={**os.environ, "PYTHONPATH": path})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for line in EXPECTED[name]:
         assert line in proc.stdout, proc.stdout
