@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, NoReturn
 
 from . import _ffi, _fields
+from ._helpers import Change, Entry
 from .exceptions import (
+    BranchConflictError,
+    BranchError,
     ChildError,
     ConfinementError,
     ForkError,
@@ -63,6 +66,13 @@ def raise_spawn(rc: int, msg: str, step: str | None) -> NoReturn:
     raise ChildError(text, step)
 
 
+def raise_branch(rc: int, msg: str, step: str | None = None) -> NoReturn:
+    """A failed sandlock_sandbox_commit / _abort: the branch is still pending, on disk."""
+    if rc == -errno.ESTALE:
+        raise BranchConflictError(msg)
+    raise BranchError(msg)
+
+
 def load_policy(doc: dict[str, Any]) -> c_void_p:
     """A sandlock_policy_t * for @doc (the caller frees it), or SandboxError with the core's
     message."""
@@ -106,27 +116,43 @@ class Result:
 
     ``exit_code`` is the command's exit status; killed by a signal it is 128 + the signal (as a
     shell reports it) and ``signal`` holds the signal number; on a timeout it is 124 and
-    ``error`` says so."""
+    ``error`` says so.
+
+    With a workdir, ``changes`` lists what the run changed in its branch (read before the
+    branch was committed, aborted or deferred); it is empty without one. A branch that could not
+    be settled as asked (a commit that failed leaves it on disk, ``Sandbox.upper_dir`` says
+    where) puts the library's message in ``error`` (after the exit's own, joined by "; ");
+    ``success`` still says only how the command exited."""
 
     success: bool
     exit_code: int = 0
     stdout: bytes = field(default=b"", repr=False)
     stderr: bytes = field(default=b"", repr=False)
     error: str | None = None
-    changes: list[Any] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     signal: int | None = None
 
 
 @dataclass
 class DryRunResult:
-    """The outcome of a run whose branch is discarded (on_exit=ABORT)."""
+    """The outcome of Sandbox.dry_run(): a run whose branch is discarded whatever its exit
+    (on_exit and on_error ABORT), with the changes it made there."""
 
     success: bool
     exit_code: int = 0
     stdout: bytes = field(default=b"", repr=False)
     stderr: bytes = field(default=b"", repr=False)
-    changes: list[Any] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     error: str | None = None
+
+
+def _entry(e: _ffi.Entry) -> Entry | None:
+    """A sandlock_entry_t as an Entry; None when absent."""
+    if e.kind == _ffi.ENTRY_ABSENT:
+        return None
+    return Entry(kind=_ffi.ENTRY_KINDS.get(e.kind, "other"), mode=int(e.mode), size=int(e.size),
+                 digest=bytes(e.digest) if e.has_digest else None,
+                 target=os.fsdecode(e.target) if e.target is not None else None)
 
 
 def _signal_name(sig: int) -> str:
@@ -255,7 +281,7 @@ class Handle:
         return ctypes.string_at(data, n.value) if data and n.value else b""
 
     def result(self) -> Result:
-        """The outcome; the sandbox must have ended."""
+        """The outcome, with the branch's change set and error; the sandbox must have ended."""
         L = _ffi.lib()
         with self._use() as p:
             kind = L.sandlock_sandbox_exit_kind(p)
@@ -263,6 +289,16 @@ class Handle:
             err = self._bytes(L.sandlock_sandbox_stderr, p)
             code = int(L.sandlock_sandbox_exit_code(p))
             sig = int(L.sandlock_sandbox_exit_signal(p))
+            changes = self._changes(p)
+            branch_err = L.sandlock_sandbox_branch_error(p)
+            branch_msg = _ffi.error_message(branch_err) if branch_err else None
+        r = self._exit_result(kind, code, sig, out, err)
+        r.changes = changes
+        if branch_msg:
+            r.error = f"{r.error}; {branch_msg}" if r.error else branch_msg
+        return r
+
+    def _exit_result(self, kind: int, code: int, sig: int, out: bytes, err: bytes) -> Result:
         if kind == _ffi.EXIT_CODE:
             return Result(success=code == 0, exit_code=code, stdout=out, stderr=err)
         if kind == _ffi.EXIT_SIGNAL:
@@ -273,6 +309,47 @@ class Handle:
                           error=f"timed out after {self.timeout:g} s", signal=int(_signal.SIGKILL))
         return Result(success=False, exit_code=-1, stdout=out, stderr=err,
                       error="the sandbox has not ended")
+
+    @staticmethod
+    def _changes(p: c_void_p) -> list[Change]:
+        """The change set of the ended sandbox @p (sorted by path; empty without a workdir)."""
+        L = _ffi.lib()
+        out = []
+        path = ctypes.c_char_p()
+        before, after = _ffi.Entry(), _ffi.Entry()
+        for i in range(L.sandlock_sandbox_change_count(p)):
+            rc = L.sandlock_sandbox_change(p, i, byref(path), byref(before), byref(after))
+            if rc < 0:
+                raise SandboxRuntimeError(f"reading change {i}: {os.strerror(-rc)}")
+            out.append(Change(path=os.fsdecode(path.value or b""), before=_entry(before),
+                              after=_entry(after)))
+        return out
+
+    # ---- the workdir's branch (once ended) ----------------------------------------------
+
+    def pending(self) -> bool:
+        """Whether a deferred branch waits for commit() or abort()."""
+        try:
+            with self._use() as p:
+                return _ffi.lib().sandlock_sandbox_pending(p) == 1
+        except RuntimeError:
+            return False
+
+    def upper_dir(self) -> str | None:
+        """The branch's upper directory while it is on disk (deferred, kept, failed commit)."""
+        try:
+            with self._use() as p:
+                d = _ffi.lib().sandlock_sandbox_upper_dir(p)
+        except RuntimeError:
+            return None
+        return os.fsdecode(d) if d else None
+
+    def settle(self, commit: bool) -> None:
+        """Commit or abort the pending branch; BranchError (it stays pending) on failure."""
+        L = _ffi.lib()
+        with self._use() as p:
+            fn = L.sandlock_sandbox_commit if commit else L.sandlock_sandbox_abort
+            _ffi.call(fn, p, raise_as=raise_branch)
 
     def free(self) -> None:
         """Kill the sandbox if it still runs, wait for it, release it. Idempotent."""

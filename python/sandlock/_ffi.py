@@ -26,6 +26,7 @@ from ctypes import (
     c_uint16,
     c_uint32,
     c_uint64,
+    c_uint8,
     c_void_p,
 )
 from typing import Callable, NoReturn
@@ -45,6 +46,14 @@ EXIT_SIGNAL = 2
 EXIT_TIMEOUT = 3
 
 PASS_FDS_MAX = 64
+
+BRANCH_COMMIT = 0
+BRANCH_ABORT = 1
+BRANCH_KEEP = 2
+BRANCH_DEFER = 3
+
+ENTRY_ABSENT = 0
+ENTRY_KINDS = {1: "file", 2: "dir", 3: "symlink", 4: "other"}  # SANDLOCK_ENTRY_*
 
 
 class SpawnOpts(ctypes.Structure):
@@ -70,6 +79,19 @@ class SpawnOpts(ctypes.Structure):
         super().__init__()
         self.size = ctypes.sizeof(SpawnOpts)
         self.stdin_fd = self.stdout_fd = self.stderr_fd = -1
+
+
+class Entry(ctypes.Structure):
+    """sandlock_entry_t: one side of a change (@target is owned by the sandbox)."""
+
+    _fields_ = [
+        ("kind", c_uint32),
+        ("mode", c_uint32),
+        ("size", c_uint64),
+        ("has_digest", c_uint32),
+        ("digest", c_uint8 * 32),
+        ("target", c_char_p),
+    ]
 
 
 _P = c_void_p  # every handle is opaque
@@ -106,6 +128,15 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_sandbox_exit_signal": (c_int32, [_P]),
     "sandlock_sandbox_stdout": (c_void_p, [_P, POINTER(c_size_t)]),
     "sandlock_sandbox_stderr": (c_void_p, [_P, POINTER(c_size_t)]),
+    "sandlock_sandbox_branch_action": (c_int, [_P]),
+    "sandlock_sandbox_branch_error": (c_void_p, [_P]),
+    "sandlock_sandbox_change_count": (c_size_t, [_P]),
+    "sandlock_sandbox_change": (c_int, [_P, c_size_t, POINTER(c_char_p), POINTER(Entry),
+                                        POINTER(Entry)]),
+    "sandlock_sandbox_pending": (c_int, [_P]),
+    "sandlock_sandbox_upper_dir": (c_char_p, [_P]),
+    "sandlock_sandbox_commit": (c_int, [_P, _PP]),
+    "sandlock_sandbox_abort": (c_int, [_P, _PP]),
     "sandlock_sandbox_free": (None, [_P]),
 }
 
@@ -167,6 +198,11 @@ class Error:
         L.sandlock_error_free(self.ptr)
         self.ptr = c_void_p()
         return msg or os.strerror(-rc), step.decode() if step else None
+
+
+def error_message(ptr: int | c_void_p) -> str:
+    """The message of a sandlock_error_t * the library owns (not freed)."""
+    return (lib().sandlock_error_message(ptr) or b"").decode(errors="replace")
 
 
 def take_string(ptr: c_void_p) -> str:

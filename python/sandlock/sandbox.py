@@ -12,9 +12,15 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from . import _core, _fields, _ffi
-from ._core import Result
+from ._core import DryRunResult, Result
 from ._fields import BranchAction, Protection
-from .exceptions import ChildError, ConfinementError, LandlockUnavailableError, SandboxError
+from .exceptions import (
+    BranchError,
+    ChildError,
+    ConfinementError,
+    LandlockUnavailableError,
+    SandboxError,
+)
 
 if TYPE_CHECKING:
     from .pipeline import Stage
@@ -30,7 +36,12 @@ class Sandbox:
     blocklist, except the filesystem and the network, which are denied unless granted. The
     policy is handed to the core as one JSON document, so a bad value raises SandboxError with
     the core's message when the Sandbox is made, and a field whose enforcement is not built
-    yet raises SandboxError ("not supported yet: <field>") when a process starts."""
+    yet raises SandboxError ("not supported yet: <field>") when a process starts.
+
+    With a workdir the command reads and writes a copy-on-write view of it, settled when it
+    ends: on_exit after exit status 0, else on_error. DEFER holds the branch (``pending``)
+    until commit() or abort(); until then the sandbox starts nothing. Leaving a with block,
+    close() or garbage collection leaves an undecided branch on disk, as KEEP does."""
 
     # [config]
     http_ca: str | None = None
@@ -104,6 +115,8 @@ class Sandbox:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _command: list[str] | None = field(default=None, init=False, repr=False)
     _last_name: str | None = field(default=None, init=False, repr=False)
+    _pending: _core.Handle | None = field(default=None, init=False, repr=False)
+    _upper: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         with _core.Policy(self._document()):
@@ -115,8 +128,9 @@ class Sandbox:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     def _document(self, command: list[str] | None = None,
-                  extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
-        values = self._values()
+                  extra_env: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        values = {**self._values(), **(overrides or {})}
         if extra_env:
             values["env"] = {**dict(values["env"] or {}), **extra_env}
         return _fields.render(values, command)
@@ -125,10 +139,15 @@ class Sandbox:
         return [n for n in _fields.PYTHON_ONLY_UNSUPPORTED if getattr(self, n) is not None]
 
     def _policy(self, command: list[str] | None = None,
-                extra_env: Mapping[str, str] | None = None) -> _core.Policy:
-        """The loaded policy for a start. Python-only fields not built yet join the core's
-        "not supported yet" list, so one message names them all."""
-        policy = _core.Policy(self._document(command, extra_env))
+                extra_env: Mapping[str, str] | None = None,
+                overrides: Mapping[str, Any] | None = None) -> _core.Policy:
+        """The loaded policy for a start (every start comes here: refused while a branch is
+        pending). Python-only fields not built yet join the core's "not supported yet" list,
+        so one message names them all."""
+        if self._pending is not None:
+            raise SandboxError("a branch is pending in this sandbox: commit() or abort() it "
+                               "before starting another process")
+        policy = _core.Policy(self._document(command, extra_env, overrides))
         extra = self._unsupported_python_fields()
         if extra:
             rc, msg = policy.check()
@@ -183,14 +202,14 @@ class Sandbox:
 
     def _spawn(self, cmd: Sequence[str] | None, *, flags: int = 0, timeout: float | None = None,
                stdio: tuple[Any, Any, Any] = (None, "pipe", "pipe"),
-               waited: bool = False) -> _core.Handle:
+               waited: bool = False, overrides: Mapping[str, Any] | None = None) -> _core.Handle:
         """Start @cmd. @waited: the caller waits for it itself (run()): from the start no
         other thread may release it or wait for it."""
         argv = self._command_of(cmd)
         with self._lock:
             self._check_idle()
             opts, _keep = _core.stdio_opts(*stdio, timeout=timeout, flags=flags)
-            with self._policy(argv) as policy:
+            with self._policy(argv, overrides=overrides) as policy:
                 h = _core.Handle.spawn(policy, argv, opts, timeout)
             self._handle = h
             self._parked = bool(flags & _ffi.SPAWN_PARKED)
@@ -210,6 +229,22 @@ class Sandbox:
         except ChildError as e:
             return Result(success=False, exit_code=127, error=str(e))
         return self._wait_for(h)
+
+    def dry_run(self, cmd: Sequence[str] | None = None,
+                timeout: float | None = None) -> DryRunResult:
+        """Run @cmd as run() does with its branch discarded whatever the exit (on_exit and
+        on_error ABORT for this run): the workdir is left as it was, and the result lists the
+        changes the run made. SandboxError without a workdir."""
+        if self.workdir is None:
+            raise SandboxError("dry_run: needs workdir (the changes are those of its branch)")
+        abort = {"on_exit": BranchAction.ABORT, "on_error": BranchAction.ABORT}
+        try:
+            h = self._spawn(cmd, timeout=timeout, waited=True, overrides=abort)
+        except ChildError as e:
+            return DryRunResult(success=False, exit_code=127, error=str(e))
+        r = self._wait_for(h)
+        return DryRunResult(success=r.success, exit_code=r.exit_code, stdout=r.stdout,
+                            stderr=r.stderr, changes=r.changes, error=r.error)
 
     def create(self, cmd: Sequence[str]) -> None:
         """Start the confined child and park it between confinement and execve; start()
@@ -243,16 +278,25 @@ class Sandbox:
         return self._wait_for(h)
 
     def _wait_for(self, h: _core.Handle) -> Result:
-        """Wait for @h, which this thread has claimed (self._waited), and release it."""
+        """Wait for @h, which this thread has claimed (self._waited), and release it, unless
+        its branch is pending: then it is kept (the branch lives in it) until commit/abort."""
+        pending = False
         try:
             h.wait()
-            return h.result()
+            result = h.result()
+            pending = h.pending()
+            return result
         finally:
+            upper = h.upper_dir()
             with self._lock:
                 self._waited = None
                 if self._handle is h:
                     self._handle = None
-            h.free()  # kills the process if the wait was interrupted (Ctrl-C)
+                if pending:
+                    self._pending = h
+                self._upper = upper
+            if not pending:
+                h.free()  # kills the process if the wait was interrupted (Ctrl-C)
 
     def run_interactive(self, cmd: Sequence[str]) -> int:
         """Run @cmd with this process's stdin, stdout and stderr, as the terminal's foreground
@@ -308,6 +352,43 @@ class Sandbox:
             return {}
         return h.ports()
 
+    # ---- the workdir's branch --------------------------------------------------------------
+
+    @property
+    def pending(self) -> bool:
+        """True between a DEFER run's end and commit() / abort()."""
+        h = self._pending
+        return h is not None and h.pending()
+
+    @property
+    def upper_dir(self) -> str | None:
+        """The upper directory of the last run's branch while it is on disk (the new bytes of
+        every added or modified file, laid out like the workdir): pending, kept (KEEP), or left
+        by a commit that failed; None once committed or aborted, and without a workdir."""
+        h = self._pending
+        return h.upper_dir() if h is not None else self._upper
+
+    def commit(self) -> None:
+        """Merge the pending branch into the workdir (waiting up to 5 s for another sandbox
+        merging into it; last writer wins against changes made since the run). BranchError
+        (BranchConflictError on ESTALE) if the merge fails: the branch stays pending, on disk."""
+        self._decide(True)
+
+    def abort(self) -> None:
+        """Discard the pending branch. BranchError if it cannot be removed (still pending)."""
+        self._decide(False)
+
+    def _decide(self, commit: bool) -> None:
+        with self._lock:
+            h = self._pending
+            if h is None:
+                what = "commit" if commit else "abort"
+                raise BranchError(f"{what}: no branch is pending")
+            h.settle(commit)  # raises with the branch still pending
+            self._pending = None
+            self._upper = None
+        h.free()
+
     @property
     def sandbox_name(self) -> str | None:
         """The name the last process ran under (the given one, or sandbox-<pid>)."""
@@ -324,12 +405,17 @@ class Sandbox:
     # ---- lifetime -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Kill and release a process still running. Idempotent."""
+        """Kill and release a process still running, and release a pending branch, which
+        stays on disk undecided (as KEEP leaves it; upper_dir says where). Idempotent."""
         with self._lock:
             h, self._handle = self._handle, None
+            p, self._pending = self._pending, None
             self._parked = False
-        if h is not None:
-            h.free()
+            if p is not None:
+                self._upper = p.upper_dir()
+        for x in (h, p):
+            if x is not None:
+                x.free()
 
     def __enter__(self) -> "Sandbox":
         return self

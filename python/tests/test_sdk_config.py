@@ -93,9 +93,9 @@ def test_aware_datetime_is_accepted_as_utc(sandboxes):
 
 @pytest.mark.parametrize("start", ["run", "spawn", "create", "stage"])
 def test_unsupported_field_refused_at_start_not_construction(sandboxes, start):
-    sb = sandboxes(max_disk="1G")  # constructs
-    assert sb.to_json()["limits"] == {"disk": "1G"}
-    with pytest.raises(SandboxError, match="^not supported yet: max_disk$"):
+    sb = sandboxes(fs_mount={"/w": "/tmp"})  # constructs
+    assert sb.to_json()["filesystem"]["mount"] == ["/w:/tmp"]
+    with pytest.raises(SandboxError, match="^not supported yet: fs_mount$"):
         if start == "stage":
             sb.cmd(["true"]).run()
         else:
@@ -103,6 +103,22 @@ def test_unsupported_field_refused_at_start_not_construction(sandboxes, start):
     assert not sb.is_running and sb.pid is None
     # Control: the same sandbox without the field runs.
     assert sandboxes().run(["true"]).success
+
+
+@pytest.mark.parametrize("field,value", [("max_disk", "1G"), ("fs_storage", "/tmp"),
+                                         ("on_exit", BranchAction.DEFER),
+                                         ("on_error", BranchAction.KEEP)])
+def test_branch_field_without_workdir_refused_at_start(sandboxes, tmp_path, field, value):
+    sb = sandboxes(**{field: value})  # constructs: a profile may hold it for a later workdir
+    with pytest.raises(SandboxError, match=f"^{field}: needs workdir"):
+        sb.run(["true"])
+    assert not sb.is_running
+    # Control: with a workdir the same field runs.
+    sb.workdir = str(tmp_path)
+    r = sb.run(["true"])
+    assert (r.success, r.error) == (True, None)
+    if sb.pending:
+        sb.abort()
 
 
 def test_policy_fn_refused_at_start(sandboxes):
@@ -113,12 +129,12 @@ def test_policy_fn_refused_at_start(sandboxes):
 
 
 def test_unsupported_fields_named_together(sandboxes):
-    sb = sandboxes(max_disk="1G", policy_fn=lambda e, c: 0)
+    sb = sandboxes(chroot="/tmp", policy_fn=lambda e, c: 0)
     with pytest.raises(SandboxError) as e:
         sb.run(["true"])
     msg = str(e.value)
     assert msg.startswith("not supported yet: ")
-    assert "max_disk" in msg and "policy_fn" in msg
+    assert "chroot" in msg and "policy_fn" in msg
 
 
 # ---- platform -------------------------------------------------------------------------------

@@ -114,8 +114,8 @@ def test_pipeline_control_stages_run_on_without_timeout(sandboxes, box, unique_s
 
 def test_pipeline_with_an_unsupported_stage_starts_nothing(sandboxes, unique_sleep):
     first = unique_sleep()
-    p = sandboxes().cmd(first) | sandboxes(max_disk="1G").cmd(["true"])
-    with pytest.raises(SandboxError, match="not supported yet: max_disk"):
+    p = sandboxes().cmd(first) | sandboxes(fs_mount={"/w": "/tmp"}).cmd(["true"])
+    with pytest.raises(SandboxError, match="not supported yet: fs_mount"):
         p.run()
     assert pids_with_argv(first) == []  # the stage already started was killed
 
