@@ -224,6 +224,8 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 
 void cow_done(struct cow *c)
 {
+	if (c->lower_fd >= 0)
+		cow_unanchor(c);
 	for (size_t i = 0; i < c->cap_marks; i++)
 		if (c->marks[i]) {
 			free(c->marks[i]->path);
@@ -780,6 +782,56 @@ int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
 	return move_tree(c, from, to);
 }
 
+/* ---- anchors ----------------------------------------------------------------------------- */
+
+int cow_anchor(struct cow *c, const char *rel)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(rel);
+
+	if (len >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	for (size_t j = 0; j <= len; j++) {
+		if (rel[j] != '/' && rel[j] != '\0')
+			continue;
+		memcpy(prefix, rel, j);
+		prefix[j] = '\0';
+		struct stat st, ust;
+		if (fstatat(c->lower_fd, prefix, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!S_ISDIR(st.st_mode))
+				return -EACCES; /* a file of the workdir there: cannot anchor */
+			continue;
+		}
+		if (errno != ENOENT)
+			return -errno;
+		char **v = realloc(c->anchors, (c->n_anchors + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->anchors = v;
+		if (!(v[c->n_anchors] = strdup(prefix)))
+			return -ENOMEM;
+		if (mkdirat(c->lower_fd, prefix, 0700) < 0) {
+			free(v[c->n_anchors]);
+			return -errno;
+		}
+		c->n_anchors++;
+		if (fstatat(c->upper_fd, prefix, &ust, AT_SYMLINK_NOFOLLOW) == 0)
+			(void)!fchmodat(c->lower_fd, prefix, ust.st_mode & 07777, 0);
+	}
+	return 0;
+}
+
+void cow_unanchor(struct cow *c)
+{
+	while (c->n_anchors) {
+		char *p = c->anchors[--c->n_anchors];
+		(void)unlinkat(c->lower_fd, p, AT_REMOVEDIR); /* ENOTEMPTY: someone else's now */
+		free(p);
+	}
+	free(c->anchors);
+	c->anchors = NULL;
+}
+
 /* ---- listing ----------------------------------------------------------------------------- */
 
 static int name_cmp(const void *a, const void *b)
@@ -1002,6 +1054,8 @@ int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
 
 int cow_abort(struct cow *c)
 {
+	if (c->lower_fd >= 0)
+		cow_unanchor(c);
 	if (!c->dir)
 		return 0;
 	_cleanup_free_ char *parent = strdup(c->dir);
@@ -1017,6 +1071,7 @@ int cow_abort(struct cow *c)
 
 int cow_save(struct cow *c)
 {
+	cow_unanchor(c);
 	_cleanup_free_ char *path = NULL;
 	if (asprintf(&path, "%s/whiteouts", c->dir) < 0)
 		return -ENOMEM;
@@ -1152,6 +1207,7 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
+	cow_unanchor(c);
 	/* The marker first: whatever happens from here, the branch stays until the end. */
 	_cleanup_free_ char *marker = NULL;
 	if (asprintf(&marker, "%s/COMMITTING", c->dir) < 0)

@@ -59,6 +59,8 @@ struct cow {
 	uint64_t used;		 /* bytes of the files in the upper layer */
 	struct cow_mark **marks; /* open addressing by path */
 	size_t n_marks, cap_marks;
+	char **anchors; /* directories made in the workdir for a working directory (cow_anchor) */
+	size_t n_anchors;
 };
 
 /* Where a path lies in the merged view. */
@@ -120,6 +122,13 @@ int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags);
  * return stops), or with @cb NULL as a NULL-terminated array of names in *(char ***)@arg. */
 int cow_list(struct cow *c, const char *rel,
 	     int (*cb)(const char *name, unsigned char type, uint64_t ino, void *arg), void *arg);
+/* A directory of the branch a process enters (chdir): the working directory is the kernel's,
+ * so the workdir gets an empty directory at @rel (and each missing parent), taken away again
+ * by cow_unanchor() when the sandbox ends. Nothing is ever written into it (Landlock grants the
+ * workdir no write; the branch holds its entries). */
+int cow_anchor(struct cow *c, const char *rel);
+/* Remove the anchors still empty, deepest first. */
+void cow_unanchor(struct cow *c);
 /* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
 int cow_charge(struct cow *c, int64_t delta);
 

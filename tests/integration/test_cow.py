@@ -222,12 +222,24 @@ def test_chdir_and_getcwd(wd):
     r = sh(wd, "cd sub && pwd -P && /bin/pwd && cat b.txt", "--on-exit", "abort")
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"{wd}/sub\n{wd}/sub\nkeep\n".encode()
-    # A directory made in the run cannot be entered (a documented limit): EACCES, not a
-    # directory of the workdir that is not the branch's.
+    # A directory made in the run: entered, worked in, listed; the workdir stands it by an
+    # empty directory for the run only.
+    before = snapshot(wd)
+    script = ("mkdir -p build/x && cd build && pwd -P && echo hi > f && cd x && touch y && "
+              "ls .. && cat ../f && /bin/pwd")
+    r = sh(wd, script, "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{wd}/build\nf\nx\nhi\n{wd}/build/x\n".encode()
+    assert snapshot(wd) == before and store(wd) == []  # abort: nothing of it left
+    r = sh(wd, script)
+    assert r.returncode == 0, r.stderr
+    assert (wd / "build" / "f").read_text() == "hi\n" and (wd / "build" / "x" / "y").exists()
+    # A name the workdir holds as a file cannot be entered once the branch made it a
+    # directory (the working directory is the kernel's): EACCES.
     r = py(wd, """
-os.mkdir("new")
+os.unlink("a.txt"); os.mkdir("a.txt")
 try:
-    os.chdir("new"); out(0)
+    os.chdir("a.txt"); out(0)
 except OSError as e:
     out(e.errno)
 """, "--on-exit", "abort")

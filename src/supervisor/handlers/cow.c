@@ -14,8 +14,9 @@
  * child), so that a deleted, replaced or new file reads as the branch has it.
  *
  * Kernel objects (FIFOs, sockets, device nodes) are opened by the kernel under the Landlock
- * rules; renaming or linking them is EXDEV. Limits (docs/decisions.md): chdir into a directory
- * made in the run, and exec of a file written in the run, are refused (EACCES); openat2 with
+ * rules; renaming or linking them is EXDEV. chdir into a directory made in the run enters an
+ * empty stand-in made in the workdir (cow_anchor). Limits (docs/decisions.md): exec of a file
+ * written in the run is refused (EACCES); openat2 with
  * resolve flags under the workdir is EXDEV; metadata calls on a descriptor (fchmod, fchown,
  * futimens) copy up the file the descriptor names at the time of the check.
  */
@@ -813,12 +814,17 @@ static int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req
 		return -ENOENT;
 	if (!S_ISDIR(res.n.st.st_mode))
 		return -ENOTDIR;
-	/* The working directory is the kernel's: only a directory the workdir holds too can be
-	 * entered (docs/decisions.md). */
+	/* The working directory is the kernel's: a directory of the branch the workdir does not
+	 * hold gets an empty one there to stand for it (cow_anchor; names under it are resolved
+	 * here, in the merged view). */
 	if (res.n.layer == COW_UPPER &&
-	    (!res.n.lower_beneath ||
-	     fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0))
-		return -EACCES;
+	    fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    (r = cow_anchor(sv->cow, res.rel)) < 0)
+		return r;
+	if (res.n.layer == COW_UPPER &&
+	    (fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     !S_ISDIR(st.st_mode)))
+		return -EACCES; /* a file of the workdir there */
 	/* CONTINUE: chdir changes nothing in any tree and Landlock does not restrict it; the
 	 * name reads the same directory of the workdir unless the child changes it meanwhile,
 	 * which only moves it where a chdir of its own would. */
