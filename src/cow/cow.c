@@ -784,6 +784,38 @@ int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
 
 /* ---- anchors ----------------------------------------------------------------------------- */
 
+/* Remember anchor @rel ('d' a directory, 'f' a file's link). */
+static int anchor_push(struct cow *c, char type, const char *rel)
+{
+	char **v = realloc(c->anchors, (c->n_anchors + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->anchors = v;
+	if (asprintf(&v[c->n_anchors], "%c%s", type, rel) < 0)
+		return -ENOMEM;
+	c->n_anchors++;
+	return 0;
+}
+
+int cow_anchor_file(struct cow *c, const char *rel)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(rel, '/');
+	int r;
+
+	if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return -EACCES; /* the workdir holds another entry there: never replaced */
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+	if ((r = cow_anchor(c, parent)) < 0 || (r = anchor_push(c, 'f', rel)) < 0)
+		return r;
+	if (linkat(c->upper_fd, rel, c->lower_fd, rel, 0) < 0) {
+		free(c->anchors[--c->n_anchors]);
+		return errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
+	}
+	return 0;
+}
+
 int cow_anchor(struct cow *c, const char *rel)
 {
 	char prefix[PATH_MAX];
@@ -791,7 +823,7 @@ int cow_anchor(struct cow *c, const char *rel)
 
 	if (len >= sizeof(prefix))
 		return -ENAMETOOLONG;
-	for (size_t j = 0; j <= len; j++) {
+	for (size_t j = 1; j <= len; j++) { /* "" is the workdir itself */
 		if (rel[j] != '/' && rel[j] != '\0')
 			continue;
 		memcpy(prefix, rel, j);
@@ -804,17 +836,13 @@ int cow_anchor(struct cow *c, const char *rel)
 		}
 		if (errno != ENOENT)
 			return -errno;
-		char **v = realloc(c->anchors, (c->n_anchors + 1) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->anchors = v;
-		if (!(v[c->n_anchors] = strdup(prefix)))
-			return -ENOMEM;
+		int r = anchor_push(c, 'd', prefix);
+		if (r < 0)
+			return r;
 		if (mkdirat(c->lower_fd, prefix, 0700) < 0) {
-			free(v[c->n_anchors]);
+			free(c->anchors[--c->n_anchors]);
 			return -errno;
 		}
-		c->n_anchors++;
 		if (fstatat(c->upper_fd, prefix, &ust, AT_SYMLINK_NOFOLLOW) == 0)
 			(void)!fchmodat(c->lower_fd, prefix, ust.st_mode & 07777, 0);
 	}
@@ -825,7 +853,8 @@ void cow_unanchor(struct cow *c)
 {
 	while (c->n_anchors) {
 		char *p = c->anchors[--c->n_anchors];
-		(void)unlinkat(c->lower_fd, p, AT_REMOVEDIR); /* ENOTEMPTY: someone else's now */
+		/* ENOTEMPTY: someone else's now */
+		(void)unlinkat(c->lower_fd, p + 1, p[0] == 'd' ? AT_REMOVEDIR : 0);
 		free(p);
 	}
 	free(c->anchors);

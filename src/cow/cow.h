@@ -127,7 +127,12 @@ int cow_list(struct cow *c, const char *rel,
  * by cow_unanchor() when the sandbox ends. Nothing is ever written into it (Landlock grants the
  * workdir no write; the branch holds its entries). */
 int cow_anchor(struct cow *c, const char *rel);
-/* Remove the anchors still empty, deepest first. */
+/* A file of the branch a process executes (execve): the kernel runs the name it resolves, so
+ * the workdir gets a hard link to the branch's file at @rel (its missing parents anchored),
+ * taken away by cow_unanchor(). -EACCES where the workdir holds another entry there or the
+ * branch lies on another filesystem. */
+int cow_anchor_file(struct cow *c, const char *rel);
+/* Remove the anchors (the directories still empty), deepest first. */
 void cow_unanchor(struct cow *c);
 /* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
 int cow_charge(struct cow *c, int64_t delta);

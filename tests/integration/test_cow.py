@@ -204,18 +204,30 @@ out(res)
 def test_exec_of_a_workdir_program_and_of_one_written_in_the_run(wd):
     (wd / "prog").write_bytes(pathlib.Path("/bin/true").read_bytes())
     (wd / "prog").chmod(0o755)
+    before = snapshot(wd)
     r = sh(wd, "./prog && echo ran", "--on-exit", "abort")
     assert r.returncode == 0 and r.stdout == b"ran\n"  # the workdir's own program runs
-    # Copied in the run: refused (EACCES) rather than running what the workdir holds.
+    # Copied in the run, at a new name (also in a new directory): runs.
+    r = sh(wd, "cp /bin/echo myecho && ./myecho one && mkdir bin && cp /bin/echo bin/e && "
+               "bin/e two", "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"one\ntwo\n"
+    assert snapshot(wd) == before and store(wd) == []  # its stand-in link is gone
+    # Replacing a program of the workdir: refused (EACCES) rather than running the old one.
     r = py(wd, """
 import shutil
-shutil.copy("/bin/true", "mytrue"); os.chmod("mytrue", 0o755)
+shutil.copy("/bin/false", "prog")
 try:
-    os.execv("./mytrue", ["mytrue"])
+    os.execv("./prog", ["prog"])
 except OSError as e:
     out(e.errno)
 """, "--on-exit", "abort")
     assert result_json(r) == 13
+    # Committed, the copy is the workdir's and runs next time.
+    r = sh(wd, "cp /bin/echo myecho")
+    assert r.returncode == 0 and os.access(wd / "myecho", os.X_OK)
+    r = sh(wd, "./myecho three", "--on-exit", "abort")
+    assert r.stdout == b"three\n"
 
 
 def test_chdir_and_getcwd(wd):

@@ -15,8 +15,9 @@
  *
  * Kernel objects (FIFOs, sockets, device nodes) are opened by the kernel under the Landlock
  * rules; renaming or linking them is EXDEV. chdir into a directory made in the run enters an
- * empty stand-in made in the workdir (cow_anchor). Limits (docs/decisions.md): exec of a file
- * written in the run is refused (EACCES); openat2 with
+ * empty stand-in made in the workdir (cow_anchor), exec of a file made in the run a link to it
+ * (cow_anchor_file). Limits (docs/decisions.md): exec of a file that replaces one of the
+ * workdir is refused (EACCES); openat2 with
  * resolve flags under the workdir is EXDEV; metadata calls on a descriptor (fchmod, fchown,
  * futimens) copy up the file the descriptor names at the time of the check.
  */
@@ -869,11 +870,16 @@ static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	if (res.n.layer == COW_UPPER)
-		return -EACCES; /* written in the run: the kernel would run the workdir's */
-	/* CONTINUE: the program is the workdir's, unchanged; Landlock grants the workdir
-	 * execute and no write, so whatever the name reads by then runs only what the sandbox
-	 * may run. */
+	/* A file of the branch: the workdir gets a link to it for the run (cow_anchor_file);
+	 * one that replaces a file of the workdir cannot be run (EACCES), rather than the
+	 * workdir's old file. */
+	if (res.n.layer == COW_UPPER && !S_ISREG(res.n.st.st_mode))
+		return -EACCES;
+	if (res.n.layer == COW_UPPER && (r = cow_anchor_file(sv->cow, res.rel)) < 0)
+		return r;
+	/* CONTINUE: the program is the workdir's (or the branch's, linked there); Landlock
+	 * grants the workdir execute and no write, so whatever the name reads by then runs
+	 * only what the sandbox may run. */
 	notif_answer_continue(resp);
 	return 0;
 }
