@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1135,68 +1137,77 @@ static void crash_point(size_t *done)
 		(void)kill(getpid(), SIGKILL);
 }
 
-/* Merge upper entry @rel (and beneath) into the lower. */
-static int merge(struct cow *c, const char *rel, int same_fs, size_t *done)
+/* Merge upper entry @name of directory @udir (and beneath) into lower directory @ldir. Every
+ * step is taken relative to a directory opened without following a symlink, so a symlink that
+ * appeared in the workdir since the run is replaced, never followed. */
+static int merge_at(struct cow *c, int udir, int ldir, const char *name, int same_fs, size_t *done);
+
+static int merge_dir(struct cow *c, int udir, int ldir, int same_fs, size_t *done)
+{
+	char **names;
+	size_t n;
+	int r = names_of(udir, "", &names, &n);
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = merge_at(c, udir, ldir, names[i], same_fs, done);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static int merge_at(struct cow *c, int udir, int ldir, const char *name, int same_fs, size_t *done)
 {
 	struct stat st, lst;
 
-	if (fstatat(c->upper_fd, at(rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(udir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	int has_lower = fstatat(c->lower_fd, at(rel), &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	int has_lower = fstatat(ldir, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 	if (S_ISDIR(st.st_mode)) {
 		if (has_lower && !S_ISDIR(lst.st_mode)) {
-			int r = remove_tree(c->lower_fd, rel);
+			int r = remove_tree(ldir, name);
 			if (r < 0)
 				return r;
-			has_lower = 0;
 		}
-		if (!has_lower && mkdirat(c->lower_fd, rel, 0700) < 0 && errno != EEXIST)
+		if (mkdirat(ldir, name, 0700) < 0 && errno != EEXIST)
 			return -errno;
-		char **names;
-		size_t n;
-		int r = names_of(c->upper_fd, rel, &names, &n);
-		for (size_t i = 0; r == 0 && i < n; i++) {
-			char p[PATH_MAX];
-			join(p, sizeof(p), rel, names[i]);
-			r = merge(c, p, same_fs, done);
-		}
-		for (size_t i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
-		if (r < 0)
-			return r;
-		if (*rel && fchmodat(c->lower_fd, rel, st.st_mode & 07777, 0) < 0)
+		_cleanup_close_ int u =
+			openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int l =
+			openat(ldir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (u < 0 || l < 0)
 			return -errno;
-		return 0;
+		int r = merge_dir(c, u, l, same_fs, done);
+		if (r == 0 && fchmod(l, st.st_mode & 07777) < 0)
+			r = -errno;
+		return r;
 	}
 	if (has_lower && S_ISDIR(lst.st_mode)) {
-		int r = remove_tree(c->lower_fd, rel);
+		int r = remove_tree(ldir, name);
 		if (r < 0)
 			return r;
 	}
 	crash_point(done);
-	if (same_fs && renameat(c->upper_fd, rel, c->lower_fd, rel) == 0)
+	if (same_fs && renameat(udir, name, ldir, name) == 0)
 		return 0;
 	/* Another filesystem: a copy beside the target, renamed over it. */
-	char tmp[PATH_MAX];
-	const char *slash = strrchr(rel, '/');
-	snprintf(tmp, sizeof(tmp), "%.*s%s.sandlock-merge-%s", slash ? (int)(slash - rel) : 0, rel,
-		 slash ? "/" : "", slash ? slash + 1 : rel);
-	(void)unlinkat(c->lower_fd, tmp, 0);
+	char tmp[NAME_MAX + 32];
+	snprintf(tmp, sizeof(tmp), ".sandlock-merge-%.200s", name);
+	(void)unlinkat(ldir, tmp, 0);
 	if (S_ISLNK(st.st_mode)) {
 		char t[PATH_MAX];
-		ssize_t k = readlinkat(c->upper_fd, rel, t, sizeof(t) - 1);
+		ssize_t k = readlinkat(udir, name, t, sizeof(t) - 1);
 		if (k < 0)
 			return -errno;
 		t[k] = '\0';
-		if (symlinkat(t, c->lower_fd, tmp) < 0)
+		if (symlinkat(t, ldir, tmp) < 0)
 			return -errno;
 	} else {
-		_cleanup_close_ int in =
-			openat(c->upper_fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int in = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		_cleanup_close_ int out =
 			in < 0 ? -1
-			       : openat(c->lower_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			       : openat(ldir, tmp,
+					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 					st.st_mode & 07777);
 		if (in < 0 || out < 0)
 			return -errno;
@@ -1204,16 +1215,32 @@ static int merge(struct cow *c, const char *rel, int same_fs, size_t *done)
 		if (r == 0 && (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0))
 			r = -errno;
 		if (r < 0) {
-			(void)unlinkat(c->lower_fd, tmp, 0);
+			(void)unlinkat(ldir, tmp, 0);
 			return r;
 		}
 	}
-	if (renameat(c->lower_fd, tmp, c->lower_fd, rel) < 0) {
+	if (renameat(ldir, tmp, ldir, name) < 0) {
 		int r = -errno;
-		(void)unlinkat(c->lower_fd, tmp, 0);
+		(void)unlinkat(ldir, tmp, 0);
 		return r;
 	}
-	return unlinkat(c->upper_fd, rel, 0) < 0 ? -errno : 0;
+	return unlinkat(udir, name, 0) < 0 ? -errno : 0;
+}
+
+/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
+ * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
+static int parent_of(int root, const char *rel, const char **name)
+{
+	const char *slash = strrchr(rel, '/');
+	char dir[PATH_MAX];
+
+	*name = slash ? slash + 1 : rel;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
 }
 
 int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
@@ -1261,17 +1288,26 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	r = 0;
 	for (size_t i = 0; r == 0 && i < n_wh; i++) {
 		struct stat st;
+		const char *name;
 		/* A whited-out directory replaced by an upper one goes whole: the upper one
-		 * replaces it (opaque). */
-		if (fstatat(c->lower_fd, wh[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
-			r = remove_tree(c->lower_fd, wh[i]);
+		 * replaces it (opaque). A parent gone or turned into something else since the
+		 * run holds nothing of the workdir's to delete. */
+		int pfd = parent_of(c->lower_fd, wh[i], &name);
+		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			r = remove_tree(pfd, name);
+		if (pfd >= 0)
+			close(pfd);
 	}
 	free(wh);
 	size_t done = 0;
 	int same_fs = fstat(c->lower_fd, &ls) == 0 && fstat(c->upper_fd, &us) == 0 &&
 		      ls.st_dev == us.st_dev;
+	_cleanup_close_ int uroot = openat(c->upper_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int lroot = openat(c->lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r == 0 && (uroot < 0 || lroot < 0))
+		r = -errno;
 	if (r == 0)
-		r = merge(c, "", same_fs, &done);
+		r = merge_dir(c, uroot, lroot, same_fs, &done);
 	if (r < 0)
 		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
 				 c->lower, strerror(-r), c->dir);

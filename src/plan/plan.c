@@ -18,6 +18,7 @@
 #include "fd-util.h"
 #include "landlock.h"
 #include "plan.h"
+#include "path-util.h"
 #include "cow/cow.h"
 #include "policy/schema.h"
 #include "seccomp.h"
@@ -385,6 +386,16 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 		r = policy_check_supervision(p, reterr);
 	/* The branch's settings act on a workdir's branch: none without one (a profile may
 	 * hold them for a workdir given with it, so this is checked here, at spawn). */
+	/* The workdir is granted read only: truncate() by name needs Landlock's truncate right
+	 * handled, or the kernel would let the sandbox empty the workdir's files. */
+	if (r == 0 && p->workdir && !p->no_supervisor &&
+	    status[SANDLOCK_PROTECTION_FS_TRUNCATE] != SANDLOCK_STATUS_ACTIVE)
+		r = error_set(reterr, -EOPNOTSUPP,
+			      "workdir needs the fs-truncate protection (Landlock ABI 3), which is "
+			      "%s here",
+			      status[SANDLOCK_PROTECTION_FS_TRUNCATE] == SANDLOCK_STATUS_DISABLED
+				      ? "disabled"
+				      : "unavailable");
 	if (r == 0 && !p->workdir && p->max_disk.set)
 		r = error_set(reterr, -EINVAL,
 			      "max_disk: needs workdir (it is the quota of the workdir's branch)");
@@ -488,6 +499,17 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 			cow_done(plan.cow);
 			free(plan.cow);
 			plan.cow = NULL;
+		}
+		/* The branch is the supervisor's alone: a sandbox that could write there would
+		 * change what the supervisor then acts on (and what a commit merges). */
+		for (size_t i = 0; r == 0 && p->fs_write && p->fs_write[i]; i++) {
+			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
+			if (real && path_is_beneath(plan.cow->dir, real))
+				r = error_set(reterr, -EINVAL,
+					      "fs_storage: %s is inside the writable grant %s: "
+					      "the branch must be out of the sandbox's reach (set "
+					      "fs_storage elsewhere)",
+					      plan.cow->dir, p->fs_write[i]);
 		}
 	}
 	if (r == 0) {

@@ -307,6 +307,9 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_pwritev2 }, handle_cow_rest, cow_quota },
 	{ { .nr = SYS_ftruncate }, handle_cow_rest, cow_quota },
 	{ { .nr = SYS_fallocate }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_copy_file_range }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_sendfile }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_splice }, handle_cow_rest, cow_quota },
 	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts
 	 * the sandbox's processes. Without a supervisor such a policy is refused. */
 	{ { SYS_clone, 1, { MASKED_EQ(0, CLONE_PROCESS_MASK, 0) }, 1 },

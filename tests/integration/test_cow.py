@@ -7,6 +7,7 @@ import hashlib
 import os
 import pathlib
 import signal
+import subprocess
 import threading
 
 import pytest
@@ -357,10 +358,18 @@ def test_writable_grants_and_the_workdir(wd, tmp_path):
     # A writable grant of the workdir itself: still written through the branch only.
     r = sh(wd, "echo x > w.txt", "-w", str(wd), "--on-exit", "abort")
     assert r.returncode == 0 and not (wd / "w.txt").exists()
-    # One holding it is refused with the reason.
-    r = sh(wd, "true", "-w", str(tmp_path))
+    # One holding it is refused with the reason (the branch in the default storage, /tmp).
+    r = run(*SYSTEM_READ, "--workdir", str(wd), "-w", str(tmp_path), "--", "/bin/true")
     assert r.returncode == 1
     assert b"not supported yet: fs_writable" in r.stderr and b"holding the workdir" in r.stderr
+    # A branch the sandbox could write is refused: the supervisor acts on it.
+    other = tmp_path / "other"
+    other.mkdir()
+    r = run(*SYSTEM_READ, "--workdir", str(wd), "--fs-storage", str(other), "-w", str(other),
+            "--", "/bin/true")
+    assert r.returncode == 1
+    assert b"fs_storage: " in r.stderr and b"is inside the writable grant" in r.stderr
+    assert os.listdir(other) == []  # and it is not left behind
     # The branch's settings without a workdir are mistakes, said as such.
     for flag, value, field in (("--max-disk", "1K", "max_disk"),
                                ("--fs-storage", "/tmp", "fs_storage"),
@@ -390,3 +399,40 @@ def test_change_digest_matches_sha256sum(wd):
     r = sh(wd, "cp blob blob2 && sha256sum blob2", "--on-exit", "abort")
     assert r.returncode == 0
     assert r.stdout.split()[0].decode() == hashlib.sha256(data).hexdigest()
+
+
+def test_metadata_through_a_descriptor_and_o_path(wd):
+    # glibc's fchmodat(AT_SYMLINK_NOFOLLOW) opens O_PATH and chmods /proc/self/fd/N: made in
+    # the branch, the workdir's modes untouched.
+    before = snapshot(wd)
+    r = py(wd, """
+os.chmod("a.txt", 0o600, follow_symlinks=False)
+open("n", "w").close()
+os.chmod("n", 0o640, follow_symlinks=False)
+fd = os.open("sub", os.O_PATH)
+os.chmod(f"/proc/self/fd/{fd}", 0o700)
+fd2 = os.open("a.txt", os.O_RDONLY)
+os.fchmod(fd2, 0o604)
+out([oct(os.stat(p).st_mode & 0o777) for p in ("a.txt", "n", "sub")])
+""", "--on-exit", "abort")
+    assert result_json(r) == ["0o604", "0o640", "0o700"]
+    assert snapshot(wd) == before
+    # Control: outside the workdir the same calls reach the file itself.
+    other = wd.parent / "other"
+    other.mkdir()
+    (other / "f").write_text("")
+    r = run(*SYSTEM_READ, "-w", str(other), "--", PY, "-c",
+            f"import os; os.chmod('{other}/f', 0o600, follow_symlinks=False)")
+    assert r.returncode == 0 and (other / "f").stat().st_mode & 0o777 == 0o600
+
+
+def test_tar_extracts_into_the_workdir(wd, tmp_path):
+    src = tmp_path / "src"
+    (src / "t" / "d").mkdir(parents=True)
+    (src / "t" / "d" / "f").write_text("f\n")
+    os.symlink("d/f", src / "t" / "l")
+    subprocess.run(["tar", "-cf", str(tmp_path / "t.tar"), "-C", str(src), "t"], check=True)
+    r = run(*cow_flags(wd, "-r", str(tmp_path / "t.tar")), "--", "tar", "-xf",
+            str(tmp_path / "t.tar"), "-C", str(wd))
+    assert r.returncode == 0, r.stderr
+    assert (wd / "t" / "d" / "f").read_text() == "f\n" and os.readlink(wd / "t" / "l") == "d/f"

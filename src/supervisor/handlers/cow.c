@@ -56,7 +56,7 @@ static int umask_of(const struct seccomp_notif *req, mode_t *ret)
 	char buf[4096];
 
 	if (proc_read((pid_t)req->pid, "status", buf, sizeof(buf)) < 0)
-		return NOTIF_GONE;
+		return -EIO; /* answered: if the task is gone, nobody reads it */
 	const char *u = strstr(buf, "\nUmask:");
 	char *end;
 	long v = u ? strtol(u + 7, &end, 8) : -1;
@@ -88,8 +88,8 @@ static int base_of(struct supervisor *sv, const struct seccomp_notif *req, int d
 	else
 		snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
 	ssize_t k = readlink(link, real, sizeof(real) - 1);
-	if (k < 0)
-		return errno == ENOENT && dirfd != AT_FDCWD ? -EBADF : NOTIF_GONE;
+	if (k < 0 || (size_t)k >= sizeof(real) - 1) /* answered either way: never left waiting */
+		return k >= 0 ? -ENAMETOOLONG : dirfd != AT_FDCWD ? -EBADF : -ENOENT;
 	real[k] = '\0';
 	if (!notif_id_valid(sv->listener, req->id))
 		return NOTIF_GONE;
@@ -97,6 +97,27 @@ static int base_of(struct supervisor *sv, const struct seccomp_notif *req, int d
 		return 1; /* a descriptor of no directory (a pipe, a socket): the kernel's */
 	virtual_of(sv->cow, real, out, size);
 	return 0;
+}
+
+/* N for "/proc/self/fd/N", "/proc/thread-self/fd/N" or "/dev/fd/N" (alone or followed by
+ * "/..."), the caller's own descriptor, which the supervisor would take for its own; else -1. */
+static int own_fd_of(const char *path, const char **rest)
+{
+	static const char *const prefixes[] = { "/proc/self/fd/", "/proc/thread-self/fd/",
+						"/dev/fd/" };
+	for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+		size_t k = strlen(prefixes[i]);
+		char *end;
+		if (strncmp(path, prefixes[i], k) != 0 || path[k] < '0' || path[k] > '9')
+			continue;
+		errno = 0;
+		long v = strtol(path + k, &end, 10);
+		if ((*end && *end != '/') || errno || v > INT_MAX)
+			return -1;
+		*rest = end;
+		return (int)v;
+	}
+	return -1;
 }
 
 /* Whether @abs may reach the workdir: beneath it as it reads, or holding a ".." (a symlink
@@ -126,7 +147,18 @@ static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, i
 		return r;
 	if (!path[0])
 		return empty_ok ? 1 : -ENOENT;
-	if (path[0] == '/')
+	const char *rest = NULL;
+	int own = own_fd_of(path, &rest);
+	if (own >= 0) {
+		/* "/proc/self/fd/N" and its spellings (glibc's fchmodat(AT_SYMLINK_NOFOLLOW)
+		 * chmods through one): the file the caller's descriptor N names, with what
+		 * follows it. */
+		if ((r = base_of(sv, req, own, base, sizeof(base))) != 0)
+			return r;
+		snprintf(abs, sizeof(abs), "%s%s", base, rest);
+		if (!*rest)
+			follow = 0; /* the magic link names the file itself, a symlink too */
+	} else if (path[0] == '/')
 		snprintf(abs, sizeof(abs), "%s", path);
 	else {
 		if ((r = base_of(sv, req, dirfd, base, sizeof(base))) != 0)
@@ -176,7 +208,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 	if ((flags & __O_TMPFILE) == __O_TMPFILE)
 		return -EOPNOTSUPP;
 	int acc = (int)(flags & O_ACCMODE);
-	int write = acc != O_RDONLY || (flags & O_TRUNC);
+	int write = !(flags & O_PATH) && (acc != O_RDONLY || (flags & O_TRUNC));
 	struct cow_node *n = &res.n;
 	int fd;
 	if (n->layer == COW_NONE) {
@@ -204,6 +236,15 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return -EISDIR;
 		if ((flags & O_DIRECTORY) && !S_ISDIR(n->st.st_mode))
 			return -ENOTDIR;
+		if ((flags & O_PATH) && n->layer == COW_LOWER) {
+			/* CONTINUE: an O_PATH descriptor reads and writes nothing (a change of
+			 * metadata through it is trapped and made in the branch: resolve_arg takes
+			 * /proc/self/fd/N for the file it names), and Landlock does not restrict
+			 * O_PATH opens, so whatever the name reads by then, the call gives the
+			 * caller nothing it could not open itself. */
+			notif_answer_continue(resp);
+			return 0;
+		}
 		if (is_special(n->st.st_mode)) {
 			/* A FIFO, socket or device node: the kernel opens it, under Landlock's
 			 * read-only grant of the workdir (no name under it can be opened for
@@ -216,14 +257,22 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 				return r;
 		} else if (write && (r = cow_touch(c, res.rel)) < 0)
 			return r;
-		if (write && (flags & O_TRUNC) && n->layer == COW_UPPER)
-			(void)cow_charge(c, -(int64_t)n->st.st_size);
+
 		int lfd = write ? c->upper_fd : layer_fd(c, n);
-		fd = openat(lfd, at_rel(res.rel),
-			    (int)(flags & ~(uint64_t)(O_CREAT | O_EXCL | O_CLOEXEC)) | O_NOFOLLOW |
-				    O_CLOEXEC);
+		uint64_t oflags = flags & ~(uint64_t)(O_CREAT | O_EXCL | O_CLOEXEC);
+		if (flags & O_PATH) {
+			/* A branch entry: the kernel installs no O_PATH file (ADDFD takes only
+			 * ordinary ones), so the caller gets it open for reading, which the
+			 * branch's file allows it anyway. A symlink has no such file. */
+			if (S_ISLNK(n->st.st_mode))
+				return -EOPNOTSUPP; /* what glibc's chmod of a symlink says */
+			oflags = O_RDONLY | (flags & O_DIRECTORY) | O_NONBLOCK;
+		}
+		fd = openat(lfd, at_rel(res.rel), (int)oflags | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return negative_errno();
+		if (write && (flags & O_TRUNC) && n->layer == COW_UPPER)
+			(void)cow_charge(c, -(int64_t)n->st.st_size); /* truncated now */
 	}
 	r = notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
 	close(fd);
@@ -618,12 +667,43 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 	return 0;
 }
 
+/* A name outside the workdir as it reads, for a call Landlock does not cover (metadata): the
+ * file it reaches, opened as the child would (symlinks followed, magic links not). 1: not a
+ * file of the workdir; 0: @res set to the workdir's file it reaches; -EACCES: a magic link of
+ * /proc (cwd, root, another process's) the supervisor cannot follow as the child. */
+static int outside_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+			  uint64_t addr, int follow, struct cow_res *res)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	struct cow *c = sv->cow;
+	int r = child_read_path(sv, req, addr, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, 0, !follow);
+	if (fd == -ELOOP && strncmp(path, "/proc/", 6) == 0)
+		return -EACCES;
+	if (fd < 0 || fd_real_path(fd, real, sizeof(real)) <= 0)
+		return 1; /* the kernel's answer (ENOENT, ...) */
+	if (strncmp(real, c->lower, c->lower_len) != 0 ||
+	    (real[c->lower_len] != '\0' && real[c->lower_len] != '/'))
+		return 1;
+	memset(res, 0, sizeof(*res));
+	res->inside = 1;
+	snprintf(res->rel, sizeof(res->rel), "%s",
+		 real[c->lower_len] ? real + c->lower_len + 1 : "");
+	r = cow_lookup(c, res->rel, &res->n);
+	return r < 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
+}
+
 /* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set. */
 static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, int empty_ok, struct cow_res *res,
 		       struct seccomp_notif_resp *resp)
 {
 	int r = resolve_arg(sv, req, dirfd, addr, follow, empty_ok, res);
+	if (r == 1 && addr)
+		r = outside_target(sv, req, dirfd, addr, follow, res);
 	if (r != 0)
 		return r;
 	if (res->n.layer == COW_NONE)
@@ -659,8 +739,8 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 	int r = cow_lookup(c, res->rel, &res->n);
 	if (r < 0 || res->n.layer == COW_NONE)
 		return 1; /* a file deleted in the run, still open: the kernel's */
-	if (is_special(res->n.st.st_mode))
-		return 1;
+	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
+		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
 	return cow_copy_up(c, res->rel, 0);
 }
 
@@ -693,6 +773,9 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_chmod:
 		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) != 0)
 			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+		if (S_ISLNK(res.n.st.st_mode))
+			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
+					     */
 		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[1], 0));
 #endif
 	case SYS_fchmodat:
@@ -894,62 +977,76 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	const __u64 *a = req->data.args;
 	char link[64], real[PATH_MAX];
 	struct cow *c = sv->cow;
+	/* The descriptor written: copy_file_range's and splice's third argument. */
+	int out = req->data.nr == SYS_copy_file_range || req->data.nr == SYS_splice ? (int)a[2]
+										    : (int)a[0];
 
-	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, (int)a[0]);
+	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, out);
 	ssize_t k = readlink(link, real, sizeof(real) - 1);
 	if (k <= 0)
 		return COW_PASS;
 	real[k] = '\0';
 	if (strncmp(real, c->upper, c->upper_len) != 0 || real[c->upper_len] != '/')
 		return COW_PASS;
-	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)a[0]);
+	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, out);
 	struct stat st;
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return COW_PASS;
 	int fl = fcntl(fd, F_GETFL);
-	off_t pos = (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
-	int64_t end = 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+		return COW_PASS; /* no write of a branch file: the kernel's answer */
+	int64_t pos = (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
+	uint64_t len = 0;
+	int64_t at = pos;
 	switch (req->data.nr) {
 	case SYS_write:
-		end = pos + (int64_t)a[2];
+		len = a[2];
 		break;
 	case SYS_pwrite64:
-		end = (int64_t)a[3] + (int64_t)a[2];
+		len = a[2], at = (int64_t)a[3];
 		break;
 	case SYS_ftruncate:
-		end = (int64_t)a[1];
+		len = 0, at = (int64_t)a[1];
 		break;
 	case SYS_fallocate:
-		end = (int64_t)a[2] + (int64_t)a[3];
+		len = a[3], at = (int64_t)a[2];
 		break;
-	default: { /* writev, pwritev, pwritev2: the iovecs' total */
+	case SYS_copy_file_range:
+	case SYS_splice:
+		len = a[4]; /* counted as if written at the end: never less than it adds */
+		at = st.st_size;
+		break;
+	case SYS_sendfile:
+		len = a[3];
+		break;
+	default: { /* writev, pwritev, pwritev2: the iovecs' total, as many as the kernel takes */
 		struct iovec iov[64];
-		size_t n = MIN((size_t)a[2], ELEMENTSOF(iov));
-		int64_t total = 0;
-		if (n && notif_mem_read(sv->listener, req, a[1], iov, n * sizeof(*iov)) < 0)
-			return -EFAULT;
-		for (size_t i = 0; i < n; i++)
-			total += (int64_t)iov[i].iov_len;
-		int64_t off =
-			req->data.nr == SYS_writev || (int64_t)a[3] == -1 ? pos : (int64_t)a[3];
-		end = off + total;
+		size_t n = MIN((size_t)a[2], (size_t)1024);
+		for (size_t i = 0; i < n; i += ELEMENTSOF(iov)) {
+			size_t m = MIN(n - i, ELEMENTSOF(iov));
+			if (notif_mem_read(sv->listener, req, a[1] + i * sizeof(*iov), iov,
+					   m * sizeof(*iov)) < 0)
+				return -EFAULT;
+			for (size_t j = 0; j < m; j++)
+				len = len + iov[j].iov_len < len ? UINT64_MAX
+								 : len + iov[j].iov_len;
+		}
+		if (req->data.nr != SYS_writev && (int64_t)a[3] != -1)
+			at = (int64_t)a[3];
 	}
 	}
-	int64_t grow = end - (int64_t)st.st_size;
-	if (req->data.nr == SYS_ftruncate && grow < 0) {
-		(void)cow_charge(c, grow);
-		grow = 0;
-	}
+	if (at < 0 || len > (uint64_t)INT64_MAX - (uint64_t)at)
+		return -EFBIG;
+	int64_t grow = at + (int64_t)len - (int64_t)st.st_size;
 	if (grow > 0) {
 		int r = cow_charge(c, grow);
 		if (r < 0)
 			return r;
 	}
 	/* CONTINUE: the call writes through the child's own descriptor of a branch file; the
-	 * charge above only counts bytes (a file grown by another thread meanwhile is counted
-	 * at its next write), nothing is decided on memory the kernel reads again. */
+	 * charge above only counts bytes, at least what the call can add (a shrink is never
+	 * refunded before it happens; a file grown by another thread meanwhile is counted at
+	 * its next write); nothing is decided on memory the kernel reads again. */
 	notif_answer_continue(resp);
 	return 0;
 }
@@ -1053,10 +1150,31 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_pwritev2:
 	case SYS_ftruncate:
 	case SYS_fallocate:
+	case SYS_copy_file_range:
+	case SYS_sendfile:
+	case SYS_splice:
 		r = sv->cow->max_disk ? cow_quota(sv, req, resp) : COW_PASS;
 		break;
-	default:
+	case SYS_fchmod:
+	case SYS_fchown:
+	case SYS_fchmodat:
+#ifdef SYS_fchmodat2
+	case SYS_fchmodat2:
+#endif
+#ifdef SYS_chmod
+	case SYS_chmod:
+	case SYS_chown:
+	case SYS_lchown:
+	case SYS_utime:
+	case SYS_utimes:
+	case SYS_futimesat:
+#endif
+	case SYS_fchownat:
+	case SYS_utimensat:
 		r = cow_meta(sv, req, resp);
+		break;
+	default: /* not a call of the workdir's: its own handler's */
+		r = COW_PASS;
 		break;
 	}
 	return r == 1 ? COW_PASS : r;
