@@ -29,6 +29,10 @@ struct cow_mark {
 	int whiteout; /* the lower entry here is hidden */
 	int touched;  /* the run changed this path: @before holds what it was */
 	struct cow_entry before;
+	/* A workdir file's digest is taken when the change set is read, not on the loop at the
+	 * first touch: from the workdir's file, still the one seen then (this stat). */
+	int lazy;
+	struct stat before_st;
 };
 
 /* ---- marks ------------------------------------------------------------------------------- */
@@ -121,17 +125,23 @@ static void entry_clear(struct cow_entry *e)
 }
 
 /* The entry at @rel under @dirfd (absent: present 0). */
-static int entry_read(int dirfd, const char *rel, struct cow_entry *e)
+/* The entry at @rel under @dirfd; a file's digest only with @digest (its stat in *@ret_st). */
+static int entry_read(int dirfd, const char *rel, struct cow_entry *e, int digest,
+		      struct stat *ret_st)
 {
 	struct stat st;
 
 	memset(e, 0, sizeof(*e));
 	if (fstatat(dirfd, at(rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (ret_st)
+		*ret_st = st;
 	e->present = 1;
 	e->kind = kind_of(st.st_mode);
 	e->mode = st.st_mode & 07777;
-	if (e->kind == COW_KIND_FILE) {
+	if (e->kind == COW_KIND_FILE && !digest) {
+		e->size = (uint64_t)st.st_size;
+	} else if (e->kind == COW_KIND_FILE) {
 		e->size = (uint64_t)st.st_size;
 		_cleanup_close_ int fd = openat(dirfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
@@ -432,8 +442,11 @@ int cow_touch(struct cow *c, const char *rel)
 	if (m->touched)
 		return 0;
 	int r = cow_lookup(c, rel, &n);
-	if (r == 0 && n.layer != COW_NONE)
-		r = entry_read(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, rel, &m->before);
+	if (r == 0 && n.layer != COW_NONE) {
+		m->lazy = n.layer == COW_LOWER && S_ISREG(n.st.st_mode);
+		r = entry_read(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, rel, &m->before,
+			       !m->lazy, &m->before_st);
+	}
 	if (r == -ENOENT || r == -ENOTDIR)
 		r = 0;
 	if (r == 0)
@@ -1056,7 +1069,22 @@ int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
 		int lr = cow_lookup(c, m->path, &nd);
 		if (lr == 0 && nd.layer != COW_NONE)
 			r = entry_read(nd.layer == COW_UPPER ? c->upper_fd : c->lower_fd, m->path,
-				       &after);
+				       &after, 1, NULL);
+		if (r == 0 && m->lazy) {
+			/* The workdir's file as the run first saw it (the same inode, size and
+			 * times: else its bytes are no longer known, and before has no digest). */
+			struct stat st;
+			_cleanup_close_ int fd =
+				openat(c->lower_fd, m->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->before_st.st_ino &&
+			    st.st_dev == m->before_st.st_dev &&
+			    st.st_size == m->before_st.st_size &&
+			    st.st_mtim.tv_sec == m->before_st.st_mtim.tv_sec &&
+			    st.st_mtim.tv_nsec == m->before_st.st_mtim.tv_nsec &&
+			    sha256_fd(fd, m->before.digest) == 0)
+				m->before.has_digest = 1;
+			m->lazy = 0;
+		}
 		if (r < 0)
 			break;
 		if (entry_same(&m->before, &after)) {
