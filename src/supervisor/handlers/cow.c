@@ -142,12 +142,18 @@ static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, i
 
 	if (!addr) /* statx(fd, NULL, AT_EMPTY_PATH) (6.11+): the descriptor's */
 		return empty_ok ? 1 : -EFAULT;
+	/* Most names are absolute and elsewhere: a look without the ID_VALID check decides
+	 * those (its only outcome is "not the workdir's", whose answer is the kernel's or
+	 * another handler's, which reads the name again itself). */
+	const char *rest = NULL;
+	if (notif_mem_peek(req, addr, path, 256) == 0 && memchr(path, '\0', 256) &&
+	    path[0] == '/' && own_fd_of(path, &rest) < 0 && !may_reach(sv->cow, path))
+		return 1;
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
 	if (r < 0)
 		return r;
 	if (!path[0])
 		return empty_ok ? 1 : -ENOENT;
-	const char *rest = NULL;
 	int own = own_fd_of(path, &rest);
 	if (own >= 0) {
 		/* "/proc/self/fd/N" and its spellings (glibc's fchmodat(AT_SYMLINK_NOFOLLOW)
