@@ -333,6 +333,7 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 	char cur[PATH_MAX], rest[2 * PATH_MAX], next[2 * PATH_MAX];
 	int links = 0, via_branch_link = 0;
 	struct cow_node n = { 0 };
+	int have = 0; /* @n is the entry of @cur (looked up one component at a time) */
 	size_t alen = strlen(abs);
 
 	memset(res, 0, sizeof(*res));
@@ -357,6 +358,7 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 		}
 		if (k == 2 && p[0] == '.' && p[1] == '.') {
 			pop(cur);
+			have = 0;
 			p = e;
 			continue;
 		}
@@ -367,14 +369,26 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 		strncat(cur, p, k);
 		p = e;
 		if (strncmp(cur, c->lower, c->lower_len) != 0 ||
-		    (cur[c->lower_len] != '\0' && cur[c->lower_len] != '/'))
+		    (cur[c->lower_len] != '\0' && cur[c->lower_len] != '/')) {
+			have = 0;
 			continue; /* outside the workdir: taken as it reads */
-		/* Look the path up from the workdir down (a ".." above may have changed which
-		 * lower entries show). */
+		}
+		/* One step down from the entry of the parent when it is known, else from the
+		 * workdir down (after a ".." or a symlink: which lower entries show depends on
+		 * the whole way). */
 		const char *rel = cur[c->lower_len] ? cur + c->lower_len + 1 : "";
-		int r = cow_lookup(c, rel, &n);
+		int r;
+		if (have && *rel) {
+			if (n.layer == COW_NONE)
+				return -ENOENT;
+			if (!S_ISDIR(n.st.st_mode))
+				return -ENOTDIR;
+			r = step(c, rel, n.lower_beneath, &n);
+		} else
+			r = cow_lookup(c, rel, &n);
 		if (r < 0)
 			return r;
+		have = 1;
 		while (*p == '/')
 			p++;
 		int last = !*p;
@@ -401,6 +415,7 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 				strcpy(cur, "/");
 			else
 				pop(cur);
+			have = 0;
 			continue;
 		}
 		if (!last && !S_ISDIR(n.st.st_mode))
@@ -411,7 +426,11 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 	if (!res->inside)
 		return via_branch_link ? -EXDEV : 0;
 	snprintf(res->rel, sizeof(res->rel), "%s", cur[c->lower_len] ? cur + c->lower_len + 1 : "");
-	int r = cow_lookup(c, res->rel, &res->n);
+	int r = 0;
+	if (have)
+		res->n = n;
+	else
+		r = cow_lookup(c, res->rel, &res->n);
 	if (r < 0)
 		return r;
 	if (res->trailing && res->n.layer != COW_NONE && !S_ISDIR(res->n.st.st_mode))
