@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "path-util.h"
 
@@ -53,4 +54,25 @@ void path_unescape_mount(const char *in, size_t len, char *out, size_t size)
 	}
 	if (size)
 		out[k] = '\0';
+}
+
+int path_holds_inode(const char *path, const char *other)
+{
+	struct stat o, st;
+	char buf[4096];
+
+	if (stat(other, &o) < 0 || strlen(path) >= sizeof(buf))
+		return 0;
+	strcpy(buf, path);
+	for (;;) {
+		if (stat(buf, &st) == 0 && st.st_dev == o.st_dev && st.st_ino == o.st_ino)
+			return 1;
+		char *slash = strrchr(buf, '/');
+		if (!slash || strcmp(buf, "/") == 0)
+			return 0;
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
 }

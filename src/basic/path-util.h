@@ -20,3 +20,7 @@ int path_last_is(const char *path, const char *name);
  * newline and backslash as "\ooo"), unescaped into @out of @size bytes (NUL-terminated,
  * truncated to fit). @out may be @in. */
 void path_unescape_mount(const char *in, size_t len, char *out, size_t size);
+
+/* Whether @path (a real path) or one of its parents is the inode @other names (stat): a grant
+ * of @other, by whatever mount it is reached, covers @path in Landlock. */
+int path_holds_inode(const char *path, const char *other);

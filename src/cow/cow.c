@@ -247,6 +247,9 @@ void cow_done(struct cow *c)
 	free(c->marks);
 	c->marks = NULL;
 	c->n_marks = c->cap_marks = 0;
+	free(c->charged);
+	c->charged = NULL;
+	c->n_charged = 0;
 	c->lower_fd = safe_close(c->lower_fd);
 	c->upper_fd = safe_close(c->upper_fd);
 	free(c->lower);
@@ -440,6 +443,28 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 
 /* ---- changes to the branch --------------------------------------------------------------- */
 
+int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size)
+{
+	size_t i = 0;
+
+	for (; i < c->n_charged; i++)
+		if (c->charged[i].dev == dev && c->charged[i].ino == ino)
+			break;
+	if (i == c->n_charged) {
+		struct cow_charged *v = realloc(c->charged, (i + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->charged = v;
+		c->charged[c->n_charged++] = (struct cow_charged){ dev, ino, 0 };
+	}
+	if (size <= c->charged[i].size)
+		return 0;
+	int r = cow_charge(c, size - c->charged[i].size);
+	if (r == 0)
+		c->charged[i].size = size;
+	return r;
+}
+
 int cow_charge(struct cow *c, int64_t delta)
 {
 	if (delta > 0 && c->max_disk && c->used + (uint64_t)delta > c->max_disk)
@@ -566,7 +591,14 @@ static int copy_entry(struct cow *c, int fromfd, const char *from, const char *t
 		r = -errno;
 	if (r == 0 && !truncate) {
 		struct timespec ts[2] = { st.st_atim, st.st_mtim };
+		struct stat ost;
 		(void)futimens(out, ts);
+		/* Charged above: the copy's size counts once (cow_charge_file). */
+		if (fstat(out, &ost) == 0)
+			(void)cow_charge_file(c, ost.st_dev, ost.st_ino, 0);
+		for (size_t i = 0; i < c->n_charged; i++)
+			if (c->charged[i].dev == ost.st_dev && c->charged[i].ino == ost.st_ino)
+				c->charged[i].size = st.st_size;
 	}
 	if (r < 0) {
 		if (!truncate)
@@ -677,8 +709,14 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 	if (n.layer == COW_UPPER) {
 		if (unlinkat(c->upper_fd, rel, dir ? AT_REMOVEDIR : 0) < 0)
 			return -errno;
-		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
+		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1) {
 			(void)cow_charge(c, -(int64_t)n.st.st_size);
+			/* Its inode may be reused by a file made next: charged from nothing. */
+			for (size_t i = 0; i < c->n_charged; i++)
+				if (c->charged[i].dev == n.st.st_dev &&
+				    c->charged[i].ino == n.st.st_ino)
+					c->charged[i].size = 0;
+		}
 	}
 	return shows ? whiteout(c, rel) : 0;
 }
@@ -827,6 +865,13 @@ static int anchor_push(struct cow *c, char type, const char *rel)
 	c->anchors = v;
 	if (asprintf(&v[c->n_anchors], "%c%s", type, rel) < 0)
 		return -ENOMEM;
+	ino_t *iv = realloc(c->anchor_ino, (c->n_anchors + 1) * sizeof(*iv));
+	if (!iv) {
+		free(v[c->n_anchors]);
+		return -ENOMEM;
+	}
+	c->anchor_ino = iv;
+	iv[c->n_anchors] = 0;
 	c->n_anchors++;
 	return 0;
 }
@@ -847,6 +892,8 @@ int cow_anchor_file(struct cow *c, const char *rel)
 		free(c->anchors[--c->n_anchors]);
 		return errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
 	}
+	if (fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		c->anchor_ino[c->n_anchors - 1] = st.st_ino;
 	return 0;
 }
 
@@ -886,11 +933,21 @@ int cow_anchor(struct cow *c, const char *rel)
 void cow_unanchor(struct cow *c)
 {
 	while (c->n_anchors) {
-		char *p = c->anchors[--c->n_anchors];
-		/* ENOTEMPTY: someone else's now */
-		(void)unlinkat(c->lower_fd, p + 1, p[0] == 'd' ? AT_REMOVEDIR : 0);
+		size_t i = --c->n_anchors;
+		char *p = c->anchors[i];
+		struct stat st;
+		/* A directory: only if still empty (ENOTEMPTY: someone else's now). A link: only
+		 * if it is still the branch's file (the inode linked). */
+		if (p[0] == 'd')
+			(void)unlinkat(c->lower_fd, p + 1, AT_REMOVEDIR);
+		else if (c->anchor_ino &&
+			 fstatat(c->lower_fd, p + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			 st.st_ino == c->anchor_ino[i])
+			(void)unlinkat(c->lower_fd, p + 1, 0);
 		free(p);
 	}
+	free(c->anchor_ino);
+	c->anchor_ino = NULL;
 	free(c->anchors);
 	c->anchors = NULL;
 }

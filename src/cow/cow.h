@@ -59,8 +59,16 @@ struct cow {
 	uint64_t used;		 /* bytes of the files in the upper layer */
 	struct cow_mark **marks; /* open addressing by path */
 	size_t n_marks, cap_marks;
-	char **anchors; /* directories made in the workdir for a working directory (cow_anchor) */
+	char **anchors;	   /* stand-ins made in the workdir: 'd' + path (cow_anchor), 'f' + path
+			    * (cow_anchor_file) */
+	ino_t *anchor_ino; /* per anchor: the inode linked ('f'), else 0 */
 	size_t n_anchors;
+	struct cow_charged { /* max_disk: the size each branch file was charged for */
+		dev_t dev;
+		ino_t ino;
+		int64_t size;
+	} * charged;
+	size_t n_charged;
 };
 
 /* Where a path lies in the merged view. */
@@ -134,6 +142,9 @@ int cow_anchor(struct cow *c, const char *rel);
 int cow_anchor_file(struct cow *c, const char *rel);
 /* Remove the anchors (the directories still empty), deepest first. */
 void cow_unanchor(struct cow *c);
+/* Charge branch file (@dev, @ino) up to @size bytes (what it was charged for before is not
+ * charged again): -ENOSPC where max_disk would be passed. */
+int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size);
 /* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
 int cow_charge(struct cow *c, int64_t delta);
 

@@ -820,8 +820,10 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		int write = 1;
 		if (workdir) {
 			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
-			write = !(real && path_is_beneath(real, workdir));
-			if (write && real && path_is_beneath(workdir, real)) {
+			/* By identity too: a bind mount of (a parent of) the workdir. */
+			write = !(real && (path_is_beneath(real, workdir) ||
+					   path_holds_inode(real, workdir)));
+			if (write && real && path_holds_inode(workdir, real)) {
 				rr = error_set(reterr, -EOPNOTSUPP,
 					       "not supported yet: fs_writable %s holding the "
 					       "workdir %s (grant its other entries instead)",

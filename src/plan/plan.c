@@ -396,6 +396,10 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 			      status[SANDLOCK_PROTECTION_FS_TRUNCATE] == SANDLOCK_STATUS_DISABLED
 				      ? "disabled"
 				      : "unavailable");
+	/* With uid/gid the child is another user in a namespace of its own, with less than the
+	 * supervisor, which makes the workdir's calls with its own rights. */
+	if (r == 0 && p->workdir && (p->uid.set || p->gid.set))
+		r = error_set(reterr, -EOPNOTSUPP, "not supported yet: workdir with uid/gid");
 	if (r == 0 && !p->workdir && p->max_disk.set)
 		r = error_set(reterr, -EINVAL,
 			      "max_disk: needs workdir (it is the quota of the workdir's branch)");
@@ -504,7 +508,8 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 		 * change what the supervisor then acts on (and what a commit merges). */
 		for (size_t i = 0; r == 0 && p->fs_write && p->fs_write[i]; i++) {
 			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
-			if (real && path_is_beneath(plan.cow->dir, real))
+			/* By identity: Landlock's rule is on the inode, whatever mount shows it. */
+			if (real && path_holds_inode(plan.cow->dir, real))
 				r = error_set(reterr, -EINVAL,
 					      "fs_storage: %s is inside the writable grant %s: "
 					      "the branch must be out of the sandbox's reach (set "

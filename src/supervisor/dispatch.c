@@ -310,6 +310,7 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_copy_file_range }, handle_cow_rest, cow_quota },
 	{ { .nr = SYS_sendfile }, handle_cow_rest, cow_quota },
 	{ { .nr = SYS_splice }, handle_cow_rest, cow_quota },
+	{ { .nr = SYS_io_setup }, handle_cow_no_aio, cow_quota },
 	/* fork, vfork, and clone making a process, under max_processes: the supervisor counts
 	 * the sandbox's processes. Without a supervisor such a policy is refused. */
 	{ { SYS_clone, 1, { MASKED_EQ(0, CLONE_PROCESS_MASK, 0) }, 1 },

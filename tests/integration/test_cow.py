@@ -436,3 +436,35 @@ def test_tar_extracts_into_the_workdir(wd, tmp_path):
             str(tmp_path / "t.tar"), "-C", str(wd))
     assert r.returncode == 0, r.stderr
     assert (wd / "t" / "d" / "f").read_text() == "f\n" and os.readlink(wd / "t" / "l") == "d/f"
+
+
+def test_metadata_by_descriptor_and_magic_links_never_reach_the_workdir(wd):
+    before = snapshot(wd)
+    r = py(wd, """
+res = {}
+AT_EMPTY_PATH = 0x1000
+fd = os.open("a.txt", os.O_PATH)
+libc.fchownat.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_int]
+res["fchownat_empty"] = libc.fchownat(fd, b"", os.getuid(), os.getgid(), AT_EMPTY_PATH)
+os.utime(fd if False else "a.txt", (1000000000, 1000000000))
+procfd = os.open("/proc", os.O_PATH)
+def err(f):
+    try:
+        f(); return 0
+    except OSError as e:
+        return e.errno
+res["proc_rel"] = err(lambda: os.chmod("self/cwd/a.txt", 0o622, dir_fd=procfd))
+res["proc_dot"] = err(lambda: os.chmod("/./proc/self/cwd/a.txt", 0o622))
+res["mtime"] = os.stat("a.txt").st_mtime
+out(res)
+""", "-r", "/proc", "--on-exit", "abort")
+    got = result_json(r)
+    assert got["fchownat_empty"] == 0 and got["mtime"] == 1000000000  # the branch's copy
+    assert got["proc_rel"] == 13 and got["proc_dot"] == 13  # magic links: refused
+    assert snapshot(wd) == before
+    assert os.stat(wd / "a.txt").st_mtime != 1000000000
+
+
+def test_workdir_with_another_user_is_refused(wd):
+    r = run(*cow_flags(wd), "--user", "1000:1000", "--", "/bin/true")
+    assert r.returncode == 1 and b"not supported yet: workdir with uid/gid" in r.stderr

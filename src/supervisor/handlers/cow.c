@@ -277,8 +277,6 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 		fd = openat(lfd, at_rel(res.rel), (int)oflags | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return negative_errno();
-		if (write && (flags & O_TRUNC) && n->layer == COW_UPPER)
-			(void)cow_charge(c, -(int64_t)n->st.st_size); /* truncated now */
 	}
 	r = notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
 	close(fd);
@@ -673,6 +671,9 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 	return 0;
 }
 
+static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		     struct cow_res *res);
+
 /* A name outside the workdir as it reads, for a call Landlock does not cover (metadata): the
  * file it reaches, opened as the child would (symlinks followed, magic links not). 1: not a
  * file of the workdir; 0: @res set to the workdir's file it reaches; -EACCES: a magic link of
@@ -686,9 +687,11 @@ static int outside_target(struct supervisor *sv, const struct seccomp_notif *req
 
 	if (r < 0)
 		return r;
+	if (!path[0]) /* AT_EMPTY_PATH: the descriptor's own file */
+		return fd_target(sv, req, dirfd, res);
 	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, 0, !follow);
-	if (fd == -ELOOP && strncmp(path, "/proc/", 6) == 0)
-		return -EACCES;
+	if (fd == -ELOOP)
+		return -EACCES; /* a magic link (however spelled) or a loop: not followed here */
 	if (fd < 0 || fd_real_path(fd, real, sizeof(real)) <= 0)
 		return 1; /* the kernel's answer (ENOENT, ...) */
 	if (strncmp(real, c->lower, c->lower_len) != 0 ||
@@ -875,16 +878,20 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 		return -EISDIR;
 	if (!S_ISREG(res.n.st.st_mode))
 		return -EINVAL;
-	int64_t old = res.n.layer == COW_LOWER && len == 0 ? 0 : (int64_t)res.n.st.st_size;
 	if ((r = cow_copy_up(sv->cow, res.rel, len == 0)) < 0 ||
-	    (r = cow_touch(sv->cow, res.rel)) < 0 || (r = cow_charge(sv->cow, len - old)) < 0)
+	    (r = cow_touch(sv->cow, res.rel)) < 0)
 		return r;
 	_cleanup_close_ int fd =
 		openat(sv->cow->upper_fd, res.rel, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, len) < 0) {
-		(void)cow_charge(sv->cow, old - len);
+	struct stat st;
+	/* Growth is charged first; a shrink is not refunded (the quota errs on the side of
+	 * refusing). */
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return negative_errno();
-	}
+	if ((r = cow_charge_file(sv->cow, st.st_dev, st.st_ino, MAX(len, (int64_t)st.st_size))) < 0)
+		return r;
+	if (ftruncate(fd, len) < 0)
+		return negative_errno();
 	notif_answer_value(resp, 0);
 	return 0;
 }
@@ -996,8 +1003,11 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		return COW_PASS;
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, out);
 	struct stat st;
+	char again[PATH_MAX];
 	if (fd < 0)
 		return fd;
+	if (fd_real_path(fd, again, sizeof(again)) <= 0 || strcmp(again, real) != 0)
+		return -EAGAIN; /* the descriptor changed meanwhile: asked again, never uncounted */
 	int fl = fcntl(fd, F_GETFL);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
 		return COW_PASS; /* no write of a branch file: the kernel's answer */
@@ -1015,7 +1025,13 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		len = 0, at = (int64_t)a[1];
 		break;
 	case SYS_fallocate:
+		/* Mode 0 grows to offset + len; the others that add space (KEEP_SIZE,
+		 * INSERT_RANGE, ZERO_RANGE, UNSHARE) are charged their whole length. */
 		len = a[3], at = (int64_t)a[2];
+		if ((int)a[1] & ~0x8 /* FALLOC_FL_PUNCH_HOLE */)
+			at = st.st_size;
+		else if ((int)a[1])
+			len = 0; /* a hole punched adds nothing */
 		break;
 	case SYS_copy_file_range:
 	case SYS_splice:
@@ -1043,12 +1059,14 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	if (at < 0 || len > (uint64_t)INT64_MAX - (uint64_t)at)
 		return -EFBIG;
-	int64_t grow = at + (int64_t)len - (int64_t)st.st_size;
-	if (grow > 0) {
-		int r = cow_charge(c, grow);
-		if (r < 0)
-			return r;
-	}
+	/* Growth never charged (a size moved by another thread between a check and its call)
+	 * is billed first: the file's size counts at least once, whatever happened. */
+	int r = cow_charge_file(c, st.st_dev, st.st_ino, st.st_size);
+	if (r < 0)
+		return r;
+	int64_t end = at + (int64_t)len;
+	if (end > st.st_size && (r = cow_charge_file(c, st.st_dev, st.st_ino, end)) < 0)
+		return r;
 	/* CONTINUE: the call writes through the child's own descriptor of a branch file; the
 	 * charge above only counts bytes, at least what the call can add (a shrink is never
 	 * refunded before it happens; a file grown by another thread meanwhile is counted at
@@ -1184,6 +1202,14 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 		break;
 	}
 	return r == 1 ? COW_PASS : r;
+}
+
+int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp)
+{
+	/* Under max_disk: Linux AIO writes (io_submit) would grow branch files unseen; programs
+	 * fall back to ordinary writes on ENOSYS. */
+	return -ENOSYS;
 }
 
 int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,

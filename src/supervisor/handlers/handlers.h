@@ -138,3 +138,6 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 /* cow.c: the table's handler of the calls trapped for the workdir only: CONTINUE. */
 int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
+/* cow.c: io_setup under max_disk: ENOSYS (AIO writes would not be counted). */
+int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp);
