@@ -236,6 +236,10 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 
 void cow_done(struct cow *c)
 {
+	if (c->listing_free && c->listing.v)
+		c->listing_free(c->listing.v, c->listing.n);
+	free(c->listing.rel);
+	memset(&c->listing, 0, sizeof(c->listing));
 	if (c->lower_fd >= 0)
 		cow_unanchor(c);
 	for (size_t i = 0; i < c->cap_marks; i++)
@@ -481,6 +485,7 @@ int cow_touch(struct cow *c, const char *rel)
 	struct cow_mark *m = mark_add(c, rel);
 	struct cow_node n;
 
+	cow_changed(c);
 	if (!m)
 		return -ENOMEM;
 	if (m->touched)
@@ -500,6 +505,7 @@ int cow_touch(struct cow *c, const char *rel)
 
 int cow_parents_up(struct cow *c, const char *rel)
 {
+	cow_changed(c);
 	char prefix[PATH_MAX];
 	const char *slash = strrchr(rel, '/');
 	size_t len = slash ? (size_t)(slash - rel) : 0;
@@ -674,6 +680,7 @@ static int lower_shows(struct cow *c, const char *rel)
 
 static int whiteout(struct cow *c, const char *rel)
 {
+	cow_changed(c);
 	struct cow_mark *m = mark_add(c, rel);
 	if (!m)
 		return -ENOMEM;
@@ -878,6 +885,7 @@ static int anchor_push(struct cow *c, char type, const char *rel)
 
 int cow_anchor_file(struct cow *c, const char *rel)
 {
+	cow_changed(c);
 	char parent[PATH_MAX];
 	struct stat st;
 	const char *slash = strrchr(rel, '/');
@@ -899,6 +907,7 @@ int cow_anchor_file(struct cow *c, const char *rel)
 
 int cow_anchor(struct cow *c, const char *rel)
 {
+	cow_changed(c);
 	char prefix[PATH_MAX];
 	size_t len = strlen(rel);
 

@@ -69,6 +69,16 @@ struct cow {
 		int64_t size;
 	} * charged;
 	size_t n_charged;
+	uint64_t gen; /* bumped by every change of the branch (cow_changed) */
+	/* The last merged listing served (handlers/cow.c), reused while @gen holds: a listing
+	 * read in several getdents calls is made once. Freed by cow_done with @listing_free. */
+	struct cow_listing {
+		char *rel;
+		uint64_t gen;
+		void *v;
+		size_t n;
+	} listing;
+	void (*listing_free)(void *v, size_t n);
 };
 
 /* Where a path lies in the merged view. */
@@ -110,7 +120,12 @@ struct cow_res {
  * workdir through a symlink made in the run. */
 int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res);
 
-/* Record @rel's entry as it is now, the first time the run changes it. */
+/* The branch is about to change (every change goes through here): cached listings are stale. */
+static inline void cow_changed(struct cow *c)
+{
+	c->gen++;
+}
+/* Record @rel's entry as it is now, the first time the run changes it (cow_changed too). */
 int cow_touch(struct cow *c, const char *rel);
 /* Make @rel's parents in the upper layer (as the lower ones are). */
 int cow_parents_up(struct cow *c, const char *rel);

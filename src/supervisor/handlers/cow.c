@@ -444,6 +444,14 @@ static int list_add(struct list_ctx *l, const char *name, unsigned char type, ui
 	return 0;
 }
 
+static void dents_free_all(void *p, size_t n)
+{
+	struct dent *v = p;
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
 static int list_cb(const char *name, unsigned char type, uint64_t ino, void *arg)
 {
 	return list_add(arg, name, type, ino) < 0;
@@ -490,17 +498,29 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	if (r < 0)
 		return r;
-	list_add(&l, ".", DT_DIR, (uint64_t)n.st.st_ino);
-	list_add(&l, "..", DT_DIR, 1);
-	if (l.r == 0)
-		r = cow_list(c, rel, list_cb, &l);
-	int64_t got = r < 0 ? r : l.r < 0 ? l.r : 0;
-	if (got == 0)
-		got = getdents_answer(sv->listener, req, fd, count, req->data.nr != SYS_getdents64,
-				      l.v, l.n);
-	for (size_t i = 0; i < l.n; i++)
-		free(l.v[i].name);
-	free(l.v);
+	/* The listing made for the first call of a directory's reading is reused by the next
+	 * ones while the branch has not changed (else each call would list it all again). */
+	off_t pos = lseek(fd, 0, SEEK_CUR);
+	struct cow_listing *cache = &c->listing;
+	if (pos <= 0 || !cache->v || cache->gen != c->gen || !cache->rel ||
+	    strcmp(cache->rel, rel) != 0) {
+		list_add(&l, ".", DT_DIR, (uint64_t)n.st.st_ino);
+		list_add(&l, "..", DT_DIR, 1);
+		if (l.r == 0)
+			r = cow_list(c, rel, list_cb, &l);
+		char *krel = r == 0 && l.r == 0 ? strdup(rel) : NULL;
+		if (!krel) {
+			dents_free_all(l.v, l.n);
+			return r < 0 ? r : l.r < 0 ? l.r : -ENOMEM;
+		}
+		if (cache->v)
+			dents_free_all(cache->v, cache->n);
+		free(cache->rel);
+		*cache = (struct cow_listing){ krel, c->gen, l.v, l.n };
+		c->listing_free = dents_free_all;
+	}
+	int64_t got = getdents_answer(sv->listener, req, fd, count, req->data.nr != SYS_getdents64,
+				      cache->v, cache->n);
 	if (got < 0)
 		return (int)got;
 	notif_answer_value(resp, got);
