@@ -194,3 +194,22 @@ int notif_addfd_send(int listener, const struct seccomp_notif *req, int fd, int 
 		return errno == ENOENT ? NOTIF_GONE : negative_errno();
 	return NOTIF_DEFERRED;
 }
+
+int notif_addfd_answer(int listener, const struct seccomp_notif *req, int *fd, int cloexec)
+{
+	struct seccomp_notif_addfd add = {
+		.id = req->id,
+		.srcfd = (uint32_t)*fd,
+		.newfd_flags = cloexec ? O_CLOEXEC : 0,
+	};
+	int newfd = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	if (newfd < 0)
+		return errno == ENOENT ? NOTIF_GONE : negative_errno();
+	/* Ours closed before the task runs on: it holds the only descriptor (a lease, an exec
+	 * of the file, or another open's sharing mode see no other opener). */
+	*fd = safe_close(*fd);
+	struct seccomp_notif_resp resp = { .id = req->id, .val = newfd };
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		return negative_errno();
+	return NOTIF_DEFERRED;
+}

@@ -77,6 +77,9 @@ int notif_get_fd(int listener, const struct seccomp_notif *req, int fd);
  * (SECCOMP_ADDFD_FLAG_SEND); @cloexec: with O_CLOEXEC. Returns NOTIF_DEFERRED (answered),
  * NOTIF_GONE, or -errno. */
 int notif_addfd_send(int listener, const struct seccomp_notif *req, int fd, int cloexec);
+/* The same in two steps, closing *@fd (set to -1) between them: the task resumes holding the
+ * only descriptor of the file (F_SETLEASE, ETXTBSY and the like see no supervisor's copy). */
+int notif_addfd_answer(int listener, const struct seccomp_notif *req, int *fd, int cloexec);
 
 /* Read /proc/<pid>/@name (pid 0: /proc/self) into @buf (NUL-terminated). -ESRCH (no such process),
  * -EPERM (/proc unreadable here: the caller cannot tell, and fails closed). */

@@ -278,8 +278,8 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 		if (fd < 0)
 			return negative_errno();
 	}
-	r = notif_addfd_send(sv->listener, req, fd, (flags & O_CLOEXEC) != 0);
-	close(fd);
+	r = notif_addfd_answer(sv->listener, req, &fd, (flags & O_CLOEXEC) != 0);
+	safe_close(fd);
 	return r;
 }
 

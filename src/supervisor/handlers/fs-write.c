@@ -395,7 +395,7 @@ static int job_run(int listener, int fd, const struct fs_job *job, int nonblock)
 	struct stat st;
 	if (made && fstat(opened, &st) == 0 && (st.st_mode & 0777) != (job->want & 0777))
 		(void)!fchmod(opened, (st.st_mode & 07000) | (job->want & 0777));
-	return notif_addfd_send(listener, &job->req, opened, (flags & O_CLOEXEC) != 0);
+	return notif_addfd_answer(listener, &job->req, &opened, (flags & O_CLOEXEC) != 0);
 }
 
 static void job_worker(int listener, int fd, void *arg)
