@@ -560,6 +560,18 @@ static int copy_bytes(int from, int to, uint64_t size)
 	return 0;
 }
 
+/* Make @to under @todir a symlink with the target of @from under @fromdir. */
+static int copy_symlink(int fromdir, const char *from, int todir, const char *to)
+{
+	char t[PATH_MAX];
+	ssize_t k = readlinkat(fromdir, from, t, sizeof(t) - 1);
+
+	if (k < 0)
+		return -errno;
+	t[k] = '\0';
+	return symlinkat(t, todir, to) < 0 ? -errno : 0;
+}
+
 /* Copy the entry at @from (under @fromfd) to @to in the upper layer (a new name). */
 static int copy_entry(struct cow *c, int fromfd, const char *from, const char *to, int truncate)
 {
@@ -567,14 +579,8 @@ static int copy_entry(struct cow *c, int fromfd, const char *from, const char *t
 
 	if (fstatat(fromfd, from, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (S_ISLNK(st.st_mode)) {
-		char t[PATH_MAX];
-		ssize_t k = readlinkat(fromfd, from, t, sizeof(t) - 1);
-		if (k < 0)
-			return -errno;
-		t[k] = '\0';
-		return symlinkat(t, c->upper_fd, to) < 0 ? -errno : 0;
-	}
+	if (S_ISLNK(st.st_mode))
+		return copy_symlink(fromfd, from, c->upper_fd, to);
 	if (S_ISDIR(st.st_mode)) {
 		if (mkdirat(c->upper_fd, to, 0700) < 0)
 			return -errno;
@@ -1308,13 +1314,9 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 	snprintf(tmp, sizeof(tmp), ".sandlock-merge-%.200s", name);
 	(void)unlinkat(ldir, tmp, 0);
 	if (S_ISLNK(st.st_mode)) {
-		char t[PATH_MAX];
-		ssize_t k = readlinkat(udir, name, t, sizeof(t) - 1);
-		if (k < 0)
-			return -errno;
-		t[k] = '\0';
-		if (symlinkat(t, ldir, tmp) < 0)
-			return -errno;
+		int r = copy_symlink(udir, name, ldir, tmp);
+		if (r < 0)
+			return r;
 	} else {
 		_cleanup_close_ int in = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		_cleanup_close_ int out =

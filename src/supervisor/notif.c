@@ -213,3 +213,18 @@ int notif_addfd_answer(int listener, const struct seccomp_notif *req, int *fd, i
 		return negative_errno();
 	return NOTIF_DEFERRED;
 }
+
+int proc_umask(pid_t pid, mode_t *ret)
+{
+	char buf[4096];
+
+	if (proc_read(pid, "status", buf, sizeof(buf)) < 0)
+		return -EIO; /* answered: a task gone reads no answer */
+	const char *u = strstr(buf, "\nUmask:");
+	char *end;
+	long v = u ? strtol(u + 7, &end, 8) : -1;
+	if (v < 0 || v > 0777)
+		return -EIO;
+	*ret = (mode_t)v;
+	return 0;
+}

@@ -87,5 +87,8 @@ int proc_read(pid_t pid, const char *name, char *buf, size_t size);
 /* A numeric field ("Seccomp_filters") of /proc/<pid>/status (pid 0: ourselves). -ESRCH, -EPERM,
  * -EINVAL (no such field). */
 int proc_status_number(pid_t pid, const char *field, long *ret);
+/* The umask of task @pid (its /proc status), what files made on its behalf are created with.
+ * -EIO where it cannot be read. */
+int proc_umask(pid_t pid, mode_t *ret);
 /* A pid field ("Tgid", "PPid") of /proc/<pid>/status: > 0. -ESRCH, -EPERM, -EINVAL. */
 int proc_status_field(pid_t pid, const char *field, pid_t *ret);

@@ -50,22 +50,6 @@
 #define RENAME_NOREPLACE 1
 #endif
 
-/* The trapped thread's umask (fs-write.c has its own, for its files). */
-static int umask_of(const struct seccomp_notif *req, mode_t *ret)
-{
-	char buf[4096];
-
-	if (proc_read((pid_t)req->pid, "status", buf, sizeof(buf)) < 0)
-		return -EIO; /* answered: if the task is gone, nobody reads it */
-	const char *u = strstr(buf, "\nUmask:");
-	char *end;
-	long v = u ? strtol(u + 7, &end, 8) : -1;
-	if (v < 0 || v > 0777)
-		return -EIO;
-	*ret = (mode_t)v;
-	return 0;
-}
-
 /* @real, a path the kernel gives: a path of the upper layer stands for its workdir path. */
 static void virtual_of(struct cow *c, const char *real, char *out, size_t size)
 {
@@ -223,7 +207,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return -ENOENT;
 		if (res.trailing)
 			return -EISDIR;
-		if ((r = umask_of(req, &um)) < 0 || (r = cow_touch(c, res.rel)) < 0 ||
+		if ((r = proc_umask((pid_t)req->pid, &um)) < 0 || (r = cow_touch(c, res.rel)) < 0 ||
 		    (r = cow_parents_up(c, res.rel)) < 0)
 			return r;
 		fd = openat(c->upper_fd, res.rel,
@@ -542,7 +526,7 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
-	if ((r = umask_of(req, &um)) < 0 ||
+	if ((r = proc_umask((pid_t)req->pid, &um)) < 0 ||
 	    (r = cow_mkdir(sv->cow, res.rel, (mode_t)a[at + 1] & ~um & 07777)) < 0)
 		return r;
 	notif_answer_value(resp, 0);
@@ -568,7 +552,7 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		notif_answer_continue(resp);
 		return 0;
 	}
-	if ((r = umask_of(req, &um)) < 0 || (r = cow_touch(sv->cow, res.rel)) < 0 ||
+	if ((r = proc_umask((pid_t)req->pid, &um)) < 0 || (r = cow_touch(sv->cow, res.rel)) < 0 ||
 	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
 		return r;
 	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)

@@ -179,22 +179,6 @@ static int served(struct supervisor *sv, const struct seccomp_notif *req)
 	return sv->proc_nested ? 0 : proc_same_ids(sv, (pid_t)req->pid);
 }
 
-/* The trapped thread's umask. */
-static int child_umask(const struct seccomp_notif *req, mode_t *ret)
-{
-	char buf[4096];
-
-	if (proc_read((pid_t)req->pid, "status", buf, sizeof(buf)) < 0)
-		return NOTIF_GONE;
-	const char *u = strstr(buf, "\nUmask:");
-	char *end;
-	long v = u ? strtol(u + 7, &end, 8) : -1;
-	if (v < 0 || v > 0777)
-		return -EIO;
-	*ret = (mode_t)v;
-	return 0;
-}
-
 /* The directory @path's last component is in (O_PATH, as the child reaches it, in *@ret_fd)
  * and that component (in @name). 1: split; 0: nothing to split ("", "/", ".", ".." or a name
  * too long: the kernel's); -errno, NOTIF_GONE. *@trailing: the path ended in '/'. */
@@ -468,7 +452,7 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	mode_t umask = 0;
-	if ((flags & O_TMPFILE) == O_TMPFILE && (r = child_umask(req, &umask)) < 0)
+	if ((flags & O_TMPFILE) == O_TMPFILE && (r = proc_umask((pid_t)req->pid, &umask)) < 0)
 		return r;
 	struct fs_job job = { .kind = JOB_REOPEN,
 			      .flags = flags,
@@ -526,7 +510,7 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 	if (is_spine(sv, full))
 		return -EACCES;
 	mode_t umask;
-	r = child_umask(req, &umask);
+	r = proc_umask((pid_t)req->pid, &umask);
 	if (r < 0)
 		return r;
 	job.want = (mode_t)mode & ~umask & 07777;
@@ -631,7 +615,7 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 		return 0;
 	}
 	mode_t umask;
-	r = child_umask(req, &umask);
+	r = proc_umask((pid_t)req->pid, &umask);
 	if (r < 0)
 		return r;
 	mode_t want = (mode_t)mode & ~umask & 07777;
@@ -885,7 +869,7 @@ int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	mode_t umask;
-	r = child_umask(req, &umask);
+	r = proc_umask((pid_t)req->pid, &umask);
 	if (r < 0)
 		return r;
 	struct bind_at b = { .sock = sock, .dir = dir };
