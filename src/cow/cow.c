@@ -199,18 +199,17 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	c->max_disk = max_disk;
 	if (!(c->lower = realpath(workdir, NULL)))
 		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
-	c->lower_len = strlen(c->lower);
 	c->lower_fd = open(c->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c->lower_fd < 0 || fstat(c->lower_fd, &st) < 0)
 		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
 	if (!storage || !*storage)
-		storage = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		storage = getenv("TMPDIR");
+	if (!storage || !*storage)
+		storage = "/tmp";
 	_cleanup_free_ char *real_storage = realpath(storage, NULL);
 	if (!real_storage)
 		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));
-	if (strcmp(real_storage, c->lower) == 0 ||
-	    (strncmp(real_storage, c->lower, c->lower_len) == 0 &&
-	     real_storage[c->lower_len] == '/'))
+	if (path_is_beneath(real_storage, c->lower))
 		return error_set(reterr, -EINVAL, "fs_storage: %s: inside the workdir %s", storage,
 				 c->lower);
 	if (asprintf(&c->dir, "%s/sandlock-%s-XXXXXX", real_storage,
@@ -224,7 +223,6 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 		c->upper = NULL;
 		return error_set(reterr, -ENOMEM, "out of memory");
 	}
-	c->upper_len = strlen(c->upper);
 	if (mkdir(c->upper, 0700) < 0 || chmod(c->upper, st.st_mode & 07777) < 0 ||
 	    (c->upper_fd = open(c->upper, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		int r = -errno;
@@ -375,15 +373,14 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 			strcat(cur, "/");
 		strncat(cur, p, k);
 		p = e;
-		if (strncmp(cur, c->lower, c->lower_len) != 0 ||
-		    (cur[c->lower_len] != '\0' && cur[c->lower_len] != '/')) {
+		const char *rel = cow_rel_to(c->lower, cur);
+		if (!rel) {
 			have = 0;
 			continue; /* outside the workdir: taken as it reads */
 		}
 		/* One step down from the entry of the parent when it is known, else from the
 		 * workdir down (after a ".." or a symlink: which lower entries show depends on
 		 * the whole way). */
-		const char *rel = cur[c->lower_len] ? cur + c->lower_len + 1 : "";
 		int r;
 		if (have && *rel) {
 			if (n.layer == COW_NONE)
@@ -428,11 +425,11 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 		if (!last && !S_ISDIR(n.st.st_mode))
 			return -ENOTDIR;
 	}
-	res->inside = strncmp(cur, c->lower, c->lower_len) == 0 &&
-		      (cur[c->lower_len] == '\0' || cur[c->lower_len] == '/');
+	const char *rel = cow_rel_to(c->lower, cur);
+	res->inside = rel != NULL;
 	if (!res->inside)
 		return via_branch_link ? -EXDEV : 0;
-	snprintf(res->rel, sizeof(res->rel), "%s", cur[c->lower_len] ? cur + c->lower_len + 1 : "");
+	snprintf(res->rel, sizeof(res->rel), "%s", rel);
 	int r = 0;
 	if (have)
 		res->n = n;
@@ -637,14 +634,6 @@ int cow_copy_up(struct cow *c, const char *rel, int truncate)
 	if ((r = cow_parents_up(c, rel)) < 0)
 		return r;
 	return copy_entry(c, c->lower_fd, rel, rel, truncate);
-}
-
-void cow_created(struct cow *c, const char *rel)
-{
-	/* Nothing to do: a whiteout at @rel stays, so that an upper directory there hides the
-	 * lower entries beneath (step()). */
-	(void)c;
-	(void)rel;
 }
 
 int cow_mkdir(struct cow *c, const char *rel, mode_t mode)

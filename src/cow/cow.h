@@ -18,10 +18,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include "error.h"
+#include "path-util.h"
 
 enum cow_kind {
 	COW_KIND_FILE,
@@ -50,10 +52,8 @@ struct cow_mark;
 
 struct cow {
 	char *lower; /* the workdir's real path */
-	size_t lower_len;
 	char *dir;   /* the branch: <fs_storage>/<name>-XXXXXX */
 	char *upper; /* <dir>/upper */
-	size_t upper_len;
 	int lower_fd, upper_fd;	 /* O_PATH directories */
 	uint64_t max_disk;	 /* bytes the upper layer may hold; 0: no quota */
 	uint64_t used;		 /* bytes of the files in the upper layer */
@@ -80,6 +80,16 @@ struct cow {
 	} listing;
 	void (*listing_free)(void *v, size_t n);
 };
+
+/* @path (absolute) relative to directory @root ("" for @root itself), or NULL when it does not
+ * lie beneath it. */
+static inline const char *cow_rel_to(const char *root, const char *path)
+{
+	if (!path_is_beneath(path, root))
+		return NULL;
+	path += strcmp(root, "/") == 0 ? 0 : strlen(root);
+	return *path == '/' ? path + 1 : path;
+}
 
 /* Where a path lies in the merged view. */
 enum cow_layer {
@@ -137,8 +147,6 @@ int cow_copy_up(struct cow *c, const char *rel, int truncate);
 int cow_remove(struct cow *c, const char *rel, int dir);
 /* Make directory @rel in the upper layer with @mode (opaque where a lower one was deleted). */
 int cow_mkdir(struct cow *c, const char *rel, mode_t mode);
-/* A name was made at @rel in the upper layer: a whiteout there makes a directory opaque. */
-void cow_created(struct cow *c, const char *rel);
 /* Rename @from to @to in the merged view (@flags: RENAME_NOREPLACE). */
 int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags);
 /* The merged entries of directory @rel (no "." and ".."), in name order: by @cb (a non-zero

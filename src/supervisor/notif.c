@@ -228,3 +228,20 @@ int proc_umask(pid_t pid, mode_t *ret)
 	*ret = (mode_t)v;
 	return 0;
 }
+
+ssize_t proc_fd_path(pid_t pid, int fd, char *buf, size_t size)
+{
+	char link[64];
+
+	if (fd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%u/cwd", (unsigned)pid);
+	else
+		snprintf(link, sizeof(link), "/proc/%u/fd/%d", (unsigned)pid, fd);
+	ssize_t k = readlink(link, buf, size - 1);
+	if (k < 0)
+		return -errno;
+	if ((size_t)k >= size - 1)
+		return -ENAMETOOLONG;
+	buf[k] = '\0';
+	return k;
+}

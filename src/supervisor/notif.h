@@ -87,6 +87,10 @@ int proc_read(pid_t pid, const char *name, char *buf, size_t size);
 /* A numeric field ("Seccomp_filters") of /proc/<pid>/status (pid 0: ourselves). -ESRCH, -EPERM,
  * -EINVAL (no such field). */
 int proc_status_number(pid_t pid, const char *field, long *ret);
+/* The path the kernel gives task @pid's descriptor @fd (AT_FDCWD: its working directory), in
+ * @buf, NUL-terminated: its length, or -errno (-ENAMETOOLONG where it does not fit). Only a name:
+ * no decision may rest on it alone (the descriptor may change meanwhile). */
+ssize_t proc_fd_path(pid_t pid, int fd, char *buf, size_t size);
 /* The umask of task @pid (its /proc status), what files made on its behalf are created with.
  * -EIO where it cannot be read. */
 int proc_umask(pid_t pid, mode_t *ret);

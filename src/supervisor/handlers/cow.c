@@ -53,9 +53,9 @@
 /* @real, a path the kernel gives: a path of the upper layer stands for its workdir path. */
 static void virtual_of(struct cow *c, const char *real, char *out, size_t size)
 {
-	if (strncmp(real, c->upper, c->upper_len) == 0 &&
-	    (real[c->upper_len] == '\0' || real[c->upper_len] == '/'))
-		snprintf(out, size, "%s%s", c->lower, real + c->upper_len);
+	const char *rel = cow_rel_to(c->upper, real);
+	if (rel)
+		snprintf(out, size, "%s%s%s", c->lower, *rel ? "/" : "", rel);
 	else
 		snprintf(out, size, "%s", real);
 }
@@ -65,16 +65,11 @@ static void virtual_of(struct cow *c, const char *real, char *out, size_t size)
 static int base_of(struct supervisor *sv, const struct seccomp_notif *req, int dirfd, char *out,
 		   size_t size)
 {
-	char link[64], real[PATH_MAX];
+	char real[PATH_MAX];
+	ssize_t k = proc_fd_path((pid_t)req->pid, dirfd, real, sizeof(real));
 
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-	else
-		snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
-	ssize_t k = readlink(link, real, sizeof(real) - 1);
-	if (k < 0 || (size_t)k >= sizeof(real) - 1) /* answered either way: never left waiting */
-		return k >= 0 ? -ENAMETOOLONG : dirfd != AT_FDCWD ? -EBADF : -ENOENT;
-	real[k] = '\0';
+	if (k < 0) /* answered either way: never left waiting */
+		return k == -ENAMETOOLONG ? (int)k : dirfd != AT_FDCWD ? -EBADF : -ENOENT;
 	if (!notif_id_valid(sv->listener, req->id))
 		return NOTIF_GONE;
 	if (real[0] != '/')
@@ -108,8 +103,7 @@ static int own_fd_of(const char *path, const char **rest)
  * inside is read here, never a symlink outside: cow_resolve). */
 static int may_reach(struct cow *c, const char *abs)
 {
-	if (strncmp(abs, c->lower, c->lower_len) == 0 &&
-	    (abs[c->lower_len] == '\0' || abs[c->lower_len] == '/'))
+	if (cow_rel_to(c->lower, abs))
 		return 1;
 	for (const char *p = strstr(abs, ".."); p; p = strstr(p + 2, ".."))
 		if ((p == abs || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
@@ -216,7 +210,6 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			    mode & ~um & 07777);
 		if (fd < 0)
 			return negative_errno();
-		cow_created(c, res.rel);
 	} else {
 		if (excl)
 			return -EEXIST;
@@ -445,19 +438,15 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 			struct seccomp_notif_resp *resp)
 {
 	struct cow *c = sv->cow;
-	char link[64], real[PATH_MAX], virt[PATH_MAX];
+	char real[PATH_MAX], virt[PATH_MAX];
 	size_t count = MIN((size_t)(uint32_t)req->data.args[2], (size_t)(1 << 20));
 
-	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, (int)req->data.args[0]);
-	ssize_t k = readlink(link, real, sizeof(real) - 1);
-	if (k <= 0)
+	if (proc_fd_path((pid_t)req->pid, (int)req->data.args[0], real, sizeof(real)) <= 0)
 		return COW_PASS;
-	real[k] = '\0';
 	virtual_of(c, real, virt, sizeof(virt));
-	if (strncmp(virt, c->lower, c->lower_len) != 0 ||
-	    (virt[c->lower_len] != '\0' && virt[c->lower_len] != '/'))
+	const char *rel = cow_rel_to(c->lower, virt);
+	if (!rel)
 		return COW_PASS;
-	const char *rel = virt[c->lower_len] ? virt + c->lower_len + 1 : "";
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
 	if (fd < 0)
 		return fd;
@@ -557,7 +546,6 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		return r;
 	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)
 		return negative_errno();
-	cow_created(sv->cow, res.rel);
 	notif_answer_value(resp, 0);
 	return 0;
 }
@@ -640,8 +628,6 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 			return r;
 		r = linkat(c->upper_fd, from.rel, c->upper_fd, to.rel, 0) < 0 ? negative_errno()
 									      : 0;
-		if (r == 0)
-			cow_created(c, to.rel);
 	}
 	if (r < 0)
 		return r;
@@ -670,13 +656,26 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 		return r;
 	if (symlinkat(target, sv->cow->upper_fd, res.rel) < 0)
 		return negative_errno();
-	cow_created(sv->cow, res.rel);
 	notif_answer_value(resp, 0);
 	return 0;
 }
 
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res);
+
+/* @real, a path the kernel gives, as an entry of the workdir in @res (looked up). 1: not beneath
+ * the workdir; 0; -errno. */
+static int res_of_real(struct cow *c, const char *real, struct cow_res *res)
+{
+	const char *rel = cow_rel_to(c->lower, real);
+
+	if (!rel)
+		return 1;
+	memset(res, 0, sizeof(*res));
+	res->inside = 1;
+	snprintf(res->rel, sizeof(res->rel), "%s", rel);
+	return cow_lookup(c, res->rel, &res->n);
+}
 
 /* A name outside the workdir as it reads, for a call Landlock does not cover (metadata): the
  * file it reaches, opened as the child would (symlinks followed, magic links not). 1: not a
@@ -698,15 +697,8 @@ static int outside_target(struct supervisor *sv, const struct seccomp_notif *req
 		return -EACCES; /* a magic link (however spelled) or a loop: not followed here */
 	if (fd < 0 || fd_real_path(fd, real, sizeof(real)) <= 0)
 		return 1; /* the kernel's answer (ENOENT, ...) */
-	if (strncmp(real, c->lower, c->lower_len) != 0 ||
-	    (real[c->lower_len] != '\0' && real[c->lower_len] != '/'))
-		return 1;
-	memset(res, 0, sizeof(*res));
-	res->inside = 1;
-	snprintf(res->rel, sizeof(res->rel), "%s",
-		 real[c->lower_len] ? real + c->lower_len + 1 : "");
-	r = cow_lookup(c, res->rel, &res->n);
-	return r < 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
+	r = res_of_real(c, real, res);
+	return r != 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
 }
 
 /* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set. */
@@ -734,23 +726,12 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res)
 {
-	char link[64], real[PATH_MAX];
+	char real[PATH_MAX];
 	struct cow *c = sv->cow;
 
-	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, fd);
-	ssize_t k = readlink(link, real, sizeof(real) - 1);
-	if (k <= 0)
-		return 1;
-	real[k] = '\0';
-	if (strncmp(real, c->lower, c->lower_len) != 0 ||
-	    (real[c->lower_len] != '\0' && real[c->lower_len] != '/'))
-		return 1; /* elsewhere, or the branch's own file: the kernel's */
-	memset(res, 0, sizeof(*res));
-	res->inside = 1;
-	snprintf(res->rel, sizeof(res->rel), "%s",
-		 real[c->lower_len] ? real + c->lower_len + 1 : "");
-	int r = cow_lookup(c, res->rel, &res->n);
-	if (r < 0 || res->n.layer == COW_NONE)
+	/* Elsewhere, or the branch's own file: the kernel's. */
+	if (proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) <= 0 ||
+	    res_of_real(c, real, res) != 0 || res->n.layer == COW_NONE)
 		return 1; /* a file deleted in the run, still open: the kernel's */
 	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
@@ -936,16 +917,11 @@ static int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req
 static int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
-	char link[64], real[PATH_MAX], virt[PATH_MAX];
+	char real[PATH_MAX], virt[PATH_MAX];
 
-	snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-	ssize_t k = readlink(link, real, sizeof(real) - 1);
-	if (k < 0)
-		return NOTIF_GONE;
-	real[k] = '\0';
-	if (strncmp(real, sv->cow->upper, sv->cow->upper_len) != 0 ||
-	    (real[sv->cow->upper_len] != '\0' && real[sv->cow->upper_len] != '/'))
-		return COW_PASS;
+	if (proc_fd_path((pid_t)req->pid, AT_FDCWD, real, sizeof(real)) <= 0 ||
+	    !cow_rel_to(sv->cow->upper, real))
+		return COW_PASS; /* the kernel's answer */
 	virtual_of(sv->cow, real, virt, sizeof(virt));
 	size_t len = strlen(virt) + 1;
 	if (len > (size_t)req->data.args[1])
@@ -992,18 +968,15 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
-	char link[64], real[PATH_MAX];
+	char real[PATH_MAX];
 	struct cow *c = sv->cow;
 	/* The descriptor written: copy_file_range's and splice's third argument. */
 	int out = req->data.nr == SYS_copy_file_range || req->data.nr == SYS_splice ? (int)a[2]
 										    : (int)a[0];
 
-	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, out);
-	ssize_t k = readlink(link, real, sizeof(real) - 1);
-	if (k <= 0)
-		return COW_PASS;
-	real[k] = '\0';
-	if (strncmp(real, c->upper, c->upper_len) != 0 || real[c->upper_len] != '/')
+	const char *rel;
+	if (proc_fd_path((pid_t)req->pid, out, real, sizeof(real)) <= 0 ||
+	    !(rel = cow_rel_to(c->upper, real)) || !*rel)
 		return COW_PASS;
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, out);
 	struct stat st;

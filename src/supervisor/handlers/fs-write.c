@@ -151,20 +151,14 @@ static int lexical(const char *path, char *out, size_t size)
 static int may_reach_root(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 			  const char *path)
 {
-	char link[64], dir[PATH_MAX], joined[2 * PATH_MAX], norm[2 * PATH_MAX];
+	char dir[PATH_MAX], joined[2 * PATH_MAX], norm[2 * PATH_MAX];
 
 	if (strstr(path, "..") || strncmp(path, "/proc/self/fd/", 14) == 0 ||
 	    strncmp(path, "/proc/thread-self/fd/", 21) == 0 || strncmp(path, "/dev/fd/", 8) == 0)
 		return 1;
 	if (path[0] != '/') {
-		if (dirfd == AT_FDCWD)
-			snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-		else
-			snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
-		ssize_t k = readlink(link, dir, sizeof(dir) - 1);
-		if (k <= 0 || dir[0] != '/')
+		if (proc_fd_path((pid_t)req->pid, dirfd, dir, sizeof(dir)) <= 0 || dir[0] != '/')
 			return 1; /* cannot tell: resolve */
-		dir[k] = '\0';
 		snprintf(joined, sizeof(joined), "%s/%s", dir, path);
 		path = joined;
 	}

@@ -218,12 +218,10 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 
 	/* Most listings are of other directories: told by the descriptor's name (one readlink;
 	 * not a decision: a /proc by another name is checked below, by identity). */
-	char link[64], name[16];
-	snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, (int)req->data.args[0]);
-	ssize_t k = readlink(link, name, sizeof(name) - 1);
-	if (k > 0)
-		name[k] = '\0';
-	if (k > 0 && strcmp(name, "/proc") != 0 && !sv->deterministic_dirs) {
+	char name[16];
+	ssize_t k = proc_fd_path((pid_t)req->pid, (int)req->data.args[0], name, sizeof(name));
+	if ((k > 0 || k == -ENAMETOOLONG) && (k < 0 || strcmp(name, "/proc") != 0) &&
+	    !sv->deterministic_dirs) {
 		notif_answer_continue(resp);
 		return 0;
 	}

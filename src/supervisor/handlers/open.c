@@ -483,15 +483,9 @@ static int may_reach_proc(struct supervisor *sv, const struct seccomp_notif *req
 	}
 	/* Relative: where the directory is, by its name (one readlink; not a decision: a
 	 * directory that is procfs under another name is the kernel's, which refuses it). */
-	char link[64], dir[PATH_MAX];
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-	else
-		snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
-	ssize_t k = readlink(link, dir, sizeof(dir) - 1);
-	if (k <= 0)
+	char dir[PATH_MAX];
+	if (proc_fd_path((pid_t)req->pid, dirfd, dir, sizeof(dir)) <= 0)
 		return 1; /* cannot tell: resolve */
-	dir[k] = '\0';
 	(void)sv;
 	return path_is_beneath(dir, "/proc") || strstr(path, "..");
 }
