@@ -373,6 +373,18 @@ static int plan_command(const struct sandlock_policy *p, const char *const *argv
 	return 0;
 }
 
+/* What @what asks for is safe only with protection @prot in force. */
+static int needs_protection(const uint32_t status[SANDLOCK_PROTECTION_COUNT], uint32_t prot,
+			    const char *what, struct sandlock_error **reterr)
+{
+	if (status[prot] == SANDLOCK_STATUS_ACTIVE)
+		return 0;
+	return error_set(reterr, -EOPNOTSUPP,
+			 "%s the %s protection (Landlock ABI %d), which is %s here", what,
+			 protection_table[prot].cli_name, protection_table[prot].abi_floor,
+			 status[prot] == SANDLOCK_STATUS_DISABLED ? "disabled" : "unavailable");
+}
+
 int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 	       struct sandlock_error **reterr)
 {
@@ -384,22 +396,17 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 		r = schema_check_supported(p, reterr);
 	if (r == 0)
 		r = policy_check_supervision(p, reterr);
-	/* The branch's settings act on a workdir's branch: none without one (a profile may
-	 * hold them for a workdir given with it, so this is checked here, at spawn). */
 	/* The workdir is granted read only: truncate() by name needs Landlock's truncate right
 	 * handled, or the kernel would let the sandbox empty the workdir's files. */
-	if (r == 0 && p->workdir && !p->no_supervisor &&
-	    status[SANDLOCK_PROTECTION_FS_TRUNCATE] != SANDLOCK_STATUS_ACTIVE)
-		r = error_set(reterr, -EOPNOTSUPP,
-			      "workdir needs the fs-truncate protection (Landlock ABI 3), which is "
-			      "%s here",
-			      status[SANDLOCK_PROTECTION_FS_TRUNCATE] == SANDLOCK_STATUS_DISABLED
-				      ? "disabled"
-				      : "unavailable");
+	if (r == 0 && p->workdir && !p->no_supervisor)
+		r = needs_protection(status, SANDLOCK_PROTECTION_FS_TRUNCATE, "workdir needs",
+				     reterr);
 	/* With uid/gid the child is another user in a namespace of its own, with less than the
 	 * supervisor, which makes the workdir's calls with its own rights. */
 	if (r == 0 && p->workdir && (p->uid.set || p->gid.set))
 		r = error_set(reterr, -EOPNOTSUPP, "not supported yet: workdir with uid/gid");
+	/* The branch's settings act on a workdir's branch: none without one (a profile may
+	 * hold them for a workdir given with it, so this is checked here, at spawn). */
 	if (r == 0 && !p->workdir && p->max_disk.set)
 		r = error_set(reterr, -EINVAL,
 			      "max_disk: needs workdir (it is the quota of the workdir's branch)");
@@ -411,14 +418,9 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 			      p->on_exit ? "on_exit" : "on_error");
 	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
 	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
-	if (r == 0 && policy_net_onbehalf(p) &&
-	    status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE)
-		r = error_set(reterr, -EOPNOTSUPP,
-			      "net_allow rules to IPs and net_deny need the net-tcp protection "
-			      "(Landlock ABI 4), which is %s here",
-			      status[SANDLOCK_PROTECTION_NET_TCP] == SANDLOCK_STATUS_DISABLED
-				      ? "disabled"
-				      : "unavailable");
+	if (r == 0 && policy_net_onbehalf(p))
+		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP,
+				     "net_allow rules to IPs and net_deny need", reterr);
 	return r;
 }
 

@@ -300,6 +300,10 @@ def test_keep_leaves_the_branch_on_disk(wd):
     root = wd.parent / "store" / branch
     assert (root / "upper" / "k.txt").read_text() == "kept\n"
     assert (root / "whiteouts").read_bytes() == b"a.txt\0"
+    # Control: the same run committed leaves no branch and lands its changes.
+    r = sh(wd, "echo kept > k.txt; rm a.txt")
+    assert r.returncode == 0 and (wd / "k.txt").exists() and not (wd / "a.txt").exists()
+    assert store(wd) == [branch]
 
 
 def test_two_sandboxes_commit_to_one_workdir(wd):
@@ -399,6 +403,11 @@ def test_change_digest_matches_sha256sum(wd):
     r = sh(wd, "cp blob blob2 && sha256sum blob2", "--on-exit", "abort")
     assert r.returncode == 0
     assert r.stdout.split()[0].decode() == hashlib.sha256(data).hexdigest()
+    assert not (wd / "blob2").exists()
+    # Control: without the workdir the copy is refused (the directory is read-only).
+    r = run(*SYSTEM_READ, "-r", str(wd), "--cwd", str(wd), "--", "/bin/sh", "-c",
+            "cp blob blob2")
+    assert r.returncode != 0 and b"Permission denied" in r.stderr
 
 
 def test_metadata_through_a_descriptor_and_o_path(wd):
@@ -463,6 +472,15 @@ out(res)
     assert got["proc_rel"] == 13 and got["proc_dot"] == 13  # magic links: refused
     assert snapshot(wd) == before
     assert os.stat(wd / "a.txt").st_mtime != 1000000000
+
+
+def test_workdir_needs_fs_truncate(wd):
+    r = sh(wd, "true", "--disable", "fs-truncate")
+    assert r.returncode == 1
+    assert b"sandlock: workdir needs the fs-truncate protection (Landlock ABI 3), which is " \
+        b"disabled here" in r.stderr
+    # Control: with it in force (the default) the same run works.
+    assert sh(wd, "true").returncode == 0
 
 
 def test_workdir_with_another_user_is_refused(wd):
