@@ -269,6 +269,13 @@ static void test_trap_set(void)
 			 traps[i].nr == SYS_fork || traps[i].nr == SYS_vfork;
 	is_int(forks, 3, "max_processes traps fork, vfork, and clone without CLONE_THREAD");
 	is_int(n_procs, 19, "  and nothing else more");
+}
+
+/* The traps of the features that add many: fs_denied in a writable grant, deterministic_dirs,
+ * random_seed, time_start, workdir. */
+static void test_trap_set_features(void)
+{
+	struct sandlock_policy p = { 0 };
 
 	/* A denied path inside a writable grant: the calls that create, remove, rename, link,
 	 * truncate and open there, and landlock_restrict_self. */
@@ -332,6 +339,26 @@ static void test_trap_set(void)
 	       "arch_prctl(ARCH_SET_FS)");
 	is_int(total, 16 + 8 + 8, "  and the 8 calls with absolute deadlines");
 	is_int(count_traps(&p, clocks, ELEMENTSOF(clocks), &total), 0, "  none of them without it");
+
+	/* workdir: the calls that take a name (fstat excepted), chdir, getcwd, exec; the writes
+	 * only with max_disk. */
+	char wdir[] = "/tmp";
+	struct sandlock_policy cw = { .workdir = wdir };
+	static const int names[] = { SYS_stat,	   SYS_newfstatat, SYS_statx,	  SYS_access,
+				     SYS_readlink, SYS_chdir,	   SYS_getcwd,	  SYS_execve,
+				     SYS_fchmod,   SYS_utimensat,  SYS_getdents64 };
+	static const int writes[] = { SYS_write, SYS_pwrite64, SYS_ftruncate, SYS_io_setup };
+	is_int(count_traps(&cw, names, ELEMENTSOF(names), &total), ELEMENTSOF(names),
+	       "workdir traps the name calls, chdir, getcwd, exec, the metadata calls, getdents");
+	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), 0,
+	       "  not the writes without max_disk");
+	is_int(count_traps(&p, names, ELEMENTSOF(names), &total), 0, "  none of them without it");
+	cw.max_disk = (struct opt_u64){ .set = 1, .v = 1024 };
+	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), ELEMENTSOF(writes),
+	       "  with max_disk, the writes (and io_setup, refused)");
+	cw.no_supervisor = 1;
+	is_int(count_traps(&cw, names, ELEMENTSOF(names), &total), 0,
+	       "  not without a supervisor (refused then)");
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");
@@ -473,6 +500,7 @@ int main(void)
 	test_env();
 	test_exec_paths();
 	test_trap_set();
+	test_trap_set_features();
 	test_plan_build();
 	return done_testing();
 }
