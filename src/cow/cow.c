@@ -2,7 +2,8 @@
 /*
  * cow: the branch engine (cow.h). A lower entry is hidden by a whiteout mark on its path; an
  * upper directory at a whited-out path hides every lower entry beneath it (it replaced the
- * lower one: "opaque"). Each call is on the supervisor loop, one at a time.
+ * lower one: "opaque"). Each call is on the supervisor loop, one at a time, but cow_copy_run
+ * (a worker's, on the files of one copy).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,21 +533,26 @@ int cow_parents_up(struct cow *c, const char *rel)
 	return 0;
 }
 
-/* Copy @from's bytes into @to. */
-static int copy_bytes(int from, int to, uint64_t size)
+/* Copy @from's bytes into @to, in steps of at most @step bytes, stopping with -ECANCELED once
+ * @cancel (when given) is set. */
+static int copy_bytes(int from, int to, uint64_t size, uint64_t step, const atomic_int *cancel)
 {
 	uint64_t done = 0;
+	_cleanup_free_ char *buf = NULL; /* not on the stack: workers have small ones */
 
 	while (done < size) {
-		ssize_t n = copy_file_range(from, NULL, to, NULL, size - done, 0);
+		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+			return -ECANCELED;
+		ssize_t n = copy_file_range(from, NULL, to, NULL, MIN(size - done, step), 0);
 		if (n == 0)
 			break;
 		if (n < 0) {
 			if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP &&
 			    errno != EINVAL)
 				return -errno;
-			char buf[65536];
-			ssize_t k = pread(from, buf, sizeof(buf), (off_t)done);
+			if (!buf && !(buf = malloc(65536)))
+				return -ENOMEM;
+			ssize_t k = pread(from, buf, 65536, (off_t)done);
 			if (k <= 0)
 				return k < 0 ? -errno : 0;
 			if (write(to, buf, (size_t)k) != k)
@@ -569,56 +576,92 @@ static int copy_symlink(int fromdir, const char *from, int todir, const char *to
 	return symlinkat(t, todir, to) < 0 ? -errno : 0;
 }
 
-/* Copy the entry at @from (under @fromfd) to @to in the upper layer (a new name). */
-static int copy_entry(struct cow *c, int fromfd, const char *from, const char *to, int truncate)
+/* The copy of regular file @from (under @fromfd, its lstat in @cp->st) begun as @to under
+ * @todir: its size charged (unless @cp->truncate), both files open in @cp. */
+static int copy_begin(struct cow *c, int fromfd, const char *from, int todir, const char *to,
+		      struct cow_copy *cp)
 {
-	struct stat st;
+	int r = cp->truncate ? 0 : cow_charge(c, cp->st.st_size);
 
-	if (fstatat(fromfd, from, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode))
-		return copy_symlink(fromfd, from, c->upper_fd, to);
-	if (S_ISDIR(st.st_mode)) {
-		if (mkdirat(c->upper_fd, to, 0700) < 0)
-			return -errno;
-		return fchmodat(c->upper_fd, to, st.st_mode & 07777, 0) < 0 ? -errno : 0;
-	}
-	if (!S_ISREG(st.st_mode))
-		return -EXDEV; /* a kernel object: never copied */
-	int r = truncate ? 0 : cow_charge(c, st.st_size);
+	cp->in = cp->out = -1;
 	if (r < 0)
 		return r;
-	_cleanup_close_ int in = openat(fromfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_close_ int out =
-		in < 0 ? -1
-		       : openat(c->upper_fd, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (in < 0 || out < 0)
-		r = -errno;
-	if (r == 0 && !truncate)
-		r = copy_bytes(in, out, (uint64_t)st.st_size);
-	if (r == 0 && fchmod(out, st.st_mode & 07777) < 0)
-		r = -errno;
-	if (r == 0 && !truncate) {
-		struct timespec ts[2] = { st.st_atim, st.st_mtim };
-		struct stat ost;
-		(void)futimens(out, ts);
-		/* Charged above: the copy's size counts once (cow_charge_file). */
-		if (fstat(out, &ost) == 0)
-			(void)cow_charge_file(c, ost.st_dev, ost.st_ino, 0);
-		for (size_t i = 0; i < c->n_charged; i++)
-			if (c->charged[i].dev == ost.st_dev && c->charged[i].ino == ost.st_ino)
-				c->charged[i].size = st.st_size;
-	}
-	if (r < 0) {
-		if (!truncate)
-			(void)cow_charge(c, -(int64_t)st.st_size);
-		if (out >= 0)
-			(void)unlinkat(c->upper_fd, to, 0);
-	}
+	cp->in = openat(fromfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (cp->in >= 0)
+		cp->out = openat(todir, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (cp->in >= 0 && cp->out >= 0)
+		return 0;
+	r = -errno;
+	cp->in = safe_close(cp->in);
+	if (!cp->truncate)
+		(void)cow_charge(c, -(int64_t)cp->st.st_size);
 	return r;
 }
 
+/* The copy begun by copy_begin, whose bytes were copied with result @r: given the lower
+ * file's mode and times and counted once (cow_charge_file), or (@r < 0) taken back: uncharged
+ * and @to removed. Closes both files. */
+static int copy_end(struct cow *c, struct cow_copy *cp, int r, int todir, const char *to)
+{
+	const struct stat *st = &cp->st;
+
+	if (r == 0 && fchmod(cp->out, st->st_mode & 07777) < 0)
+		r = -errno;
+	if (r == 0 && !cp->truncate) {
+		struct timespec ts[2] = { st->st_atim, st->st_mtim };
+		struct stat ost;
+		(void)futimens(cp->out, ts);
+		/* Charged by copy_begin: the copy's size counts once (cow_charge_file). */
+		if (fstat(cp->out, &ost) == 0)
+			(void)cow_charge_file(c, ost.st_dev, ost.st_ino, 0);
+		for (size_t i = 0; i < c->n_charged; i++)
+			if (c->charged[i].dev == ost.st_dev && c->charged[i].ino == ost.st_ino)
+				c->charged[i].size = st->st_size;
+	}
+	if (r < 0) {
+		if (!cp->truncate)
+			(void)cow_charge(c, -(int64_t)st->st_size);
+		(void)unlinkat(todir, to, 0);
+	}
+	cp->in = safe_close(cp->in);
+	cp->out = safe_close(cp->out);
+	return r;
+}
+
+/* Copy the entry at @from (under @fromfd) to @to in the upper layer (a new name). */
+static int copy_entry(struct cow *c, int fromfd, const char *from, const char *to, int truncate)
+{
+	struct cow_copy cp = { .truncate = truncate };
+
+	if (fstatat(fromfd, from, &cp.st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(cp.st.st_mode))
+		return copy_symlink(fromfd, from, c->upper_fd, to);
+	if (S_ISDIR(cp.st.st_mode)) {
+		if (mkdirat(c->upper_fd, to, 0700) < 0)
+			return -errno;
+		return fchmodat(c->upper_fd, to, cp.st.st_mode & 07777, 0) < 0 ? -errno : 0;
+	}
+	if (!S_ISREG(cp.st.st_mode))
+		return -EXDEV; /* a kernel object: never copied */
+	int r = copy_begin(c, fromfd, from, c->upper_fd, to, &cp);
+	if (r < 0)
+		return r;
+	if (!truncate)
+		r = copy_bytes(cp.in, cp.out, (uint64_t)cp.st.st_size, UINT64_MAX, NULL);
+	return copy_end(c, &cp, r, c->upper_fd, to);
+}
+
 int cow_copy_up(struct cow *c, const char *rel, int truncate)
+{
+	return cow_copy_up_start(c, rel, truncate, NULL);
+}
+
+/* The name of a copy on its way (cow_copy_up_start), beside "upper" in the branch: one at a
+ * time. */
+#define COPY_TEMP "copy-up"
+
+int cow_copy_up_start(struct cow *c, const char *rel, int truncate, struct cow_copy *cp)
 {
 	struct cow_node n;
 	int r = cow_touch(c, rel);
@@ -633,7 +676,42 @@ int cow_copy_up(struct cow *c, const char *rel, int truncate)
 		return -ENOENT;
 	if ((r = cow_parents_up(c, rel)) < 0)
 		return r;
-	return copy_entry(c, c->lower_fd, rel, rel, truncate);
+	if (!cp || truncate || !S_ISREG(n.st.st_mode) ||
+	    (uint64_t)n.st.st_size <= COW_COPY_INLINE_MAX)
+		return copy_entry(c, c->lower_fd, rel, rel, truncate);
+	*cp = (struct cow_copy){ .in = -1, .out = -1, .st = n.st };
+	if (snprintf(cp->rel, sizeof(cp->rel), "%s", rel) >= (int)sizeof(cp->rel))
+		return -ENAMETOOLONG;
+	cp->dir = openat(c->upper_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cp->dir < 0)
+		return -errno;
+	(void)unlinkat(cp->dir, COPY_TEMP, 0); /* one a crash left behind */
+	if ((r = copy_begin(c, c->lower_fd, rel, cp->dir, COPY_TEMP, cp)) < 0) {
+		cp->dir = safe_close(cp->dir);
+		return r;
+	}
+	return 1;
+}
+
+int cow_copy_run(struct cow_copy *cp, const atomic_int *cancel)
+{
+	/* 16 MiB a step: a sandbox that ends stops the copy within one. */
+	return copy_bytes(cp->in, cp->out, (uint64_t)cp->st.st_size, 16 << 20, cancel);
+}
+
+int cow_copy_land(struct cow *c, struct cow_copy *cp, int result)
+{
+	cow_changed(c);
+	int r = copy_end(c, cp, result, cp->dir, COPY_TEMP);
+	/* Nothing else changed the branch meanwhile (the calls that would wait: handlers/
+	 * cow-copy.c), so the name is free; NOREPLACE all the same. */
+	if (r == 0 && renameat2(cp->dir, COPY_TEMP, c->upper_fd, cp->rel, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		(void)unlinkat(cp->dir, COPY_TEMP, 0);
+		(void)cow_charge(c, -(int64_t)cp->st.st_size);
+	}
+	cp->dir = safe_close(cp->dir);
+	return r;
 }
 
 int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
@@ -783,6 +861,32 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 	} else if ((r = copy_entry(c, c->lower_fd, from, to, 0)) < 0)
 		return r;
 	return shows ? whiteout(c, from) : 0;
+}
+
+int cow_large_lower(struct cow *c, const char *rel, char *out, size_t size)
+{
+	struct cow_node n;
+	int r = cow_lookup(c, rel, &n);
+
+	if (r < 0 || n.layer == COW_NONE)
+		return r == -ENOENT || r == -ENOTDIR ? 0 : r;
+	if (n.layer == COW_LOWER && S_ISREG(n.st.st_mode) &&
+	    (uint64_t)n.st.st_size > COW_COPY_INLINE_MAX)
+		return snprintf(out, size, "%s", rel) < (int)size ? 1 : -ENAMETOOLONG;
+	if (!S_ISDIR(n.st.st_mode))
+		return 0;
+	char **names = NULL;
+	if ((r = cow_list(c, rel, NULL, &names)) < 0)
+		return r;
+	for (size_t i = 0; names && names[i] && r == 0; i++) {
+		char sub[PATH_MAX];
+		join(sub, sizeof(sub), rel, names[i]);
+		r = cow_large_lower(c, sub, out, size);
+	}
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+	return r;
 }
 
 /* Whether the merged tree at @rel holds a kernel object (never moved: EXDEV). */
@@ -1134,6 +1238,14 @@ void cow_changes_free(struct cow_change *v, size_t n)
 	free(v);
 }
 
+/* Whether @a and @b are the same file with the same size, times and mode. */
+static int same_version(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mode == b->st_mode && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
 {
 	struct cow_change *v = calloc(c->n_marks + 1, sizeof(*v));
@@ -1147,6 +1259,9 @@ int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
 		if (!m || !m->touched)
 			continue;
 		int lr = cow_lookup(c, m->path, &nd);
+		if (lr == 0 && m->lazy && nd.layer == COW_LOWER &&
+		    same_version(&nd.st, &m->before_st))
+			continue; /* still the workdir's own file, as first seen: unchanged */
 		if (lr == 0 && nd.layer != COW_NONE)
 			r = entry_read(nd.layer == COW_UPPER ? c->upper_fd : c->lower_fd, m->path,
 				       &after, 1, NULL);
@@ -1156,11 +1271,7 @@ int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
 			struct stat st;
 			_cleanup_close_ int fd =
 				openat(c->lower_fd, m->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->before_st.st_ino &&
-			    st.st_dev == m->before_st.st_dev &&
-			    st.st_size == m->before_st.st_size &&
-			    st.st_mtim.tv_sec == m->before_st.st_mtim.tv_sec &&
-			    st.st_mtim.tv_nsec == m->before_st.st_mtim.tv_nsec &&
+			if (fd >= 0 && fstat(fd, &st) == 0 && same_version(&st, &m->before_st) &&
 			    sha256_fd(fd, m->before.digest) == 0)
 				m->before.has_digest = 1;
 			m->lazy = 0;
@@ -1315,7 +1426,7 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 					st.st_mode & 07777);
 		if (in < 0 || out < 0)
 			return -errno;
-		int r = copy_bytes(in, out, (uint64_t)st.st_size);
+		int r = copy_bytes(in, out, (uint64_t)st.st_size, UINT64_MAX, NULL);
 		if (r == 0 && (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0))
 			r = -errno;
 		if (r < 0) {

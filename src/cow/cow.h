@@ -12,10 +12,13 @@
  * then committed into the workdir (under an exclusive lock on it, crash-safe: a marker in the
  * branch until the last step), aborted (removed), kept or deferred.
  * Paths handed to the engine are relative to the workdir, canonical ("" is the workdir itself,
- * no ".", "..", "//", trailing "/"). Only the supervisor loop changes a branch.
+ * no ".", "..", "//", trailing "/"). Only the supervisor loop changes a branch (a large copy's
+ * bytes are written on a worker, into a file beside the upper layer: cow_copy_run).
  */
 #pragma once
 
+#include <limits.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -51,9 +54,9 @@ struct cow_change {
 struct cow_mark;
 
 struct cow {
-	char *lower; /* the workdir's real path */
-	char *dir;   /* the branch: <fs_storage>/<name>-XXXXXX */
-	char *upper; /* <dir>/upper */
+	char *lower;		 /* the workdir's real path */
+	char *dir;		 /* the branch: <fs_storage>/<name>-XXXXXX */
+	char *upper;		 /* <dir>/upper */
 	int lower_fd, upper_fd;	 /* O_PATH directories */
 	uint64_t max_disk;	 /* bytes the upper layer may hold; 0: no quota */
 	uint64_t used;		 /* bytes of the files in the upper layer */
@@ -142,11 +145,36 @@ int cow_parents_up(struct cow *c, const char *rel);
 /* Copy @rel up (a file's bytes too, unless @truncate), touched first. 0 or -errno (-ENOSPC
  * beyond max_disk). */
 int cow_copy_up(struct cow *c, const char *rel, int truncate);
+
+/* A file's bytes beyond this are not copied on the supervisor loop (cow_copy_up_start). */
+#define COW_COPY_INLINE_MAX (1024 * 1024)
+/* A copy-up made off the loop: begun by cow_copy_up_start, its bytes copied by cow_copy_run
+ * (on any thread), put in place by cow_copy_land (on the loop again). */
+struct cow_copy {
+	int in, out;	    /* the lower file; its copy, beside the upper layer */
+	int dir;	    /* the branch directory (O_PATH) */
+	int truncate;	    /* (copy_entry: no bytes to copy) */
+	struct stat st;	    /* the lower file's lstat */
+	char rel[PATH_MAX]; /* where it goes */
+};
+/* cow_copy_up, unless @cp is given and @rel is a lower file of more than COW_COPY_INLINE_MAX
+ * bytes to copy: then it is touched, its parents made, its size charged and its copy begun in
+ * @cp, and the result is 1. 0 (copied, or nothing to copy), or -errno. */
+int cow_copy_up_start(struct cow *c, const char *rel, int truncate, struct cow_copy *cp);
+/* The bytes of @cp (any thread): 0, -errno, -ECANCELED once @cancel is set (checked every
+ * 16 MiB). */
+int cow_copy_run(struct cow_copy *cp, const atomic_int *cancel);
+/* Put @cp's copy in place in the upper layer when @result (cow_copy_run's) is 0; otherwise, or
+ * if that fails, take it back (removed, uncharged). Closes what @cp holds. */
+int cow_copy_land(struct cow *c, struct cow_copy *cp, int result);
 /* Delete @rel from the merged view (its upper entry removed, a whiteout when the lower has
  * one). @dir: rmdir's checks. */
 int cow_remove(struct cow *c, const char *rel, int dir);
 /* Make directory @rel in the upper layer with @mode (opaque where a lower one was deleted). */
 int cow_mkdir(struct cow *c, const char *rel, mode_t mode);
+/* A workdir file of more than COW_COPY_INLINE_MAX bytes that renaming @rel would copy (@rel
+ * itself, or one beneath it): its path in @out (1), or 0 for none; -errno. */
+int cow_large_lower(struct cow *c, const char *rel, char *out, size_t size);
 /* Rename @from to @to in the merged view (@flags: RENAME_NOREPLACE). */
 int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags);
 /* The merged entries of directory @rel (no "." and ".."), in name order: by @cb (a non-zero

@@ -522,6 +522,9 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 	case EV_CONTROL:
 		control_on_listen(sb, l->epfd);
 		break;
+	case EV_COW_COPY:
+		cow_wait_on_done(&sb->sv);
+		break;
 	case EV_OUT:
 	case EV_ERR:
 		pipe_fd = ev->data.u64 == EV_OUT ? &sb->out_r : &sb->err_r;
@@ -571,6 +574,7 @@ static void event_loop(struct sandlock_sandbox *sb)
 	epoll_add(l.epfd, sb->err_r, EV_ERR);
 	epoll_add(l.epfd, l.timer, EV_TIMER);
 	epoll_add(l.epfd, sb->control.fd, EV_CONTROL);
+	epoll_add(l.epfd, sb->cow_copy_fd, EV_COW_COPY);
 	if (sb->memory_fd >= 0) {
 		/* max_memory: what no trapped call shows (memory made writable later, pages
 		 * touched) is caught every 100 ms. */
@@ -828,6 +832,7 @@ static struct sandlock_sandbox *sandbox_new(void)
 	sb->timer_fd = -1;
 	sb->throttle_fd = -1;
 	sb->memory_fd = -1;
+	sb->cow_copy_fd = -1;
 	sb->ctl[0] = sb->ctl[1] = sb->errpipe[0] = sb->errpipe[1] = -1;
 	sb->child_stdio[0] = sb->child_stdio[1] = sb->child_stdio[2] = -1;
 	sb->plan.ruleset_fd = -1;
@@ -1038,6 +1043,10 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 			sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
 		if (r == 0)
 			sb->sv.cow = sb->cow = TAKE_PTR(sb->plan.cow);
+		if (r == 0 && sb->cow && (r = sb->cow_copy_fd = cow_wait_init(&sb->sv)) < 0)
+			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
+		else if (r > 0)
+			r = 0;
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}

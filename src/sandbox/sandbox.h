@@ -34,6 +34,7 @@ enum {
 	EV_THROTTLE,
 	EV_MEMORY,
 	EV_CONTROL,
+	EV_COW_COPY,
 	EV_CLIENT, /* + the client's slot: must stay last */
 };
 
@@ -78,6 +79,7 @@ struct sandlock_sandbox {
 	int timer_fd;		 /* the timeout, armed when the command starts */
 	int memory_fd;		 /* max_memory: the periodic check's timer, or -1 */
 	int throttle_fd;	 /* max_cpu: the duty cycle's timer, or -1 */
+	int cow_copy_fd;	 /* workdir: a copy-up's worker is done (sv.cow_wait's), or -1 */
 	int throttled;		 /* max_cpu: the sandbox is stopped for the rest of the period */
 	int64_t throttle_period; /* max_cpu: when the current period started (ns) */
 	pthread_mutex_t throttle_lock; /* a pause and its flag, against the throttle ticks */
@@ -101,7 +103,7 @@ struct sandlock_sandbox {
 	int branch_action; /* enum branch_action applied; -1: none yet */
 	int pending;	   /* DEFER: held for sandbox_branch_commit/abort */
 	struct sandlock_error *branch_err;
-	int paused;			/* SIGSTOP sent and no SIGCONT since (as ps shows it) */
+	int paused; /* SIGSTOP sent and no SIGCONT since (as ps shows it) */
 };
 
 int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,

@@ -72,7 +72,6 @@ void supervisor_attach(struct supervisor *sv, int listener)
 int supervisor_handle(struct supervisor *sv)
 {
 	struct seccomp_notif *req = sv->req;
-	struct seccomp_notif_resp *resp = sv->resp;
 
 	memset(req, 0, MAX(sv->sizes.seccomp_notif, sizeof(*req)));
 	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
@@ -81,6 +80,12 @@ int supervisor_handle(struct supervisor *sv)
 			return 0;
 		return negative_errno();
 	}
+	return supervisor_answer(sv, req);
+}
+
+int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	struct seccomp_notif_resp *resp = sv->resp;
 
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
@@ -256,13 +261,16 @@ void supervisor_stop_workers(struct supervisor *sv)
 {
 	struct supervisor_workers *w = &sv->workers;
 
-	if (!sv->prepared) /* never prepared (no supervisor, or a spawn that failed first) */
+	if (!sv->prepared) { /* never prepared (no supervisor, or a spawn that failed first) */
+		cow_wait_stop(sv);
 		return;
+	}
 	/* Stop the pool: queued jobs are dropped, and a worker blocked in a connect for a sandbox
 	 * that has ended is cut short, again every 50 ms, for one that had not entered its
 	 * connect yet when the first shutdown came. */
 	pthread_mutex_lock(&w->lock);
 	w->stopping = 1;
+	atomic_store(&w->cancel, 1);
 	/* The queued jobs are released here, not left to workers that may all be busy: what
 	 * they hold (descriptors passed with SCM_RIGHTS, say a listener a running job waits on)
 	 * goes now. */
@@ -293,6 +301,7 @@ void supervisor_stop_workers(struct supervisor *sv)
 	}
 	pthread_mutex_unlock(&w->lock);
 	w->listener = safe_close(w->listener);
+	cow_wait_stop(sv);
 }
 
 void supervisor_done(struct supervisor *sv)

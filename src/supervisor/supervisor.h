@@ -17,6 +17,7 @@
 #include "port-map.h"
 
 struct cow;
+struct cow_wait;
 struct groups;
 struct net_plan;
 
@@ -34,8 +35,9 @@ struct supervisor_workers {
 	pthread_cond_t work;	  /* a job was queued, or stopping */
 	pthread_cond_t idle_cond; /* n reached 0 */
 	int n, idle, stopping;
-	int pending;  /* queued jobs no thread has taken yet */
-	int listener; /* the workers' copy of the listener */
+	atomic_int cancel; /* set with stopping: a long job (a copy) stops on its own */
+	int pending;	   /* queued jobs no thread has taken yet */
+	int listener;	   /* the workers' copy of the listener */
 	struct job *queue, *queue_tail;
 	uint8_t slot_used[SUPERVISOR_MAX_WORKERS];
 	int socks[SUPERVISOR_MAX_WORKERS]; /* the socket each thread works on, or -1 */
@@ -82,9 +84,9 @@ struct supervisor {
 	int proc_nested;	 /* a process confined itself further: /proc no longer served */
 	dev_t proc_dev;		 /* the identity of /proc's root, taken once (0: unknown) */
 	ino_t proc_ino;
-	char proc_ids[512];	/* the ids /proc is served to (handlers/open.c) */
-	int deterministic_dirs; /* listings sorted by name (handlers/getdents.c) */
-	struct {		/* time_start (handlers/time.c) */
+	char proc_ids[512];	     /* the ids /proc is served to (handlers/open.c) */
+	int deterministic_dirs;	     /* listings sorted by name (handlers/getdents.c) */
+	struct {		     /* time_start (handlers/time.c) */
 		int64_t off_sec;     /* the sandbox's wall clock minus the host's */
 		int64_t off_nsec;    /* 0 <= off_nsec < 1e9 */
 		struct vtime_moved { /* deadlines moved in the child's memory */
@@ -110,7 +112,8 @@ struct supervisor {
 		size_t n, cap;
 		int dirty; /* a fork since: scan /proc again */
 	} mem_pids;
-	struct cow *cow; /* workdir: its branch (handlers/cow.c); NULL: none */
+	struct cow *cow;	   /* workdir: its branch (handlers/cow.c); NULL: none */
+	struct cow_wait *cow_wait; /* workdir: a copy-up off the loop (handlers/cow-copy.c) */
 	uint64_t answered;
 };
 
@@ -125,6 +128,9 @@ void supervisor_attach(struct supervisor *sv, int listener);
 /* Receive one pending notification and answer it. Returns 0, or -errno when the listener is
  * unusable. A notification whose task died meanwhile is not an error. */
 int supervisor_handle(struct supervisor *sv);
+/* Answer @req (received earlier: supervisor_handle's second half, for a call that waited). 0,
+ * or -errno when the listener broke. */
+int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req);
 /* Queue @fn(@arg) for a pool thread, which owns @sock (closed after @fn) and answers
  * notifications on the pool's copy of the listener: @fn gets it and @sock, and must answer (or
  * find the notification gone) and release @arg. A job dropped because the sandbox ended is run

@@ -45,6 +45,16 @@ def wd(tmp_path):
     return w
 
 
+def snapshot_meta(root):
+    """Every entry under @root: path -> (mode, size, mtime), for trees too large to read."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            st = (pathlib.Path(dirpath) / name).lstat()
+            out[name] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return out
+
+
 def cow_flags(wd, *more):
     return [*SYSTEM_READ, "--workdir", str(wd), "--fs-storage", str(wd.parent / "store"),
             *more]
@@ -278,6 +288,128 @@ out(open("a.txt").read())
     # Control: without the quota the same append works.
     r = py(wd, code, "--on-exit", "abort")
     assert r.returncode == 0 and r.stdout.decode().splitlines()[0] == "0"
+
+
+# One thread opens a large workdir file for appending (its copy-up runs on a worker); the other,
+# once that open is under way, reads (answered meanwhile), then changes the tree and appends to
+# the same file (both wait for the copy, then land).
+COPY_UP_RACE = """
+import threading, time
+t, started = {}, threading.Event()
+def a():
+    started.set()
+    t["a0"] = time.monotonic()
+    fd = os.open(NAME, os.O_WRONLY | os.O_APPEND)
+    t["opened"] = time.monotonic()
+    os.write(fd, b"AAAA"); os.close(fd)
+def b():
+    started.wait(); time.sleep(0.05)
+    for i in range(10):
+        os.stat("a.txt"); open(NAME, "rb").close(); os.listdir(".")
+    t["reads"] = time.monotonic()
+    os.unlink("a.txt")
+    fd = os.open(NAME, os.O_WRONLY | os.O_APPEND); os.write(fd, b"BBBB"); os.close(fd)
+    t["changed"] = time.monotonic()
+ts = [threading.Thread(target=a), threading.Thread(target=b)]
+[x.start() for x in ts]; [x.join() for x in ts]
+out({k: v - t["a0"] for k, v in t.items()})
+"""
+
+
+def test_a_large_copy_up_runs_off_the_loop(wd):
+    with open(wd / "big", "wb") as f:  # 256 MiB to copy (sparse here, not in the branch)
+        f.write(b"head")
+        f.truncate(256 << 20)
+    r = py(wd, COPY_UP_RACE.replace("NAME", '"big"'))
+    t = result_json(r)
+    # The other thread's reads were answered while the copy went on ...
+    assert t["reads"] < t["opened"], t
+    # ... and its changes to the tree waited for it.
+    assert t["changed"] >= t["opened"], t
+    assert not (wd / "a.txt").exists()
+    assert os.path.getsize(wd / "big") == (256 << 20) + 8
+    with open(wd / "big", "rb") as f:
+        assert f.read(4) == b"head"
+        f.seek(-8, 2)
+        assert f.read() in (b"AAAABBBB", b"BBBBAAAA")  # both appends landed
+    assert store(wd) == []
+    # Control: a small file is copied on the loop, and the reads then wait for the open.
+    (wd / "a.txt").write_text("hello\n")
+    r = py(wd, COPY_UP_RACE.replace("NAME", '"sub/b.txt"'))
+    t = result_json(r)
+    assert t["reads"] > t["opened"], t
+    assert (wd / "sub" / "b.txt").read_text() in ("keep\nAAAABBBB", "keep\nBBBBAAAA")
+
+
+RENAME_RACE = """
+import threading, time
+t, started = {}, threading.Event()
+def a():
+    started.set()
+    t["a0"] = time.monotonic()
+    os.rename("d", "d2")
+    t["moved"] = time.monotonic()
+def b():
+    started.wait(); time.sleep(0.05)
+    for i in range(10):
+        os.stat("a.txt"); os.listdir(".")
+    t["reads"] = time.monotonic()
+    os.rename("a.txt", "a2.txt")
+    t["changed"] = time.monotonic()
+ts = [threading.Thread(target=a), threading.Thread(target=b)]
+[x.start() for x in ts]; [x.join() for x in ts]
+out({k: v - t["a0"] for k, v in t.items()})
+"""
+
+
+def test_renaming_a_tree_with_large_files_copies_them_off_the_loop(wd):
+    (wd / "d" / "e").mkdir(parents=True)
+    for name in ("d/one", "d/e/two"):
+        with open(wd / name, "wb") as f:
+            f.write(name.encode())
+            f.truncate(128 << 20)
+    (wd / "d" / "small").write_text("small\n")
+    r = py(wd, RENAME_RACE)
+    t = result_json(r)
+    assert t["reads"] < t["moved"], t  # answered while the two copies went on
+    assert t["changed"] >= t["moved"], t  # the other rename waited for them
+    assert not (wd / "d").exists() and not (wd / "a.txt").exists()
+    assert (wd / "a2.txt").read_text() == "hello\n"
+    assert (wd / "d2" / "small").read_text() == "small\n"
+    for name in ("one", "e/two"):
+        with open(wd / "d2" / name, "rb") as f:
+            assert f.read(len("d/" + name)) == ("d/" + name).encode()
+        assert os.path.getsize(wd / "d2" / name) == 128 << 20
+    assert store(wd) == []
+    # Control: the same moves of small files are made on the loop: the reads wait.
+    for name in ("one", "e/two"):
+        os.truncate(wd / "d2" / name, 10)
+    os.rename(wd / "d2", wd / "d")
+    os.rename(wd / "a2.txt", wd / "a.txt")
+    t = result_json(py(wd, RENAME_RACE))
+    assert t["reads"] > t["moved"], t
+    assert sorted(os.listdir(wd / "d2")) == ["e", "one", "small"]
+
+
+def test_a_large_copy_up_cut_short_leaves_nothing(wd):
+    with open(wd / "big", "wb") as f:  # far more than the run has time to copy
+        f.truncate(64 << 30)
+    before = snapshot_meta(wd)
+    r = py(wd, "os.open('big', os.O_WRONLY | os.O_APPEND)", "--timeout", "0.5",
+           "--on-error", "keep")
+    assert r.returncode == 124, r.stderr
+    (branch,) = store(wd)
+    root = wd.parent / "store" / branch
+    assert sorted(os.listdir(root)) == ["upper", "whiteouts"]  # no copy left behind
+    assert os.listdir(root / "upper") == []
+    assert snapshot_meta(wd) == before
+    # Control: the same open with time to finish lands the file in the branch.
+    with open(wd / "big", "wb") as f:
+        f.truncate(8 << 20)
+    r = py(wd, "os.open('big', os.O_WRONLY | os.O_APPEND)", "--on-exit", "keep")
+    assert r.returncode == 0, r.stderr
+    (second,) = set(store(wd)) - {branch}
+    assert os.path.getsize(wd.parent / "store" / second / "upper" / "big") == 8 << 20
 
 
 def test_dry_run_lists_changes_and_leaves_the_tree(wd):

@@ -40,6 +40,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
+#include "supervisor/dispatch.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
@@ -236,7 +237,8 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return 0;
 		}
 		if (write && n->layer == COW_LOWER) {
-			if ((r = cow_copy_up(c, res.rel, (flags & O_TRUNC) != 0)) < 0)
+			if ((r = cow_copy_up_off_loop(sv, req, res.rel, (flags & O_TRUNC) != 0)) <
+			    0)
 				return r;
 		} else if (write && (r = cow_touch(c, res.rel)) < 0)
 			return r;
@@ -613,6 +615,12 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 	struct cow *c = sv->cow;
 	int r;
 	if (!link) {
+		/* A large workdir file the move would copy (itself, or one beneath a directory)
+		 * is copied up in place first, off the loop; the call is asked again then. */
+		char big[PATH_MAX];
+		if ((r = cow_large_lower(c, from.rel, big, sizeof(big))) < 0 ||
+		    (r == 1 && (r = cow_copy_up_off_loop(sv, req, big, 0)) < 0))
+			return r;
 		r = cow_rename(c, from.rel, to.rel, flags);
 	} else {
 		if (from.n.layer == COW_NONE)
@@ -623,8 +631,8 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 			return -EPERM;
 		if (is_special(from.n.st.st_mode))
 			return -EXDEV;
-		if ((r = cow_copy_up(c, from.rel, 0)) < 0 || (r = cow_touch(c, to.rel)) < 0 ||
-		    (r = cow_parents_up(c, to.rel)) < 0)
+		if ((r = cow_copy_up_off_loop(sv, req, from.rel, 0)) < 0 ||
+		    (r = cow_touch(c, to.rel)) < 0 || (r = cow_parents_up(c, to.rel)) < 0)
 			return r;
 		r = linkat(c->upper_fd, from.rel, c->upper_fd, to.rel, 0) < 0 ? negative_errno()
 									      : 0;
@@ -719,7 +727,7 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 		notif_answer_continue(resp);
 		return 2;
 	}
-	return cow_copy_up(sv->cow, res->rel, 0);
+	return cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
 /* fchmod, fchown, futimens: a descriptor of a workdir file. 1: not one; 0: @res set. */
@@ -735,7 +743,7 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 		return 1; /* a file deleted in the run, still open: the kernel's */
 	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
-	return cow_copy_up(c, res->rel, 0);
+	return cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
 static int answer(struct seccomp_notif_resp *resp, int r)
@@ -863,7 +871,7 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 		return -EISDIR;
 	if (!S_ISREG(res.n.st.st_mode))
 		return -EINVAL;
-	if ((r = cow_copy_up(sv->cow, res.rel, len == 0)) < 0 ||
+	if ((r = cow_copy_up_off_loop(sv, req, res.rel, len == 0)) < 0 ||
 	    (r = cow_touch(sv->cow, res.rel)) < 0)
 		return r;
 	_cleanup_close_ int fd =
@@ -1054,10 +1062,29 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
+/* Whether workdir call @req, served by @h, leaves the tree as it is (it goes on while a large
+ * copy-up is on its way: handlers/cow-copy.c): it reads, or writes through a descriptor it
+ * holds (max_disk's charges). */
+static int keeps_tree(notif_handler_t h, const struct seccomp_notif *req)
+{
+	if (h == cow_stat || h == cow_access || h == cow_readlink || h == cow_getdents ||
+	    h == cow_getcwd_call || h == cow_quota)
+		return 1;
+	if (h != cow_open_nr || req->data.nr == SYS_openat2) /* its flags: in the child's memory */
+		return 0;
+#ifdef SYS_creat
+	if (req->data.nr == SYS_creat)
+		return 0;
+#endif
+	uint64_t flags = req->data.nr == SYS_openat ? req->data.args[2] : req->data.args[1];
+	/* (O_TMPFILE with O_RDONLY is the kernel's EINVAL: nothing made) */
+	return (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC));
+}
+
 int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	       struct seccomp_notif_resp *resp)
 {
-	int r;
+	notif_handler_t h;
 
 	switch (req->data.nr) {
 #ifdef SYS_open
@@ -1068,7 +1095,7 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 #endif
 	case SYS_openat:
 	case SYS_openat2:
-		r = cow_open_nr(sv, req, resp);
+		h = cow_open_nr;
 		break;
 #ifdef SYS_stat
 	case SYS_stat:
@@ -1076,45 +1103,45 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 #endif
 	case SYS_newfstatat:
 	case SYS_statx:
-		r = cow_stat(sv, req, resp);
+		h = cow_stat;
 		break;
 #ifdef SYS_access
 	case SYS_access:
 #endif
 	case SYS_faccessat:
 	case SYS_faccessat2:
-		r = cow_access(sv, req, resp);
+		h = cow_access;
 		break;
 #ifdef SYS_readlink
 	case SYS_readlink:
 #endif
 	case SYS_readlinkat:
-		r = cow_readlink(sv, req, resp);
+		h = cow_readlink;
 		break;
 #ifdef SYS_getdents
 	case SYS_getdents:
 #endif
 	case SYS_getdents64:
-		r = cow_getdents(sv, req, resp);
+		h = cow_getdents;
 		break;
 #ifdef SYS_mkdir
 	case SYS_mkdir:
 #endif
 	case SYS_mkdirat:
-		r = cow_mkdir_call(sv, req, resp);
+		h = cow_mkdir_call;
 		break;
 #ifdef SYS_mknod
 	case SYS_mknod:
 #endif
 	case SYS_mknodat:
-		r = cow_mknod_call(sv, req, resp);
+		h = cow_mknod_call;
 		break;
 #ifdef SYS_unlink
 	case SYS_unlink:
 	case SYS_rmdir:
 #endif
 	case SYS_unlinkat:
-		r = cow_remove_call(sv, req, resp);
+		h = cow_remove_call;
 		break;
 #ifdef SYS_rename
 	case SYS_rename:
@@ -1123,26 +1150,26 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_renameat:
 	case SYS_renameat2:
 	case SYS_linkat:
-		r = cow_rename_call(sv, req, resp);
+		h = cow_rename_call;
 		break;
 #ifdef SYS_symlink
 	case SYS_symlink:
 #endif
 	case SYS_symlinkat:
-		r = cow_symlink_call(sv, req, resp);
+		h = cow_symlink_call;
 		break;
 	case SYS_truncate:
-		r = cow_truncate_call(sv, req, resp);
+		h = cow_truncate_call;
 		break;
 	case SYS_chdir:
-		r = cow_chdir_call(sv, req, resp);
+		h = cow_chdir_call;
 		break;
 	case SYS_getcwd:
-		r = cow_getcwd_call(sv, req, resp);
+		h = cow_getcwd_call;
 		break;
 	case SYS_execve:
 	case SYS_execveat:
-		r = cow_exec_call(sv, req, resp);
+		h = cow_exec_call;
 		break;
 	case SYS_write:
 	case SYS_pwrite64:
@@ -1154,7 +1181,7 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_copy_file_range:
 	case SYS_sendfile:
 	case SYS_splice:
-		r = sv->cow->max_disk ? cow_quota(sv, req, resp) : COW_PASS;
+		h = sv->cow->max_disk ? cow_quota : NULL;
 		break;
 	case SYS_fchmod:
 	case SYS_fchown:
@@ -1172,12 +1199,18 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 #endif
 	case SYS_fchownat:
 	case SYS_utimensat:
-		r = cow_meta(sv, req, resp);
+		h = cow_meta;
 		break;
 	default: /* not a call of the workdir's: its own handler's */
-		r = COW_PASS;
+		h = NULL;
 		break;
 	}
+	if (!h)
+		return COW_PASS;
+	/* A large copy-up on its way: a call that may change the tree waits for it. */
+	int r = keeps_tree(h, req) ? 0 : cow_wait_hold(sv, req);
+	if (r == 0)
+		r = h(sv, req, resp);
 	return r == 1 ? COW_PASS : r;
 }
 

@@ -135,6 +135,18 @@ int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *
 #define COW_PASS (INT32_MIN + 2)
 int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	       struct seccomp_notif_resp *resp);
+/* cow-copy.c: the copy-up of a large file, off the loop. cow_wait_init: set up (with a
+ * workdir), returns the descriptor the event loop watches (readable: call cow_wait_on_done),
+ * or -errno. cow_copy_up_off_loop: cow_copy_up of @rel for @req, or, for a large file, begun
+ * on a worker and @req asked again once it landed (NOTIF_DEFERRED). cow_wait_hold: while one
+ * is on its way, @req (a workdir call) waits if it may change the tree (NOTIF_DEFERRED; 0: go
+ * on). cow_wait_stop: after the workers stopped, a copy on its way is taken back. */
+int cow_wait_init(struct supervisor *sv);
+int cow_copy_up_off_loop(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
+			 int truncate);
+int cow_wait_hold(struct supervisor *sv, const struct seccomp_notif *req);
+void cow_wait_on_done(struct supervisor *sv);
+void cow_wait_stop(struct supervisor *sv);
 /* cow.c: the table's handler of the calls trapped for the workdir only: CONTINUE. */
 int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
