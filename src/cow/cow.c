@@ -301,10 +301,12 @@ static int step(struct cow *c, const char *rel, int lower_ok, struct cow_node *n
 int cow_lookup(struct cow *c, const char *rel, struct cow_node *n)
 {
 	char prefix[PATH_MAX];
-	int r = step(c, "", 1, n);
 
-	if (r < 0 || !*rel)
-		return r;
+	if (!*rel)
+		return step(c, "", 1, n);
+	/* Beneath the workdir, its own entry only needs to be a directory, which it is. */
+	*n = (struct cow_node){ .layer = COW_LOWER, .st.st_mode = S_IFDIR, .lower_beneath = 1 };
+	int r;
 	if (strlen(rel) >= sizeof(prefix))
 		return -ENAMETOOLONG;
 	/* At each end of a component, @n is its parent's entry. */
@@ -481,6 +483,11 @@ int cow_charge(struct cow *c, int64_t delta)
 
 int cow_touch(struct cow *c, const char *rel)
 {
+	return cow_touch_node(c, rel, NULL);
+}
+
+int cow_touch_node(struct cow *c, const char *rel, const struct cow_node *known)
+{
 	struct cow_mark *m = mark_add(c, rel);
 	struct cow_node n;
 
@@ -489,7 +496,11 @@ int cow_touch(struct cow *c, const char *rel)
 		return -ENOMEM;
 	if (m->touched)
 		return 0;
-	int r = cow_lookup(c, rel, &n);
+	int r = 0;
+	if (known)
+		n = *known;
+	else
+		r = cow_lookup(c, rel, &n);
 	if (r == 0 && n.layer != COW_NONE) {
 		m->lazy = n.layer == COW_LOWER && S_ISREG(n.st.st_mode);
 		r = entry_read(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, rel, &m->before,
@@ -664,10 +675,10 @@ int cow_copy_up(struct cow *c, const char *rel, int truncate)
 int cow_copy_up_start(struct cow *c, const char *rel, int truncate, struct cow_copy *cp)
 {
 	struct cow_node n;
-	int r = cow_touch(c, rel);
+	int r = cow_lookup(c, rel, &n);
 
 	if (r == 0)
-		r = cow_lookup(c, rel, &n);
+		r = cow_touch_node(c, rel, &n);
 	if (r < 0)
 		return r;
 	if (n.layer == COW_UPPER)

@@ -140,6 +140,8 @@ static inline void cow_changed(struct cow *c)
 }
 /* Record @rel's entry as it is now, the first time the run changes it (cow_changed too). */
 int cow_touch(struct cow *c, const char *rel);
+/* cow_touch, where @known (when given) is @rel's entry as cow_lookup gave it just now. */
+int cow_touch_node(struct cow *c, const char *rel, const struct cow_node *known);
 /* Make @rel's parents in the upper layer (as the lower ones are). */
 int cow_parents_up(struct cow *c, const char *rel);
 /* Copy @rel up (a file's bytes too, unless @truncate), touched first. 0 or -errno (-ENOSPC

@@ -125,10 +125,16 @@ static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, i
 	 * those (its only outcome is "not the workdir's", whose answer is the kernel's or
 	 * another handler's, which reads the name again itself). */
 	const char *rest = NULL;
-	if (notif_mem_peek(req, addr, path, 256) == 0 && memchr(path, '\0', 256) &&
-	    path[0] == '/' && own_fd_of(path, &rest) < 0 && !may_reach(sv->cow, path))
+	int peeked = notif_mem_peek(req, addr, path, 256) == 0 && memchr(path, '\0', 256);
+	if (peeked && path[0] == '/' && own_fd_of(path, &rest) < 0 && !may_reach(sv->cow, path))
 		return 1;
-	int r = child_read_path(sv, req, addr, path, sizeof(path));
+	/* Else the look is made a checked read: the notification still pending proves it came
+	 * from the trapped task (what notif_mem_read checks after its read). */
+	int r = 0;
+	if (!peeked)
+		r = child_read_path(sv, req, addr, path, sizeof(path));
+	else if (!notif_id_valid(sv->listener, req->id))
+		r = NOTIF_GONE;
 	if (r < 0)
 		return r;
 	if (!path[0])
@@ -202,7 +208,8 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return -ENOENT;
 		if (res.trailing)
 			return -EISDIR;
-		if ((r = proc_umask((pid_t)req->pid, &um)) < 0 || (r = cow_touch(c, res.rel)) < 0 ||
+		if ((r = proc_umask((pid_t)req->pid, &um)) < 0 ||
+		    (r = cow_touch_node(c, res.rel, &res.n)) < 0 ||
 		    (r = cow_parents_up(c, res.rel)) < 0)
 			return r;
 		fd = openat(c->upper_fd, res.rel,
@@ -240,7 +247,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			if ((r = cow_copy_up_off_loop(sv, req, res.rel, (flags & O_TRUNC) != 0)) <
 			    0)
 				return r;
-		} else if (write && (r = cow_touch(c, res.rel)) < 0)
+		} else if (write && (r = cow_touch_node(c, res.rel, n)) < 0)
 			return r;
 
 		int lfd = write ? c->upper_fd : layer_fd(c, n);
@@ -543,7 +550,8 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		notif_answer_continue(resp);
 		return 0;
 	}
-	if ((r = proc_umask((pid_t)req->pid, &um)) < 0 || (r = cow_touch(sv->cow, res.rel)) < 0 ||
+	if ((r = proc_umask((pid_t)req->pid, &um)) < 0 ||
+	    (r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
 	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
 		return r;
 	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)
@@ -660,7 +668,8 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 		return -ENOENT;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
-	if ((r = cow_touch(sv->cow, res.rel)) < 0 || (r = cow_parents_up(sv->cow, res.rel)) < 0)
+	if ((r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
+	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
 		return r;
 	if (symlinkat(target, sv->cow->upper_fd, res.rel) < 0)
 		return negative_errno();
