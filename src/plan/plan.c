@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -489,6 +490,8 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
+		for (size_t i = 0; plan.supervised && i < n; i++)
+			plan.umask_traced |= traps[i].nr == SYS_umask;
 	}
 	plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)

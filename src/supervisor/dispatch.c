@@ -266,6 +266,8 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_renameat2 }, handle_fs_rename, mediates_write_or_cow },
 	{ { .nr = SYS_linkat }, handle_fs_rename, mediates_write_or_cow },
 	{ { .nr = SYS_truncate }, handle_fs_truncate, mediates_write_or_cow },
+	/* The masks of those creates, known between umask() calls (handlers/umask.c). */
+	{ { .nr = SYS_umask }, handle_umask, mediates_write_or_cow },
 /* A workdir (handlers/cow.c, asked first; elsewhere CONTINUE): the calls that read a
  * name under it (stat, access, readlink), change its metadata, enter it (chdir, exec)
  * or report it (getcwd); under max_disk what grows a branch file. */

@@ -87,6 +87,9 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 {
 	struct seccomp_notif_resp *resp = sv->resp;
 
+	if (sv->umasks.n_flying)
+		umask_seen(sv, (pid_t)req->pid);
+
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
 	/* A name under the workdir is the branch's first, whatever else traps the call. */
@@ -320,6 +323,7 @@ void supervisor_done(struct supervisor *sv)
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->idle_cond);
 	port_map_done(&sv->ports);
+	umask_cache_done(sv);
 	proc_limit_done(&sv->procs);
 	free(sv->mem_pids.v);
 	sv->mem_pids = (struct mem_pids){ 0 };

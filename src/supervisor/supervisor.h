@@ -63,6 +63,19 @@ struct proc_limit {
 int proc_limit_init(struct proc_limit *pl, unsigned max);
 void proc_limit_done(struct proc_limit *pl);
 
+/* The umasks the supervisor knows (handlers/umask.c). */
+struct umask_cache {
+	struct umask_entry {
+		pid_t tid;
+		int pidfd; /* the task's: the tid names it while it lives */
+		mode_t mask;
+	} v[32];
+	size_t n;
+	pid_t flying[64]; /* tasks whose umask() may not have returned yet */
+	size_t n_flying;
+	int lost; /* more than that at once: no mask kept any more */
+};
+
 struct supervisor {
 	int listener;
 	struct seccomp_notif *req;
@@ -114,6 +127,8 @@ struct supervisor {
 	} mem_pids;
 	struct cow *cow;	   /* workdir: its branch (handlers/cow.c); NULL: none */
 	struct cow_wait *cow_wait; /* workdir: a copy-up off the loop (handlers/cow-copy.c) */
+	int umask_traced;	   /* umask() is trapped: masks may be kept (handlers/umask.c) */
+	struct umask_cache umasks;
 	uint64_t answered;
 };
 

@@ -4,6 +4,7 @@ workdir until a commit, and each action (commit, abort, keep, dry run) leaves ex
 says. Every test against a real workdir under tmp_path, with a control."""
 
 import hashlib
+import json
 import os
 import pathlib
 import signal
@@ -410,6 +411,55 @@ def test_a_large_copy_up_cut_short_leaves_nothing(wd):
     assert r.returncode == 0, r.stderr
     (second,) = set(store(wd)) - {branch}
     assert os.path.getsize(wd.parent / "store" / second / "upper" / "big") == 8 << 20
+
+
+# Files and directories made under umasks that change: by the same process, a forked child
+# (its own mask from then on), and a thread (sharing the process's mask).
+UMASK_SCRIPT = """
+import threading
+res = []
+def made(name):
+    fd = os.open(name, os.O_CREAT | os.O_WRONLY, 0o666)
+    os.close(fd)
+    res.append([name, oct(os.stat(name).st_mode & 0o777)])
+os.umask(0o022)
+made("u1"); made("u2")
+os.umask(0o077)
+made("u3")
+pid = os.fork()
+if pid == 0:
+    made("c1"); os.umask(0o002); made("c2")
+    out(res[-2:]); os._exit(0)
+r, w = os.pipe()
+os.waitpid(pid, 0)
+res += json.loads(os.read(r, 0) or b"[]")
+made("u4")
+set_, go = threading.Event(), threading.Event()
+def other():
+    os.umask(0o027); set_.set(); go.wait(); made("t1")
+t = threading.Thread(target=other); t.start()
+set_.wait(); made("u5"); go.set(); t.join()
+os.mkdir("d", 0o777)
+res.append(["d", oct(os.stat("d").st_mode & 0o777)])
+out(res)
+"""
+
+
+def test_modes_follow_the_umask_as_it_changes(wd, tmp_path):
+    r = py(wd, UMASK_SCRIPT, "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.decode().splitlines()]
+    child, got = lines[0], lines[1]
+    # Control: the kernel's own answers, the same script run in a plain directory.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    k = subprocess.run([PY, "-c", PRELUDE + UMASK_SCRIPT], cwd=plain, capture_output=True)
+    assert k.returncode == 0, k.stderr
+    want_child, want = [json.loads(x) for x in k.stdout.decode().splitlines()]
+    assert child == want_child == [["c1", "0o600"], ["c2", "0o664"]]
+    assert got == want, (got, want)
+    assert dict(got) == {"u1": "0o644", "u2": "0o644", "u3": "0o600", "u4": "0o600",
+                         "u5": "0o640", "t1": "0o640", "d": "0o750"}
 
 
 def test_dry_run_lists_changes_and_leaves_the_tree(wd):

@@ -288,18 +288,20 @@ static void test_trap_set_features(void)
 	struct sandlock_policy w = { .fs_write = wr, .fs_deny = inside };
 	size_t n_w = dispatch_trap_set(&w, big, DISPATCH_MAX_TRAPS);
 	static const int fs_calls[] = {
-		SYS_creat,     SYS_mkdir,    SYS_mknod,	   SYS_symlink,	  SYS_unlink,
-		SYS_rmdir,     SYS_rename,   SYS_link,	   SYS_mkdirat,	  SYS_mknodat,
-		SYS_symlinkat, SYS_unlinkat, SYS_renameat, SYS_renameat2, SYS_linkat,
-		SYS_truncate,  SYS_open,     SYS_openat,   SYS_openat2,	  SYS_landlock_restrict_self
+		SYS_creat,    SYS_mkdir,     SYS_mknod,	    SYS_symlink,
+		SYS_unlink,   SYS_rmdir,     SYS_rename,    SYS_link,
+		SYS_mkdirat,  SYS_mknodat,   SYS_symlinkat, SYS_unlinkat,
+		SYS_renameat, SYS_renameat2, SYS_linkat,    SYS_truncate,
+		SYS_open,     SYS_openat,    SYS_openat2,   SYS_landlock_restrict_self,
+		SYS_umask
 	};
 	size_t found = 0;
 	for (size_t i = 0; i < n_w; i++)
 		for (size_t j = 0; j < ELEMENTSOF(fs_calls); j++)
 			found += big[i].nr == fs_calls[j] && big[i].n_conds == 0;
 	is_int(found, ELEMENTSOF(fs_calls),
-	       "fs_denied in a writable grant traps the 16 path calls, the opens and "
-	       "landlock_restrict_self");
+	       "fs_denied in a writable grant traps the 16 path calls, the opens, "
+	       "landlock_restrict_self and umask (the creates' masks)");
 	is_int(n_w, 16 + ELEMENTSOF(fs_calls), "  and nothing else more");
 	struct sandlock_policy w_out = { .fs_write = wr, .fs_deny = outside };
 	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), 16,
@@ -344,12 +346,13 @@ static void test_trap_set_features(void)
 	 * only with max_disk. */
 	char wdir[] = "/tmp";
 	struct sandlock_policy cw = { .workdir = wdir };
-	static const int names[] = { SYS_stat,	   SYS_newfstatat, SYS_statx,	  SYS_access,
-				     SYS_readlink, SYS_chdir,	   SYS_getcwd,	  SYS_execve,
-				     SYS_fchmod,   SYS_utimensat,  SYS_getdents64 };
+	static const int names[] = { SYS_stat,	   SYS_newfstatat, SYS_statx,	   SYS_access,
+				     SYS_readlink, SYS_chdir,	   SYS_getcwd,	   SYS_execve,
+				     SYS_fchmod,   SYS_utimensat,  SYS_getdents64, SYS_umask };
 	static const int writes[] = { SYS_write, SYS_pwrite64, SYS_ftruncate, SYS_io_setup };
 	is_int(count_traps(&cw, names, ELEMENTSOF(names), &total), ELEMENTSOF(names),
-	       "workdir traps the name calls, chdir, getcwd, exec, the metadata calls, getdents");
+	       "workdir traps the name calls, chdir, getcwd, exec, the metadata calls, getdents, "
+	       "umask");
 	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), 0,
 	       "  not the writes without max_disk");
 	is_int(count_traps(&p, names, ELEMENTSOF(names), &total), 0, "  none of them without it");

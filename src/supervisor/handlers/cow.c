@@ -181,6 +181,19 @@ static int is_special(mode_t m)
 	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
 }
 
+/* Give what was just made in the branch (@fd, or @rel under @fd) @mode exactly: the kernel
+ * applied the supervisor's umask too, which may take more than the child's. */
+static int mode_exactly(int fd, const char *rel, mode_t mode)
+{
+	struct stat st;
+
+	if (rel ? fstatat(fd, rel, &st, AT_SYMLINK_NOFOLLOW) : fstat(fd, &st))
+		return negative_errno();
+	if ((st.st_mode & 07777) == mode)
+		return 0;
+	return (rel ? fchmodat(fd, rel, mode, 0) : fchmod(fd, mode)) < 0 ? negative_errno() : 0;
+}
+
 /* ---- open -------------------------------------------------------------------------------- */
 
 static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
@@ -208,7 +221,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return -ENOENT;
 		if (res.trailing)
 			return -EISDIR;
-		if ((r = proc_umask((pid_t)req->pid, &um)) < 0 ||
+		if ((r = sandbox_umask(sv, req, &um)) < 0 ||
 		    (r = cow_touch_node(c, res.rel, &res.n)) < 0 ||
 		    (r = cow_parents_up(c, res.rel)) < 0)
 			return r;
@@ -216,8 +229,11 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			    (int)(flags & ~(uint64_t)O_CLOEXEC) | O_CREAT | O_EXCL | O_NOFOLLOW |
 				    O_CLOEXEC,
 			    mode & ~um & 07777);
-		if (fd < 0)
-			return negative_errno();
+		if (fd < 0 || (r = mode_exactly(fd, NULL, mode & ~um & 07777)) < 0) {
+			r = fd < 0 ? negative_errno() : r;
+			safe_close(fd);
+			return r;
+		}
 	} else {
 		if (excl)
 			return -EEXIST;
@@ -524,8 +540,11 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
-	if ((r = proc_umask((pid_t)req->pid, &um)) < 0 ||
-	    (r = cow_mkdir(sv->cow, res.rel, (mode_t)a[at + 1] & ~um & 07777)) < 0)
+	if ((r = sandbox_umask(sv, req, &um)) < 0)
+		return r;
+	mode_t want = (mode_t)a[at + 1] & ~um & 07777;
+	if ((r = cow_mkdir(sv->cow, res.rel, want)) < 0 ||
+	    (r = mode_exactly(sv->cow->upper_fd, res.rel, want)) < 0)
 		return r;
 	notif_answer_value(resp, 0);
 	return 0;
@@ -550,12 +569,14 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		notif_answer_continue(resp);
 		return 0;
 	}
-	if ((r = proc_umask((pid_t)req->pid, &um)) < 0 ||
+	if ((r = sandbox_umask(sv, req, &um)) < 0 ||
 	    (r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
 	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
 		return r;
 	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)
 		return negative_errno();
+	if ((r = mode_exactly(sv->cow->upper_fd, res.rel, mode & ~um & 07777)) < 0)
+		return r;
 	notif_answer_value(resp, 0);
 	return 0;
 }

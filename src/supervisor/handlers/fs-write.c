@@ -446,7 +446,7 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	mode_t umask = 0;
-	if ((flags & O_TMPFILE) == O_TMPFILE && (r = proc_umask((pid_t)req->pid, &umask)) < 0)
+	if ((flags & O_TMPFILE) == O_TMPFILE && (r = sandbox_umask(sv, req, &umask)) < 0)
 		return r;
 	struct fs_job job = { .kind = JOB_REOPEN,
 			      .flags = flags,
@@ -504,7 +504,7 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 	if (is_spine(sv, full))
 		return -EACCES;
 	mode_t umask;
-	r = proc_umask((pid_t)req->pid, &umask);
+	r = sandbox_umask(sv, req, &umask);
 	if (r < 0)
 		return r;
 	job.want = (mode_t)mode & ~umask & 07777;
@@ -609,7 +609,7 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 		return 0;
 	}
 	mode_t umask;
-	r = proc_umask((pid_t)req->pid, &umask);
+	r = sandbox_umask(sv, req, &umask);
 	if (r < 0)
 		return r;
 	mode_t want = (mode_t)mode & ~umask & 07777;
@@ -863,7 +863,7 @@ int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
 	mode_t umask;
-	r = proc_umask((pid_t)req->pid, &umask);
+	r = sandbox_umask(sv, req, &umask);
 	if (r < 0)
 		return r;
 	struct bind_at b = { .sock = sock, .dir = dir };

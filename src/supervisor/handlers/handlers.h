@@ -135,6 +135,15 @@ int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *
 #define COW_PASS (INT32_MIN + 2)
 int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	       struct seccomp_notif_resp *resp);
+/* umask.c: umask() where the supervisor makes files for the child (CONTINUE; the masks known
+ * are forgotten). umask_seen: every notification of @tid (its umask(), if any, returned).
+ * sandbox_umask: the umask of @req's task, kept between calls while umask() is trapped.
+ * umask_cache_done: forget everything (closes the pidfds). */
+int handle_umask(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
+void umask_seen(struct supervisor *sv, pid_t tid);
+int sandbox_umask(struct supervisor *sv, const struct seccomp_notif *req, mode_t *ret);
+void umask_cache_done(struct supervisor *sv);
 /* cow-copy.c: the copy-up of a large file, off the loop. cow_wait_init: set up (with a
  * workdir), returns the descriptor the event loop watches (readable: call cow_wait_on_done),
  * or -errno. cow_copy_up_off_loop: cow_copy_up of @rel for @req, or, for a large file, begun
