@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cow.h"
+#include "cow-internal.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "sha256.h"
@@ -470,6 +471,14 @@ int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size)
 	return r;
 }
 
+void cow_uncharge_file(struct cow *c, const struct stat *st)
+{
+	(void)cow_charge(c, -(int64_t)st->st_size);
+	for (size_t i = 0; i < c->n_charged; i++)
+		if (c->charged[i].dev == st->st_dev && c->charged[i].ino == st->st_ino)
+			c->charged[i].size = 0;
+}
+
 int cow_charge(struct cow *c, int64_t delta)
 {
 	if (delta > 0 && c->max_disk && c->used + (uint64_t)delta > c->max_disk)
@@ -542,187 +551,6 @@ int cow_parents_up(struct cow *c, const char *rel)
 		i = j + 1;
 	}
 	return 0;
-}
-
-/* Copy @from's bytes into @to, in steps of at most @step bytes, stopping with -ECANCELED once
- * @cancel (when given) is set. */
-static int copy_bytes(int from, int to, uint64_t size, uint64_t step, const atomic_int *cancel)
-{
-	uint64_t done = 0;
-	_cleanup_free_ char *buf = NULL; /* not on the stack: workers have small ones */
-
-	while (done < size) {
-		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
-			return -ECANCELED;
-		ssize_t n = copy_file_range(from, NULL, to, NULL, MIN(size - done, step), 0);
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP &&
-			    errno != EINVAL)
-				return -errno;
-			if (!buf && !(buf = malloc(65536)))
-				return -ENOMEM;
-			ssize_t k = pread(from, buf, 65536, (off_t)done);
-			if (k <= 0)
-				return k < 0 ? -errno : 0;
-			if (write(to, buf, (size_t)k) != k)
-				return errno ? -errno : -EIO;
-			n = k;
-		}
-		done += (uint64_t)n;
-	}
-	return 0;
-}
-
-/* Make @to under @todir a symlink with the target of @from under @fromdir. */
-static int copy_symlink(int fromdir, const char *from, int todir, const char *to)
-{
-	char t[PATH_MAX];
-	ssize_t k = readlinkat(fromdir, from, t, sizeof(t) - 1);
-
-	if (k < 0)
-		return -errno;
-	t[k] = '\0';
-	return symlinkat(t, todir, to) < 0 ? -errno : 0;
-}
-
-/* The copy of regular file @from (under @fromfd, its lstat in @cp->st) begun as @to under
- * @todir: its size charged (unless @cp->truncate), both files open in @cp. */
-static int copy_begin(struct cow *c, int fromfd, const char *from, int todir, const char *to,
-		      struct cow_copy *cp)
-{
-	int r = cp->truncate ? 0 : cow_charge(c, cp->st.st_size);
-
-	cp->in = cp->out = -1;
-	if (r < 0)
-		return r;
-	cp->in = openat(fromfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (cp->in >= 0)
-		cp->out = openat(todir, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (cp->in >= 0 && cp->out >= 0)
-		return 0;
-	r = -errno;
-	cp->in = safe_close(cp->in);
-	if (!cp->truncate)
-		(void)cow_charge(c, -(int64_t)cp->st.st_size);
-	return r;
-}
-
-/* The copy begun by copy_begin, whose bytes were copied with result @r: given the lower
- * file's mode and times and counted once (cow_charge_file), or (@r < 0) taken back: uncharged
- * and @to removed. Closes both files. */
-static int copy_end(struct cow *c, struct cow_copy *cp, int r, int todir, const char *to)
-{
-	const struct stat *st = &cp->st;
-
-	if (r == 0 && fchmod(cp->out, st->st_mode & 07777) < 0)
-		r = -errno;
-	if (r == 0 && !cp->truncate) {
-		struct timespec ts[2] = { st->st_atim, st->st_mtim };
-		struct stat ost;
-		(void)futimens(cp->out, ts);
-		/* Charged by copy_begin: the copy's size counts once (cow_charge_file). */
-		if (fstat(cp->out, &ost) == 0)
-			(void)cow_charge_file(c, ost.st_dev, ost.st_ino, 0);
-		for (size_t i = 0; i < c->n_charged; i++)
-			if (c->charged[i].dev == ost.st_dev && c->charged[i].ino == ost.st_ino)
-				c->charged[i].size = st->st_size;
-	}
-	if (r < 0) {
-		if (!cp->truncate)
-			(void)cow_charge(c, -(int64_t)st->st_size);
-		(void)unlinkat(todir, to, 0);
-	}
-	cp->in = safe_close(cp->in);
-	cp->out = safe_close(cp->out);
-	return r;
-}
-
-/* Copy the entry at @from (under @fromfd) to @to in the upper layer (a new name). */
-static int copy_entry(struct cow *c, int fromfd, const char *from, const char *to, int truncate)
-{
-	struct cow_copy cp = { .truncate = truncate };
-
-	if (fstatat(fromfd, from, &cp.st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(cp.st.st_mode))
-		return copy_symlink(fromfd, from, c->upper_fd, to);
-	if (S_ISDIR(cp.st.st_mode)) {
-		if (mkdirat(c->upper_fd, to, 0700) < 0)
-			return -errno;
-		return fchmodat(c->upper_fd, to, cp.st.st_mode & 07777, 0) < 0 ? -errno : 0;
-	}
-	if (!S_ISREG(cp.st.st_mode))
-		return -EXDEV; /* a kernel object: never copied */
-	int r = copy_begin(c, fromfd, from, c->upper_fd, to, &cp);
-	if (r < 0)
-		return r;
-	if (!truncate)
-		r = copy_bytes(cp.in, cp.out, (uint64_t)cp.st.st_size, UINT64_MAX, NULL);
-	return copy_end(c, &cp, r, c->upper_fd, to);
-}
-
-int cow_copy_up(struct cow *c, const char *rel, int truncate)
-{
-	return cow_copy_up_start(c, rel, truncate, NULL);
-}
-
-/* The name of a copy on its way (cow_copy_up_start), beside "upper" in the branch: one at a
- * time. */
-#define COPY_TEMP "copy-up"
-
-int cow_copy_up_start(struct cow *c, const char *rel, int truncate, struct cow_copy *cp)
-{
-	struct cow_node n;
-	int r = cow_lookup(c, rel, &n);
-
-	if (r == 0)
-		r = cow_touch_node(c, rel, &n);
-	if (r < 0)
-		return r;
-	if (n.layer == COW_UPPER)
-		return 0;
-	if (n.layer == COW_NONE)
-		return -ENOENT;
-	if ((r = cow_parents_up(c, rel)) < 0)
-		return r;
-	if (!cp || truncate || !S_ISREG(n.st.st_mode) ||
-	    (uint64_t)n.st.st_size <= COW_COPY_INLINE_MAX)
-		return copy_entry(c, c->lower_fd, rel, rel, truncate);
-	*cp = (struct cow_copy){ .in = -1, .out = -1, .st = n.st };
-	if (snprintf(cp->rel, sizeof(cp->rel), "%s", rel) >= (int)sizeof(cp->rel))
-		return -ENAMETOOLONG;
-	cp->dir = openat(c->upper_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cp->dir < 0)
-		return -errno;
-	(void)unlinkat(cp->dir, COPY_TEMP, 0); /* one a crash left behind */
-	if ((r = copy_begin(c, c->lower_fd, rel, cp->dir, COPY_TEMP, cp)) < 0) {
-		cp->dir = safe_close(cp->dir);
-		return r;
-	}
-	return 1;
-}
-
-int cow_copy_run(struct cow_copy *cp, const atomic_int *cancel)
-{
-	/* 16 MiB a step: a sandbox that ends stops the copy within one. */
-	return copy_bytes(cp->in, cp->out, (uint64_t)cp->st.st_size, 16 << 20, cancel);
-}
-
-int cow_copy_land(struct cow *c, struct cow_copy *cp, int result)
-{
-	cow_changed(c);
-	int r = copy_end(c, cp, result, cp->dir, COPY_TEMP);
-	/* Nothing else changed the branch meanwhile (the calls that would wait: handlers/
-	 * cow-copy.c), so the name is free; NOREPLACE all the same. */
-	if (r == 0 && renameat2(cp->dir, COPY_TEMP, c->upper_fd, cp->rel, RENAME_NOREPLACE) < 0) {
-		r = -errno;
-		(void)unlinkat(cp->dir, COPY_TEMP, 0);
-		(void)cow_charge(c, -(int64_t)cp->st.st_size);
-	}
-	cp->dir = safe_close(cp->dir);
-	return r;
 }
 
 int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
@@ -800,14 +628,8 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 	if (n.layer == COW_UPPER) {
 		if (unlinkat(c->upper_fd, rel, dir ? AT_REMOVEDIR : 0) < 0)
 			return -errno;
-		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1) {
-			(void)cow_charge(c, -(int64_t)n.st.st_size);
-			/* Its inode may be reused by a file made next: charged from nothing. */
-			for (size_t i = 0; i < c->n_charged; i++)
-				if (c->charged[i].dev == n.st.st_dev &&
-				    c->charged[i].ino == n.st.st_ino)
-					c->charged[i].size = 0;
-		}
+		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
+			cow_uncharge_file(c, &n.st);
 	}
 	return shows ? whiteout(c, rel) : 0;
 }
@@ -869,7 +691,7 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 	} else if (n.layer == COW_UPPER) {
 		if (renameat(c->upper_fd, from, c->upper_fd, to) < 0)
 			return -errno;
-	} else if ((r = copy_entry(c, c->lower_fd, from, to, 0)) < 0)
+	} else if ((r = cow_copy_entry(c, c->lower_fd, from, to, 0)) < 0)
 		return r;
 	return shows ? whiteout(c, from) : 0;
 }
@@ -931,7 +753,7 @@ static int holds_special(struct cow *c, const char *rel)
 	return !S_ISREG(n.st.st_mode) && !S_ISLNK(n.st.st_mode);
 }
 
-int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
+int cow_rename_check(struct cow *c, const char *from, const char *to, unsigned flags)
 {
 	struct cow_node nf, nt;
 	int r = cow_lookup(c, from, &nf);
@@ -947,25 +769,40 @@ int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
 	if (flags & ~1u /* RENAME_NOREPLACE */)
 		return -EINVAL;
 	if (strcmp(from, to) == 0)
-		return 0;
+		return 1;
 	size_t fl = strlen(from);
 	if (strncmp(to, from, fl) == 0 && to[fl] == '/')
 		return -EINVAL;
 	if (holds_special(c, from))
 		return -EXDEV;
-	if (nt.layer != COW_NONE) {
-		if (flags & 1u)
-			return -EEXIST;
-		int fdir = S_ISDIR(nf.st.st_mode), tdir = S_ISDIR(nt.st.st_mode);
-		if (fdir && !tdir)
-			return -ENOTDIR;
-		if (!fdir && tdir)
-			return -EISDIR;
-		if (!S_ISREG(nt.st.st_mode) && !S_ISLNK(nt.st.st_mode) && !tdir)
-			return -EXDEV;
-		if ((r = cow_remove(c, to, tdir)) < 0)
-			return r;
-	}
+	if (nt.layer == COW_NONE)
+		return 0;
+	if (flags & 1u)
+		return -EEXIST;
+	int fdir = S_ISDIR(nf.st.st_mode), tdir = S_ISDIR(nt.st.st_mode);
+	if (fdir && !tdir)
+		return -ENOTDIR;
+	if (!fdir && tdir)
+		return -EISDIR;
+	if (!S_ISREG(nt.st.st_mode) && !S_ISLNK(nt.st.st_mode) && !tdir)
+		return -EXDEV;
+	struct count k = { 0 };
+	if (tdir && (r = cow_list(c, to, count_cb, &k)) < 0)
+		return r;
+	return k.n ? -ENOTEMPTY : 0;
+}
+
+int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
+{
+	struct cow_node nt;
+	int r = cow_rename_check(c, from, to, flags);
+
+	if (r != 0)
+		return r < 0 ? r : 0; /* 1: the same name, nothing to do */
+	if ((r = cow_lookup(c, to, &nt)) < 0)
+		return r;
+	if (nt.layer != COW_NONE && (r = cow_remove(c, to, S_ISDIR(nt.st.st_mode))) < 0)
+		return r;
 	if ((r = cow_parents_up(c, to)) < 0)
 		return r;
 	return move_tree(c, from, to);
@@ -1425,7 +1262,7 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 	snprintf(tmp, sizeof(tmp), ".sandlock-merge-%.200s", name);
 	(void)unlinkat(ldir, tmp, 0);
 	if (S_ISLNK(st.st_mode)) {
-		int r = copy_symlink(udir, name, ldir, tmp);
+		int r = cow_copy_symlink(udir, name, ldir, tmp);
 		if (r < 0)
 			return r;
 	} else {
@@ -1437,7 +1274,7 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 					st.st_mode & 07777);
 		if (in < 0 || out < 0)
 			return -errno;
-		int r = copy_bytes(in, out, (uint64_t)st.st_size, UINT64_MAX, NULL);
+		int r = cow_copy_bytes(in, out, (uint64_t)st.st_size, UINT64_MAX, NULL);
 		if (r == 0 && (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0))
 			r = -errno;
 		if (r < 0) {

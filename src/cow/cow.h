@@ -177,6 +177,9 @@ int cow_mkdir(struct cow *c, const char *rel, mode_t mode);
 /* A workdir file of more than COW_COPY_INLINE_MAX bytes that renaming @rel would copy (@rel
  * itself, or one beneath it): its path in @out (1), or 0 for none; -errno. */
 int cow_large_lower(struct cow *c, const char *rel, char *out, size_t size);
+/* Whether cow_rename(@from, @to, @flags) would move anything, changing nothing: 0 (it would),
+ * 1 (the same name: nothing to do), or the error it would give. */
+int cow_rename_check(struct cow *c, const char *from, const char *to, unsigned flags);
 /* Rename @from to @to in the merged view (@flags: RENAME_NOREPLACE). */
 int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags);
 /* The merged entries of directory @rel (no "." and ".."), in name order: by @cb (a non-zero

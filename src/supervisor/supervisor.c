@@ -200,8 +200,8 @@ static int worker_spawn(struct supervisor_workers *w)
 	return 0;
 }
 
-int supervisor_run_worker(struct supervisor *sv, int sock,
-			  void (*fn)(int listener, int sock, void *arg), void *arg)
+static int run_worker(struct supervisor *sv, int sock,
+		      void (*fn)(int listener, int sock, void *arg), void *arg, int now)
 {
 	struct supervisor_workers *w = &sv->workers;
 	struct job *job = malloc(sizeof(*job));
@@ -221,6 +221,9 @@ int supervisor_run_worker(struct supervisor *sv, int sock,
 	/* Each queued job holds a descriptor of the host process: a bounded queue. */
 	if (r == 0 && w->pending >= SUPERVISOR_MAX_QUEUED)
 		r = -EAGAIN;
+	/* No thread free, and no more to start: the job would wait behind the others. */
+	if (r == 0 && now && w->idle <= w->pending && w->n >= SUPERVISOR_MAX_WORKERS)
+		r = -EBUSY;
 	/* A thread for each job that finds none idle (idle threads already woken for queued
 	 * jobs do not count), up to the maximum; beyond, jobs wait. */
 	if (r == 0 && w->idle <= w->pending && w->n < SUPERVISOR_MAX_WORKERS) {
@@ -241,6 +244,18 @@ int supervisor_run_worker(struct supervisor *sv, int sock,
 	if (r < 0)
 		free(job); /* the caller still owns @sock and @arg */
 	return r;
+}
+
+int supervisor_run_worker(struct supervisor *sv, int sock,
+			  void (*fn)(int listener, int sock, void *arg), void *arg)
+{
+	return run_worker(sv, sock, fn, arg, 0);
+}
+
+int supervisor_run_worker_now(struct supervisor *sv, int sock,
+			      void (*fn)(int listener, int sock, void *arg), void *arg)
+{
+	return run_worker(sv, sock, fn, arg, 1);
 }
 
 /* Cut short a worker blocked on @fd: a socket is shut down (a connect, a send); a FIFO (an open

@@ -156,6 +156,9 @@ int supervisor_run_worker(struct supervisor *sv, int sock,
 			  void (*fn)(int listener, int sock, void *arg), void *arg);
 /* Stop the worker pool: drop queued jobs, cut running ones short (shutdown of their sockets),
  * wait for the threads, close their listener copy. Called when the sandbox ends; idempotent. */
+/* supervisor_run_worker, unless no thread would take the job at once: -EBUSY then. */
+int supervisor_run_worker_now(struct supervisor *sv, int sock,
+			      void (*fn)(int listener, int sock, void *arg), void *arg);
 void supervisor_stop_workers(struct supervisor *sv);
 /* Stop the workers, release everything. */
 void supervisor_done(struct supervisor *sv);

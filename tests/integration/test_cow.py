@@ -3,6 +3,7 @@
 workdir until a commit, and each action (commit, abort, keep, dry run) leaves exactly what it
 says. Every test against a real workdir under tmp_path, with a control."""
 
+import errno
 import hashlib
 import json
 import os
@@ -304,10 +305,15 @@ def a():
     t["opened"] = time.monotonic()
     os.write(fd, b"AAAA"); os.close(fd)
 def b():
-    started.wait(); time.sleep(0.05)
+    started.wait(); time.sleep(0.01)
     for i in range(10):
         os.stat("a.txt"); open(NAME, "rb").close(); os.listdir(".")
     t["reads"] = time.monotonic()
+    try:  # a change elsewhere (refused there by Landlock) does not wait either
+        os.mkdir("/nonexistent-dir-of-the-host")
+    except OSError:
+        pass
+    t["elsewhere"] = time.monotonic()
     os.unlink("a.txt")
     fd = os.open(NAME, os.O_WRONLY | os.O_APPEND); os.write(fd, b"BBBB"); os.close(fd)
     t["changed"] = time.monotonic()
@@ -323,10 +329,12 @@ def test_a_large_copy_up_runs_off_the_loop(wd):
         f.truncate(256 << 20)
     r = py(wd, COPY_UP_RACE.replace("NAME", '"big"'))
     t = result_json(r)
-    # The other thread's reads were answered while the copy went on ...
-    assert t["reads"] < t["opened"], t
-    # ... and its changes to the tree waited for it.
-    assert t["changed"] >= t["opened"], t
+    # The other thread's reads, and its change outside the workdir, were answered while the
+    # copy went on ...
+    assert t["reads"] < t["elsewhere"] < t["opened"], t
+    # ... and its changes to the tree waited for it: its append to the same file, made while
+    # the copy went on, would otherwise have copied the file a second time (and the copy's
+    # landing, refusing to replace it, would have failed the first open).
     assert not (wd / "a.txt").exists()
     assert os.path.getsize(wd / "big") == (256 << 20) + 8
     with open(wd / "big", "rb") as f:
@@ -351,15 +359,16 @@ def a():
     os.rename("d", "d2")
     t["moved"] = time.monotonic()
 def b():
-    started.wait(); time.sleep(0.05)
+    started.wait(); time.sleep(0.01)
     for i in range(10):
         os.stat("a.txt"); os.listdir(".")
     t["reads"] = time.monotonic()
     os.rename("a.txt", "a2.txt")
     t["changed"] = time.monotonic()
+    t["after_move"] = os.path.isdir("d2")  # the supervisor made A's move first
 ts = [threading.Thread(target=a), threading.Thread(target=b)]
 [x.start() for x in ts]; [x.join() for x in ts]
-out({k: v - t["a0"] for k, v in t.items()})
+out({k: v if isinstance(v, bool) else v - t["a0"] for k, v in t.items()})
 """
 
 
@@ -373,7 +382,7 @@ def test_renaming_a_tree_with_large_files_copies_them_off_the_loop(wd):
     r = py(wd, RENAME_RACE)
     t = result_json(r)
     assert t["reads"] < t["moved"], t  # answered while the two copies went on
-    assert t["changed"] >= t["moved"], t  # the other rename waited for them
+    assert t["after_move"] is True, t  # the other rename waited for them and the move
     assert not (wd / "d").exists() and not (wd / "a.txt").exists()
     assert (wd / "a2.txt").read_text() == "hello\n"
     assert (wd / "d2" / "small").read_text() == "small\n"
@@ -390,6 +399,32 @@ def test_renaming_a_tree_with_large_files_copies_them_off_the_loop(wd):
     t = result_json(py(wd, RENAME_RACE))
     assert t["reads"] > t["moved"], t
     assert sorted(os.listdir(wd / "d2")) == ["e", "one", "small"]
+
+
+def test_a_rename_that_cannot_be_made_copies_nothing(wd):
+    with open(wd / "big", "wb") as f:
+        f.truncate(8 << 20)
+    (wd / "d").mkdir()
+    with open(wd / "d" / "big", "wb") as f:
+        f.truncate(8 << 20)
+    code = """
+res = []
+for a, b in (("big", "big"), ("d", "d/x"), ("big", "sub"), ("d", "a.txt")):
+    try:
+        os.rename(a, b); res.append(0)
+    except OSError as e:
+        res.append(e.errno)
+out(res)
+"""
+    r = py(wd, code, "--max-disk", "4M", "--on-exit", "keep")
+    assert result_json(r) == [0, errno.EINVAL, errno.EISDIR, errno.ENOTDIR]
+    (branch,) = store(wd)
+    assert os.listdir(wd.parent / "store" / branch / "upper") == []  # nothing copied
+    # Control: a move that can be made copies the file (and the 4M quota refuses it).
+    r = py(wd, "os.rename('big', 'big2')", "--max-disk", "4M", "--on-exit", "keep")
+    assert r.returncode != 0 and b"No space left" in r.stderr
+    r = py(wd, "os.rename('big', 'big2')", "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
 
 
 def test_a_large_copy_up_cut_short_leaves_nothing(wd):

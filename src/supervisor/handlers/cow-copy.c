@@ -8,11 +8,13 @@
  * watches (sandbox.c). Then the call that needed the copy is asked again from the start: it
  * now finds the file in the branch.
  *
- * Meanwhile, every workdir call that may change the tree waits, in order, and is asked again
- * once the copy has landed: nothing can rename, remove or replace what the copy is for, nor
- * begin a second copy. Calls that only read (open for reading, the stat family, access,
- * readlink, getdents, getcwd) go on: until the copy lands, the file reads as the workdir's,
- * unchanged, which is what it is until the open that asked for the copy returns.
+ * Meanwhile, every call that may change the workdir's tree waits, in order, from the moment
+ * its handler finds a name (or descriptor) of it there (COW_HOLD, before anything is changed),
+ * and is asked again once the copy has landed: nothing can rename, remove or replace what the
+ * copy is for, nor begin a second copy. Calls that only read (open for reading, the stat
+ * family, access, readlink, getdents, getcwd) go on: until the copy lands, the file reads as the
+ * workdir's, unchanged, which is what it is until the open that asked for the copy returns.
+ * Calls elsewhere go on. A copy no worker can take at once is made on the loop, as a small one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +41,7 @@ struct cow_wait {
 	struct seccomp_notif *queue; /* the calls waiting for it, in order */
 	size_t head, n, cap;
 	const atomic_int *cancel; /* the worker pool's: set when the sandbox ends */
+	int armed;		  /* the call being handled may change the tree */
 };
 
 int cow_wait_init(struct supervisor *sv)
@@ -59,12 +62,28 @@ int cow_wait_init(struct supervisor *sv)
 	return w->efd;
 }
 
+void cow_wait_arm(struct supervisor *sv, int on)
+{
+	if (sv->cow_wait)
+		sv->cow_wait->armed = on;
+}
+
+int cow_held(struct supervisor *sv)
+{
+	return sv->cow_wait && sv->cow_wait->armed && sv->cow_wait->busy;
+}
+
 int cow_wait_hold(struct supervisor *sv, const struct seccomp_notif *req)
 {
 	struct cow_wait *w = sv->cow_wait;
 
 	if (!w || !w->busy)
 		return 0;
+	if (w->head && w->n == w->cap) { /* the calls already asked again: room at the front */
+		memmove(w->queue, w->queue + w->head, (w->n - w->head) * sizeof(*w->queue));
+		w->n -= w->head;
+		w->head = 0;
+	}
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 16;
 		struct seccomp_notif *v = realloc(w->queue, cap * sizeof(*v));
@@ -98,13 +117,15 @@ int cow_copy_up_off_loop(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	w->busy = 1;
 	w->first = *req;
-	r = supervisor_run_worker(sv, -1, copy_worker, w);
-	if (r < 0) {
-		w->busy = 0;
-		(void)cow_copy_land(sv->cow, &w->cp, r); /* taken back */
-		return r;
-	}
-	return NOTIF_DEFERRED;
+	r = supervisor_run_worker_now(sv, -1, copy_worker, w);
+	if (r == 0)
+		return NOTIF_DEFERRED;
+	w->busy = 0;
+	if (r == -ECANCELED) /* the sandbox has ended */
+		return cow_copy_land(sv->cow, &w->cp, r);
+	/* No worker free at once (others wait on FIFOs, connects...): made here, as a small
+	 * one is, rather than failing the call or waiting behind them. */
+	return cow_copy_land(sv->cow, &w->cp, cow_copy_run(&w->cp, NULL));
 }
 
 void cow_wait_on_done(struct supervisor *sv)

@@ -159,6 +159,8 @@ static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, i
 	if (!may_reach(sv->cow, abs))
 		return 1;
 	r = cow_resolve(sv->cow, abs, follow, res);
+	if (r == 0 && res->inside && cow_held(sv))
+		return COW_HOLD;
 	if (r == -EXDEV)
 		return -EACCES; /* leaves the workdir through a symlink made in the run */
 	if (r == 0 && !res->inside)
@@ -647,8 +649,10 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 		/* A large workdir file the move would copy (itself, or one beneath a directory)
 		 * is copied up in place first, off the loop; the call is asked again then. */
 		char big[PATH_MAX];
-		if ((r = cow_large_lower(c, from.rel, big, sizeof(big))) < 0 ||
-		    (r == 1 && (r = cow_copy_up_off_loop(sv, req, big, 0)) < 0))
+		if ((r = cow_rename_check(c, from.rel, to.rel, flags)) < 0)
+			return r; /* nothing copied for a move that cannot be made */
+		if (r == 0 && ((r = cow_large_lower(c, from.rel, big, sizeof(big))) < 0 ||
+			       (r == 1 && (r = cow_copy_up_off_loop(sv, req, big, 0)) < 0)))
 			return r;
 		r = cow_rename(c, from.rel, to.rel, flags);
 	} else {
@@ -702,13 +706,16 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 		     struct cow_res *res);
 
 /* @real, a path the kernel gives, as an entry of the workdir in @res (looked up). 1: not beneath
- * the workdir; 0; -errno. */
-static int res_of_real(struct cow *c, const char *real, struct cow_res *res)
+ * the workdir; 0; COW_HOLD (cow_held); -errno. */
+static int res_of_real(struct supervisor *sv, const char *real, struct cow_res *res)
 {
+	struct cow *c = sv->cow;
 	const char *rel = cow_rel_to(c->lower, real);
 
 	if (!rel)
 		return 1;
+	if (cow_held(sv))
+		return COW_HOLD;
 	memset(res, 0, sizeof(*res));
 	res->inside = 1;
 	snprintf(res->rel, sizeof(res->rel), "%s", rel);
@@ -723,7 +730,6 @@ static int outside_target(struct supervisor *sv, const struct seccomp_notif *req
 			  uint64_t addr, int follow, struct cow_res *res)
 {
 	char path[PATH_MAX], real[PATH_MAX];
-	struct cow *c = sv->cow;
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
 
 	if (r < 0)
@@ -735,7 +741,7 @@ static int outside_target(struct supervisor *sv, const struct seccomp_notif *req
 		return -EACCES; /* a magic link (however spelled) or a loop: not followed here */
 	if (fd < 0 || fd_real_path(fd, real, sizeof(real)) <= 0)
 		return 1; /* the kernel's answer (ENOENT, ...) */
-	r = res_of_real(c, real, res);
+	r = res_of_real(sv, real, res);
 	return r != 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
 }
 
@@ -765,11 +771,14 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 		     struct cow_res *res)
 {
 	char real[PATH_MAX];
-	struct cow *c = sv->cow;
 
 	/* Elsewhere, or the branch's own file: the kernel's. */
-	if (proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) <= 0 ||
-	    res_of_real(c, real, res) != 0 || res->n.layer == COW_NONE)
+	if (proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) <= 0)
+		return 1;
+	int r = res_of_real(sv, real, res);
+	if (r == COW_HOLD)
+		return r;
+	if (r != 0 || res->n.layer == COW_NONE)
 		return 1; /* a file deleted in the run, still open: the kernel's */
 	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
@@ -1237,10 +1246,13 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	if (!h)
 		return COW_PASS;
-	/* A large copy-up on its way: a call that may change the tree waits for it. */
-	int r = keeps_tree(h, req) ? 0 : cow_wait_hold(sv, req);
-	if (r == 0)
-		r = h(sv, req, resp);
+	/* A large copy-up on its way: a call that may change the workdir's tree waits for it
+	 * (its handler answers COW_HOLD once it finds a name there: resolve_arg, res_of_real). */
+	cow_wait_arm(sv, !keeps_tree(h, req));
+	int r = h(sv, req, resp);
+	cow_wait_arm(sv, 0);
+	if (r == COW_HOLD)
+		r = cow_wait_hold(sv, req);
 	return r == 1 ? COW_PASS : r;
 }
 

@@ -147,13 +147,20 @@ void umask_cache_done(struct supervisor *sv);
 /* cow-copy.c: the copy-up of a large file, off the loop. cow_wait_init: set up (with a
  * workdir), returns the descriptor the event loop watches (readable: call cow_wait_on_done),
  * or -errno. cow_copy_up_off_loop: cow_copy_up of @rel for @req, or, for a large file, begun
- * on a worker and @req asked again once it landed (NOTIF_DEFERRED). cow_wait_hold: while one
- * is on its way, @req (a workdir call) waits if it may change the tree (NOTIF_DEFERRED; 0: go
- * on). cow_wait_stop: after the workers stopped, a copy on its way is taken back. */
+ * on a worker and @req asked again once it landed (NOTIF_DEFERRED). cow_wait_hold: @req
+ * waits for the copy on its way (NOTIF_DEFERRED; 0: none). cow_wait_stop: after the workers
+ * stopped, a copy on its way is taken back. */
 int cow_wait_init(struct supervisor *sv);
 int cow_copy_up_off_loop(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
 			 int truncate);
 int cow_wait_hold(struct supervisor *sv, const struct seccomp_notif *req);
+/* cow-copy.c: cow_wait_arm: the call cow_handle hands its handler may change the tree (@on),
+ * or is done (0). cow_held: whether a name it found under the workdir makes it wait (the
+ * handler then answers COW_HOLD, before changing anything, and cow_handle calls
+ * cow_wait_hold). */
+#define COW_HOLD (INT32_MIN + 3)
+void cow_wait_arm(struct supervisor *sv, int on);
+int cow_held(struct supervisor *sv);
 void cow_wait_on_done(struct supervisor *sv);
 void cow_wait_stop(struct supervisor *sv);
 /* cow.c: the table's handler of the calls trapped for the workdir only: CONTINUE. */

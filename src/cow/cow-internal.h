@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cow-internal: what the engine's files share (cow.c, copy.c), beside cow.h.
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cow.h"
+
+/* Copy @from's bytes into @to, in steps of at most @step bytes, stopping with -ECANCELED once
+ * @cancel (when given) is set. */
+int cow_copy_bytes(int from, int to, uint64_t size, uint64_t step, const atomic_int *cancel);
+/* Make @to under @todir a symlink with the target of @from under @fromdir. */
+int cow_copy_symlink(int fromdir, const char *from, int todir, const char *to);
+/* Copy the entry at @from (under @fromfd) to @to in the upper layer (a new name). */
+int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, int truncate);
+/* A regular file of the upper layer (@st, its lstat) is gone: its size refunded, its inode
+ * charged from nothing (a file made next may reuse it). */
+void cow_uncharge_file(struct cow *c, const struct stat *st);
