@@ -27,6 +27,21 @@
 #ifndef __NR_close_range
 #define __NR_close_range 436
 #endif
+/* Newer than the kernel headers of the oldest build host (Debian 12: 6.1); one number on every
+ * architecture since 5.1. A syscall the headers lack must still be trapped where it changes
+ * what a policy protects (a workdir's modes and attributes). */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* 6.6 */
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463 /* 6.13 */
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466 /* 6.13 */
+#endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469 /* 6.17 */
+#endif
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cow-internal.h"
@@ -45,6 +46,23 @@ int cow_copy_bytes(int from, int to, uint64_t size, uint64_t step, const atomic_
 		done += (uint64_t)n;
 	}
 	return 0;
+}
+
+void cow_copy_xattrs(int from, int to)
+{
+	ssize_t n = flistxattr(from, NULL, 0);
+	_cleanup_free_ char *names = n > 0 ? malloc((size_t)n) : NULL;
+
+	if (!names || (n = flistxattr(from, names, (size_t)n)) <= 0)
+		return;
+	for (char *name = names; name < names + n; name += strlen(name) + 1) {
+		ssize_t v = fgetxattr(from, name, NULL, 0);
+		_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
+		if (v < 0 ||
+		    (v > 0 && (!value || (v = fgetxattr(from, name, value, (size_t)v)) < 0)))
+			continue;
+		(void)fsetxattr(to, name, value ? value : "", (size_t)v, 0);
+	}
 }
 
 int cow_copy_symlink(int fromdir, const char *from, int todir, const char *to)
@@ -89,6 +107,8 @@ static int copy_end(struct cow *c, struct cow_copy *cp, int r, int todir, const 
 
 	if (r == 0 && fchmod(cp->out, st->st_mode & 07777) < 0)
 		r = -errno;
+	if (r == 0)
+		cow_copy_xattrs(cp->in, cp->out);
 	if (r == 0 && !cp->truncate) {
 		struct timespec ts[2] = { st->st_atim, st->st_mtim };
 		struct stat ost;

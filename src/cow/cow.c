@@ -1275,6 +1275,8 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 		if (in < 0 || out < 0)
 			return -errno;
 		int r = cow_copy_bytes(in, out, (uint64_t)st.st_size, UINT64_MAX, NULL);
+		if (r == 0)
+			cow_copy_xattrs(in, out);
 		if (r == 0 && (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0))
 			r = -errno;
 		if (r < 0) {

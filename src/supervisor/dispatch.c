@@ -12,8 +12,10 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
+#include <linux/fs.h>
 
 #include "dispatch.h"
+#include "syscall-util.h"
 #include "handlers/handlers.h"
 #include "macro.h"
 #include "plan/landlock.h"
@@ -292,9 +294,24 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_readlinkat }, handle_cow_rest, cow },
 	{ { .nr = SYS_fchmod }, handle_cow_rest, cow },
 	{ { .nr = SYS_fchmodat }, handle_cow_rest, cow },
-#ifdef SYS_fchmodat2
 	{ { .nr = SYS_fchmodat2 }, handle_cow_rest, cow },
-#endif
+	/* The attributes of a file: its extended attributes, its flags (chattr). */
+	{ { .nr = SYS_setxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_lsetxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_fsetxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_removexattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_lremovexattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_fremovexattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_setxattrat }, handle_cow_rest, cow },
+	{ { .nr = SYS_removexattrat }, handle_cow_rest, cow },
+	{ { .nr = SYS_file_setattr }, handle_cow_rest, cow },
+	/* ioctl's request is an unsigned int: the high half is not the kernel's. */
+	{ { SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, FS_IOC_SETFLAGS) }, 0 },
+	  handle_cow_rest,
+	  cow },
+	{ { SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, FS_IOC_FSSETXATTR) }, 0 },
+	  handle_cow_rest,
+	  cow },
 	{ { .nr = SYS_fchown }, handle_cow_rest, cow },
 	{ { .nr = SYS_fchownat }, handle_cow_rest, cow },
 	{ { .nr = SYS_utimensat }, handle_cow_rest, cow },

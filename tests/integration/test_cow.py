@@ -497,6 +497,87 @@ def test_modes_follow_the_umask_as_it_changes(wd, tmp_path):
                          "u5": "0o640", "t1": "0o640", "d": "0o750"}
 
 
+# Every way to change a file's mode, extended attributes or flags, on a workdir file: the
+# attribute changes are refused (EOPNOTSUPP: not staged), the mode change is the branch's.
+ATTR_SCRIPT = """
+import fcntl, struct
+def call(f):
+    try:
+        f(); return 0
+    except OSError as e:
+        return e.errno
+def raw(nr, *args):
+    r, e = sc(nr, *args)
+    return e
+kept = []
+def buf(b):  # an address that stays valid (the buffer kept)
+    kept.append(ctypes.create_string_buffer(b))
+    return ctypes.addressof(kept[-1])
+fd = os.open("a.txt", os.O_RDONLY)
+flag = struct.pack("i", 0x80)  # FS_NOATIME_FL, which a file's owner may set
+res = {
+    "setxattr": call(lambda: os.setxattr("a.txt", "user.x", b"1")),
+    "lsetxattr": call(lambda: os.setxattr("a.txt", "user.x", b"1", follow_symlinks=False)),
+    "fsetxattr": call(lambda: os.setxattr(fd, "user.x", b"1")),
+    "removexattr": call(lambda: os.removexattr("a.txt", "user.keep")),
+    "fremovexattr": call(lambda: os.removexattr(fd, "user.keep")),
+    "setxattrat": raw(463, -100, buf(b"a.txt"), 0, buf(b"user.y"),
+                      buf(struct.pack("QII", buf(b"1"), 1, 0)), 16),
+    "setxattrat_empty_path": raw(463, fd, buf(b""), 0x1000, buf(b"user.y"),
+                                 buf(struct.pack("QII", buf(b"1"), 1, 0)), 16),
+    "removexattrat": raw(466, -100, buf(b"a.txt"), 0, buf(b"user.keep")),
+    "setflags": call(lambda: fcntl.ioctl(fd, 0x40086602, flag)),
+    "setflags_high_bits": raw(16, fd, 0x140086602, buf(flag)),
+    "file_setattr": raw(469, -100, buf(b"a.txt"), buf(bytes(32)), 24, 0),
+}
+os.close(fd)
+res["fchmodat2"] = raw(452, -100, buf(b"a.txt"), 0o600, 0)
+res["mode_seen"] = oct(os.stat("a.txt").st_mode & 0o777)
+new = os.open("made.txt", os.O_CREAT | os.O_WRONLY, 0o644)
+res["fsetxattr_made"] = call(lambda: os.setxattr(new, "user.made", b"2"))
+out(res)
+"""
+
+
+def test_modes_attributes_and_flags_never_reach_the_workdir(wd, tmp_path):
+    a = wd / "a.txt"
+    os.setxattr(a, "user.keep", b"1")
+    before = (a.stat().st_mode, os.listxattr(a), a.read_bytes())
+    r = py(wd, ATTR_SCRIPT, "--on-exit", "abort")
+    got = result_json(r)
+    changes = [k for k in got if k not in ("fchmodat2", "mode_seen", "fsetxattr_made")]
+    assert {k: got[k] for k in changes} == {k: errno.EOPNOTSUPP for k in changes}, got
+    assert got["fchmodat2"] == 0 and got["mode_seen"] == "0o600"  # the branch's mode
+    assert got["fsetxattr_made"] == 0  # a file made in the run is the branch's
+    assert (a.stat().st_mode, os.listxattr(a), a.read_bytes()) == before
+    # Control: the same calls on a plain file are made (the kernel's answers, no sandbox).
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("hello\n")
+    os.setxattr(plain / "a.txt", "user.keep", b"1")
+    k = subprocess.run([PY, "-c", PRELUDE + ATTR_SCRIPT], cwd=plain, capture_output=True)
+    assert k.returncode == 0, k.stderr
+    kernel = json.loads(k.stdout.decode().splitlines()[-1])
+    assert errno.EOPNOTSUPP not in kernel.values(), kernel
+    assert kernel["setxattr"] == kernel["fsetxattr"] == kernel["setflags"] == 0
+
+
+def test_a_commit_keeps_extended_attributes(wd):
+    a = wd / "a.txt"
+    os.setxattr(a, "user.keep", b"kept")
+    r = py(wd, """
+with open("a.txt", "a") as f:
+    f.write("more\\n")
+fd = os.open("made.txt", os.O_CREAT | os.O_WRONLY, 0o644)
+os.setxattr(fd, "user.made", b"2")
+out(os.getxattr("a.txt", "user.keep").decode())
+""")
+    assert result_json(r) == "kept"
+    assert a.read_text() == "hello\nmore\n"
+    assert os.getxattr(a, "user.keep") == b"kept"  # copied up with the file, merged back
+    assert os.getxattr(wd / "made.txt", "user.made") == b"2"
+
+
 def test_dry_run_lists_changes_and_leaves_the_tree(wd):
     before = snapshot(wd)
     r = sh(wd, "echo more >> a.txt; echo new > n.txt; rm sub/b.txt", "--dry-run")

@@ -4,6 +4,7 @@
  * plan_build makes before anything runs.
  */
 #include <errno.h>
+#include <linux/fs.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "policy/rules.h"
 #include "strv.h"
 #include "supervisor/dispatch.h"
+#include "syscall-util.h"
 #include "tap.h"
 
 #define V(...) ((char **)(const char *[]){ __VA_ARGS__, NULL })
@@ -353,6 +355,24 @@ static void test_trap_set_features(void)
 	is_int(count_traps(&cw, names, ELEMENTSOF(names), &total), ELEMENTSOF(names),
 	       "workdir traps the name calls, chdir, getcwd, exec, the metadata calls, getdents, "
 	       "umask");
+	/* Attribute changes: the newer syscalls (by number where the headers lack them) and the
+	 * flag ioctls, each on the low 32 bits of the request only. */
+	static const int attrs[] = { SYS_fchmodat2,    SYS_setxattr,   SYS_fsetxattr,
+				     SYS_lremovexattr, SYS_setxattrat, SYS_removexattrat,
+				     SYS_file_setattr };
+	is_int(count_traps(&cw, attrs, ELEMENTSOF(attrs), &total), ELEMENTSOF(attrs),
+	       "  fchmodat2, the xattr changes (setxattrat, removexattrat too), file_setattr");
+	struct trap all[DISPATCH_MAX_TRAPS];
+	size_t n_all = dispatch_trap_set(&cw, all, DISPATCH_MAX_TRAPS);
+	int ioctls = 0;
+	for (size_t i = 0; i < n_all; i++)
+		ioctls += all[i].nr == SYS_ioctl && all[i].n_conds == 1 &&
+			  all[i].cond[0].op == SCMP_CMP_MASKED_EQ &&
+			  all[i].cond[0].datum == 0xffffffff &&
+			  (all[i].cond[0].datum_b == FS_IOC_SETFLAGS ||
+			   all[i].cond[0].datum_b == FS_IOC_FSSETXATTR);
+	is_int(ioctls, 2, "  ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR, on the low 32 bits");
+	is_int(count_traps(&p, attrs, ELEMENTSOF(attrs), &total), 0, "  none of them without it");
 	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), 0,
 	       "  not the writes without max_disk");
 	is_int(count_traps(&p, names, ELEMENTSOF(names), &total), 0, "  none of them without it");

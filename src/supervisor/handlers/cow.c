@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
+#include "syscall-util.h"
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
@@ -766,9 +768,10 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 	return cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
-/* fchmod, fchown, futimens: a descriptor of a workdir file. 1: not one; 0: @res set. */
-static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-		     struct cow_res *res)
+/* Descriptor @fd of the caller, when it is a workdir file's (its entry in @res): 0; 1 when it
+ * is not one. */
+static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		    struct cow_res *res)
 {
 	char real[PATH_MAX];
 
@@ -782,7 +785,77 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 		return 1; /* a file deleted in the run, still open: the kernel's */
 	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
-	return cow_copy_up_off_loop(sv, req, res->rel, 0);
+	return 0;
+}
+
+/* fchmod, fchown, futimens: a descriptor of a workdir file, copied up. 1: not one; 0: @res
+ * set. */
+static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		     struct cow_res *res)
+{
+	int r = fd_entry(sv, req, fd, res);
+	return r != 0 ? r : cow_copy_up_off_loop(sv, req, res->rel, 0);
+}
+
+/* A change to a file's extended attributes or flags (setxattr, removexattr and their l, f and
+ * at forms, file_setattr, ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR): not staged in the
+ * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
+ * says) rather than made on the workdir's own file. Elsewhere, and for the branch's files
+ * (descriptors of files made or copied in the run), the kernel's. */
+static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	const __u64 *a = req->data.args;
+	struct cow_res res;
+	int r, fd = -1, dirfd = AT_FDCWD, follow = 1, empty_ok = 0;
+	uint64_t path = a[0];
+
+	switch (req->data.nr) {
+	case SYS_ioctl:
+		if ((uint32_t)a[1] != FS_IOC_SETFLAGS && (uint32_t)a[1] != FS_IOC_FSSETXATTR)
+			return COW_PASS; /* not a change of the flags (trapped for another reason)
+					  */
+		fd = (int)a[0];
+		break;
+	case SYS_fsetxattr:
+	case SYS_fremovexattr:
+		fd = (int)a[0];
+		break;
+	case SYS_lsetxattr:
+	case SYS_lremovexattr:
+		follow = 0;
+		break;
+	case SYS_setxattrat:
+	case SYS_removexattrat:
+	case SYS_file_setattr: /* (dirfd, path, ..., at_flags last) */
+	{
+		int fl = (int)(req->data.nr == SYS_file_setattr ? a[4] : a[2]);
+		dirfd = (int)a[0], path = a[1];
+		follow = !(fl & AT_SYMLINK_NOFOLLOW), empty_ok = (fl & AT_EMPTY_PATH) != 0;
+		break;
+	}
+	default:
+		break;
+	}
+	if (fd >= 0)
+		r = fd_entry(sv, req, fd, &res);
+	else if ((r = resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) == 1 && path)
+		r = outside_target(sv, req, dirfd, path, follow, &res);
+	else if (r == 1 && empty_ok) /* AT_EMPTY_PATH: the descriptor's own file */
+		r = fd_entry(sv, req, dirfd, &res);
+	if (r == 1)
+		return COW_PASS;
+	if (r < 0)
+		return r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	if (is_special(res.n.st.st_mode)) {
+		/* A kernel object's attributes are the kernel's (no content of the workdir
+		 * changes). */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	return -EOPNOTSUPP;
 }
 
 static int answer(struct seccomp_notif_resp *resp, int r)
@@ -1240,6 +1313,18 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_utimensat:
 		h = cow_meta;
 		break;
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+	case SYS_fsetxattr:
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+	case SYS_fremovexattr:
+	case SYS_setxattrat:
+	case SYS_removexattrat:
+	case SYS_file_setattr:
+	case SYS_ioctl: /* FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR only (dispatch.c) */
+		h = cow_attr;
+		break;
 	default: /* not a call of the workdir's: its own handler's */
 		h = NULL;
 		break;
@@ -1270,7 +1355,10 @@ int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 	/* CONTINUE: a name outside the workdir, trapped only because the workdir's names are
 	 * made here. Whatever it reads by the time the kernel looks again, Landlock grants the
 	 * workdir no write, so the kernel changes nothing there; reads and exec of the workdir
-	 * are granted anyway. */
+	 * are granted anyway. Metadata and attributes (modes, owners, times, extended
+	 * attributes, flags) are not Landlock's: a thread that swaps the name or the descriptor
+	 * after the check can still reach a workdir file's (never its content; a documented
+	 * limit, docs/decisions.md "workdir"). */
 	notif_answer_continue(resp);
 	return 0;
 }
