@@ -30,6 +30,7 @@
 struct cow_mark {
 	char *path;
 	int whiteout; /* the lower entry here is hidden */
+	int hidden;   /* an anchor under another name (cow_anchor_alias): unlisted, no change */
 	int touched;  /* the run changed this path: @before holds what it was */
 	struct cow_entry before;
 	/* A workdir file's digest is taken when the change set is read, not on the loop at the
@@ -98,6 +99,14 @@ static int whited_out(struct cow *c, const char *rel)
 {
 	struct cow_mark *m = mark_get(c, rel);
 	return m && m->whiteout;
+}
+
+/* Whether lower entry @rel is left out of listings: deleted, or an alias (cow_anchor_alias),
+ * which a name the kernel resolves must still reach (a script's interpreter opens it). */
+static int unlisted(struct cow *c, const char *rel)
+{
+	struct cow_mark *m = mark_get(c, rel);
+	return m && (m->whiteout || m->hidden);
 }
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -852,6 +861,61 @@ int cow_anchor_file(struct cow *c, const char *rel)
 	return 0;
 }
 
+int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
+{
+	const char *slash = strrchr(rel, '/');
+	const char *base = slash ? slash + 1 : rel;
+	size_t dirlen = (size_t)(base - rel), len = strlen(base);
+	struct stat st, up;
+
+	if (fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(up.st_mode))
+		return -EACCES;
+	if (dirlen + len + 1 > size)
+		return -ENAMETOOLONG;
+	/* One made before for this very file is taken again. */
+	for (size_t i = 0; i < c->n_anchors; i++) {
+		const char *a = c->anchors[i] + 1;
+		if (c->anchors[i][0] == 'a' && c->anchor_ino[i] == up.st_ino &&
+		    strlen(a) == dirlen + len && strncmp(a, rel, dirlen) == 0 &&
+		    fstatat(c->lower_fd, a, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_ino == up.st_ino) {
+			memcpy(alias, a, dirlen + len + 1);
+			return 0;
+		}
+	}
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	uint64_t seed = (uint64_t)up.st_ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)c->n_anchors;
+	memcpy(alias, rel, dirlen);
+	for (int attempt = 0; attempt < 64; attempt++) {
+		char *name = alias + dirlen;
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			name[i] = chars[(seed >> 33) % (sizeof(chars) - 1)];
+		}
+		if (len >= 2)
+			name[0] = '.'; /* hidden from a listing of the workdir on the host */
+		name[len] = '\0';
+		if (strcmp(name, base) == 0 || mark_get(c, alias) ||
+		    fstatat(c->upper_fd, alias, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    fstatat(c->lower_fd, alias, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			continue;
+		struct cow_mark *m = mark_add(c, alias);
+		int r = m ? anchor_push(c, 'a', alias) : -ENOMEM;
+		if (r < 0)
+			return r;
+		if (linkat(c->upper_fd, rel, c->lower_fd, alias, 0) < 0) {
+			r = errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
+			free(c->anchors[--c->n_anchors]);
+			return r;
+		}
+		cow_changed(c);
+		m->hidden = 1;
+		c->anchor_ino[c->n_anchors - 1] = up.st_ino;
+		return 0;
+	}
+	return -EACCES;
+}
+
 int cow_anchor(struct cow *c, const char *rel)
 {
 	cow_changed(c);
@@ -1015,7 +1079,7 @@ int cow_list(struct cow *c, const char *rel,
 			continue;
 		}
 		join(p, sizeof(p), rel, low[j]);
-		if (!whited_out(c, p))
+		if (!unlisted(c, p))
 			all[k++] = TAKE_PTR(low[j]);
 		j++;
 	}

@@ -196,6 +196,12 @@ int cow_anchor(struct cow *c, const char *rel);
  * taken away by cow_unanchor(). -EACCES where the workdir holds another entry there or the
  * branch lies on another filesystem. */
 int cow_anchor_file(struct cow *c, const char *rel);
+/* cow_anchor_file for a file of the branch that replaces one of the workdir (so its name is
+ * taken there): a link to it under another name of the same length in the same directory,
+ * left out of the merged listings, written to @alias (its path; @size bytes at most). Reused for
+ * the same file. -EACCES where the branch lies on another filesystem or no free name is found.
+ */
+int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size);
 /* Remove the anchors (the directories still empty), deepest first. */
 void cow_unanchor(struct cow *c);
 /* Charge branch file (@dev, @ino) up to @size bytes (what it was charged for before is not

@@ -226,12 +226,25 @@ def test_exec_of_a_workdir_program_and_of_one_written_in_the_run(wd):
     assert r.returncode == 0, r.stderr
     assert r.stdout == b"one\ntwo\n"
     assert snapshot(wd) == before and store(wd) == []  # its stand-in link is gone
-    # Replacing a program of the workdir: refused (EACCES) rather than running the old one.
+    # Replacing a program of the workdir (prog is /bin/true there): the run's runs, under
+    # any spelling of its name (a path search too), a script with its interpreter; the
+    # stand-in it runs through is not listed, and the workdir is untouched after.
+    r = sh(wd, "cp /bin/false prog; ./prog; echo $?; $PWD/prog; echo $?; PATH=$PWD prog; "
+               "echo $?; printf '#!/bin/sh\\necho script\\n' > prog; ./prog; ls -a",
+           "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"1\n1\n1\nscript\n.\n..\na.txt\nprog\nsub\n", r.stdout
+    assert snapshot(wd) == before and store(wd) == []
+    # Control: the workdir's own program, unreplaced, is /bin/true.
+    r = sh(wd, "./prog; echo $?", "--on-exit", "abort")
+    assert r.stdout == b"0\n"
+    # A name ending in a symlink to the replaced program: not run (EACCES), never the old one.
     r = py(wd, """
 import shutil
 shutil.copy("/bin/false", "prog")
+os.symlink("prog", "link")
 try:
-    os.execv("./prog", ["prog"])
+    os.execv("./link", ["link"])
 except OSError as e:
     out(e.errno)
 """, "--on-exit", "abort")

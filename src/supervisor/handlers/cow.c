@@ -16,8 +16,8 @@
  * Kernel objects (FIFOs, sockets, device nodes) are opened by the kernel under the Landlock
  * rules; renaming or linking them is EXDEV. chdir into a directory made in the run enters an
  * empty stand-in made in the workdir (cow_anchor), exec of a file made in the run a link to it
- * (cow_anchor_file). Limits (docs/decisions.md): exec of a file that replaces one of the
- * workdir is refused (EACCES); openat2 with
+ * (cow_anchor_file), or, for one that replaces a workdir file, a link under another name
+ * written over the caller's (exec_alias). Limits (docs/decisions.md): openat2 with
  * resolve flags under the workdir is EXDEV; metadata calls on a descriptor (fchmod, fchown,
  * futimens) copy up the file the descriptor names at the time of the check.
  */
@@ -1053,6 +1053,34 @@ static int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *re
 	return 0;
 }
 
+/* Exec of a file of the branch that replaces one of the workdir: its name there is the
+ * workdir's file, which the kernel would run. So the branch's file is linked into the same
+ * directory under another name of the same length (cow_anchor_alias), and that name is written
+ * over the last component of the caller's name (same length: nothing else in its memory
+ * moves). Only where that component names the file itself (no symlink): the directory part
+ * then leads the kernel to the link. -EACCES where it cannot be done. */
+static int exec_alias(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		      uint64_t addr, const struct cow_res *res)
+{
+	char path[PATH_MAX], alias[PATH_MAX];
+	struct cow_res direct;
+	int r = child_read_path(sv, req, addr, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	const char *slash = strrchr(path, '/'), *rslash = strrchr(res->rel, '/');
+	const char *base = slash ? slash + 1 : path, *rbase = rslash ? rslash + 1 : res->rel;
+	if (strcmp(base, rbase) != 0 ||
+	    (r = resolve_arg(sv, req, dirfd, addr, 0, 0, &direct)) != 0 ||
+	    strcmp(direct.rel, res->rel) != 0)
+		return r < 0 ? r : -EACCES; /* the name ends in a symlink, or is no longer this */
+	if ((r = cow_anchor_alias(sv->cow, res->rel, alias, sizeof(alias))) < 0)
+		return r;
+	const char *abase = strrchr(alias, '/') ? strrchr(alias, '/') + 1 : alias;
+	return notif_mem_write(sv->listener, req, addr + (uint64_t)(base - path), abase,
+			       strlen(abase));
+}
+
 static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp)
 {
@@ -1067,15 +1095,19 @@ static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
 	/* A file of the branch: the workdir gets a link to it for the run (cow_anchor_file);
-	 * one that replaces a file of the workdir cannot be run (EACCES), rather than the
-	 * workdir's old file. */
+	 * one that replaces a file of the workdir, a link under another name that the name the
+	 * caller gave is made to read (exec_alias). */
 	if (res.n.layer == COW_UPPER && !S_ISREG(res.n.st.st_mode))
 		return -EACCES;
-	if (res.n.layer == COW_UPPER && (r = cow_anchor_file(sv->cow, res.rel)) < 0)
+	if (res.n.layer == COW_UPPER && (r = cow_anchor_file(sv->cow, res.rel)) == -EACCES)
+		r = exec_alias(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
+			       &res);
+	if (r < 0)
 		return r;
 	/* CONTINUE: the program is the workdir's (or the branch's, linked there); Landlock
-	 * grants the workdir execute and no write, so whatever the name reads by then runs
-	 * only what the sandbox may run. */
+	 * grants the workdir execute and no write, so whatever the name reads by then (the
+	 * caller's threads may change it, or the alias written into it) runs only what the
+	 * sandbox may run. */
 	notif_answer_continue(resp);
 	return 0;
 }
