@@ -349,6 +349,12 @@ static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied, uint32_t 
 	 * falls back to clone(2), whose flags the rules above see. */
 	if (r == 0 && !denied[SCMP_SYS(clone3)])
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* statmount and listmount (6.8) read the host's mount table, past the sandbox's view of
+	 * /proc/mounts and mountinfo (and past a policy without /proc): ENOSYS, what an older
+	 * kernel says, so programs fall back to /proc. By number: libseccomp 2.5 names neither. */
+	static const int mount_reads[] = { 457 /* statmount */, 458 /* listmount */ };
+	for (size_t i = 0; r == 0 && i < ELEMENTSOF(mount_reads); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), mount_reads[i], 0);
 	if (r == 0 && !denied[SCMP_SYS(ioctl)])
 		r = add_masked_rules(ctx, SCMP_SYS(ioctl), EPERM, 1, low32, ioctls,
 				     ELEMENTSOF(ioctls));

@@ -5,9 +5,12 @@ supervisor serves each open that reaches it, decided on the file reached: anothe
 sandbox's own processes are served. /sys/firmware, /sys/kernel/security and /sys/class/net are
 carved out of every grant. Controls: the same opens outside the sandbox succeed."""
 
+import errno
 import json
 import os
 import subprocess
+
+import pytest
 
 from conftest import PY, RACE, SYSTEM_READ, run
 
@@ -249,3 +252,27 @@ def test_host_names_and_mounts_do_not_show():
     r = run(*SYSTEM_READ, "-r", "/proc", "-r", "/etc", "--name", "quiet", "--", PY, "-c", code,
             timeout=60)
     assert r.stdout == b"quiet quiet quiet\n13\n", r.stderr
+
+
+MOUNT_READS = """
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+req = ctypes.create_string_buffer(struct.pack("IIQQQ", 32, 0, 0xffffffffffffffff, 0, 0))
+out = (ctypes.c_uint64 * 64)()
+ctypes.set_errno(0)
+listed = libc.syscall(458, req, out, 64, 0)  # listmount(LSMT_ROOT)
+print(listed if listed >= 0 else -ctypes.get_errno())
+"""
+
+
+def test_the_host_mount_table_cannot_be_listed():
+    # Control: on the host, listmount lists the mounts (6.8+; ENOSYS on an older kernel).
+    r = subprocess.run([PY, "-c", MOUNT_READS], capture_output=True, timeout=60)
+    host = int(r.stdout)
+    if host == -errno.ENOSYS:
+        pytest.skip("listmount (Linux 6.8) not on this kernel")
+    assert host > 1, r.stderr
+    # In the sandbox: ENOSYS, as on a kernel without it (programs fall back to /proc).
+    for extra in ([], ["-r", "/proc"]):
+        r = run(*SYSTEM_READ, *extra, "--", PY, "-c", MOUNT_READS, timeout=60)
+        assert r.stdout == b"%d\n" % -errno.ENOSYS, (extra, r.stdout, r.stderr)
