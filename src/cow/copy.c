@@ -65,6 +65,17 @@ void cow_copy_xattrs(int from, int to)
 	}
 }
 
+void cow_copy_dir_xattrs(int fromdir, const char *from, int todir, const char *to)
+{
+	_cleanup_close_ int f = openat(fromdir, *from ? from : ".",
+				       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int t = f < 0 ? -1
+				      : openat(todir, *to ? to : ".",
+					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (t >= 0)
+		cow_copy_xattrs(f, t);
+}
+
 int cow_copy_symlink(int fromdir, const char *from, int todir, const char *to)
 {
 	char t[PATH_MAX];
@@ -141,6 +152,7 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 	if (S_ISDIR(cp.st.st_mode)) {
 		if (mkdirat(c->upper_fd, to, 0700) < 0)
 			return -errno;
+		cow_copy_dir_xattrs(fromfd, from, c->upper_fd, to); /* a default ACL too */
 		return fchmodat(c->upper_fd, to, cp.st.st_mode & 07777, 0) < 0 ? -errno : 0;
 	}
 	if (!S_ISREG(cp.st.st_mode))

@@ -241,6 +241,7 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 		(void)cow_abort(c);
 		return error_set(reterr, r, "fs_storage: %s: %s", c->upper, strerror(-r));
 	}
+	cow_copy_dir_xattrs(c->lower_fd, "", c->upper_fd, ""); /* the workdir's default ACL */
 	return 0;
 }
 
@@ -555,6 +556,9 @@ int cow_parents_up(struct cow *c, const char *rel)
 				return -ENOENT;
 			if (mkdirat(c->upper_fd, prefix, 0700) < 0 && errno != EEXIST)
 				return -errno;
+			/* Its attributes too: a default ACL decides the modes of what is made in
+			 * it. */
+			cow_copy_dir_xattrs(c->lower_fd, prefix, c->upper_fd, prefix);
 			(void)!fchmodat(c->upper_fd, prefix, lst.st_mode & 07777, 0);
 		}
 		i = j + 1;

@@ -305,13 +305,21 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_setxattrat }, handle_cow_rest, cow },
 	{ { .nr = SYS_removexattrat }, handle_cow_rest, cow },
 	{ { .nr = SYS_file_setattr }, handle_cow_rest, cow },
-	/* ioctl's request is an unsigned int: the high half is not the kernel's. */
-	{ { SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, FS_IOC_SETFLAGS) }, 0 },
-	  handle_cow_rest,
-	  cow },
-	{ { SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, FS_IOC_FSSETXATTR) }, 0 },
-	  handle_cow_rest,
-	  cow },
+/* ioctl's request is an unsigned int: the high half is not the kernel's. The requests
+ * that change an inode (COW_INODE_IOCTLS). */
+#define INODE_IOCTL(req)                                                                           \
+	{                                                                                          \
+		{ SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, (req)) }, 0 }, handle_cow_rest, cow     \
+	}
+	INODE_IOCTL(FS_IOC_SETFLAGS),
+	INODE_IOCTL(FS_IOC_FSSETXATTR),
+	INODE_IOCTL(FS_IOC_SETVERSION),
+	INODE_IOCTL(EXT4_IOC_SETVERSION_),
+	INODE_IOCTL(FS_IOC_ENABLE_VERITY),
+	INODE_IOCTL(FS_IOC_SET_ENCRYPTION_POLICY),
+	INODE_IOCTL(BTRFS_IOC_SUBVOL_SETFLAGS),
+	INODE_IOCTL(FS_IOC_SETFSLABEL),
+#undef INODE_IOCTL
 	{ { .nr = SYS_fchown }, handle_cow_rest, cow },
 	{ { .nr = SYS_fchownat }, handle_cow_rest, cow },
 	{ { .nr = SYS_utimensat }, handle_cow_rest, cow },

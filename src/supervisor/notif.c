@@ -214,18 +214,20 @@ int notif_addfd_answer(int listener, const struct seccomp_notif *req, int *fd, i
 	return NOTIF_DEFERRED;
 }
 
-int proc_umask(pid_t pid, mode_t *ret)
+int proc_umask(pid_t pid, mode_t *ret, long *ret_threads)
 {
 	char buf[4096];
 
 	if (proc_read(pid, "status", buf, sizeof(buf)) < 0)
 		return -EIO; /* answered: a task gone reads no answer */
-	const char *u = strstr(buf, "\nUmask:");
+	const char *u = strstr(buf, "\nUmask:"), *t = strstr(buf, "\nThreads:");
 	char *end;
 	long v = u ? strtol(u + 7, &end, 8) : -1;
 	if (v < 0 || v > 0777)
 		return -EIO;
 	*ret = (mode_t)v;
+	if (ret_threads)
+		*ret_threads = t ? strtol(t + 9, &end, 10) : -1;
 	return 0;
 }
 

@@ -93,6 +93,6 @@ int proc_status_number(pid_t pid, const char *field, long *ret);
 ssize_t proc_fd_path(pid_t pid, int fd, char *buf, size_t size);
 /* The umask of task @pid (its /proc status), what files made on its behalf are created with.
  * -EIO where it cannot be read. */
-int proc_umask(pid_t pid, mode_t *ret);
+int proc_umask(pid_t pid, mode_t *ret, long *ret_threads);
 /* A pid field ("Tgid", "PPid") of /proc/<pid>/status: > 0. -ESRCH, -EPERM, -EINVAL. */
 int proc_status_field(pid_t pid, const char *field, pid_t *ret);

@@ -8,13 +8,15 @@ import hashlib
 import json
 import os
 import pathlib
+import shutil
 import signal
+import struct
 import subprocess
 import threading
 
 import pytest
 
-from conftest import PY, PRELUDE, SYSTEM_READ, result_json, run
+from conftest import PY, PRELUDE, SYSTEM_READ, require, result_json, run
 
 
 def snapshot(root):
@@ -573,6 +575,162 @@ def test_modes_attributes_and_flags_never_reach_the_workdir(wd, tmp_path):
     kernel = json.loads(k.stdout.decode().splitlines()[-1])
     assert errno.EOPNOTSUPP not in kernel.values(), kernel
     assert kernel["setxattr"] == kernel["fsetxattr"] == kernel["setflags"] == 0
+
+
+# A thread without CLONE_FS (its own umask) sets umask 077 and execs: the exec moves it to the
+# leader's tid, whose mask (0) the supervisor may have known; the new program's file is 0600.
+THREAD_EXEC = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+extern char **environ;
+static char stack[1 << 16];
+static char *self;
+static volatile int umasked, go;
+static void made(const char *name)
+{
+	struct stat st;
+	int fd = open(name, O_CREAT | O_WRONLY, 0666);
+	fstat(fd, &st);
+	close(fd);
+	printf("%s %o\n", name, st.st_mode & 0777);
+	fflush(stdout);
+}
+static int thread(void *arg)
+{
+	struct stat st;
+	char *argv[] = { self, "after", NULL };
+	syscall(SYS_umask, 077);
+	syscall(SYS_newfstatat, AT_FDCWD, ".", &st, 0); /* a call after it: umask returned */
+	umasked = 1;
+	while (!go)
+		;
+	syscall(SYS_execve, self, argv, environ);
+	return 0;
+}
+int main(int argc, char **argv)
+{
+	self = argv[0];
+	if (argc > 1) {
+		made("f3");
+		return 0;
+	}
+	umask(0);
+	made("f1");
+	clone(thread, stack + sizeof(stack), CLONE_VM | CLONE_SIGHAND | CLONE_THREAD, NULL);
+	while (!umasked)
+		;
+	made("f2");
+	go = 1;
+	for (;;)
+		pause();
+}
+"""
+
+
+def test_a_thread_exec_takes_its_own_umask_along(wd, tmp_path):
+    require(shutil.which("gcc"), "gcc (builds the thread-exec probe)")
+    src, exe = tmp_path / "te.c", tmp_path / "te"
+    src.write_text(THREAD_EXEC)
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
+    # Control: the kernel's own modes.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    k = subprocess.run([str(exe)], cwd=plain, capture_output=True, timeout=30)
+    assert k.stdout == b"f1 666\nf2 666\nf3 600\n", k
+    r = run(*cow_flags(wd, "--on-exit", "abort"), "-r", str(tmp_path), "--cwd", str(wd), "--",
+            str(exe), timeout=30)
+    assert r.stdout == k.stdout, (r.stdout, r.stderr)
+
+
+DESCRIPTOR_CALLS = """
+import fcntl, struct
+def changes(fd):
+    res = []
+    for call in (lambda: os.chmod(fd, 0o600), lambda: os.utime(fd, (0, 0)),
+                 lambda: os.setxattr(fd, "user.evil", b"1"),
+                 lambda: os.removexattr(fd, "user.keep"),
+                 lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("i", 0x80))):
+        try:
+            call(); res.append(0)
+        except OSError as e:
+            res.append(e.errno)
+    return res
+"""
+
+
+def test_a_descriptor_of_a_deleted_or_moved_workdir_file_changes_nothing(wd):
+    files = [wd / "a.txt", wd / "sub" / "b.txt"]
+    for f in files:
+        os.setxattr(f, "user.keep", b"1")
+    state = lambda: [(f.stat().st_mode, f.stat().st_mtime_ns, os.listxattr(f), f.read_bytes())
+                     for f in files]
+    before = state()
+    code = DESCRIPTOR_CALLS + """
+fd = os.open("a.txt", os.O_RDONLY)
+os.unlink("a.txt")
+gone = changes(fd)
+fd2 = os.open("sub/b.txt", os.O_RDONLY)
+os.rename("sub/b.txt", "sub/c.txt")
+moved = changes(fd2)
+out([gone, moved])
+"""
+    r = py(wd, code, "--on-exit", "abort")
+    assert result_json(r) == [[errno.EPERM] * 5] * 2
+    assert state() == before
+    # Control: a descriptor of a file the run made (the branch's) takes every change.
+    r = py(wd, DESCRIPTOR_CALLS + """
+fd = os.open("made", os.O_CREAT | os.O_RDWR, 0o644)
+os.setxattr(fd, "user.keep", b"1")
+out(changes(fd))
+""", "--on-exit", "abort")
+    got = result_json(r)
+    assert got[:4] == [0, 0, 0, 0], got  # the flag ioctl: whatever the branch's filesystem says
+
+
+# Made with umask 022 in a directory with a default ACL (user rwx, group and other nothing) and
+# in a setgid directory: the kernel's modes are 0600/0700 and 0644/2755.
+INHERITED_SCRIPT = """
+os.umask(0o022)
+res = {}
+for d in ("acl", "g"):
+    fd = os.open(d + "/f", os.O_CREAT | os.O_WRONLY, 0o666)
+    os.close(fd)
+    os.mkdir(d + "/sub", 0o777)
+    res[d] = [oct(os.stat(d + "/f").st_mode & 0o7777), oct(os.stat(d + "/sub").st_mode & 0o7777)]
+out(res)
+"""
+DEFAULT_ACL = struct.pack("<I" + "HHI" * 3, 2, 0x01, 7, 0xffffffff, 0x04, 0, 0xffffffff,
+                          0x20, 0, 0xffffffff)
+
+
+def inherited_dirs(root):
+    (root / "acl").mkdir()
+    os.setxattr(root / "acl", "system.posix_acl_default", DEFAULT_ACL)
+    (root / "g").mkdir()
+    os.chmod(root / "g", 0o2775)
+
+
+def test_modes_follow_default_acls_and_setgid_directories(wd, tmp_path):
+    inherited_dirs(wd)
+    r = py(wd, INHERITED_SCRIPT)
+    got = result_json(r)
+    # Control: the kernel's own modes, the same script in a plain directory.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    inherited_dirs(plain)
+    k = subprocess.run([PY, "-c", PRELUDE + INHERITED_SCRIPT], cwd=plain, capture_output=True)
+    assert k.returncode == 0, k.stderr
+    want = json.loads(k.stdout.decode().splitlines()[-1])
+    assert want == {"acl": ["0o600", "0o700"], "g": ["0o644", "0o2755"]}
+    assert got == want
+    # Committed as made.
+    assert oct((wd / "acl" / "f").stat().st_mode & 0o7777) == "0o600"
+    assert oct((wd / "g" / "sub").stat().st_mode & 0o7777) == "0o2755"
 
 
 def test_a_commit_keeps_extended_attributes(wd):

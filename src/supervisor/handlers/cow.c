@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
 
@@ -185,17 +186,29 @@ static int is_special(mode_t m)
 	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
 }
 
-/* Give what was just made in the branch (@fd, or @rel under @fd) @mode exactly: the kernel
- * applied the supervisor's umask too, which may take more than the child's. */
-static int mode_exactly(int fd, const char *rel, mode_t mode)
+/* Give @rel, just made in the branch (@fd: open, or -1), @mode, the child's mode and umask:
+ * the kernel applied the supervisor's umask, which may take more. Not where the kernel decided
+ * as it would for the child: the setgid bit of a directory made in a setgid one, and every bit
+ * beneath a default ACL (which replaces the umask; copied with the directories). */
+static int mode_exactly(struct cow *c, int fd, const char *rel, mode_t mode)
 {
+	char parent[PATH_MAX];
 	struct stat st;
 
-	if (rel ? fstatat(fd, rel, &st, AT_SYMLINK_NOFOLLOW) : fstat(fd, &st))
+	if (fd >= 0 ? fstat(fd, &st) : fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW))
 		return negative_errno();
-	if ((st.st_mode & 07777) == mode)
+	mode_t have = st.st_mode & 07777;
+	if (S_ISDIR(st.st_mode))
+		mode = (mode & ~(mode_t)S_ISGID) | (have & S_ISGID);
+	if (have == mode)
 		return 0;
-	return (rel ? fchmodat(fd, rel, mode, 0) : fchmod(fd, mode)) < 0 ? negative_errno() : 0;
+	const char *slash = strrchr(rel, '/');
+	snprintf(parent, sizeof(parent), "%s/%.*s", c->upper, slash ? (int)(slash - rel) : 0, rel);
+	if (lgetxattr(parent, "system.posix_acl_default", NULL, 0) >= 0)
+		return 0;
+	return (fd >= 0 ? fchmod(fd, mode) : fchmodat(c->upper_fd, rel, mode, 0)) < 0
+		       ? negative_errno()
+		       : 0;
 }
 
 /* ---- open -------------------------------------------------------------------------------- */
@@ -233,7 +246,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			    (int)(flags & ~(uint64_t)O_CLOEXEC) | O_CREAT | O_EXCL | O_NOFOLLOW |
 				    O_CLOEXEC,
 			    mode & ~um & 07777);
-		if (fd < 0 || (r = mode_exactly(fd, NULL, mode & ~um & 07777)) < 0) {
+		if (fd < 0 || (r = mode_exactly(c, fd, res.rel, mode & ~um & 07777)) < 0) {
 			r = fd < 0 ? negative_errno() : r;
 			safe_close(fd);
 			return r;
@@ -548,7 +561,7 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 		return r;
 	mode_t want = (mode_t)a[at + 1] & ~um & 07777;
 	if ((r = cow_mkdir(sv->cow, res.rel, want)) < 0 ||
-	    (r = mode_exactly(sv->cow->upper_fd, res.rel, want)) < 0)
+	    (r = mode_exactly(sv->cow, -1, res.rel, want)) < 0)
 		return r;
 	notif_answer_value(resp, 0);
 	return 0;
@@ -579,7 +592,7 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		return r;
 	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)
 		return negative_errno();
-	if ((r = mode_exactly(sv->cow->upper_fd, res.rel, mode & ~um & 07777)) < 0)
+	if ((r = mode_exactly(sv->cow, -1, res.rel, mode & ~um & 07777)) < 0)
 		return r;
 	notif_answer_value(resp, 0);
 	return 0;
@@ -706,6 +719,8 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res);
+static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		    struct cow_res *res);
 
 /* @real, a path the kernel gives, as an entry of the workdir in @res (looked up). 1: not beneath
  * the workdir; 0; COW_HOLD (cow_held); -errno. */
@@ -729,15 +744,15 @@ static int res_of_real(struct supervisor *sv, const char *real, struct cow_res *
  * file of the workdir; 0: @res set to the workdir's file it reaches; -EACCES: a magic link of
  * /proc (cwd, root, another process's) the supervisor cannot follow as the child. */
 static int outside_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			  uint64_t addr, int follow, struct cow_res *res)
+			  uint64_t addr, int follow, int copy, struct cow_res *res)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
 
 	if (r < 0)
 		return r;
-	if (!path[0]) /* AT_EMPTY_PATH: the descriptor's own file */
-		return fd_target(sv, req, dirfd, res);
+	if (!path[0]) /* AT_EMPTY_PATH: the descriptor's own file (copied up with @copy) */
+		return copy ? fd_target(sv, req, dirfd, res) : fd_entry(sv, req, dirfd, res);
 	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, 0, !follow);
 	if (fd == -ELOOP)
 		return -EACCES; /* a magic link (however spelled) or a loop: not followed here */
@@ -754,7 +769,7 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 {
 	int r = resolve_arg(sv, req, dirfd, addr, follow, empty_ok, res);
 	if (r == 1 && addr)
-		r = outside_target(sv, req, dirfd, addr, follow, res);
+		r = outside_target(sv, req, dirfd, addr, follow, 1, res);
 	if (r != 0)
 		return r;
 	if (res->n.layer == COW_NONE)
@@ -779,10 +794,14 @@ static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int 
 	if (proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) <= 0)
 		return 1;
 	int r = res_of_real(sv, real, res);
-	if (r == COW_HOLD)
+	if (r == COW_HOLD || r == 1)
 		return r;
-	if (r != 0 || res->n.layer == COW_NONE)
-		return 1; /* a file deleted in the run, still open: the kernel's */
+	/* A workdir file (its name is under the workdir, where the branch never lies) that the
+	 * merged view no longer shows there: deleted or renamed in the run, or by the host. It
+	 * has no copy in the branch to change instead, and the kernel would change the
+	 * workdir's own: refused. */
+	if (r < 0 || res->n.layer == COW_NONE)
+		return -EPERM;
 	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
 	return 0;
@@ -840,7 +859,7 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	if (fd >= 0)
 		r = fd_entry(sv, req, fd, &res);
 	else if ((r = resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) == 1 && path)
-		r = outside_target(sv, req, dirfd, path, follow, &res);
+		r = outside_target(sv, req, dirfd, path, follow, 0, &res);
 	else if (r == 1 && empty_ok) /* AT_EMPTY_PATH: the descriptor's own file */
 		r = fd_entry(sv, req, dirfd, &res);
 	if (r == 1)

@@ -4,8 +4,9 @@
  * create. Where the supervisor makes files on the child's behalf (a workdir; a writable grant
  * holding a denied path), umask() is trapped: the kernel sets the mask (CONTINUE), and the
  * supervisor forgets every mask it knew (the caller may share its mask with other tasks:
- * CLONE_FS). A mask read from /proc/<tid>/status is then kept for that task while a pidfd of it
- * says it lives (so the tid still names that task), except while a umask() is on its way: from
+ * CLONE_FS). A mask read from /proc/<tid>/status is then kept for that task, when it is alone in
+ * its process, while a pidfd of it says it lives (so the tid still names that task: a thread's
+ * exec would give it the leader's), except while a umask() is on its way: from
  * its notification until the same task's next one (which proves the call returned), what /proc
  * shows may be about to change, so the mask is read each time and kept by nobody.
  */
@@ -72,7 +73,7 @@ int sandbox_umask(struct supervisor *sv, const struct seccomp_notif *req, mode_t
 	pid_t tid = (pid_t)req->pid;
 
 	if (!sv->umask_traced || u->n_flying || u->lost)
-		return proc_umask(tid, ret); /* not followed, or about to change */
+		return proc_umask(tid, ret, NULL); /* not followed, or about to change */
 	for (size_t i = 0; i < u->n; i++) {
 		if (u->v[i].tid != tid)
 			continue;
@@ -84,8 +85,13 @@ int sandbox_umask(struct supervisor *sv, const struct seccomp_notif *req, mode_t
 		u->v[i] = u->v[--u->n];
 		break;
 	}
-	int r = proc_umask(tid, ret);
-	if (r < 0)
+	long threads;
+	int r = proc_umask(tid, ret, &threads);
+	if (r < 0 || threads != 1)
+		/* Kept for a task alone in its process only: a thread's exec moves it to the
+		 * leader's tid (de_thread), whose pidfd then names a task with the thread's own
+		 * mask (a CLONE_THREAD thread need not share the umask: CLONE_FS). A thread made
+		 * later starts with the mask kept, and changes it only by a trapped umask(). */
 		return r;
 	/* A thread's own pidfd (6.9+), else the process's, which names a thread group leader
 	 * only (a tid that is no leader is then not kept). */
