@@ -543,6 +543,7 @@ res = {
     "removexattrat": raw(466, -100, buf(b"a.txt"), 0, buf(b"user.keep")),
     "setflags": call(lambda: fcntl.ioctl(fd, 0x40086602, flag)),
     "setflags_high_bits": raw(16, fd, 0x140086602, buf(flag)),
+    "setversion": call(lambda: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 1234))),
     "file_setattr": raw(469, -100, buf(b"a.txt"), buf(bytes(32)), 24, 0),
 }
 os.close(fd)

@@ -816,8 +816,8 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 	return r != 0 ? r : cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
-/* A change to a file's extended attributes or flags (setxattr, removexattr and their l, f and
- * at forms, file_setattr, ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR): not staged in the
+/* A change to a file's extended attributes or inode (setxattr, removexattr and their l, f and
+ * at forms, file_setattr, the ioctls of COW_INODE_IOCTLS: flags, version...): not staged in the
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
  * says) rather than made on the workdir's own file. Elsewhere, and for the branch's files
  * (descriptors of files made or copied in the run), the kernel's. */
@@ -830,12 +830,17 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	uint64_t path = a[0];
 
 	switch (req->data.nr) {
-	case SYS_ioctl:
-		if ((uint32_t)a[1] != FS_IOC_SETFLAGS && (uint32_t)a[1] != FS_IOC_FSSETXATTR)
-			return COW_PASS; /* not a change of the flags (trapped for another reason)
+	case SYS_ioctl: {
+		static const uint32_t inode_ioctls[] = { COW_INODE_IOCTLS };
+		size_t i = 0;
+		while (i < ELEMENTSOF(inode_ioctls) && inode_ioctls[i] != (uint32_t)a[1])
+			i++;
+		if (i == ELEMENTSOF(inode_ioctls))
+			return COW_PASS; /* not a change of the inode (trapped for another reason)
 					  */
 		fd = (int)a[0];
 		break;
+	}
 	case SYS_fsetxattr:
 	case SYS_fremovexattr:
 		fd = (int)a[0];
@@ -1373,7 +1378,7 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_setxattrat:
 	case SYS_removexattrat:
 	case SYS_file_setattr:
-	case SYS_ioctl: /* FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR only (dispatch.c) */
+	case SYS_ioctl: /* COW_INODE_IOCTLS only (dispatch.c) */
 		h = cow_attr;
 		break;
 	default: /* not a call of the workdir's: its own handler's */
