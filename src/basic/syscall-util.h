@@ -36,6 +36,12 @@
 #ifndef SYS_setxattrat
 #define SYS_setxattrat 463 /* 6.13 */
 #endif
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464 /* 6.13 */
+#endif
+#ifndef SYS_listxattrat
+#define SYS_listxattrat 465 /* 6.13 */
+#endif
 #ifndef SYS_removexattrat
 #define SYS_removexattrat 466 /* 6.13 */
 #endif

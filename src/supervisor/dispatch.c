@@ -295,7 +295,8 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_fchmod }, handle_cow_rest, cow },
 	{ { .nr = SYS_fchmodat }, handle_cow_rest, cow },
 	{ { .nr = SYS_fchmodat2 }, handle_cow_rest, cow },
-	/* The attributes of a file: its extended attributes, its flags (chattr). */
+	/* The attributes of a file: its extended attributes (changed and read: handlers/
+	 * cow-xattr.c), its flags (chattr). */
 	{ { .nr = SYS_setxattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_lsetxattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_fsetxattr }, handle_cow_rest, cow },
@@ -305,6 +306,12 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_setxattrat }, handle_cow_rest, cow },
 	{ { .nr = SYS_removexattrat }, handle_cow_rest, cow },
 	{ { .nr = SYS_file_setattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_getxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_lgetxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_listxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_llistxattr }, handle_cow_rest, cow },
+	{ { .nr = SYS_getxattrat }, handle_cow_rest, cow },
+	{ { .nr = SYS_listxattrat }, handle_cow_rest, cow },
 /* ioctl's request is an unsigned int: the high half is not the kernel's. The requests
  * that change an inode (COW_INODE_IOCTLS). */
 #define INODE_IOCTL(req)                                                                           \

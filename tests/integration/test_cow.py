@@ -512,8 +512,9 @@ def test_modes_follow_the_umask_as_it_changes(wd, tmp_path):
                          "u5": "0o640", "t1": "0o640", "d": "0o750"}
 
 
-# Every way to change a file's mode, extended attributes or flags, on a workdir file: the
-# attribute changes are refused (EOPNOTSUPP: not staged), the mode change is the branch's.
+# Every way to change a file's mode, inode flags and extended attributes, on a workdir file:
+# the mode and the extended attributes are the branch's (read back by name and descriptor),
+# the inode's flags, version (and file_setattr) are refused (EOPNOTSUPP: not staged).
 ATTR_SCRIPT = """
 import fcntl, struct
 def call(f):
@@ -523,50 +524,55 @@ def call(f):
         return e.errno
 def raw(nr, *args):
     r, e = sc(nr, *args)
-    return e
+    return e or r
 kept = []
 def buf(b):  # an address that stays valid (the buffer kept)
     kept.append(ctypes.create_string_buffer(b))
     return ctypes.addressof(kept[-1])
+def xattrs(name):
+    return sorted([k, os.getxattr(name, k).decode()] for k in os.listxattr(name))
 fd = os.open("a.txt", os.O_RDONLY)
 flag = struct.pack("i", 0x80)  # FS_NOATIME_FL, which a file's owner may set
 res = {
-    "setxattr": call(lambda: os.setxattr("a.txt", "user.x", b"1")),
-    "lsetxattr": call(lambda: os.setxattr("a.txt", "user.x", b"1", follow_symlinks=False)),
-    "fsetxattr": call(lambda: os.setxattr(fd, "user.x", b"1")),
-    "removexattr": call(lambda: os.removexattr("a.txt", "user.keep")),
-    "fremovexattr": call(lambda: os.removexattr(fd, "user.keep")),
-    "setxattrat": raw(463, -100, buf(b"a.txt"), 0, buf(b"user.y"),
-                      buf(struct.pack("QII", buf(b"1"), 1, 0)), 16),
-    "setxattrat_empty_path": raw(463, fd, buf(b""), 0x1000, buf(b"user.y"),
-                                 buf(struct.pack("QII", buf(b"1"), 1, 0)), 16),
-    "removexattrat": raw(466, -100, buf(b"a.txt"), 0, buf(b"user.keep")),
     "setflags": call(lambda: fcntl.ioctl(fd, 0x40086602, flag)),
     "setflags_high_bits": raw(16, fd, 0x140086602, buf(flag)),
     "setversion": call(lambda: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 1234))),
     "file_setattr": raw(469, -100, buf(b"a.txt"), buf(bytes(32)), 24, 0),
+    "setxattr": call(lambda: os.setxattr("a.txt", "user.x", b"1")),
+    "lsetxattr": call(lambda: os.setxattr("a.txt", "user.l", b"2", follow_symlinks=False)),
+    "fsetxattr": call(lambda: os.setxattr(fd, "user.f", b"3")),
+    "removexattr": call(lambda: os.removexattr("a.txt", "user.keep")),
+    "setxattrat": raw(463, -100, buf(b"a.txt"), 0, buf(b"user.at"),
+                      buf(struct.pack("QII", buf(b"4"), 1, 0)), 16),
+    "getxattrat": raw(464, -100, buf(b"a.txt"), 0, buf(b"user.at"),
+                      buf(struct.pack("QII", buf(b"??"), 2, 0)), 16),
+    "create_existing": call(lambda: os.setxattr("a.txt", "user.x", b"9", os.XATTR_CREATE)),
+    "get_missing": call(lambda: os.getxattr("a.txt", "user.none")),
+    "seen": xattrs("a.txt"),
 }
 os.close(fd)
 res["fchmodat2"] = raw(452, -100, buf(b"a.txt"), 0o600, 0)
 res["mode_seen"] = oct(os.stat("a.txt").st_mode & 0o777)
-new = os.open("made.txt", os.O_CREAT | os.O_WRONLY, 0o644)
-res["fsetxattr_made"] = call(lambda: os.setxattr(new, "user.made", b"2"))
+with open("made.txt", "w") as f:
+    pass
+os.setxattr("made.txt", "user.made", b"5")
+res["made_seen"] = xattrs("made.txt")
 out(res)
 """
 
 
-def test_modes_attributes_and_flags_never_reach_the_workdir(wd, tmp_path):
+def test_modes_and_attributes_are_the_branchs_and_inode_flags_refused(wd, tmp_path):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")
-    before = (a.stat().st_mode, os.listxattr(a), a.read_bytes())
+    state = lambda: (a.stat().st_mode, sorted(os.listxattr(a)), a.read_bytes())
+    before = state()
     r = py(wd, ATTR_SCRIPT, "--on-exit", "abort")
     got = result_json(r)
-    changes = [k for k in got if k not in ("fchmodat2", "mode_seen", "fsetxattr_made")]
-    assert {k: got[k] for k in changes} == {k: errno.EOPNOTSUPP for k in changes}, got
-    assert got["fchmodat2"] == 0 and got["mode_seen"] == "0o600"  # the branch's mode
-    assert got["fsetxattr_made"] == 0  # a file made in the run is the branch's
-    assert (a.stat().st_mode, os.listxattr(a), a.read_bytes()) == before
-    # Control: the same calls on a plain file are made (the kernel's answers, no sandbox).
+    refused = ("setflags", "setflags_high_bits", "setversion", "file_setattr")
+    assert {k: got[k] for k in refused} == {k: errno.EOPNOTSUPP for k in refused}, got
+    assert state() == before  # nothing reached the workdir
+    # Control: the kernel's own answers, the same script on a plain file: the same, but for
+    # what the sandbox refuses.
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "a.txt").write_text("hello\n")
@@ -574,8 +580,16 @@ def test_modes_attributes_and_flags_never_reach_the_workdir(wd, tmp_path):
     k = subprocess.run([PY, "-c", PRELUDE + ATTR_SCRIPT], cwd=plain, capture_output=True)
     assert k.returncode == 0, k.stderr
     kernel = json.loads(k.stdout.decode().splitlines()[-1])
-    assert errno.EOPNOTSUPP not in kernel.values(), kernel
-    assert kernel["setxattr"] == kernel["fsetxattr"] == kernel["setflags"] == 0
+    assert kernel["setflags"] == kernel["setversion"] == 0
+    assert {k: v for k, v in got.items() if k not in refused} == \
+        {k: v for k, v in kernel.items() if k not in refused}, (got, kernel)
+    assert got["seen"] == [["user.at", "4"], ["user.f", "3"], ["user.l", "2"], ["user.x", "1"]]
+    assert got["made_seen"] == [["user.made", "5"]] and got["mode_seen"] == "0o600"
+    # Committed: the workdir takes them.
+    r = py(wd, ATTR_SCRIPT)
+    assert result_json(r)["seen"] == got["seen"]
+    assert sorted(os.listxattr(a)) == ["user.at", "user.f", "user.l", "user.x"]
+    assert os.getxattr(wd / "made.txt", "user.made") == b"5"
 
 
 # A thread without CLONE_FS (its own umask) sets umask 077 and execs: the exec moves it to the

@@ -359,9 +359,10 @@ static void test_trap_set_features(void)
 	 * flag ioctls, each on the low 32 bits of the request only. */
 	static const int attrs[] = { SYS_fchmodat2,    SYS_setxattr,   SYS_fsetxattr,
 				     SYS_lremovexattr, SYS_setxattrat, SYS_removexattrat,
-				     SYS_file_setattr };
+				     SYS_file_setattr, SYS_getxattr,   SYS_llistxattr,
+				     SYS_getxattrat };
 	is_int(count_traps(&cw, attrs, ELEMENTSOF(attrs), &total), ELEMENTSOF(attrs),
-	       "  fchmodat2, the xattr changes (setxattrat, removexattrat too), file_setattr");
+	       "  fchmodat2, the xattr calls (the at forms too; not fgetxattr), file_setattr");
 	struct trap all[DISPATCH_MAX_TRAPS];
 	size_t n_all = dispatch_trap_set(&cw, all, DISPATCH_MAX_TRAPS);
 	int ioctls = 0;
@@ -372,6 +373,9 @@ static void test_trap_set_features(void)
 			  (all[i].cond[0].datum_b == FS_IOC_SETFLAGS ||
 			   all[i].cond[0].datum_b == FS_IOC_FSSETXATTR);
 	is_int(ioctls, 2, "  ioctl FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR, on the low 32 bits");
+	static const int fd_reads[] = { SYS_fgetxattr, SYS_flistxattr };
+	is_int(count_traps(&cw, fd_reads, ELEMENTSOF(fd_reads), &total), 0,
+	       "  not fgetxattr, flistxattr (the descriptor's file is its layer's)");
 	is_int(count_traps(&p, attrs, ELEMENTSOF(attrs), &total), 0, "  none of them without it");
 	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), 0,
 	       "  not the writes without max_disk");

@@ -39,6 +39,7 @@
 
 #include "cow/cow.h"
 #include "fd-util.h"
+#include "cow-internal.h"
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
@@ -117,8 +118,8 @@ static int may_reach(struct cow *c, const char *abs)
 
 /* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
  * ours); 0: @res set; -errno, NOTIF_GONE. */
-static int resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		       uint64_t addr, int follow, int empty_ok, struct cow_res *res)
+int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    uint64_t addr, int follow, int empty_ok, struct cow_res *res)
 {
 	char path[PATH_MAX], base[PATH_MAX], abs[2 * PATH_MAX + 2];
 
@@ -181,11 +182,6 @@ static const char *at_rel(const char *rel)
 	return *rel ? rel : ".";
 }
 
-static int is_special(mode_t m)
-{
-	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
-}
-
 /* Give @rel, just made in the branch (@fd: open, or -1), @mode, the child's mode and umask:
  * the kernel applied the supervisor's umask, which may take more. Not where the kernel decided
  * as it would for the child: the setgid bit of a directory made in a setgid one, and every bit
@@ -220,7 +216,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct cow *c = sv->cow;
 	struct cow_res res;
 	int excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
-	int r = resolve_arg(sv, req, dirfd, addr, !(flags & O_NOFOLLOW) && !excl, 0, &res);
+	int r = cow_resolve_arg(sv, req, dirfd, addr, !(flags & O_NOFOLLOW) && !excl, 0, &res);
 
 	if (r != 0)
 		return r;
@@ -269,7 +265,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			notif_answer_continue(resp);
 			return 0;
 		}
-		if (is_special(n->st.st_mode)) {
+		if (cow_is_special(n->st.st_mode)) {
 			/* A FIFO, socket or device node: the kernel opens it, under Landlock's
 			 * read-only grant of the workdir (no name under it can be opened for
 			 * writing by the kernel, whatever it reads by then). */
@@ -357,8 +353,8 @@ static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 	default:
 		break;
 	}
-	r = resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
-			(flags & AT_EMPTY_PATH) != 0, &res);
+	r = cow_resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
+			    (flags & AT_EMPTY_PATH) != 0, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -395,8 +391,8 @@ static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 		if (req->data.nr == SYS_faccessat2)
 			flags = (int)a[3];
 	}
-	int r = resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
-			    (flags & AT_EMPTY_PATH) != 0, &res);
+	int r = cow_resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
+				(flags & AT_EMPTY_PATH) != 0, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -421,7 +417,7 @@ static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 	size_t size = (size_t)a[at + 2];
 	char target[PATH_MAX];
 
-	int r = resolve_arg(sv, req, dirfd, a[at], 0, 1, &res);
+	int r = cow_resolve_arg(sv, req, dirfd, a[at], 0, 1, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -552,7 +548,7 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 	struct cow_res res;
 	mode_t um;
 
-	int r = resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
 	if (r != 0)
 		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
 	if (res.n.layer != COW_NONE)
@@ -575,7 +571,7 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 	struct cow_res res;
 	mode_t um, mode = (mode_t)a[at + 1];
 
-	int r = resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer != COW_NONE)
@@ -606,7 +602,7 @@ static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *re
 	int dir = at ? ((int)a[2] & AT_REMOVEDIR) != 0 : req->data.nr != SYS_unlink;
 	struct cow_res res;
 
-	int r = resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
 	if (r != 0)
 		return r;
 	if (!dir && res.trailing)
@@ -645,11 +641,11 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 	default:
 		break;
 	}
-	int r1 = resolve_arg(sv, req, odir, oldp, follow, link && ((int)a[4] & AT_EMPTY_PATH),
-			     &from);
+	int r1 = cow_resolve_arg(sv, req, odir, oldp, follow, link && ((int)a[4] & AT_EMPTY_PATH),
+				 &from);
 	if (r1 < 0)
 		return r1;
-	int r2 = resolve_arg(sv, req, ndir, newp, 0, 0, &to);
+	int r2 = cow_resolve_arg(sv, req, ndir, newp, 0, 0, &to);
 	if (r2 < 0)
 		return r2;
 	if (r1 == 1 && r2 == 1)
@@ -677,7 +673,7 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 			return -EEXIST;
 		if (S_ISDIR(from.n.st.st_mode))
 			return -EPERM;
-		if (is_special(from.n.st.st_mode))
+		if (cow_is_special(from.n.st.st_mode))
 			return -EXDEV;
 		if ((r = cow_copy_up_off_loop(sv, req, from.rel, 0)) < 0 ||
 		    (r = cow_touch(c, to.rel)) < 0 || (r = cow_parents_up(c, to.rel)) < 0)
@@ -699,7 +695,7 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 	struct cow_res res;
 	char target[PATH_MAX];
 
-	int r = resolve_arg(sv, req, at ? (int)a[1] : AT_FDCWD, a[at ? 2 : 1], 0, 0, &res);
+	int r = cow_resolve_arg(sv, req, at ? (int)a[1] : AT_FDCWD, a[at ? 2 : 1], 0, 0, &res);
 	if (r != 0)
 		return r;
 	if ((r = child_read_path(sv, req, a[0], target, sizeof(target))) < 0)
@@ -719,8 +715,6 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res);
-static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-		    struct cow_res *res);
 
 /* @real, a path the kernel gives, as an entry of the workdir in @res (looked up). 1: not beneath
  * the workdir; 0; COW_HOLD (cow_held); -errno. */
@@ -743,8 +737,8 @@ static int res_of_real(struct supervisor *sv, const char *real, struct cow_res *
  * file it reaches, opened as the child would (symlinks followed, magic links not). 1: not a
  * file of the workdir; 0: @res set to the workdir's file it reaches; -EACCES: a magic link of
  * /proc (cwd, root, another process's) the supervisor cannot follow as the child. */
-static int outside_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			  uint64_t addr, int follow, int copy, struct cow_res *res)
+int cow_outside_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		       uint64_t addr, int follow, int copy, struct cow_res *res)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
@@ -752,7 +746,7 @@ static int outside_target(struct supervisor *sv, const struct seccomp_notif *req
 	if (r < 0)
 		return r;
 	if (!path[0]) /* AT_EMPTY_PATH: the descriptor's own file (copied up with @copy) */
-		return copy ? fd_target(sv, req, dirfd, res) : fd_entry(sv, req, dirfd, res);
+		return copy ? fd_target(sv, req, dirfd, res) : cow_fd_entry(sv, req, dirfd, res);
 	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, 0, !follow);
 	if (fd == -ELOOP)
 		return -EACCES; /* a magic link (however spelled) or a loop: not followed here */
@@ -767,14 +761,14 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 		       uint64_t addr, int follow, int empty_ok, struct cow_res *res,
 		       struct seccomp_notif_resp *resp)
 {
-	int r = resolve_arg(sv, req, dirfd, addr, follow, empty_ok, res);
+	int r = cow_resolve_arg(sv, req, dirfd, addr, follow, empty_ok, res);
 	if (r == 1 && addr)
-		r = outside_target(sv, req, dirfd, addr, follow, 1, res);
+		r = cow_outside_target(sv, req, dirfd, addr, follow, 1, res);
 	if (r != 0)
 		return r;
 	if (res->n.layer == COW_NONE)
 		return -ENOENT;
-	if (is_special(res->n.st.st_mode)) {
+	if (cow_is_special(res->n.st.st_mode)) {
 		/* A kernel object's metadata is the kernel's (no content of the workdir changes:
 		 * Landlock grants no write there). */
 		notif_answer_continue(resp);
@@ -785,8 +779,8 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 
 /* Descriptor @fd of the caller, when it is a workdir file's (its entry in @res): 0; 1 when it
  * is not one. */
-static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-		    struct cow_res *res)
+int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		 struct cow_res *res)
 {
 	char real[PATH_MAX];
 
@@ -802,7 +796,7 @@ static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int 
 	 * workdir's own: refused. */
 	if (r < 0 || res->n.layer == COW_NONE)
 		return -EPERM;
-	if (is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
+	if (cow_is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
 	return 0;
 }
@@ -812,12 +806,12 @@ static int fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int 
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res)
 {
-	int r = fd_entry(sv, req, fd, res);
+	int r = cow_fd_entry(sv, req, fd, res);
 	return r != 0 ? r : cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
-/* A change to a file's extended attributes or inode (setxattr, removexattr and their l, f and
- * at forms, file_setattr, the ioctls of COW_INODE_IOCTLS: flags, version...): not staged in the
+/* A change to a file's inode attributes (file_setattr, the ioctls of COW_INODE_IOCTLS: flags,
+ * version...; extended attributes are cow-xattr.c's): not staged in the
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
  * says) rather than made on the workdir's own file. Elsewhere, and for the branch's files
  * (descriptors of files made or copied in the run), the kernel's. */
@@ -841,39 +835,27 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		fd = (int)a[0];
 		break;
 	}
-	case SYS_fsetxattr:
-	case SYS_fremovexattr:
-		fd = (int)a[0];
-		break;
-	case SYS_lsetxattr:
-	case SYS_lremovexattr:
-		follow = 0;
-		break;
-	case SYS_setxattrat:
-	case SYS_removexattrat:
-	case SYS_file_setattr: /* (dirfd, path, ..., at_flags last) */
-	{
-		int fl = (int)(req->data.nr == SYS_file_setattr ? a[4] : a[2]);
+	case SYS_file_setattr: /* (dirfd, path, attr, size, at_flags) */
 		dirfd = (int)a[0], path = a[1];
-		follow = !(fl & AT_SYMLINK_NOFOLLOW), empty_ok = (fl & AT_EMPTY_PATH) != 0;
+		follow = !((int)a[4] & AT_SYMLINK_NOFOLLOW),
+		empty_ok = ((int)a[4] & AT_EMPTY_PATH) != 0;
 		break;
-	}
 	default:
-		break;
+		return COW_PASS;
 	}
 	if (fd >= 0)
-		r = fd_entry(sv, req, fd, &res);
-	else if ((r = resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) == 1 && path)
-		r = outside_target(sv, req, dirfd, path, follow, 0, &res);
+		r = cow_fd_entry(sv, req, fd, &res);
+	else if ((r = cow_resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) == 1 && path)
+		r = cow_outside_target(sv, req, dirfd, path, follow, 0, &res);
 	else if (r == 1 && empty_ok) /* AT_EMPTY_PATH: the descriptor's own file */
-		r = fd_entry(sv, req, dirfd, &res);
+		r = cow_fd_entry(sv, req, dirfd, &res);
 	if (r == 1)
 		return COW_PASS;
 	if (r < 0)
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	if (is_special(res.n.st.st_mode)) {
+	if (cow_is_special(res.n.st.st_mode)) {
 		/* A kernel object's attributes are the kernel's (no content of the workdir
 		 * changes). */
 		notif_answer_continue(resp);
@@ -996,7 +978,7 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 	struct cow_res res;
 	int64_t len = (int64_t)req->data.args[1];
 
-	int r = resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
+	int r = cow_resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
 	if (r != 0)
 		return r;
 	if (len < 0)
@@ -1033,7 +1015,7 @@ static int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req
 	struct cow_res res;
 	struct stat st;
 
-	int r = resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
+	int r = cow_resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -1095,7 +1077,7 @@ static int exec_alias(struct supervisor *sv, const struct seccomp_notif *req, in
 	const char *slash = strrchr(path, '/'), *rslash = strrchr(res->rel, '/');
 	const char *base = slash ? slash + 1 : path, *rbase = rslash ? rslash + 1 : res->rel;
 	if (strcmp(base, rbase) != 0 ||
-	    (r = resolve_arg(sv, req, dirfd, addr, 0, 0, &direct)) != 0 ||
+	    (r = cow_resolve_arg(sv, req, dirfd, addr, 0, 0, &direct)) != 0 ||
 	    strcmp(direct.rel, res->rel) != 0)
 		return r < 0 ? r : -EACCES; /* the name ends in a symlink, or is no longer this */
 	if ((r = cow_anchor_alias(sv->cow, res->rel, alias, sizeof(alias))) < 0)
@@ -1112,8 +1094,8 @@ static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 	int at = req->data.nr == SYS_execveat;
 	int fl = at ? (int)req->data.args[4] : 0;
 
-	int r = resolve_arg(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
-			    !(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0, &res);
+	int r = cow_resolve_arg(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
+				!(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -1238,6 +1220,10 @@ static int keeps_tree(notif_handler_t h, const struct seccomp_notif *req)
 	if (h == cow_stat || h == cow_access || h == cow_readlink || h == cow_getdents ||
 	    h == cow_getcwd_call || h == cow_quota)
 		return 1;
+	if (h == cow_xattr)
+		return req->data.nr == SYS_getxattr || req->data.nr == SYS_lgetxattr ||
+		       req->data.nr == SYS_listxattr || req->data.nr == SYS_llistxattr ||
+		       req->data.nr == SYS_getxattrat || req->data.nr == SYS_listxattrat;
 	if (h != cow_open_nr || req->data.nr == SYS_openat2) /* its flags: in the child's memory */
 		return 0;
 #ifdef SYS_creat
@@ -1377,6 +1363,14 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_fremovexattr:
 	case SYS_setxattrat:
 	case SYS_removexattrat:
+	case SYS_getxattr:
+	case SYS_lgetxattr:
+	case SYS_listxattr:
+	case SYS_llistxattr:
+	case SYS_getxattrat:
+	case SYS_listxattrat:
+		h = cow_xattr;
+		break;
 	case SYS_file_setattr:
 	case SYS_ioctl: /* COW_INODE_IOCTLS only (dispatch.c) */
 		h = cow_attr;

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/cow-xattr: extended attributes under the workdir, in the branch. A change (set,
+ * remove, by name or by a descriptor of a workdir file) copies the entry up and is made on the
+ * branch's entry, by its path in the branch, which only the supervisor writes. A read (get,
+ * list) by a name under the workdir is answered from the layer that holds the entry, so a
+ * change, or a file made in the run, reads back as the branch has it; the value is written
+ * into the caller's buffer (checked still pending after). Descriptor reads (fgetxattr,
+ * flistxattr) are the kernel's: the descriptor's file is the layer's already. A descriptor of a
+ * file of the branch is the kernel's for changes too. Kernel objects (FIFOs...) are the
+ * kernel's. The attributes of a file of the workdir copied up go with it (cow/copy.c), and the
+ * commit keeps them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "cow-internal.h"
+#include "fd-util.h"
+#include "handlers.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "supervisor/notif.h"
+#include "supervisor/supervisor.h"
+#include "syscall-util.h"
+
+#ifndef XATTR_SIZE_MAX
+#define XATTR_SIZE_MAX 65536
+#endif
+
+/* A call, decoded. */
+struct xcall {
+	enum { X_SET, X_REMOVE, X_GET, X_LIST } op;
+	int fd;		   /* by descriptor: the caller's, else -1 */
+	int dirfd;	   /* by name: relative to */
+	uint64_t path;	   /* by name: the caller's address of it */
+	int follow;	   /* a final symlink followed */
+	int empty_ok;	   /* AT_EMPTY_PATH */
+	uint64_t name;	   /* the attribute's name (not for X_LIST) */
+	uint64_t value;	   /* X_SET: the bytes; X_GET, X_LIST: the caller's buffer */
+	uint64_t size;	   /* of value */
+	int flags;	   /* X_SET: XATTR_CREATE, XATTR_REPLACE */
+	uint64_t args;	   /* the *at forms' struct xattr_args, or 0 */
+	uint64_t args_len; /* its size */
+};
+
+/* The *at forms' arguments (6.13). */
+struct xattr_args_ {
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+static int decode(struct supervisor *sv, const struct seccomp_notif *req, struct xcall *x)
+{
+	const __u64 *a = req->data.args;
+
+	*x = (struct xcall){ .fd = -1, .dirfd = AT_FDCWD, .path = a[0], .follow = 1 };
+	switch (req->data.nr) {
+	case SYS_lsetxattr:
+	case SYS_lremovexattr:
+	case SYS_lgetxattr:
+	case SYS_llistxattr:
+		x->follow = 0;
+		break;
+	case SYS_fsetxattr:
+	case SYS_fremovexattr:
+		x->fd = (int)a[0];
+		break;
+	case SYS_setxattrat:
+	case SYS_removexattrat:
+	case SYS_getxattrat:
+	case SYS_listxattrat:
+		x->dirfd = (int)a[0], x->path = a[1];
+		x->follow = !((int)a[2] & AT_SYMLINK_NOFOLLOW);
+		x->empty_ok = ((int)a[2] & AT_EMPTY_PATH) != 0;
+		break;
+	default:
+		break;
+	}
+	switch (req->data.nr) {
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+	case SYS_fsetxattr:
+		x->op = X_SET, x->name = a[1], x->value = a[2], x->size = a[3],
+		x->flags = (int)a[4];
+		return 0;
+	case SYS_getxattr:
+	case SYS_lgetxattr:
+		x->op = X_GET, x->name = a[1], x->value = a[2], x->size = a[3];
+		return 0;
+	case SYS_listxattr:
+	case SYS_llistxattr:
+		x->op = X_LIST, x->value = a[1], x->size = a[2];
+		return 0;
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+	case SYS_fremovexattr:
+		x->op = X_REMOVE, x->name = a[1];
+		return 0;
+	case SYS_removexattrat:
+		x->op = X_REMOVE, x->name = a[3];
+		return 0;
+	case SYS_listxattrat:
+		x->op = X_LIST, x->value = a[3], x->size = a[4];
+		return 0;
+	case SYS_setxattrat:
+	case SYS_getxattrat: {
+		struct xattr_args_ xa;
+		x->op = req->data.nr == SYS_setxattrat ? X_SET : X_GET;
+		x->name = a[3];
+		if (a[5] < sizeof(xa))
+			return -EINVAL; /* what the kernel says of a short struct */
+		int r = notif_mem_read(sv->listener, req, a[4], &xa, sizeof(xa));
+		if (r < 0)
+			return r;
+		x->value = xa.value, x->size = xa.size, x->flags = (int)xa.flags;
+		return 0;
+	}
+	default:
+		return 1;
+	}
+}
+
+/* The entry the call names, in @res. 1: not the workdir's (the kernel's). */
+static int target(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
+		  struct cow_res *res)
+{
+	int r;
+
+	if (x->fd >= 0)
+		return cow_fd_entry(sv, req, x->fd, res);
+	r = cow_resolve_arg(sv, req, x->dirfd, x->path, x->follow, x->empty_ok, res);
+	if (r == 1 && x->path && (x->op == X_SET || x->op == X_REMOVE))
+		/* A change by a name outside that reaches a workdir file (a symlink there). */
+		r = cow_outside_target(sv, req, x->dirfd, x->path, x->follow, 0, res);
+	else if (r == 1 && x->empty_ok && !x->path)
+		r = cow_fd_entry(sv, req, x->dirfd, res);
+	return r;
+}
+
+/* The attribute's name, from the caller. */
+static int read_name(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
+		     char name[XATTR_NAME_MAX + 1])
+{
+	int r = child_read_path(sv, req, addr, name, XATTR_NAME_MAX + 1);
+	if (r == -ENAMETOOLONG)
+		return -ERANGE; /* the kernel's answer to a name too long */
+	return r < 0 ? r : !name[0] ? -ERANGE : 0;
+}
+
+/* The entry's path in its layer (the branch's upper directory, or the workdir). */
+static void layer_path(const struct cow *c, const struct cow_res *res, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", res->n.layer == COW_UPPER ? c->upper : c->lower,
+		 *res->rel ? "/" : "", res->rel);
+}
+
+static int change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
+		  const struct cow_res *res, struct seccomp_notif_resp *resp)
+{
+	char name[XATTR_NAME_MAX + 1], path[2 * PATH_MAX];
+	_cleanup_free_ char *value = NULL;
+	int r;
+
+	if (x->op == X_SET && x->size > XATTR_SIZE_MAX)
+		return -E2BIG;
+	if ((r = read_name(sv, req, x->name, name)) < 0)
+		return r;
+	if (x->op == X_SET && x->size) {
+		if (!(value = malloc(x->size)))
+			return -ENOMEM;
+		if ((r = notif_mem_read(sv->listener, req, x->value, value, x->size)) < 0)
+			return r;
+	}
+	if ((r = cow_copy_up_off_loop(sv, req, res->rel, 0)) < 0)
+		return r;
+	struct cow_res up = *res;
+	up.n.layer = COW_UPPER;
+	layer_path(sv->cow, &up, path, sizeof(path));
+	cow_changed(sv->cow);
+	/* By path in the branch (only the supervisor writes there), the final symlink not
+	 * followed: @res is the entry the caller's name reached. */
+	r = x->op == X_SET ? lsetxattr(path, name, value ? value : "", x->size, x->flags)
+			   : lremovexattr(path, name);
+	if (r < 0)
+		return negative_errno();
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
+static int read_back(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
+		     const struct cow_res *res, struct seccomp_notif_resp *resp)
+{
+	char name[XATTR_NAME_MAX + 1], path[2 * PATH_MAX];
+	size_t size = x->size > XATTR_SIZE_MAX ? XATTR_SIZE_MAX : x->size;
+	_cleanup_free_ char *buf = size ? malloc(size) : NULL;
+	int r;
+
+	if (size && !buf)
+		return -ENOMEM;
+	if (x->op == X_GET && (r = read_name(sv, req, x->name, name)) < 0)
+		return r;
+	layer_path(sv->cow, res, path, sizeof(path));
+	ssize_t n = x->op == X_GET ? lgetxattr(path, name, buf, size) : llistxattr(path, buf, size);
+	if (n < 0)
+		return negative_errno();
+	if (size && n > 0 && (r = notif_mem_write(sv->listener, req, x->value, buf, (size_t)n)) < 0)
+		return r;
+	notif_answer_value(resp, n);
+	return 0;
+}
+
+int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
+	      struct seccomp_notif_resp *resp)
+{
+	struct xcall x;
+	struct cow_res res;
+	int r = decode(sv, req, &x);
+
+	if (r != 0)
+		return r == 1 ? COW_PASS : r;
+	if ((r = target(sv, req, &x, &res)) != 0)
+		return r == 1 ? COW_PASS : r;
+	if (res.n.layer == COW_NONE)
+		return -ENOENT;
+	if (cow_is_special(res.n.st.st_mode)) {
+		/* CONTINUE: a kernel object's attributes are the kernel's, as its opens are
+		 * (Landlock: no content of the workdir changes through them). */
+		notif_answer_continue(resp);
+		return 0;
+	}
+	if (x.op == X_SET || x.op == X_REMOVE)
+		return change(sv, req, &x, &res, resp);
+	/* A read under a symlink made in the run (its target then read as the child's name
+	 * would) or of any entry: from its layer. */
+	return read_back(sv, req, &x, &res, resp);
+}
