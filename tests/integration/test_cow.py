@@ -538,6 +538,7 @@ res = {
     "setflags_high_bits": raw(16, fd, 0x140086602, buf(flag)),
     "setversion": call(lambda: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 1234))),
     "file_setattr": raw(469, -100, buf(b"a.txt"), buf(bytes(32)), 24, 0),
+    "futimens_flag": raw(280, fd, 0, 0, 0x1000),  # utimensat(fd, NULL, AT_EMPTY_PATH): EINVAL
     "setxattr": call(lambda: os.setxattr("a.txt", "user.x", b"1")),
     "lsetxattr": call(lambda: os.setxattr("a.txt", "user.l", b"2", follow_symlinks=False)),
     "fsetxattr": call(lambda: os.setxattr(fd, "user.f", b"3")),

@@ -962,7 +962,9 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		dirfd = (int)a[0], path = a[1];
 	}
 	if (req->data.nr == SYS_utimensat && !path) {
-		/* futimens: the descriptor's file. */
+		/* futimens: the descriptor's file; no flag goes with it (the kernel's EINVAL). */
+		if (fl)
+			return -EINVAL;
 		if ((r = fd_target(sv, req, dirfd, &res)) != 0)
 			return r == 1 ? COW_PASS : r;
 	} else if ((r = meta_target(sv, req, dirfd, path, !(fl & AT_SYMLINK_NOFOLLOW),
