@@ -386,6 +386,27 @@ static int needs_protection(const uint32_t status[SANDLOCK_PROTECTION_COUNT], ui
 			 status[prot] == SANDLOCK_STATUS_DISABLED ? "disabled" : "unavailable");
 }
 
+/* Whether a denied path lies in the workdir, or holds it (by identity: a bind mount of either
+ * is the same inode). */
+static int workdir_holds_no_denied(const struct sandlock_policy *p, struct sandlock_error **reterr)
+{
+	_cleanup_free_ char *wd = realpath(p->workdir, NULL);
+
+	for (size_t i = 0; wd && p->fs_deny && p->fs_deny[i]; i++) {
+		_cleanup_free_ char *d = realpath(p->fs_deny[i], NULL);
+		/* One that does not exist yet, by name (the run could make it in the branch). */
+		const char *n = p->fs_deny[i];
+		if (d ? path_holds_inode(d, wd) || path_holds_inode(wd, d)
+		      : path_is_beneath(n, wd) || path_is_beneath(wd, n))
+			return error_set(
+				reterr, -EOPNOTSUPP,
+				"not supported yet: fs_denied inside or above the workdir (%s, "
+				"workdir %s)",
+				p->fs_deny[i], p->workdir);
+	}
+	return 0;
+}
+
 int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 	       struct sandlock_error **reterr)
 {
@@ -406,6 +427,10 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 	 * supervisor, which makes the workdir's calls with its own rights. */
 	if (r == 0 && p->workdir && (p->uid.set || p->gid.set))
 		r = error_set(reterr, -EOPNOTSUPP, "not supported yet: workdir with uid/gid");
+	/* A denied path is carved out of Landlock's grants, but the workdir's names are opened
+	 * by the supervisor (the branch's view), which would open a denied one too. */
+	if (r == 0 && p->workdir && !p->no_supervisor)
+		r = workdir_holds_no_denied(p, reterr);
 	/* The branch's settings act on a workdir's branch: none without one (a profile may
 	 * hold them for a workdir given with it, so this is checked here, at spawn). */
 	if (r == 0 && !p->workdir && p->max_disk.set)

@@ -968,6 +968,23 @@ def test_workdir_needs_fs_truncate(wd):
     assert sh(wd, "true").returncode == 0
 
 
+def test_a_denied_path_in_or_above_the_workdir_is_refused(wd, tmp_path):
+    (wd / "sec").mkdir()
+    (wd / "sec" / "s").write_text("secret\n")
+    for denied in (wd / "sec", wd / "sec" / "s", wd / "not-yet", tmp_path):
+        r = run(*cow_flags(wd, "--fs-deny", str(denied)), "--", "/bin/cat",
+                str(wd / "sec" / "s"))
+        assert r.returncode == 1 and r.stdout == b"", (denied, r)
+        assert b"not supported yet: fs_denied inside or above the workdir" in r.stderr
+    # Control: a denied path elsewhere goes with a workdir (and is denied).
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "o").write_text("o\n")
+    r = run(*cow_flags(wd, "-r", str(other), "--fs-deny", str(other / "o")), "--", "/bin/sh",
+            "-c", f"cat {wd}/sec/s; cat {other}/o")
+    assert r.stdout == b"secret\n" and b"Permission denied" in r.stderr, r
+
+
 def test_workdir_with_another_user_is_refused(wd):
     r = run(*cow_flags(wd), "--user", "1000:1000", "--", "/bin/true")
     assert r.returncode == 1 and b"not supported yet: workdir with uid/gid" in r.stderr
