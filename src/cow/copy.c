@@ -152,6 +152,8 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 	if (S_ISDIR(cp.st.st_mode)) {
 		if (mkdirat(c->upper_fd, to, 0700) < 0)
 			return -errno;
+		if (fromfd == c->lower_fd)
+			cow_note_copy(c, to, &cp.st);
 		cow_copy_dir_xattrs(fromfd, from, c->upper_fd, to); /* a default ACL too */
 		return fchmodat(c->upper_fd, to, cp.st.st_mode & 07777, 0) < 0 ? -errno : 0;
 	}
@@ -162,7 +164,9 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 		return r;
 	if (!truncate)
 		r = cow_copy_bytes(cp.in, cp.out, (uint64_t)cp.st.st_size, UINT64_MAX, NULL);
-	return copy_end(c, &cp, r, c->upper_fd, to);
+	if ((r = copy_end(c, &cp, r, c->upper_fd, to)) == 0 && fromfd == c->lower_fd)
+		cow_note_copy(c, to, &cp.st);
+	return r;
 }
 
 int cow_copy_up(struct cow *c, const char *rel, int truncate)
@@ -227,6 +231,8 @@ int cow_copy_land(struct cow *c, struct cow_copy *cp, int result)
 			(void)cow_charge(c, -(int64_t)cp->st.st_size);
 		(void)unlinkat(cp->dir, COPY_TEMP, 0);
 	}
+	if (r == 0)
+		cow_note_copy(c, cp->rel, &cp->st);
 	cp->dir = safe_close(cp->dir);
 	return r;
 }

@@ -24,3 +24,5 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 /* A regular file of the upper layer (@st, its lstat) is gone: its size refunded, its inode
  * charged from nothing (a file made next may reuse it). */
 void cow_uncharge_file(struct cow *c, const struct stat *st);
+/* The upper entry @rel is a copy of the workdir's entry @from (its inode): cow_copy_of. */
+void cow_note_copy(struct cow *c, const char *rel, const struct stat *from);

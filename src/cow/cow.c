@@ -31,7 +31,11 @@ struct cow_mark {
 	char *path;
 	int whiteout; /* the lower entry here is hidden */
 	int hidden;   /* an anchor under another name (cow_anchor_alias): unlisted, no change */
-	int touched;  /* the run changed this path: @before holds what it was */
+	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
+	 * descriptor of that inode now stands for. */
+	dev_t from_dev;
+	ino_t from_ino;
+	int touched; /* the run changed this path: @before holds what it was */
 	struct cow_entry before;
 	/* A workdir file's digest is taken when the change set is read, not on the loop at the
 	 * first touch: from the workdir's file, still the one seen then (this stat). */
@@ -532,6 +536,19 @@ int cow_touch_node(struct cow *c, const char *rel, const struct cow_node *known)
 	return r;
 }
 
+void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
+{
+	struct cow_mark *m = mark_add(c, rel);
+	if (m)
+		m->from_dev = from->st_dev, m->from_ino = from->st_ino;
+}
+
+int cow_copy_of(struct cow *c, const char *rel, const struct stat *st)
+{
+	struct cow_mark *m = mark_get(c, rel);
+	return m && m->from_ino == st->st_ino && m->from_dev == st->st_dev;
+}
+
 int cow_parents_up(struct cow *c, const char *rel)
 {
 	cow_changed(c);
@@ -556,6 +573,7 @@ int cow_parents_up(struct cow *c, const char *rel)
 				return -ENOENT;
 			if (mkdirat(c->upper_fd, prefix, 0700) < 0 && errno != EEXIST)
 				return -errno;
+			cow_note_copy(c, prefix, &lst);
 			/* Its attributes too: a default ACL decides the modes of what is made in
 			 * it. */
 			cow_copy_dir_xattrs(c->lower_fd, prefix, c->upper_fd, prefix);

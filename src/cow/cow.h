@@ -202,6 +202,9 @@ int cow_anchor_file(struct cow *c, const char *rel);
  * the same file. -EACCES where the branch lies on another filesystem or no free name is found.
  */
 int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size);
+/* Whether the upper entry at @rel is the copy-up of the workdir inode @st names (dev, ino):
+ * what a descriptor of that workdir file stands for now. */
+int cow_copy_of(struct cow *c, const char *rel, const struct stat *st);
 /* Remove the anchors (the directories still empty), deepest first. */
 void cow_unanchor(struct cow *c);
 /* Charge branch file (@dev, @ino) up to @size bytes (what it was charged for before is not

@@ -693,10 +693,36 @@ gone = changes(fd)
 fd2 = os.open("sub/b.txt", os.O_RDONLY)
 os.rename("sub/b.txt", "sub/c.txt")
 moved = changes(fd2)
-out([gone, moved])
+fd3 = os.open("sub/c.txt", os.O_RDONLY)  # the branch's copy now
+os.rename("sub/c.txt", "sub/b.txt")
+with open("sub/c.txt", "w") as f:  # another file at its name
+    pass
+replaced = changes(fd3)
+out([gone, moved, replaced])
 """
     r = py(wd, code, "--on-exit", "abort")
-    assert result_json(r) == [[errno.EPERM] * 5] * 2
+    got = result_json(r)
+    assert got[:2] == [[errno.EPERM] * 5] * 2, got
+    assert got[2][:4] == [0, 0, 0, 0], got  # fd3 is a file of the branch: the kernel's
+    assert state() == before
+    # A descriptor of the workdir's file whose name now holds the branch's copy of it: the
+    # change is the copy's; whose name holds another file: refused.
+    r = py(wd, """
+fd = os.open("a.txt", os.O_RDONLY)
+with open("a.txt", "a") as f:  # copied up
+    f.write("more")
+os.chmod(fd, 0o600)
+seen = oct(os.stat("a.txt").st_mode & 0o777)
+fd2 = os.open("sub/b.txt", os.O_RDONLY)
+os.rename("sub/b.txt", "sub/moved")
+open("sub/b.txt", "w").close()
+try:
+    os.chmod(fd2, 0o600); other = 0
+except OSError as e:
+    other = e.errno
+out([seen, other, oct(os.stat("sub/b.txt").st_mode & 0o777)])
+""", "--on-exit", "abort")
+    assert result_json(r) == ["0o600", errno.EPERM, "0o644"]
     assert state() == before
     # Control: a descriptor of a file the run made (the branch's) takes every change.
     r = py(wd, DESCRIPTOR_CALLS + """

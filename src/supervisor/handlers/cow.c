@@ -798,6 +798,18 @@ int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		return -EPERM;
 	if (cow_is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
 		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
+	/* The file the name holds now must be the descriptor's: the workdir's own, or its copy
+	 * in the branch; not another made at that name since (the descriptor's file was renamed
+	 * away, or the host replaced it). */
+	char self[64];
+	struct stat st;
+	snprintf(self, sizeof(self), "/proc/%u/fd/%d", req->pid, fd);
+	if (stat(self, &st) < 0)
+		return 1; /* gone: the kernel's answer */
+	if (res->n.layer == COW_LOWER
+		    ? st.st_ino != res->n.st.st_ino || st.st_dev != res->n.st.st_dev
+		    : !cow_copy_of(sv->cow, res->rel, &st))
+		return -EPERM;
 	return 0;
 }
 
