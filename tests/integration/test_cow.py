@@ -734,25 +734,29 @@ out(changes(fd))
     assert got[:4] == [0, 0, 0, 0], got  # the flag ioctl: whatever the branch's filesystem says
 
 
-# Made with umask 022 in a directory with a default ACL (user rwx, group and other nothing) and
-# in a setgid directory: the kernel's modes are 0600/0700 and 0644/2755.
+# Made with umask 022 in a directory with a default ACL (user rwx, group and other nothing), in
+# a setgid directory, and with umask 077 beneath a default ACL giving the group rwx: the
+# kernel's modes are 0600/0700, 0644/2755 and 0660/0770.
 INHERITED_SCRIPT = """
-os.umask(0o022)
 res = {}
-for d in ("acl", "g"):
+for d in ("acl", "g", "acl_rw"):
+    os.umask(0o077 if d == "acl_rw" else 0o022)  # beneath a default ACL: not the umask
     fd = os.open(d + "/f", os.O_CREAT | os.O_WRONLY, 0o666)
     os.close(fd)
     os.mkdir(d + "/sub", 0o777)
     res[d] = [oct(os.stat(d + "/f").st_mode & 0o7777), oct(os.stat(d + "/sub").st_mode & 0o7777)]
 out(res)
 """
-DEFAULT_ACL = struct.pack("<I" + "HHI" * 3, 2, 0x01, 7, 0xffffffff, 0x04, 0, 0xffffffff,
-                          0x20, 0, 0xffffffff)
+def default_acl(group):  # user rwx, group @group, other nothing
+    return struct.pack("<I" + "HHI" * 3, 2, 0x01, 7, 0xffffffff, 0x04, group, 0xffffffff,
+                       0x20, 0, 0xffffffff)
 
 
 def inherited_dirs(root):
     (root / "acl").mkdir()
-    os.setxattr(root / "acl", "system.posix_acl_default", DEFAULT_ACL)
+    os.setxattr(root / "acl", "system.posix_acl_default", default_acl(0))
+    (root / "acl_rw").mkdir()
+    os.setxattr(root / "acl_rw", "system.posix_acl_default", default_acl(7))
     (root / "g").mkdir()
     os.chmod(root / "g", 0o2775)
 
@@ -768,11 +772,42 @@ def test_modes_follow_default_acls_and_setgid_directories(wd, tmp_path):
     k = subprocess.run([PY, "-c", PRELUDE + INHERITED_SCRIPT], cwd=plain, capture_output=True)
     assert k.returncode == 0, k.stderr
     want = json.loads(k.stdout.decode().splitlines()[-1])
-    assert want == {"acl": ["0o600", "0o700"], "g": ["0o644", "0o2755"]}
+    assert want == {"acl": ["0o600", "0o700"], "g": ["0o644", "0o2755"],
+                    "acl_rw": ["0o660", "0o770"]}
     assert got == want
     # Committed as made.
     assert oct((wd / "acl" / "f").stat().st_mode & 0o7777) == "0o600"
     assert oct((wd / "g" / "sub").stat().st_mode & 0o7777) == "0o2755"
+
+
+def test_a_failed_attribute_change_copies_nothing(wd):
+    a = wd / "a.txt"
+    os.setxattr(a, "user.keep", b"1")
+    os.link(a, wd / "a2.txt")
+    os.symlink("a.txt", wd / "link")
+    ino = a.stat().st_ino
+    code = """
+def call(f):
+    try:
+        f(); return 0
+    except OSError as e:
+        return e.errno
+out([call(lambda: os.removexattr("a.txt", "user.absent")),
+     call(lambda: os.setxattr("a.txt", "user.keep", b"2", os.XATTR_CREATE)),
+     call(lambda: os.setxattr("a.txt", "user.new", b"2", os.XATTR_REPLACE)),
+     call(lambda: os.setxattr("a.txt", "user.x", b"2", 4)),
+     call(lambda: os.setxattr("a.txt", "nospace.x", b"2")),
+     call(lambda: os.setxattr("link", "user.x", b"2", follow_symlinks=False))])
+"""
+    r = py(wd, code, "--on-exit", "keep")
+    assert result_json(r) == [errno.ENODATA, errno.EEXIST, errno.ENODATA, errno.EINVAL,
+                              errno.EOPNOTSUPP, errno.EPERM]
+    (branch,) = store(wd)
+    assert os.listdir(wd.parent / "store" / branch / "upper") == []  # nothing copied up
+    # Control: the same calls on the plain files give the same answers.
+    k = subprocess.run([PY, "-c", PRELUDE + code], cwd=wd, capture_output=True)
+    assert json.loads(k.stdout) == result_json(r)
+    assert a.stat().st_ino == ino == (wd / "a2.txt").stat().st_ino  # still one file
 
 
 def test_a_commit_keeps_extended_attributes(wd):

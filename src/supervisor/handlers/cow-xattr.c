@@ -162,6 +162,31 @@ static void layer_path(const struct cow *c, const struct cow_res *res, char *buf
 		 *res->rel ? "/" : "", res->rel);
 }
 
+/* The kernel's own checks of a change (setxattr(2), xattr(7)), made on the entry's layer. */
+static int precheck(const struct cow *c, const struct xcall *x, const struct cow_res *res,
+		    const char *name)
+{
+	static const char *const spaces[] = { "user.", "trusted.", "security.", "system." };
+	char path[2 * PATH_MAX];
+	size_t i = 0;
+
+	if (x->op == X_SET && (x->flags & ~(XATTR_CREATE | XATTR_REPLACE)))
+		return -EINVAL;
+	while (i < ELEMENTSOF(spaces) && strncmp(name, spaces[i], strlen(spaces[i])) != 0)
+		i++;
+	if (i == ELEMENTSOF(spaces))
+		return -EOPNOTSUPP;
+	if (i == 0 && !S_ISREG(res->n.st.st_mode) && !S_ISDIR(res->n.st.st_mode))
+		return -EPERM; /* user.* only on files and directories */
+	layer_path(c, res, path, sizeof(path));
+	int has = lgetxattr(path, name, NULL, 0) >= 0;
+	if (!has && errno != ENODATA)
+		return negative_errno();
+	if (x->op == X_REMOVE || (x->flags & XATTR_REPLACE))
+		return has ? 0 : -ENODATA;
+	return has && (x->flags & XATTR_CREATE) ? -EEXIST : 0;
+}
+
 static int change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
 		  const struct cow_res *res, struct seccomp_notif_resp *resp)
 {
@@ -179,6 +204,10 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 		if ((r = notif_mem_read(sv->listener, req, x->value, value, x->size)) < 0)
 			return r;
 	}
+	/* What the kernel would refuse is refused before the copy-up: a failed call changes
+	 * nothing in the branch (nor, by a commit, the workdir's file). */
+	if ((r = precheck(sv->cow, x, res, name)) < 0)
+		return r;
 	if ((r = cow_copy_up_off_loop(sv, req, res->rel, 0)) < 0)
 		return r;
 	struct cow_res up = *res;

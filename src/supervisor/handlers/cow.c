@@ -186,9 +186,36 @@ static const char *at_rel(const char *rel)
  * the kernel applied the supervisor's umask, which may take more. Not where the kernel decided
  * as it would for the child: the setgid bit of a directory made in a setgid one, and every bit
  * beneath a default ACL (which replaces the umask; copied with the directories). */
-static int mode_exactly(struct cow *c, int fd, const char *rel, mode_t mode)
+/* Whether the directory @rel is made in has a default ACL (in the branch, else in the workdir,
+ * whose attributes the branch's copy of it takes): the kernel then gives the modes from the
+ * ACL, not from the umask. */
+static int parent_has_default_acl(const struct cow *c, const char *rel)
 {
 	char parent[PATH_MAX];
+	const char *slash = strrchr(rel, '/');
+	int len = slash ? (int)(slash - rel) : 0;
+
+	snprintf(parent, sizeof(parent), "%s/%.*s", c->upper, len, rel);
+	if (lgetxattr(parent, "system.posix_acl_default", NULL, 0) >= 0)
+		return 1;
+	if (errno != ENOENT)
+		return 0;
+	snprintf(parent, sizeof(parent), "%s/%.*s", c->lower, len, rel);
+	return lgetxattr(parent, "system.posix_acl_default", NULL, 0) >= 0;
+}
+
+/* The umask a create at @rel is made with: the child's, none beneath a default ACL. */
+static int create_mask(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
+		       mode_t *ret)
+{
+	int r = sandbox_umask(sv, req, ret);
+	if (r == 0 && parent_has_default_acl(sv->cow, rel))
+		*ret = 0;
+	return r;
+}
+
+static int mode_exactly(struct cow *c, int fd, const char *rel, mode_t mode)
+{
 	struct stat st;
 
 	if (fd >= 0 ? fstat(fd, &st) : fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW))
@@ -196,11 +223,7 @@ static int mode_exactly(struct cow *c, int fd, const char *rel, mode_t mode)
 	mode_t have = st.st_mode & 07777;
 	if (S_ISDIR(st.st_mode))
 		mode = (mode & ~(mode_t)S_ISGID) | (have & S_ISGID);
-	if (have == mode)
-		return 0;
-	const char *slash = strrchr(rel, '/');
-	snprintf(parent, sizeof(parent), "%s/%.*s", c->upper, slash ? (int)(slash - rel) : 0, rel);
-	if (lgetxattr(parent, "system.posix_acl_default", NULL, 0) >= 0)
+	if (have == mode || parent_has_default_acl(c, rel))
 		return 0;
 	return (fd >= 0 ? fchmod(fd, mode) : fchmodat(c->upper_fd, rel, mode, 0)) < 0
 		       ? negative_errno()
@@ -234,7 +257,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return -ENOENT;
 		if (res.trailing)
 			return -EISDIR;
-		if ((r = sandbox_umask(sv, req, &um)) < 0 ||
+		if ((r = create_mask(sv, req, res.rel, &um)) < 0 ||
 		    (r = cow_touch_node(c, res.rel, &res.n)) < 0 ||
 		    (r = cow_parents_up(c, res.rel)) < 0)
 			return r;
@@ -553,7 +576,7 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
-	if ((r = sandbox_umask(sv, req, &um)) < 0)
+	if ((r = create_mask(sv, req, res.rel, &um)) < 0)
 		return r;
 	mode_t want = (mode_t)a[at + 1] & ~um & 07777;
 	if ((r = cow_mkdir(sv->cow, res.rel, want)) < 0 ||
@@ -582,7 +605,7 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		notif_answer_continue(resp);
 		return 0;
 	}
-	if ((r = sandbox_umask(sv, req, &um)) < 0 ||
+	if ((r = create_mask(sv, req, res.rel, &um)) < 0 ||
 	    (r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
 	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
 		return r;
