@@ -65,6 +65,25 @@ void cow_copy_xattrs(int from, int to)
 	}
 }
 
+/* Whether the supervisor copies attribute @name with a file (and so reads its absence in a
+ * copy as removed). */
+static int copied_space(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 || strncmp(name, "system.posix_acl_", 17) == 0;
+}
+
+void cow_sync_xattrs(int from, int to)
+{
+	cow_copy_xattrs(from, to);
+	ssize_t n = flistxattr(to, NULL, 0);
+	_cleanup_free_ char *names = n > 0 ? malloc((size_t)n) : NULL;
+	if (!names || (n = flistxattr(to, names, (size_t)n)) <= 0)
+		return;
+	for (char *name = names; name < names + n; name += strlen(name) + 1)
+		if (copied_space(name) && fgetxattr(from, name, NULL, 0) < 0 && errno == ENODATA)
+			(void)fremovexattr(to, name);
+}
+
 void cow_copy_dir_xattrs(int fromdir, const char *from, int todir, const char *to)
 {
 	_cleanup_close_ int f = openat(fromdir, *from ? from : ".",
@@ -181,6 +200,8 @@ int cow_copy_up(struct cow *c, const char *rel, int truncate)
 int cow_copy_up_start(struct cow *c, const char *rel, int truncate, struct cow_copy *cp)
 {
 	struct cow_node n;
+	if (!*rel) /* the workdir itself: the upper directory is its copy (cow_open) */
+		return cow_touch(c, rel);
 	int r = cow_lookup(c, rel, &n);
 
 	if (r == 0)

@@ -15,6 +15,9 @@ int cow_copy_bytes(int from, int to, uint64_t size, uint64_t step, const atomic_
 /* The extended attributes of file @from given to file @to, those the supervisor may set
  * (user.*; others where it holds the capability); the rest are not copied, as with cp -a. */
 void cow_copy_xattrs(int from, int to);
+/* cow_copy_xattrs, then what @to holds of the attributes a copy takes (user.*, the ACLs) that
+ * @from does not, removed: a directory's, merged by a commit. */
+void cow_sync_xattrs(int from, int to);
 /* cow_copy_xattrs for directories @from under @fromdir and @to under @todir ("": itself). */
 void cow_copy_dir_xattrs(int fromdir, const char *from, int todir, const char *to);
 /* Make @to under @todir a symlink with the target of @from under @fromdir. */

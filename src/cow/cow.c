@@ -1331,6 +1331,8 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 		if (u < 0 || l < 0)
 			return -errno;
 		int r = merge_dir(c, u, l, same_fs, done);
+		if (r == 0)
+			cow_sync_xattrs(u, l);
 		if (r == 0 && fchmod(l, st.st_mode & 07777) < 0)
 			r = -errno;
 		return r;
@@ -1459,6 +1461,12 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		r = -errno;
 	if (r == 0)
 		r = merge_dir(c, uroot, lroot, same_fs, &done);
+	struct stat rst;
+	if (r == 0) { /* the workdir's own attributes and mode */
+		cow_sync_xattrs(uroot, lroot);
+		if (fstat(uroot, &rst) < 0 || fchmod(lroot, rst.st_mode & 07777) < 0)
+			r = -errno;
+	}
 	if (r < 0)
 		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
 				 c->lower, strerror(-r), c->dir);

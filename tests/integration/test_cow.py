@@ -780,6 +780,29 @@ def test_modes_follow_default_acls_and_setgid_directories(wd, tmp_path):
     assert oct((wd / "g" / "sub").stat().st_mode & 0o7777) == "0o2755"
 
 
+def test_a_commit_lands_directory_attributes(wd):
+    os.setxattr(wd / "sub", "user.old", b"1")
+    os.setxattr(wd, "user.rootold", b"1")
+    r = py(wd, """
+os.setxattr("sub", "user.dir", b"d")
+os.removexattr("sub", "user.old")
+os.mkdir("new")
+os.setxattr("new", "user.made", b"m")
+os.setxattr(".", "user.root", b"r")
+os.removexattr(".", "user.rootold")
+out(sorted(os.listxattr("sub")))
+""")
+    assert result_json(r) == ["user.dir"]
+    assert os.listxattr(wd / "sub") == ["user.dir"] and os.getxattr(wd / "sub", "user.dir") == b"d"
+    assert os.getxattr(wd / "new", "user.made") == b"m"
+    assert sorted(os.listxattr(wd)) == ["user.root"]
+    # Control: a directory the run did not touch keeps its attributes.
+    (wd / "other").mkdir()
+    os.setxattr(wd / "other", "user.keep", b"k")
+    r = py(wd, "open('other/f', 'w').close()")
+    assert r.returncode == 0 and os.listxattr(wd / "other") == ["user.keep"]
+
+
 def test_a_failed_attribute_change_copies_nothing(wd):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")
