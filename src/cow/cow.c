@@ -925,6 +925,14 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 		int r = m ? anchor_push(c, 'a', alias) : -ENOMEM;
 		if (r < 0)
 			return r;
+		/* The file it stands for, after the alias's own NUL (cow_alias_refresh). */
+		char *e = NULL;
+		if (asprintf(&e, "a%s%c%s", alias, '\0', rel) < 0) {
+			free(c->anchors[--c->n_anchors]);
+			return -ENOMEM;
+		}
+		free(c->anchors[c->n_anchors - 1]);
+		c->anchors[c->n_anchors - 1] = e;
 		if (linkat(c->upper_fd, rel, c->lower_fd, alias, 0) < 0) {
 			r = errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
 			free(c->anchors[--c->n_anchors]);
@@ -936,6 +944,36 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 		return 0;
 	}
 	return -EACCES;
+}
+
+int cow_alias_refresh(struct cow *c, const char *rel)
+{
+	struct cow_mark *m = mark_get(c, rel);
+	struct stat up, st;
+
+	if (!m || !m->hidden)
+		return 0;
+	for (size_t i = 0; i < c->n_anchors; i++) {
+		const char *a = c->anchors[i] + 1;
+		if (c->anchors[i][0] != 'a' || strcmp(a, rel) != 0)
+			continue;
+		const char *target = a + strlen(a) + 1;
+		if (fstatat(c->upper_fd, target, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(up.st_mode))
+			return -ENOENT; /* what it stood for is gone from the branch */
+		if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_ino == up.st_ino)
+			return 0;
+		/* Replaced since (a rebuild): the link made again to the file there now. */
+		if (unlinkat(c->lower_fd, rel, 0) < 0 && errno != ENOENT)
+			return -errno;
+		if (linkat(c->upper_fd, target, c->lower_fd, rel, 0) < 0)
+			return -errno;
+		c->anchor_ino[i] = up.st_ino;
+		cow_changed(c);
+		return 0;
+	}
+	return 0;
 }
 
 int cow_anchor(struct cow *c, const char *rel)

@@ -202,6 +202,11 @@ int cow_anchor_file(struct cow *c, const char *rel);
  * the same file. -EACCES where the branch lies on another filesystem or no free name is found.
  */
 int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size);
+/* An exec of @rel, when it names an alias (cow_anchor_alias: the caller's memory may keep the
+ * alias's name, a vfork parent's too): the alias is made to link the file it stands for as it
+ * is now (a rebuild replaced it). 0 (also for any other name), -ENOENT where that file is
+ * gone, -errno. */
+int cow_alias_refresh(struct cow *c, const char *rel);
 /* Whether the upper entry at @rel is the copy-up of the workdir inode @st names (dev, ino):
  * what a descriptor of that workdir file stands for now. */
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st);

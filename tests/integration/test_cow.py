@@ -648,6 +648,47 @@ int main(int argc, char **argv)
 """
 
 
+# posix_spawn (vfork: the parent's memory) of a literal name of a program the run replaced,
+# twice, with the program rebuilt in between: each spawn runs the program there then.
+SPAWN_TWICE = r"""
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+extern char **environ;
+static void spawn(void)
+{
+	pid_t pid;
+	char *argv[] = { "prog", NULL };
+	if (posix_spawn(&pid, "./prog", NULL, NULL, argv, environ) != 0)
+		exit(1);
+	waitpid(pid, NULL, 0);
+}
+int main(void)
+{
+	system("printf '#!/bin/sh\\necho v1\\n' > prog.new && chmod +x prog.new && mv prog.new prog");
+	spawn();
+	system("printf '#!/bin/sh\\necho v2\\n' > prog.new && chmod +x prog.new && mv prog.new prog");
+	spawn();
+	return 0;
+}
+"""
+
+
+def test_a_rebuilt_program_spawned_by_one_name_twice_runs_each_build(wd, tmp_path):
+    require(shutil.which("gcc"), "gcc (builds the spawning probe)")
+    (wd / "prog").write_text("#!/bin/sh\necho v0\n")
+    (wd / "prog").chmod(0o755)
+    src, exe = tmp_path / "sp.c", tmp_path / "sp"
+    src.write_text(SPAWN_TWICE)
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
+    r = run(*cow_flags(wd, "--on-exit", "abort"), "-r", str(tmp_path), "--cwd", str(wd), "--",
+            str(exe), timeout=30)
+    assert r.stdout == b"v1\nv2\n", (r.stdout, r.stderr)
+    assert (wd / "prog").read_text() == "#!/bin/sh\necho v0\n"
+    assert sorted(os.listdir(wd)) == ["a.txt", "prog", "sub"]  # no link left
+
+
 def test_a_thread_exec_takes_its_own_umask_along(wd, tmp_path):
     require(shutil.which("gcc"), "gcc (builds the thread-exec probe)")
     src, exe = tmp_path / "te.c", tmp_path / "te"

@@ -1137,6 +1137,8 @@ static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
+	if (res.n.layer == COW_LOWER && (r = cow_alias_refresh(sv->cow, res.rel)) < 0)
+		return r;
 	/* A file of the branch: the workdir gets a link to it for the run (cow_anchor_file);
 	 * one that replaces a file of the workdir, a link under another name that the name the
 	 * caller gave is made to read (exec_alias). */
