@@ -72,6 +72,15 @@ static int copied_space(const char *name)
 	return strncmp(name, "user.", 5) == 0 || strncmp(name, "system.posix_acl_", 17) == 0;
 }
 
+void cow_copy_xattr(int from, int to, const char *name)
+{
+	ssize_t v = fgetxattr(from, name, NULL, 0);
+	_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
+	if (v < 0 || (v > 0 && (!value || (v = fgetxattr(from, name, value, (size_t)v)) < 0)))
+		return;
+	(void)fsetxattr(to, name, value ? value : "", (size_t)v, 0);
+}
+
 void cow_sync_xattrs(int from, int to)
 {
 	cow_copy_xattrs(from, to);

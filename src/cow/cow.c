@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "sha256.h"
+#include "strv.h"
 
 struct cow_mark {
 	char *path;
@@ -35,7 +37,10 @@ struct cow_mark {
 	 * descriptor of that inode now stands for. */
 	dev_t from_dev;
 	ino_t from_ino;
-	int touched; /* the run changed this path: @before holds what it was */
+	ino_t copy_ino; /* the upper entry made by that copy (a later one at the name is not) */
+	int meta;	/* COW_META_*: what the run changed of the entry's own metadata */
+	char **xset, **xdel; /* the extended attributes the run set, removed (cow_note_xattr) */
+	int touched;	     /* the run changed this path: @before holds what it was */
 	struct cow_entry before;
 	/* A workdir file's digest is taken when the change set is read, not on the loop at the
 	 * first touch: from the workdir's file, still the one seen then (this stat). */
@@ -260,6 +265,8 @@ void cow_done(struct cow *c)
 	for (size_t i = 0; i < c->cap_marks; i++)
 		if (c->marks[i]) {
 			free(c->marks[i]->path);
+			strv_free(c->marks[i]->xset);
+			strv_free(c->marks[i]->xdel);
 			entry_clear(&c->marks[i]->before);
 			free(c->marks[i]);
 		}
@@ -539,14 +546,58 @@ int cow_touch_node(struct cow *c, const char *rel, const struct cow_node *known)
 void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 {
 	struct cow_mark *m = mark_add(c, rel);
+	struct stat up;
+	if (m && fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) == 0)
+		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino;
+}
+
+void cow_note_meta(struct cow *c, const char *rel, int what)
+{
+	struct cow_mark *m = mark_add(c, rel);
 	if (m)
-		m->from_dev = from->st_dev, m->from_ino = from->st_ino;
+		m->meta |= what;
+}
+
+int cow_note_xattr(struct cow *c, const char *rel, const char *name, int removed)
+{
+	struct cow_mark *m = mark_add(c, rel);
+	if (!m)
+		return -ENOMEM;
+	char ***to = removed ? &m->xdel : &m->xset, ***from = removed ? &m->xset : &m->xdel;
+	/* The last change of a name is what the commit makes. */
+	for (size_t i = 0; *from && (*from)[i]; i++)
+		if (strcmp((*from)[i], name) == 0) {
+			free((*from)[i]);
+			memmove(*from + i, *from + i + 1,
+				(strv_length(*from) - i) * sizeof(char *));
+			break;
+		}
+	m->meta |= COW_META_XATTR;
+	return strv_contains(*to, name) ? 0 : strv_extend(to, name);
+}
+
+void cow_uncopy(struct cow *c, const char *rel)
+{
+	struct stat st;
+
+	if (!*rel || fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	cow_changed(c);
+	if (unlinkat(c->upper_fd, rel, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
+		return;
+	if (S_ISREG(st.st_mode) && st.st_nlink <= 1)
+		cow_uncharge_file(c, &st);
+	struct cow_mark *m = mark_get(c, rel);
+	if (m)
+		m->from_dev = 0, m->from_ino = 0;
 }
 
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st)
 {
 	struct cow_mark *m = mark_get(c, rel);
-	return m && m->from_ino == st->st_ino && m->from_dev == st->st_dev;
+	struct stat up;
+	return m && m->from_ino == st->st_ino && m->from_dev == st->st_dev &&
+	       fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) == 0 && up.st_ino == m->copy_ino;
 }
 
 int cow_parents_up(struct cow *c, const char *rel)
@@ -661,6 +712,9 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 			return -errno;
 		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
 			cow_uncharge_file(c, &n.st);
+		struct cow_mark *m = mark_get(c, rel);
+		if (m) /* no longer a copy of anything: a file made at the name next is not */
+			m->from_dev = 0, m->from_ino = 0;
 	}
 	return shows ? whiteout(c, rel) : 0;
 }
@@ -961,14 +1015,24 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		if (fstatat(c->upper_fd, target, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(up.st_mode))
 			return -ENOENT; /* what it stood for is gone from the branch */
-		if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_ino == up.st_ino)
+		if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_ino != c->anchor_ino[i])
+			return -EACCES; /* not the link made: someone else's file now */
+		if (st.st_ino == up.st_ino)
 			return 0;
-		/* Replaced since (a rebuild): the link made again to the file there now. */
-		if (unlinkat(c->lower_fd, rel, 0) < 0 && errno != ENOENT)
+		/* Replaced since (a rebuild): the link made again to the file there now, in one
+		 * step (a link beside it renamed over it: an exec meanwhile finds one or the
+		 * other). */
+		char tmp[PATH_MAX + 16];
+		snprintf(tmp, sizeof(tmp), "%s.sandlock~", rel);
+		(void)unlinkat(c->lower_fd, tmp, 0);
+		if (linkat(c->upper_fd, target, c->lower_fd, tmp, 0) < 0)
 			return -errno;
-		if (linkat(c->upper_fd, target, c->lower_fd, rel, 0) < 0)
-			return -errno;
+		if (renameat(c->lower_fd, tmp, c->lower_fd, rel) < 0) {
+			int r = -errno;
+			(void)unlinkat(c->lower_fd, tmp, 0);
+			return r;
+		}
 		c->anchor_ino[i] = up.st_ino;
 		cow_changed(c);
 		return 0;
@@ -1331,23 +1395,43 @@ static void crash_point(size_t *done)
 /* Merge upper entry @name of directory @udir (and beneath) into lower directory @ldir. Every
  * step is taken relative to a directory opened without following a symlink, so a symlink that
  * appeared in the workdir since the run is replaced, never followed. */
-static int merge_at(struct cow *c, int udir, int ldir, const char *name, int same_fs, size_t *done);
+/* A merged directory's own metadata: all of it (@m NULL: made in the run), else what the run
+ * changed of it (@m), the extended attributes it set and removed, not the others (the host may
+ * have changed them meanwhile). */
+static int merge_meta(int u, int l, const struct stat *st, const struct cow_mark *m)
+{
+	int meta = m ? m->meta : ~0;
+	if (!m)
+		cow_sync_xattrs(u, l);
+	for (size_t i = 0; m && m->xset && m->xset[i]; i++)
+		cow_copy_xattr(u, l, m->xset[i]);
+	for (size_t i = 0; m && m->xdel && m->xdel[i]; i++)
+		(void)fremovexattr(l, m->xdel[i]);
+	if ((meta & COW_META_MODE) && fchmod(l, st->st_mode & 07777) < 0)
+		return -errno;
+	return 0;
+}
 
-static int merge_dir(struct cow *c, int udir, int ldir, int same_fs, size_t *done)
+static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *name, int same_fs,
+		    size_t *done);
+
+/* Merge directory @udir (the upper layer's @rel, a PATH_MAX buffer) into @ldir. */
+static int merge_dir(struct cow *c, int udir, int ldir, char *rel, int same_fs, size_t *done)
 {
 	char **names;
 	size_t n;
 	int r = names_of(udir, "", &names, &n);
 
 	for (size_t i = 0; r == 0 && i < n; i++)
-		r = merge_at(c, udir, ldir, names[i], same_fs, done);
+		r = merge_at(c, udir, ldir, rel, names[i], same_fs, done);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	return r;
 }
 
-static int merge_at(struct cow *c, int udir, int ldir, const char *name, int same_fs, size_t *done)
+static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *name, int same_fs,
+		    size_t *done)
 {
 	struct stat st, lst;
 
@@ -1368,12 +1452,22 @@ static int merge_at(struct cow *c, int udir, int ldir, const char *name, int sam
 			openat(ldir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (u < 0 || l < 0)
 			return -errno;
-		int r = merge_dir(c, u, l, same_fs, done);
-		if (r == 0)
-			cow_sync_xattrs(u, l);
-		if (r == 0 && fchmod(l, st.st_mode & 07777) < 0)
-			r = -errno;
-		return r;
+		size_t len = strlen(rel);
+		if (len + strlen(name) + 2 > PATH_MAX)
+			return -ENAMETOOLONG;
+		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
+		int r = merge_dir(c, u, l, rel, same_fs, done);
+		/* A directory the workdir had takes what the run changed of its own attributes
+		 * and mode, not the branch's whole copy of them: the host may have changed the
+		 * others meanwhile. One made in the run takes them all. */
+		static const struct cow_mark none;
+		const struct cow_mark *m = mark_get(c, rel);
+		if (has_lower && S_ISDIR(lst.st_mode) && !m)
+			m = &none;
+		else if (!has_lower || !S_ISDIR(lst.st_mode))
+			m = NULL;
+		rel[len] = '\0';
+		return r < 0 ? r : merge_meta(u, l, &st, m);
 	}
 	if (has_lower && S_ISDIR(lst.st_mode)) {
 		int r = remove_tree(ldir, name);
@@ -1497,13 +1591,15 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	_cleanup_close_ int lroot = openat(c->lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r == 0 && (uroot < 0 || lroot < 0))
 		r = -errno;
-	if (r == 0)
-		r = merge_dir(c, uroot, lroot, same_fs, &done);
+	char rel[PATH_MAX] = "";
 	struct stat rst;
-	if (r == 0) { /* the workdir's own attributes and mode */
-		cow_sync_xattrs(uroot, lroot);
-		if (fstat(uroot, &rst) < 0 || fchmod(lroot, rst.st_mode & 07777) < 0)
-			r = -errno;
+	if (r == 0)
+		r = merge_dir(c, uroot, lroot, rel, same_fs, &done);
+	if (r == 0) /* the workdir's own attributes and mode, as the run changed them */
+	{
+		static const struct cow_mark none;
+		const struct cow_mark *m = mark_get(c, "");
+		r = fstat(uroot, &rst) < 0 ? -errno : merge_meta(uroot, lroot, &rst, m ? m : &none);
 	}
 	if (r < 0)
 		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",

@@ -127,7 +127,7 @@ static void denied_set_done(struct denied_set *s)
 /* @path, absolute, with its longest existing prefix resolved (realpath) and the rest appended
  * as written. NULL with errno set: ENOLINK when a component is a symlink that points nowhere
  * (where it points could be created later, beside a granted tree). */
-static char *resolve_partly(const char *path)
+char *landlock_resolve_partly(const char *path)
 {
 	struct stat st;
 	char *real = realpath(path, NULL);
@@ -144,7 +144,7 @@ static char *resolve_partly(const char *path)
 		return NULL;
 	}
 	_cleanup_free_ char *dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-	_cleanup_free_ char *rdir = dir ? resolve_partly(dir) : NULL;
+	_cleanup_free_ char *rdir = dir ? landlock_resolve_partly(dir) : NULL;
 	if (!rdir)
 		return NULL;
 	char *out = NULL;
@@ -430,7 +430,7 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 				"(%s), which the sandbox could point elsewhere (deny where "
 				"it points instead)",
 				path, linked);
-		if (!(d->real = resolve_partly(path)) && errno == ENOLINK)
+		if (!(d->real = landlock_resolve_partly(path)) && errno == ENOLINK)
 			return error_set(
 				reterr, -EINVAL,
 				"fs_denied: %s: goes through a symlink that points nowhere "
@@ -874,7 +874,7 @@ int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, 
 	size_t n = 0;
 
 	for (size_t i = 0; p->fs_write && p->fs_deny && p->fs_deny[i]; i++) {
-		char *real = resolve_partly(p->fs_deny[i]);
+		char *real = landlock_resolve_partly(p->fs_deny[i]);
 		if (!real && errno == ENOMEM)
 			return -ENOMEM;
 		if (real && strv_push(&denied, real) < 0) {

@@ -46,6 +46,10 @@ uint64_t landlock_write_access(uint64_t handled, int is_dir);
 /* Whether a grant of @p covers /proc (its real path is /proc or above it): with a supervisor,
  * /proc is then served by it (LANDLOCK_BUILD_MEDIATE_PROC). */
 int landlock_grants_proc(const struct sandlock_policy *p);
+/* @path, absolute, with its longest existing prefix resolved (realpath) and the rest appended
+ * as written (a denied path that does not exist yet). NULL with errno set: ENOLINK when a
+ * component is a symlink that points nowhere. */
+char *landlock_resolve_partly(const char *path);
 
 /* The writable grants of @p that hold a denied path of the user's (beneath them, not the grant
  * itself): in *@ret_roots, their real paths, and in *@ret_denied the real paths of every path

@@ -176,9 +176,22 @@ static int precheck(const struct cow *c, const struct xcall *x, const struct cow
 		i++;
 	if (i == ELEMENTSOF(spaces))
 		return -EOPNOTSUPP;
+	/* trusted.* and security.* (file capabilities among them) are the kernel's to grant on
+	 * the caller's capabilities, which the supervisor would stand in for, and a commit would
+	 * land on the workdir: never made here. Of system.*, the ACLs only. */
+	if (i == 1 || i == 2)
+		return -EPERM;
+	if (i == 3 && strcmp(name, "system.posix_acl_access") != 0 &&
+	    strcmp(name, "system.posix_acl_default") != 0)
+		return -EOPNOTSUPP;
 	if (i == 0 && !S_ISREG(res->n.st.st_mode) && !S_ISDIR(res->n.st.st_mode))
 		return -EPERM; /* user.* only on files and directories */
 	layer_path(c, res, path, sizeof(path));
+	/* The permission the kernel checks: write access for user.*, ownership for an ACL. */
+	if (i == 0 && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
+		return negative_errno();
+	if (i == 3 && geteuid() != 0 && res->n.st.st_uid != geteuid())
+		return -EPERM;
 	int has = lgetxattr(path, name, NULL, 0) >= 0;
 	if (!has && errno != ENODATA)
 		return negative_errno();
@@ -218,8 +231,13 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 	 * followed: @res is the entry the caller's name reached. */
 	r = x->op == X_SET ? lsetxattr(path, name, value ? value : "", x->size, x->flags)
 			   : lremovexattr(path, name);
-	if (r < 0)
-		return negative_errno();
+	if (r < 0) {
+		r = negative_errno();
+		if (res->n.layer == COW_LOWER) /* copied up for this call: nothing is changed */
+			cow_uncopy(sv->cow, res->rel);
+		return r;
+	}
+	(void)cow_note_xattr(sv->cow, res->rel, name, x->op == X_REMOVE);
 	notif_answer_value(resp, 0);
 	return 0;
 }
