@@ -757,6 +757,9 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 	if (S_ISDIR(n.st.st_mode)) {
 		if (mkdirat(c->upper_fd, to, 0700) < 0)
 			return -errno;
+		/* Its attributes go with it (a default ACL, user.*), from the layer holding it. */
+		cow_copy_dir_xattrs(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, from,
+				    c->upper_fd, to);
 		struct move_ctx m = { c, from, to, 0 };
 		/* Listed whole before the first move: the moves change the listing. */
 		char **names = NULL;

@@ -851,6 +851,14 @@ out(sorted(os.listxattr("sub")))
     assert r.returncode == 0 and os.listxattr(wd / "other") == ["user.keep"]
 
 
+def test_a_renamed_directory_keeps_its_attributes(wd):
+    os.setxattr(wd / "sub", "user.k", b"v")
+    r = sh(wd, "mv sub moved")
+    assert r.returncode == 0, r.stderr
+    assert not (wd / "sub").exists() and (wd / "moved" / "b.txt").read_text() == "keep\n"
+    assert os.getxattr(wd / "moved", "user.k") == b"v"
+
+
 def test_a_commit_keeps_what_the_host_changed_meanwhile(wd):
     os.setxattr(wd / "sub", "user.old", b"1")
     code = PRELUDE + """
