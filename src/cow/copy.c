@@ -183,7 +183,11 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 		if (fromfd == c->lower_fd)
 			cow_note_copy(c, to, &cp.st);
 		cow_copy_dir_xattrs(fromfd, from, c->upper_fd, to); /* a default ACL too */
-		return fchmodat(c->upper_fd, to, cp.st.st_mode & 07777, 0) < 0 ? -errno : 0;
+		if (fchmodat(c->upper_fd, to, cp.st.st_mode & 07777, 0) < 0)
+			return -errno;
+		if (fromfd == c->lower_fd && strcmp(from, to) == 0)
+			cow_snapshot_dir(c, to); /* the workdir's directory, copied in place */
+		return 0;
 	}
 	if (!S_ISREG(cp.st.st_mode))
 		return -EXDEV; /* a kernel object: never copied */

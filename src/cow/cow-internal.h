@@ -15,6 +15,9 @@ int cow_copy_bytes(int from, int to, uint64_t size, uint64_t step, const atomic_
 /* The extended attributes of file @from given to file @to, those the supervisor may set
  * (user.*; others where it holds the capability); the rest are not copied, as with cp -a. */
 void cow_copy_xattrs(int from, int to);
+/* Remember the mode and extended attributes of the branch's copy of the workdir's directory
+ * @rel as made: the commit gives the workdir's what the run changed of them since. */
+void cow_snapshot_dir(struct cow *c, const char *rel);
 /* Extended attribute @name of file @from given to @to (as it is there; none: nothing). */
 void cow_copy_xattr(int from, int to, const char *name);
 /* cow_copy_xattrs, then what @to holds of the attributes a copy takes (user.*, the ACLs) that

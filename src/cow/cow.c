@@ -38,9 +38,13 @@ struct cow_mark {
 	dev_t from_dev;
 	ino_t from_ino;
 	ino_t copy_ino; /* the upper entry made by that copy (a later one at the name is not) */
-	int meta;	/* COW_META_*: what the run changed of the entry's own metadata */
-	char **xset, **xdel; /* the extended attributes the run set, removed (cow_note_xattr) */
-	int touched;	     /* the run changed this path: @before holds what it was */
+	/* A directory of the workdir copied into the branch: its mode and extended attributes
+	 * as copied (cow_snapshot_dir), which the commit compares with the copy's then. */
+	int snapped;
+	mode_t snap_mode;
+	char **snap_names;
+	uint64_t *snap_hash;
+	int touched; /* the run changed this path: @before holds what it was */
 	struct cow_entry before;
 	/* A workdir file's digest is taken when the change set is read, not on the loop at the
 	 * first touch: from the workdir's file, still the one seen then (this stat). */
@@ -251,6 +255,7 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 		return error_set(reterr, r, "fs_storage: %s: %s", c->upper, strerror(-r));
 	}
 	cow_copy_dir_xattrs(c->lower_fd, "", c->upper_fd, ""); /* the workdir's default ACL */
+	cow_snapshot_dir(c, "");
 	return 0;
 }
 
@@ -265,8 +270,8 @@ void cow_done(struct cow *c)
 	for (size_t i = 0; i < c->cap_marks; i++)
 		if (c->marks[i]) {
 			free(c->marks[i]->path);
-			strv_free(c->marks[i]->xset);
-			strv_free(c->marks[i]->xdel);
+			strv_free(c->marks[i]->snap_names);
+			free(c->marks[i]->snap_hash);
 			entry_clear(&c->marks[i]->before);
 			free(c->marks[i]);
 		}
@@ -551,29 +556,49 @@ void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino;
 }
 
-void cow_note_meta(struct cow *c, const char *rel, int what)
+/* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
+static uint64_t xattr_hash(int fd, const char *name)
 {
-	struct cow_mark *m = mark_add(c, rel);
-	if (m)
-		m->meta |= what;
+	ssize_t v = fgetxattr(fd, name, NULL, 0);
+	_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
+	if (v < 0 || (v > 0 && (!value || (v = fgetxattr(fd, name, value, (size_t)v)) < 0)))
+		return 0;
+	uint64_t h = 1469598103934665603ull;
+	for (ssize_t i = 0; i < v; i++)
+		h = (h ^ (uint8_t)value[i]) * 1099511628211ull;
+	return h | 1;
 }
 
-int cow_note_xattr(struct cow *c, const char *rel, const char *name, int removed)
+/* The names of directory @fd's extended attributes (NULL-terminated; NULL for none). */
+static char **xattr_names(int fd)
+{
+	ssize_t n = flistxattr(fd, NULL, 0);
+	_cleanup_free_ char *list = n > 0 ? malloc((size_t)n) : NULL;
+	char **v = NULL;
+	if (!list || (n = flistxattr(fd, list, (size_t)n)) <= 0)
+		return NULL;
+	for (char *name = list; name < list + n; name += strlen(name) + 1)
+		if (strv_extend(&v, name) < 0)
+			break;
+	return v;
+}
+
+void cow_snapshot_dir(struct cow *c, const char *rel)
 {
 	struct cow_mark *m = mark_add(c, rel);
-	if (!m)
-		return -ENOMEM;
-	char ***to = removed ? &m->xdel : &m->xset, ***from = removed ? &m->xset : &m->xdel;
-	/* The last change of a name is what the commit makes. */
-	for (size_t i = 0; *from && (*from)[i]; i++)
-		if (strcmp((*from)[i], name) == 0) {
-			free((*from)[i]);
-			memmove(*from + i, *from + i + 1,
-				(strv_length(*from) - i) * sizeof(char *));
-			break;
-		}
-	m->meta |= COW_META_XATTR;
-	return strv_contains(*to, name) ? 0 : strv_extend(to, name);
+	struct stat st;
+	_cleanup_close_ int fd = openat(c->upper_fd, *rel ? rel : ".",
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (!m || fd < 0 || fstat(fd, &st) < 0 || m->snapped)
+		return;
+	m->snap_names = xattr_names(fd);
+	size_t n = strv_length(m->snap_names);
+	m->snap_hash = calloc(n + 1, sizeof(*m->snap_hash));
+	for (size_t i = 0; m->snap_hash && i < n; i++)
+		m->snap_hash[i] = xattr_hash(fd, m->snap_names[i]);
+	m->snap_mode = st.st_mode & 07777;
+	m->snapped = m->snap_hash != NULL;
 }
 
 void cow_uncopy(struct cow *c, const char *rel)
@@ -629,6 +654,7 @@ int cow_parents_up(struct cow *c, const char *rel)
 			 * it. */
 			cow_copy_dir_xattrs(c->lower_fd, prefix, c->upper_fd, prefix);
 			(void)!fchmodat(c->upper_fd, prefix, lst.st_mode & 07777, 0);
+			cow_snapshot_dir(c, prefix);
 		}
 		i = j + 1;
 	}
@@ -781,6 +807,9 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 			return -errno;
 	} else if ((r = cow_copy_entry(c, c->lower_fd, from, to, 0)) < 0)
 		return r;
+	struct cow_mark *fm = mark_get(c, from);
+	if (fm) /* what is at @from from now on is no copy of anything */
+		fm->from_dev = 0, fm->from_ino = 0;
 	return shows ? whiteout(c, from) : 0;
 }
 
@@ -1024,18 +1053,31 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		if (st.st_ino == up.st_ino)
 			return 0;
 		/* Replaced since (a rebuild): the link made again to the file there now, in one
-		 * step (a link beside it renamed over it: an exec meanwhile finds one or the
-		 * other). */
+		 * step: a new link beside it under a short free name, exchanged with it (an exec
+		 * meanwhile finds one or the other), the old one then removed if it still is the
+		 * link made, else put back. */
 		char tmp[PATH_MAX + 16];
-		snprintf(tmp, sizeof(tmp), "%s.sandlock~", rel);
-		(void)unlinkat(c->lower_fd, tmp, 0);
-		if (linkat(c->upper_fd, target, c->lower_fd, tmp, 0) < 0)
-			return -errno;
-		if (renameat(c->lower_fd, tmp, c->lower_fd, rel) < 0) {
-			int r = -errno;
+		const char *slash = strrchr(rel, '/');
+		int r = -EEXIST, dirlen = slash ? (int)(slash - rel) + 1 : 0;
+		for (unsigned k = 0; r == -EEXIST && k < 16; k++) {
+			snprintf(tmp, sizeof(tmp), "%.*s.sl%08x", dirlen, rel,
+				 (unsigned)(up.st_ino * 2654435761u + k));
+			r = linkat(c->upper_fd, target, c->lower_fd, tmp, 0) < 0 ? -errno : 0;
+		}
+		if (r < 0)
+			return r;
+		if (renameat2(c->lower_fd, tmp, c->lower_fd, rel, RENAME_EXCHANGE) < 0) {
+			r = -errno;
 			(void)unlinkat(c->lower_fd, tmp, 0);
 			return r;
 		}
+		if (fstatat(c->lower_fd, tmp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_ino != c->anchor_ino[i]) {
+			(void)renameat2(c->lower_fd, tmp, c->lower_fd, rel, RENAME_EXCHANGE);
+			(void)unlinkat(c->lower_fd, tmp, 0);
+			return -EACCES; /* someone else's file was there: given back */
+		}
+		(void)unlinkat(c->lower_fd, tmp, 0);
 		c->anchor_ino[i] = up.st_ino;
 		cow_changed(c);
 		return 0;
@@ -1399,18 +1441,28 @@ static void crash_point(size_t *done)
  * step is taken relative to a directory opened without following a symlink, so a symlink that
  * appeared in the workdir since the run is replaced, never followed. */
 /* A merged directory's own metadata: all of it (@m NULL: made in the run), else what the run
- * changed of it (@m), the extended attributes it set and removed, not the others (the host may
- * have changed them meanwhile). */
+ * changed of it since its copy into the branch (@m's snapshot, however the change was made: by
+ * name or through a descriptor), not the rest: the host may have changed that meanwhile. */
 static int merge_meta(int u, int l, const struct stat *st, const struct cow_mark *m)
 {
-	int meta = m ? m->meta : ~0;
-	if (!m)
+	if (!m) {
 		cow_sync_xattrs(u, l);
-	for (size_t i = 0; m && m->xset && m->xset[i]; i++)
-		cow_copy_xattr(u, l, m->xset[i]);
-	for (size_t i = 0; m && m->xdel && m->xdel[i]; i++)
-		(void)fremovexattr(l, m->xdel[i]);
-	if ((meta & COW_META_MODE) && fchmod(l, st->st_mode & 07777) < 0)
+		return fchmod(l, st->st_mode & 07777) < 0 ? -errno : 0;
+	}
+	if (!m->snapped)
+		return 0;
+	_cleanup_(strv_freep) char **now = xattr_names(u);
+	for (size_t i = 0; now && now[i]; i++) {
+		size_t j = 0;
+		while (m->snap_names && m->snap_names[j] && strcmp(m->snap_names[j], now[i]) != 0)
+			j++;
+		if (!m->snap_names || !m->snap_names[j] || m->snap_hash[j] != xattr_hash(u, now[i]))
+			cow_copy_xattr(u, l, now[i]); /* set, or changed, by the run */
+	}
+	for (size_t j = 0; m->snap_names && m->snap_names[j]; j++)
+		if (!strv_contains(now, m->snap_names[j]))
+			(void)fremovexattr(l, m->snap_names[j]); /* removed by the run */
+	if ((st->st_mode & 07777) != m->snap_mode && fchmod(l, st->st_mode & 07777) < 0)
 		return -errno;
 	return 0;
 }

@@ -207,14 +207,6 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size);
  * is now (a rebuild replaced it). 0 (also for any other name), -ENOENT where that file is
  * gone, -errno. */
 int cow_alias_refresh(struct cow *c, const char *rel);
-/* What the run changed of an entry's own metadata, for the commit of a directory the workdir
- * has (a file's copy replaces it whole). */
-#define COW_META_MODE 1
-#define COW_META_XATTR 2
-void cow_note_meta(struct cow *c, const char *rel, int what);
-/* The run set (or, @removed, removed) extended attribute @name of @rel: what a commit makes of
- * a directory the workdir has. */
-int cow_note_xattr(struct cow *c, const char *rel, const char *name, int removed);
 /* Take back the copy-up of @rel just made for a call that then failed (the workdir's entry
  * shows again). */
 void cow_uncopy(struct cow *c, const char *rel);

@@ -395,11 +395,15 @@ static int workdir_holds_no_denied(const struct sandlock_policy *p, struct sandl
 	for (size_t i = 0; wd && p->fs_deny && p->fs_deny[i]; i++) {
 		_cleanup_free_ char *d = realpath(p->fs_deny[i], NULL);
 		/* One that does not exist yet: by its name as the kernel would resolve what exists
-		 * of it (the run could make the rest in the branch); one that cannot be resolved
-		 * (a dangling symlink on the way) is taken as inside. */
+		 * of it now (a bind mount of the workdir on the way is the workdir) and as it is
+		 * spelled (a symlink inside the workdir on the way can be replaced by the run);
+		 * one that cannot be resolved (a dangling symlink on the way) is taken as inside.
+		 */
 		_cleanup_free_ char *n = d ? NULL : landlock_resolve_partly(p->fs_deny[i]);
-		if (d ? path_holds_inode(d, wd) || path_holds_inode(wd, d)
-		      : !n || path_is_beneath(n, wd) || path_is_beneath(wd, n))
+		const char *spelled = p->fs_deny[i];
+		if (path_is_beneath(spelled, wd) || path_is_beneath(spelled, p->workdir) ||
+		    (d ? path_holds_inode(d, wd) || path_holds_inode(wd, d)
+		       : !n || path_holds_inode(n, wd) || path_is_beneath(wd, n)))
 			return error_set(
 				reterr, -EOPNOTSUPP,
 				"not supported yet: fs_denied inside or above the workdir (%s, "

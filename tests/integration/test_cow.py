@@ -675,18 +675,19 @@ int main(void)
 """
 
 
-def test_a_rebuilt_program_spawned_by_one_name_twice_runs_each_build(wd, tmp_path):
+@pytest.mark.parametrize("name", ["prog", "p" * 250])
+def test_a_rebuilt_program_spawned_by_one_name_twice_runs_each_build(wd, tmp_path, name):
     require(shutil.which("gcc"), "gcc (builds the spawning probe)")
-    (wd / "prog").write_text("#!/bin/sh\necho v0\n")
-    (wd / "prog").chmod(0o755)
+    (wd / name).write_text("#!/bin/sh\necho v0\n")
+    (wd / name).chmod(0o755)
     src, exe = tmp_path / "sp.c", tmp_path / "sp"
-    src.write_text(SPAWN_TWICE)
+    src.write_text(SPAWN_TWICE.replace("prog", name))
     subprocess.run(["gcc", "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
     r = run(*cow_flags(wd, "--on-exit", "abort"), "-r", str(tmp_path), "--cwd", str(wd), "--",
             str(exe), timeout=30)
     assert r.stdout == b"v1\nv2\n", (r.stdout, r.stderr)
-    assert (wd / "prog").read_text() == "#!/bin/sh\necho v0\n"
-    assert sorted(os.listdir(wd)) == ["a.txt", "prog", "sub"]  # no link left
+    assert (wd / name).read_text() == "#!/bin/sh\necho v0\n"
+    assert sorted(os.listdir(wd)) == sorted(["a.txt", name, "sub"])  # no link left
 
 
 def test_a_thread_exec_takes_its_own_umask_along(wd, tmp_path):
@@ -754,7 +755,8 @@ with open("a.txt", "a") as f:  # copied up
     f.write("more")
 os.chmod(fd, 0o600)
 seen = oct(os.stat("a.txt").st_mode & 0o777)
-os.unlink("a.txt")  # the copy gone, another file at its name
+os.rename("a.txt", "a.moved")  # the copy moved away, then gone, another file at its name
+os.unlink("a.moved")
 open("a.txt", "w").close()
 try:
     os.chmod(fd, 0o700); stale = 0
@@ -828,6 +830,20 @@ def test_modes_follow_default_acls_and_setgid_directories(wd, tmp_path):
     assert oct((wd / "g" / "sub").stat().st_mode & 0o7777) == "0o2755"
 
 
+def test_a_failed_attribute_change_on_a_large_file_copies_nothing(wd):
+    with open(wd / "big", "wb") as f:
+        f.truncate(4 << 20)
+    os.link(wd / "big", wd / "big2")
+    r = py(wd, """
+try:
+    os.setxattr("big", "system.posix_acl_access", b"bad"); out(0)
+except OSError as e:
+    out(e.errno)
+""")
+    assert result_json(r) == errno.EINVAL
+    assert (wd / "big").stat().st_ino == (wd / "big2").stat().st_ino  # still one file
+
+
 def test_a_commit_lands_directory_attributes(wd):
     os.setxattr(wd / "sub", "user.old", b"1")
     os.setxattr(wd, "user.rootold", b"1")
@@ -849,6 +865,18 @@ out(sorted(os.listxattr("sub")))
     os.setxattr(wd / "other", "user.keep", b"k")
     r = py(wd, "open('other/f', 'w').close()")
     assert r.returncode == 0 and os.listxattr(wd / "other") == ["user.keep"]
+
+
+def test_a_commit_lands_directory_changes_made_through_a_descriptor(wd):
+    r = py(wd, """
+open("sub/n", "w").close()  # sub is the branch's now
+fd = os.open("sub", os.O_RDONLY)
+os.setxattr(fd, "user.viafd", b"1")
+os.chmod(fd, 0o700)
+""")
+    assert r.returncode == 0, r.stderr
+    assert os.listxattr(wd / "sub") == ["user.viafd"]
+    assert (wd / "sub").stat().st_mode & 0o777 == 0o700
 
 
 def test_a_renamed_directory_keeps_its_attributes(wd):
@@ -1148,6 +1176,10 @@ def test_a_denied_path_in_or_above_the_workdir_is_refused(wd, tmp_path):
                  tmp_path / "link" / "not-yet", f"{tmp_path}/./work/not-yet",
                  f"{tmp_path}//work/not-yet", tmp_path / "dangling" / "x")
     os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, wd / "lnk")  # the run could replace it with a directory
+    spellings += (wd / "lnk" / "secret",)
     for denied in spellings:
         r = run(*cow_flags(wd, "--fs-deny", str(denied)), "--", "/bin/cat",
                 str(wd / "sec" / "s"))

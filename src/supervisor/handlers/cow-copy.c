@@ -18,6 +18,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -40,8 +42,10 @@ struct cow_wait {
 	struct seccomp_notif first;  /* the call that needs it */
 	struct seccomp_notif *queue; /* the calls waiting for it, in order */
 	size_t head, n, cap;
-	const atomic_int *cancel; /* the worker pool's: set when the sandbox ends */
-	int armed;		  /* the call being handled may change the tree */
+	const atomic_int *cancel;  /* the worker pool's: set when the sandbox ends */
+	int armed;		   /* the call being handled may change the tree */
+	uint64_t landed_id;	   /* the call the last copy that landed was made for, */
+	char landed_rel[PATH_MAX]; /* and where (cow_copy_landed_for) */
 };
 
 int cow_wait_init(struct supervisor *sv)
@@ -66,6 +70,12 @@ void cow_wait_arm(struct supervisor *sv, int on)
 {
 	if (sv->cow_wait)
 		sv->cow_wait->armed = on;
+}
+
+int cow_copy_landed_for(struct supervisor *sv, const struct seccomp_notif *req, const char *rel)
+{
+	struct cow_wait *w = sv->cow_wait;
+	return w && w->landed_id == req->id && strcmp(w->landed_rel, rel) == 0;
 }
 
 int cow_held(struct supervisor *sv)
@@ -138,6 +148,8 @@ void cow_wait_on_done(struct supervisor *sv)
 	int r = cow_copy_land(sv->cow, &w->cp,
 			      atomic_load_explicit(&w->result, memory_order_acquire));
 	w->busy = 0;
+	w->landed_id = w->first.id;
+	snprintf(w->landed_rel, sizeof(w->landed_rel), "%s", w->cp.rel);
 	if (r < 0) {
 		/* Fail closed: the call that needed the copy gets its error. */
 		struct seccomp_notif_resp resp = { .id = w->first.id };

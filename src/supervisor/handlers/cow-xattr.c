@@ -186,6 +186,9 @@ static int precheck(const struct cow *c, const struct xcall *x, const struct cow
 		return -EOPNOTSUPP;
 	if (i == 0 && !S_ISREG(res->n.st.st_mode) && !S_ISDIR(res->n.st.st_mode))
 		return -EPERM; /* user.* only on files and directories */
+	if (i == 0 && S_ISDIR(res->n.st.st_mode) && (res->n.st.st_mode & S_ISVTX) &&
+	    geteuid() != 0 && res->n.st.st_uid != geteuid())
+		return -EPERM; /* a sticky directory's user.* is its owner's */
 	layer_path(c, res, path, sizeof(path));
 	/* The permission the kernel checks: write access for user.*, ownership for an ACL. */
 	if (i == 0 && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
@@ -233,11 +236,12 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 			   : lremovexattr(path, name);
 	if (r < 0) {
 		r = negative_errno();
-		if (res->n.layer == COW_LOWER) /* copied up for this call: nothing is changed */
+		/* Copied up for this call (here, or by a worker before it was asked again):
+		 * taken back, so nothing is changed. */
+		if (res->n.layer == COW_LOWER || cow_copy_landed_for(sv, req, res->rel))
 			cow_uncopy(sv->cow, res->rel);
 		return r;
 	}
-	(void)cow_note_xattr(sv->cow, res->rel, name, x->op == X_REMOVE);
 	notif_answer_value(resp, 0);
 	return 0;
 }

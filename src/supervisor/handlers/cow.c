@@ -907,15 +907,6 @@ static int answer(struct seccomp_notif_resp *resp, int r)
 	return 0;
 }
 
-/* answer() for a change of @res's mode, which a commit then gives the workdir's directory. */
-static int answer_mode(struct supervisor *sv, const struct cow_res *res,
-		       struct seccomp_notif_resp *resp, int r)
-{
-	if (r == 0)
-		cow_note_meta(sv->cow, res->rel, COW_META_MODE);
-	return answer(resp, r);
-}
-
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
@@ -930,8 +921,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 			return r == 1 ? COW_PASS : r;
 		upper = sv->cow->upper_fd;
 		if (req->data.nr == SYS_fchmod)
-			return answer_mode(sv, &res, resp,
-					   fchmodat(upper, at_rel(res.rel), (mode_t)a[1], 0));
+			return answer(resp, fchmodat(upper, at_rel(res.rel), (mode_t)a[1], 0));
 		return answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
 					     AT_SYMLINK_NOFOLLOW));
 #ifdef SYS_chmod
@@ -941,8 +931,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
 					     */
-		return answer_mode(sv, &res, resp,
-				   fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[1], 0));
+		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[1], 0));
 #endif
 	case SYS_fchmodat:
 #ifdef SYS_fchmodat2
@@ -955,8 +944,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP;
-		return answer_mode(sv, &res, resp,
-				   fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[2], 0));
+		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[2], 0));
 	}
 #ifdef SYS_chown
 	case SYS_chown:

@@ -165,6 +165,9 @@ int cow_wait_hold(struct supervisor *sv, const struct seccomp_notif *req);
  * cow_wait_hold). */
 #define COW_HOLD (INT32_MIN + 3)
 void cow_wait_arm(struct supervisor *sv, int on);
+/* cow-copy.c: whether the last large copy-up that landed was made for @req, at @rel (a call
+ * asked again after it finds its entry in the branch, copied for it). */
+int cow_copy_landed_for(struct supervisor *sv, const struct seccomp_notif *req, const char *rel);
 int cow_held(struct supervisor *sv);
 void cow_wait_on_done(struct supervisor *sv);
 void cow_wait_stop(struct supervisor *sv);
