@@ -563,24 +563,41 @@ static uint64_t xattr_hash(int fd, const char *name)
 	_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
 	if (v < 0 || (v > 0 && (!value || (v = fgetxattr(fd, name, value, (size_t)v)) < 0)))
 		return 0;
-	uint64_t h = 1469598103934665603ull;
-	for (ssize_t i = 0; i < v; i++)
-		h = (h ^ (uint8_t)value[i]) * 1099511628211ull;
+	/* A value the run chose cannot be made to match another's (SHA-256, 64 bits kept). */
+	struct sha256 s;
+	uint8_t d[32];
+	uint64_t h;
+	sha256_init(&s);
+	sha256_update(&s, value ? value : "", (size_t)v);
+	sha256_final(&s, d);
+	memcpy(&h, d, sizeof(h));
 	return h | 1;
 }
 
-/* The names of directory @fd's extended attributes (NULL-terminated; NULL for none). */
-static char **xattr_names(int fd)
+/* The names of directory @fd's extended attributes into *@ret (NULL-terminated; NULL for
+ * none): 0, or -errno (nothing known). */
+static int xattr_names(int fd, char ***ret)
 {
 	ssize_t n = flistxattr(fd, NULL, 0);
 	_cleanup_free_ char *list = n > 0 ? malloc((size_t)n) : NULL;
 	char **v = NULL;
-	if (!list || (n = flistxattr(fd, list, (size_t)n)) <= 0)
-		return NULL;
+
+	*ret = NULL;
+	if (n < 0)
+		return errno == ENOTSUP ? 0 : -errno;
+	if (n == 0)
+		return 0;
+	if (!list)
+		return -ENOMEM;
+	if ((n = flistxattr(fd, list, (size_t)n)) < 0)
+		return -errno;
 	for (char *name = list; name < list + n; name += strlen(name) + 1)
-		if (strv_extend(&v, name) < 0)
-			break;
-	return v;
+		if (strv_extend(&v, name) < 0) {
+			strv_free(v);
+			return -ENOMEM;
+		}
+	*ret = v;
+	return 0;
 }
 
 void cow_snapshot_dir(struct cow *c, const char *rel)
@@ -590,9 +607,15 @@ void cow_snapshot_dir(struct cow *c, const char *rel)
 	_cleanup_close_ int fd = openat(c->upper_fd, *rel ? rel : ".",
 					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (!m || fd < 0 || fstat(fd, &st) < 0 || m->snapped)
+	if (!m || fd < 0 || fstat(fd, &st) < 0)
 		return;
-	m->snap_names = xattr_names(fd);
+	/* Taken afresh at each copy: an earlier one's copy may have been taken back since. */
+	m->snap_names = strv_free(m->snap_names);
+	free(m->snap_hash);
+	m->snap_hash = NULL;
+	m->snapped = 0;
+	if (xattr_names(fd, &m->snap_names) < 0)
+		return;
 	size_t n = strv_length(m->snap_names);
 	m->snap_hash = calloc(n + 1, sizeof(*m->snap_hash));
 	for (size_t i = 0; m->snap_hash && i < n; i++)
@@ -614,7 +637,17 @@ void cow_uncopy(struct cow *c, const char *rel)
 		cow_uncharge_file(c, &st);
 	struct cow_mark *m = mark_get(c, rel);
 	if (m)
-		m->from_dev = 0, m->from_ino = 0;
+		m->from_dev = 0, m->from_ino = 0, m->snapped = 0;
+}
+
+int cow_original(struct cow *c, const char *rel, struct stat *ret)
+{
+	struct cow_mark *m = mark_get(c, rel);
+	struct stat up;
+	return m && m->from_ino && fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       up.st_ino == m->copy_ino &&
+	       fstatat(c->lower_fd, rel, ret, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       ret->st_ino == m->from_ino && ret->st_dev == m->from_dev;
 }
 
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st)
@@ -740,7 +773,7 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 			cow_uncharge_file(c, &n.st);
 		struct cow_mark *m = mark_get(c, rel);
 		if (m) /* no longer a copy of anything: a file made at the name next is not */
-			m->from_dev = 0, m->from_ino = 0;
+			m->from_dev = 0, m->from_ino = 0, m->snapped = 0;
 	}
 	return shows ? whiteout(c, rel) : 0;
 }
@@ -809,7 +842,7 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 		return r;
 	struct cow_mark *fm = mark_get(c, from);
 	if (fm) /* what is at @from from now on is no copy of anything */
-		fm->from_dev = 0, fm->from_ino = 0;
+		fm->from_dev = 0, fm->from_ino = 0, fm->snapped = 0;
 	return shows ? whiteout(c, from) : 0;
 }
 
@@ -1073,9 +1106,13 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		}
 		if (fstatat(c->lower_fd, tmp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_ino != c->anchor_ino[i]) {
+			/* Someone else's file was there: given back, and our link removed only
+			 * if the exchange back left it at @tmp. */
 			(void)renameat2(c->lower_fd, tmp, c->lower_fd, rel, RENAME_EXCHANGE);
-			(void)unlinkat(c->lower_fd, tmp, 0);
-			return -EACCES; /* someone else's file was there: given back */
+			if (fstatat(c->lower_fd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_ino == up.st_ino)
+				(void)unlinkat(c->lower_fd, tmp, 0);
+			return -EACCES;
 		}
 		(void)unlinkat(c->lower_fd, tmp, 0);
 		c->anchor_ino[i] = up.st_ino;
@@ -1418,10 +1455,11 @@ int cow_save(struct cow *c)
 	return r;
 }
 
-static int by_length(const void *a, const void *b)
+/* Longest first: a directory's entries before it. */
+static int by_length_down(const void *a, const void *b)
 {
 	size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
-	return la < lb ? -1 : la > lb;
+	return la > lb ? -1 : la < lb;
 }
 
 /* For the test suite: SANDLOCK_TEST_COMMIT_CRASH=N kills the process after N entries of a
@@ -1445,13 +1483,14 @@ static void crash_point(size_t *done)
  * name or through a descriptor), not the rest: the host may have changed that meanwhile. */
 static int merge_meta(int u, int l, const struct stat *st, const struct cow_mark *m)
 {
-	if (!m) {
+	if (!m || !m->snapped) { /* (no snapshot: the run's changes land, the host's go) */
 		cow_sync_xattrs(u, l);
 		return fchmod(l, st->st_mode & 07777) < 0 ? -errno : 0;
 	}
-	if (!m->snapped)
-		return 0;
-	_cleanup_(strv_freep) char **now = xattr_names(u);
+	_cleanup_(strv_freep) char **now = NULL;
+	int r = xattr_names(u, &now);
+	if (r < 0)
+		return r; /* the commit fails (the branch is kept) rather than guess */
 	for (size_t i = 0; now && now[i]; i++) {
 		size_t j = 0;
 		while (m->snap_names && m->snap_names[j] && strcmp(m->snap_names[j], now[i]) != 0)
@@ -1616,7 +1655,9 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 					 : -errno,
 				 "commit: %s: cannot mark the branch", c->dir);
 
-	/* Deletions, parents first. */
+	/* Deletions, children first, one entry each: what the run deleted (a directory it
+	 * removed was empty in its view, every entry of it deleted too), never what the host put
+	 * there since (a directory that is not empty now keeps it). */
 	char **wh = calloc(c->n_marks + 1, sizeof(*wh));
 	size_t n_wh = 0;
 	if (!wh)
@@ -1624,17 +1665,18 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	for (size_t i = 0; i < c->cap_marks; i++)
 		if (c->marks[i] && c->marks[i]->whiteout)
 			wh[n_wh++] = c->marks[i]->path;
-	qsort(wh, n_wh, sizeof(*wh), by_length);
+	qsort(wh, n_wh, sizeof(*wh), by_length_down);
 	r = 0;
 	for (size_t i = 0; r == 0 && i < n_wh; i++) {
 		struct stat st;
 		const char *name;
-		/* A whited-out directory replaced by an upper one goes whole: the upper one
-		 * replaces it (opaque). A parent gone or turned into something else since the
-		 * run holds nothing of the workdir's to delete. */
+		/* A parent gone or turned into something else since the run holds nothing of
+		 * the workdir's to delete. */
 		int pfd = parent_of(c->lower_fd, wh[i], &name);
-		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			r = remove_tree(pfd, name);
+		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0 &&
+		    errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
+			r = -errno;
 		if (pfd >= 0)
 			close(pfd);
 	}

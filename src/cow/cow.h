@@ -210,6 +210,9 @@ int cow_alias_refresh(struct cow *c, const char *rel);
 /* Take back the copy-up of @rel just made for a call that then failed (the workdir's entry
  * shows again). */
 void cow_uncopy(struct cow *c, const char *rel);
+/* Whether the upper entry at @rel is the copy of the workdir's entry at the same name, still
+ * there: its lstat in @ret (whose owner and mode the kernel would judge a change by). */
+int cow_original(struct cow *c, const char *rel, struct stat *ret);
 /* Whether the upper entry at @rel is the copy-up of the workdir inode @st names (dev, ino):
  * what a descriptor of that workdir file stands for now. */
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st);

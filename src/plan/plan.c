@@ -402,6 +402,7 @@ static int workdir_holds_no_denied(const struct sandlock_policy *p, struct sandl
 		_cleanup_free_ char *n = d ? NULL : landlock_resolve_partly(p->fs_deny[i]);
 		const char *spelled = p->fs_deny[i];
 		if (path_is_beneath(spelled, wd) || path_is_beneath(spelled, p->workdir) ||
+		    path_holds_inode(spelled, wd) ||
 		    (d ? path_holds_inode(d, wd) || path_holds_inode(wd, d)
 		       : !n || path_holds_inode(n, wd) || path_is_beneath(wd, n)))
 			return error_set(

@@ -910,6 +910,61 @@ sys.stdin.readline()
     assert os.listxattr(wd) == ["user.hostroot"] and wd.stat().st_mode & 0o777 == 0o750
 
 
+def steps(wd, code, *host_steps):
+    """Run @code (PRELUDE'd) in the workdir's sandbox, committed; each time it prints a line,
+    the next of @host_steps runs on the host, then the run goes on."""
+    p = subprocess.Popen([SANDLOCK, "run", *cow_flags(wd), "--cwd", str(wd), "--", PY, "-c",
+                          PRELUDE + code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    for step in host_steps:
+        assert p.stdout.readline() == b"ready\n"
+        step()
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+    p.communicate(timeout=30)
+    assert p.returncode == 0
+
+
+WAIT = "print('ready', flush=True); sys.stdin.readline()"
+
+
+def test_a_commit_keeps_the_hosts_changes_to_a_directory_copied_twice(wd):
+    (wd / "d").mkdir(mode=0o755)
+    def first():
+        os.chmod(wd / "d", 0o700)
+        os.setxattr(wd / "d", "user.h", b"1")
+    def second():
+        os.chmod(wd / "d", 0o750)
+        os.removexattr(wd / "d", "user.h")
+    steps(wd, f"""
+try:  # copies d up, then fails: the copy is taken back
+    os.setxattr("d", "system.posix_acl_default", b"xx")
+except OSError as e:
+    assert e.errno == errno.EINVAL
+{WAIT}
+open("d/f", "w").close()  # copies d again, as the host left it
+{WAIT}
+""", first, second)
+    assert (wd / "d" / "f").exists()
+    assert (wd / "d").stat().st_mode & 0o777 == 0o750 and os.listxattr(wd / "d") == []
+
+
+def test_a_commit_keeps_what_the_host_put_in_a_directory_the_run_removed(wd):
+    steps(wd, f"""
+os.unlink("sub/b.txt")
+os.rmdir("sub")
+{WAIT}
+""", lambda: (wd / "sub" / "hostfile").write_text("host\n"))
+    assert (wd / "sub" / "hostfile").read_text() == "host\n"
+    assert not (wd / "sub" / "b.txt").exists()
+    # Control: with nothing put there, the directory goes.
+    (wd / "e").mkdir()
+    steps(wd, f"""
+os.rmdir("e")
+{WAIT}
+""", lambda: None)
+    assert not (wd / "e").exists()
+
+
 def test_a_failed_attribute_change_copies_nothing(wd):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")
@@ -1179,7 +1234,9 @@ def test_a_denied_path_in_or_above_the_workdir_is_refused(wd, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, wd / "lnk")  # the run could replace it with a directory
-    spellings += (wd / "lnk" / "secret",)
+    os.symlink(wd, tmp_path / "wdlink")  # a symlink above the workdir, and "//"
+    spellings += (wd / "lnk" / "secret", tmp_path / "wdlink" / "lnk" / "secret",
+                  f"{tmp_path}//work/lnk/secret")
     for denied in spellings:
         r = run(*cow_flags(wd, "--fs-deny", str(denied)), "--", "/bin/cat",
                 str(wd / "sec" / "s"))

@@ -163,7 +163,7 @@ static void layer_path(const struct cow *c, const struct cow_res *res, char *buf
 }
 
 /* The kernel's own checks of a change (setxattr(2), xattr(7)), made on the entry's layer. */
-static int precheck(const struct cow *c, const struct xcall *x, const struct cow_res *res,
+static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *res,
 		    const char *name)
 {
 	static const char *const spaces[] = { "user.", "trusted.", "security.", "system." };
@@ -186,15 +186,25 @@ static int precheck(const struct cow *c, const struct xcall *x, const struct cow
 		return -EOPNOTSUPP;
 	if (i == 0 && !S_ISREG(res->n.st.st_mode) && !S_ISDIR(res->n.st.st_mode))
 		return -EPERM; /* user.* only on files and directories */
-	if (i == 0 && S_ISDIR(res->n.st.st_mode) && (res->n.st.st_mode & S_ISVTX) &&
-	    geteuid() != 0 && res->n.st.st_uid != geteuid())
+	/* The permission the kernel checks, on the workdir's entry where the branch holds a copy
+	 * of it (the copy is the supervisor's): write access for user.*, a sticky directory's
+	 * owner, ownership for an ACL. */
+	struct stat orig;
+	const struct stat *st = &res->n.st;
+	int is_copy = res->n.layer == COW_UPPER && cow_original(c, res->rel, &orig);
+	if (is_copy)
+		st = &orig;
+	struct cow_res judged = *res;
+	judged.n.layer = is_copy ? COW_LOWER : res->n.layer;
+	layer_path(c, &judged, path, sizeof(path));
+	if (i == 0 && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && geteuid() != 0 &&
+	    st->st_uid != geteuid())
 		return -EPERM; /* a sticky directory's user.* is its owner's */
-	layer_path(c, res, path, sizeof(path));
-	/* The permission the kernel checks: write access for user.*, ownership for an ACL. */
 	if (i == 0 && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
 		return negative_errno();
-	if (i == 3 && geteuid() != 0 && res->n.st.st_uid != geteuid())
+	if (i == 3 && geteuid() != 0 && st->st_uid != geteuid())
 		return -EPERM;
+	layer_path(c, res, path, sizeof(path));
 	int has = lgetxattr(path, name, NULL, 0) >= 0;
 	if (!has && errno != ENODATA)
 		return negative_errno();
