@@ -41,6 +41,7 @@ struct cow_mark {
 	/* A directory of the workdir copied into the branch: its mode and extended attributes
 	 * as copied (cow_snapshot_dir), which the commit compares with the copy's then. */
 	int snapped;
+	int snap_failed; /* the attributes could not be listed: a commit cannot tell, fails */
 	mode_t snap_mode;
 	char **snap_names;
 	uint64_t *snap_hash;
@@ -614,14 +615,18 @@ void cow_snapshot_dir(struct cow *c, const char *rel)
 	free(m->snap_hash);
 	m->snap_hash = NULL;
 	m->snapped = 0;
-	if (xattr_names(fd, &m->snap_names) < 0)
+	m->snap_failed = 0;
+	if (xattr_names(fd, &m->snap_names) < 0) {
+		m->snap_failed = 1;
 		return;
+	}
 	size_t n = strv_length(m->snap_names);
 	m->snap_hash = calloc(n + 1, sizeof(*m->snap_hash));
 	for (size_t i = 0; m->snap_hash && i < n; i++)
 		m->snap_hash[i] = xattr_hash(fd, m->snap_names[i]);
 	m->snap_mode = st.st_mode & 07777;
 	m->snapped = m->snap_hash != NULL;
+	m->snap_failed = !m->snapped;
 }
 
 void cow_uncopy(struct cow *c, const char *rel)
@@ -1483,6 +1488,8 @@ static void crash_point(size_t *done)
  * name or through a descriptor), not the rest: the host may have changed that meanwhile. */
 static int merge_meta(int u, int l, const struct stat *st, const struct cow_mark *m)
 {
+	if (m && m->snap_failed)
+		return -EIO;	 /* what the run changed of it is not known: the commit fails */
 	if (!m || !m->snapped) { /* (no snapshot: the run's changes land, the host's go) */
 		cow_sync_xattrs(u, l);
 		return fchmod(l, st->st_mode & 07777) < 0 ? -errno : 0;
@@ -1622,6 +1629,29 @@ static int parent_of(int root, const char *rel, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Delete entry @name of directory @pfd. A directory of the user's without write permission
+ * (a read-only tree the run made writable in its branch, then deleted: `chmod -R u+w d && rm
+ * -rf d`) is given it for the deletion and its mode put back. */
+static int delete_entry(int pfd, const char *name, int dir)
+{
+	struct stat pst;
+	int flags = dir ? AT_REMOVEDIR : 0;
+
+	if (unlinkat(pfd, name, flags) == 0)
+		return 0;
+	if (errno != EACCES)
+		return -1;
+	if (fstat(pfd, &pst) < 0 || pst.st_uid != geteuid() || (pst.st_mode & S_IWUSR) ||
+	    fchmod(pfd, (pst.st_mode & 07777) | S_IWUSR) < 0) {
+		errno = EACCES;
+		return -1;
+	}
+	int r = unlinkat(pfd, name, flags), saved = errno;
+	(void)fchmod(pfd, pst.st_mode & 07777);
+	errno = saved;
+	return r;
+}
+
 int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 {
 	struct stat ls, us;
@@ -1674,8 +1704,8 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		 * the workdir's to delete. */
 		int pfd = parent_of(c->lower_fd, wh[i], &name);
 		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0 &&
-		    errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
+		    delete_entry(pfd, name, S_ISDIR(st.st_mode)) < 0 && errno != ENOTEMPTY &&
+		    errno != EEXIST && errno != ENOENT)
 			r = -errno;
 		if (pfd >= 0)
 			close(pfd);

@@ -965,6 +965,42 @@ os.rmdir("e")
     assert not (wd / "e").exists()
 
 
+def test_attribute_permission_follows_the_mode_the_run_gave(wd, tmp_path):
+    code = """
+def attempt(name, mode):
+    os.chmod(name, mode)
+    try:
+        os.setxattr(name, "user.x", b"1"); return 0
+    except OSError as e:
+        return e.errno
+out([attempt("ro", 0o644), attempt("rw", 0o444)])
+"""
+    def files(root):
+        (root / "ro").write_text("r")
+        (root / "ro").chmod(0o444)
+        (root / "rw").write_text("w")
+        (root / "rw").chmod(0o644)
+    files(wd)
+    got = result_json(py(wd, code, "--on-exit", "abort"))
+    # Control: the kernel's answers on plain files (as root, write permission always holds).
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    files(plain)
+    k = subprocess.run([PY, "-c", PRELUDE + code], cwd=plain, capture_output=True)
+    assert got == json.loads(k.stdout) == [0, 0 if os.geteuid() == 0 else errno.EACCES]
+
+
+def test_a_read_only_tree_made_writable_and_removed_commits(wd):
+    d = wd / "ro"
+    (d / "sub").mkdir(parents=True)
+    (d / "sub" / "f").write_text("f")
+    for p in (d / "sub", d):
+        p.chmod(0o555)  # a module cache's read-only tree
+    r = sh(wd, "chmod -R u+w ro && rm -rf ro")
+    assert r.returncode == 0, r.stderr
+    assert not d.exists() and store(wd) == []
+
+
 def test_a_failed_attribute_change_copies_nothing(wd):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")

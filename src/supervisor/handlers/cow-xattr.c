@@ -162,6 +162,24 @@ static void layer_path(const struct cow *c, const struct cow_res *res, char *buf
 		 *res->rel ? "/" : "", res->rel);
 }
 
+/* Whether the supervisor's user may write an entry owned as @owner is with mode @mode (the
+ * mode bits' classes: owner, group, other; root always). */
+static int may_write(const struct stat *owner, mode_t mode)
+{
+	gid_t groups[256];
+	uid_t uid = geteuid();
+
+	if (uid == 0)
+		return 1;
+	if (uid == owner->st_uid)
+		return (mode & S_IWUSR) != 0;
+	int n = getgroups(ELEMENTSOF(groups), groups);
+	int in_group = getegid() == owner->st_gid;
+	for (int k = 0; k < n && !in_group; k++)
+		in_group = groups[k] == owner->st_gid;
+	return (mode & (in_group ? S_IWGRP : S_IWOTH)) != 0;
+}
+
 /* The kernel's own checks of a change (setxattr(2), xattr(7)), made on the entry's layer. */
 static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *res,
 		    const char *name)
@@ -186,25 +204,34 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 		return -EOPNOTSUPP;
 	if (i == 0 && !S_ISREG(res->n.st.st_mode) && !S_ISDIR(res->n.st.st_mode))
 		return -EPERM; /* user.* only on files and directories */
-	/* The permission the kernel checks, on the workdir's entry where the branch holds a copy
-	 * of it (the copy is the supervisor's): write access for user.*, a sticky directory's
-	 * owner, ownership for an ACL. */
+	/* The permission the kernel checks: write access for user.*, a sticky directory's owner,
+	 * ownership for an ACL; judged with the workdir entry's owner and group where the branch
+	 * holds the supervisor's copy of it, and the mode the run sees (its chmod is the copy's).
+	 */
 	struct stat orig;
-	const struct stat *st = &res->n.st;
+	const struct stat *owner = &res->n.st;
+	mode_t mode = res->n.st.st_mode;
 	int is_copy = res->n.layer == COW_UPPER && cow_original(c, res->rel, &orig);
 	if (is_copy)
-		st = &orig;
-	struct cow_res judged = *res;
-	judged.n.layer = is_copy ? COW_LOWER : res->n.layer;
-	layer_path(c, &judged, path, sizeof(path));
-	if (i == 0 && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && geteuid() != 0 &&
-	    st->st_uid != geteuid())
+		owner = &orig;
+	if (i == 0 && S_ISDIR(mode) && (mode & S_ISVTX) && geteuid() != 0 &&
+	    owner->st_uid != geteuid())
 		return -EPERM; /* a sticky directory's user.* is its owner's */
-	if (i == 0 && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
-		return negative_errno();
-	if (i == 3 && geteuid() != 0 && st->st_uid != geteuid())
-		return -EPERM;
+	if (i == 0 && is_copy && (orig.st_mode & 07777) != (mode & 07777) &&
+	    !may_write(owner, mode))
+		return -EACCES; /* (the mode changed in the run: by its bits) */
 	layer_path(c, res, path, sizeof(path));
+	if (i == 0 && !(is_copy && (orig.st_mode & 07777) != (mode & 07777))) {
+		/* Unchanged: the kernel's own check, on the workdir's entry (its ACL too). */
+		char judged[2 * PATH_MAX];
+		struct cow_res w = *res;
+		w.n.layer = is_copy ? COW_LOWER : res->n.layer;
+		layer_path(c, &w, judged, sizeof(judged));
+		if (faccessat(AT_FDCWD, judged, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
+			return negative_errno();
+	}
+	if (i == 3 && geteuid() != 0 && owner->st_uid != geteuid())
+		return -EPERM;
 	int has = lgetxattr(path, name, NULL, 0) >= 0;
 	if (!has && errno != ENODATA)
 		return negative_errno();
