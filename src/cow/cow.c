@@ -32,6 +32,7 @@
 struct cow_mark {
 	char *path;
 	int whiteout; /* the lower entry here is hidden */
+	int parent_w; /* its directory was writable by its owner in the run's view then */
 	int hidden;   /* an anchor under another name (cow_anchor_alias): unlisted, no change */
 	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
 	 * descriptor of that inode now stands for. */
@@ -743,6 +744,13 @@ static int whiteout(struct cow *c, const char *rel)
 	if (!m)
 		return -ENOMEM;
 	m->whiteout = 1;
+	/* Whether the run saw its directory writable (a read-only one it made writable in its
+	 * branch): what lets the commit lend the workdir's the write bit (delete_entry). */
+	char parent[PATH_MAX];
+	struct cow_node pn;
+	const char *slash = strrchr(rel, '/');
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+	m->parent_w = cow_lookup(c, parent, &pn) == 0 && (pn.st.st_mode & S_IWUSR);
 	return 0;
 }
 
@@ -1460,10 +1468,11 @@ int cow_save(struct cow *c)
 	return r;
 }
 
-/* Longest first: a directory's entries before it. */
+/* Marks, longest path first: a directory's entries before it. */
 static int by_length_down(const void *a, const void *b)
 {
-	size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+	size_t la = strlen((*(struct cow_mark *const *)a)->path);
+	size_t lb = strlen((*(struct cow_mark *const *)b)->path);
 	return la > lb ? -1 : la < lb;
 }
 
@@ -1629,19 +1638,38 @@ static int parent_of(int root, const char *rel, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Append "<octal mode> <path>" of @rel's directory in the workdir to <branch>/lent, synced. */
+static int note_lent(struct cow *c, const char *rel, mode_t mode)
+{
+	char lent[PATH_MAX + 8];
+	const char *slash = strrchr(rel, '/');
+	snprintf(lent, sizeof(lent), "%s/lent", c->dir);
+	_cleanup_close_ int fd = open(lent, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0 ||
+	    dprintf(fd, "%o %s/%.*s\n", (unsigned)mode, c->lower, slash ? (int)(slash - rel) : 0,
+		    rel) < 0 ||
+	    fsync(fd) < 0)
+		return -1;
+	return 0;
+}
+
 /* Delete entry @name of directory @pfd. A directory of the user's without write permission
  * (a read-only tree the run made writable in its branch, then deleted: `chmod -R u+w d && rm
  * -rf d`) is given it for the deletion and its mode put back. */
-static int delete_entry(int pfd, const char *name, int dir)
+static int delete_entry(struct cow *c, int pfd, const char *rel, int dir, int lend)
 {
 	struct stat pst;
 	int flags = dir ? AT_REMOVEDIR : 0;
+	const char *slash = strrchr(rel, '/'), *name = slash ? slash + 1 : rel;
 
 	if (unlinkat(pfd, name, flags) == 0)
 		return 0;
 	if (errno != EACCES)
 		return -1;
-	if (fstat(pfd, &pst) < 0 || pst.st_uid != geteuid() || (pst.st_mode & S_IWUSR) ||
+	/* Only where the run had made it writable, and recorded first in the branch (a crash
+	 * before the mode is put back leaves the branch, marked COMMITTING, saying where). */
+	if (!lend || fstat(pfd, &pst) < 0 || pst.st_uid != geteuid() || (pst.st_mode & S_IWUSR) ||
+	    note_lent(c, rel, pst.st_mode & 07777) < 0 ||
 	    fchmod(pfd, (pst.st_mode & 07777) | S_IWUSR) < 0) {
 		errno = EACCES;
 		return -1;
@@ -1688,13 +1716,13 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	/* Deletions, children first, one entry each: what the run deleted (a directory it
 	 * removed was empty in its view, every entry of it deleted too), never what the host put
 	 * there since (a directory that is not empty now keeps it). */
-	char **wh = calloc(c->n_marks + 1, sizeof(*wh));
+	struct cow_mark **wh = calloc(c->n_marks + 1, sizeof(*wh));
 	size_t n_wh = 0;
 	if (!wh)
 		return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < c->cap_marks; i++)
 		if (c->marks[i] && c->marks[i]->whiteout)
-			wh[n_wh++] = c->marks[i]->path;
+			wh[n_wh++] = c->marks[i];
 	qsort(wh, n_wh, sizeof(*wh), by_length_down);
 	r = 0;
 	for (size_t i = 0; r == 0 && i < n_wh; i++) {
@@ -1702,10 +1730,10 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		const char *name;
 		/* A parent gone or turned into something else since the run holds nothing of
 		 * the workdir's to delete. */
-		int pfd = parent_of(c->lower_fd, wh[i], &name);
+		int pfd = parent_of(c->lower_fd, wh[i]->path, &name);
 		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    delete_entry(pfd, name, S_ISDIR(st.st_mode)) < 0 && errno != ENOTEMPTY &&
-		    errno != EEXIST && errno != ENOENT)
+		    delete_entry(c, pfd, wh[i]->path, S_ISDIR(st.st_mode), wh[i]->parent_w) < 0 &&
+		    errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
 			r = -errno;
 		if (pfd >= 0)
 			close(pfd);

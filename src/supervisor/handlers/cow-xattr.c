@@ -162,24 +162,6 @@ static void layer_path(const struct cow *c, const struct cow_res *res, char *buf
 		 *res->rel ? "/" : "", res->rel);
 }
 
-/* Whether the supervisor's user may write an entry owned as @owner is with mode @mode (the
- * mode bits' classes: owner, group, other; root always). */
-static int may_write(const struct stat *owner, mode_t mode)
-{
-	gid_t groups[256];
-	uid_t uid = geteuid();
-
-	if (uid == 0)
-		return 1;
-	if (uid == owner->st_uid)
-		return (mode & S_IWUSR) != 0;
-	int n = getgroups(ELEMENTSOF(groups), groups);
-	int in_group = getegid() == owner->st_gid;
-	for (int k = 0; k < n && !in_group; k++)
-		in_group = groups[k] == owner->st_gid;
-	return (mode & (in_group ? S_IWGRP : S_IWOTH)) != 0;
-}
-
 /* The kernel's own checks of a change (setxattr(2), xattr(7)), made on the entry's layer. */
 static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *res,
 		    const char *name)
@@ -205,9 +187,8 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 	if (i == 0 && !S_ISREG(res->n.st.st_mode) && !S_ISDIR(res->n.st.st_mode))
 		return -EPERM; /* user.* only on files and directories */
 	/* The permission the kernel checks: write access for user.*, a sticky directory's owner,
-	 * ownership for an ACL; judged with the workdir entry's owner and group where the branch
-	 * holds the supervisor's copy of it, and the mode the run sees (its chmod is the copy's).
-	 */
+	 * ownership for an ACL; judged on the workdir's entry where the branch holds the
+	 * supervisor's copy of it, with the mode the run gave a file of its own. */
 	struct stat orig;
 	const struct stat *owner = &res->n.st;
 	mode_t mode = res->n.st.st_mode;
@@ -217,11 +198,14 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 	if (i == 0 && S_ISDIR(mode) && (mode & S_ISVTX) && geteuid() != 0 &&
 	    owner->st_uid != geteuid())
 		return -EPERM; /* a sticky directory's user.* is its owner's */
-	if (i == 0 && is_copy && (orig.st_mode & 07777) != (mode & 07777) &&
-	    !may_write(owner, mode))
-		return -EACCES; /* (the mode changed in the run: by its bits) */
+	/* The run's mode counts only for a file of its own (a chmod of another's is the kernel's
+	 * EPERM, which the branch does not check), and there only its owner bits. */
+	int own_mode = is_copy && (orig.st_mode & 07777) != (mode & 07777) && geteuid() != 0 &&
+		       orig.st_uid == geteuid();
+	if (i == 0 && own_mode && !(mode & S_IWUSR))
+		return -EACCES;
 	layer_path(c, res, path, sizeof(path));
-	if (i == 0 && !(is_copy && (orig.st_mode & 07777) != (mode & 07777))) {
+	if (i == 0 && !own_mode) {
 		/* Unchanged: the kernel's own check, on the workdir's entry (its ACL too). */
 		char judged[2 * PATH_MAX];
 		struct cow_res w = *res;
