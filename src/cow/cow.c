@@ -32,8 +32,12 @@
 struct cow_mark {
 	char *path;
 	int whiteout; /* the lower entry here is hidden */
-	int parent_w; /* its directory was writable by its owner in the run's view then */
-	int hidden;   /* an anchor under another name (cow_anchor_alias): unlisted, no change */
+	/* A directory of the workdir whose copy the run gave another mode, then removed: that
+	 * mode (0: none), which the commit gives the workdir's first (pre_modes). */
+	mode_t gone_mode;
+	dev_t gone_dev; /* and the workdir's directory it was a copy of */
+	ino_t gone_ino;
+	int hidden; /* an anchor under another name (cow_anchor_alias): unlisted, no change */
 	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
 	 * descriptor of that inode now stands for. */
 	dev_t from_dev;
@@ -257,6 +261,7 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 		return error_set(reterr, r, "fs_storage: %s: %s", c->upper, strerror(-r));
 	}
 	cow_copy_dir_xattrs(c->lower_fd, "", c->upper_fd, ""); /* the workdir's default ACL */
+	cow_note_copy(c, "", &st);
 	cow_snapshot_dir(c, "");
 	return 0;
 }
@@ -554,7 +559,7 @@ void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 {
 	struct cow_mark *m = mark_add(c, rel);
 	struct stat up;
-	if (m && fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) == 0)
+	if (m && fstatat(c->upper_fd, *rel ? rel : ".", &up, AT_SYMLINK_NOFOLLOW) == 0)
 		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino;
 }
 
@@ -744,14 +749,17 @@ static int whiteout(struct cow *c, const char *rel)
 	if (!m)
 		return -ENOMEM;
 	m->whiteout = 1;
-	/* Whether the run saw its directory writable (a read-only one it made writable in its
-	 * branch): what lets the commit lend the workdir's the write bit (delete_entry). */
-	char parent[PATH_MAX];
-	struct cow_node pn;
-	const char *slash = strrchr(rel, '/');
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	m->parent_w = cow_lookup(c, parent, &pn) == 0 && (pn.st.st_mode & S_IWUSR);
 	return 0;
+}
+
+/* The branch's entry at @m's path (@st, its lstat then) is gone: no longer a copy of anything.
+ * A directory the run had given another mode keeps that mode for the commit (pre_modes). */
+static void copy_gone(struct cow_mark *m, const struct stat *st)
+{
+	if (m->snapped && S_ISDIR(st->st_mode) && (st->st_mode & 07777) != m->snap_mode)
+		m->gone_mode = st->st_mode & 07777, m->gone_dev = m->from_dev,
+		m->gone_ino = m->from_ino;
+	m->from_dev = 0, m->from_ino = 0, m->snapped = 0;
 }
 
 int cow_remove(struct cow *c, const char *rel, int dir)
@@ -786,7 +794,7 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 			cow_uncharge_file(c, &n.st);
 		struct cow_mark *m = mark_get(c, rel);
 		if (m) /* no longer a copy of anything: a file made at the name next is not */
-			m->from_dev = 0, m->from_ino = 0, m->snapped = 0;
+			copy_gone(m, &n.st);
 	}
 	return shows ? whiteout(c, rel) : 0;
 }
@@ -855,7 +863,7 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 		return r;
 	struct cow_mark *fm = mark_get(c, from);
 	if (fm) /* what is at @from from now on is no copy of anything */
-		fm->from_dev = 0, fm->from_ino = 0, fm->snapped = 0;
+		copy_gone(fm, &n.st);
 	return shows ? whiteout(c, from) : 0;
 }
 
@@ -1565,6 +1573,10 @@ static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *na
 		size_t len = strlen(rel);
 		if (len + strlen(name) + 2 > PATH_MAX)
 			return -ENAMETOOLONG;
+		/* The branch's copy is emptied as its entries move out: it must be writable
+		 * (a directory the run made read-only; its mode, in @st, is what lands). */
+		if ((st.st_mode & 0700) != 0700)
+			(void)fchmod(u, (st.st_mode & 07777) | 0700);
 		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
 		int r = merge_dir(c, u, l, rel, same_fs, done);
 		/* A directory the workdir had takes what the run changed of its own attributes
@@ -1638,46 +1650,37 @@ static int parent_of(int root, const char *rel, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Append "<octal mode> <path>" of @rel's directory in the workdir to <branch>/lent, synced. */
-static int note_lent(struct cow *c, const char *rel, mode_t mode)
+/* The modes the run gave directories of the workdir (a chmod of the branch's copy of one,
+ * kept or since removed), given to the workdir's before any entry is deleted or merged: they
+ * are the run's own changes (a read-only tree made writable to be emptied: `chmod -R u+w d &&
+ * rm -rf d`, as `go clean -modcache` does), never a loan. Only where the workdir's directory is
+ * still the one copied, in the mode copied: one the host changed meanwhile keeps its mode, and
+ * a deletion the run could not make there fails the commit. */
+static void pre_modes(struct cow *c)
 {
-	char lent[PATH_MAX + 8];
-	const char *slash = strrchr(rel, '/');
-	snprintf(lent, sizeof(lent), "%s/lent", c->dir);
-	_cleanup_close_ int fd = open(lent, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd < 0 ||
-	    dprintf(fd, "%o %s/%.*s\n", (unsigned)mode, c->lower, slash ? (int)(slash - rel) : 0,
-		    rel) < 0 ||
-	    fsync(fd) < 0)
-		return -1;
-	return 0;
-}
-
-/* Delete entry @name of directory @pfd. A directory of the user's without write permission
- * (a read-only tree the run made writable in its branch, then deleted: `chmod -R u+w d && rm
- * -rf d`) is given it for the deletion and its mode put back. */
-static int delete_entry(struct cow *c, int pfd, const char *rel, int dir, int lend)
-{
-	struct stat pst;
-	int flags = dir ? AT_REMOVEDIR : 0;
-	const char *slash = strrchr(rel, '/'), *name = slash ? slash + 1 : rel;
-
-	if (unlinkat(pfd, name, flags) == 0)
-		return 0;
-	if (errno != EACCES)
-		return -1;
-	/* Only where the run had made it writable, and recorded first in the branch (a crash
-	 * before the mode is put back leaves the branch, marked COMMITTING, saying where). */
-	if (!lend || fstat(pfd, &pst) < 0 || pst.st_uid != geteuid() || (pst.st_mode & S_IWUSR) ||
-	    note_lent(c, rel, pst.st_mode & 07777) < 0 ||
-	    fchmod(pfd, (pst.st_mode & 07777) | S_IWUSR) < 0) {
-		errno = EACCES;
-		return -1;
+	for (size_t i = 0; i < c->cap_marks; i++) {
+		struct cow_mark *m = c->marks[i];
+		struct stat up, low;
+		mode_t mode = 0;
+		if (!m)
+			continue;
+		dev_t dev = m->from_dev;
+		ino_t ino = m->from_ino;
+		if (!m->from_ino)
+			mode = m->gone_mode, dev = m->gone_dev, ino = m->gone_ino;
+		else if (m->snapped &&
+			 fstatat(c->upper_fd, *m->path ? m->path : ".", &up, AT_SYMLINK_NOFOLLOW) ==
+				 0 &&
+			 S_ISDIR(up.st_mode) && (up.st_mode & 07777) != m->snap_mode)
+			mode = up.st_mode & 07777;
+		if (!mode)
+			continue;
+		_cleanup_close_ int fd = openat(c->lower_fd, *m->path ? m->path : ".",
+						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &low) == 0 && (low.st_mode & 07777) == m->snap_mode &&
+		    low.st_ino == ino && low.st_dev == dev)
+			(void)fchmod(fd, mode);
 	}
-	int r = unlinkat(pfd, name, flags), saved = errno;
-	(void)fchmod(pfd, pst.st_mode & 07777);
-	errno = saved;
-	return r;
 }
 
 int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
@@ -1713,6 +1716,7 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 					 : -errno,
 				 "commit: %s: cannot mark the branch", c->dir);
 
+	pre_modes(c);
 	/* Deletions, children first, one entry each: what the run deleted (a directory it
 	 * removed was empty in its view, every entry of it deleted too), never what the host put
 	 * there since (a directory that is not empty now keeps it). */
@@ -1732,7 +1736,7 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		 * the workdir's to delete. */
 		int pfd = parent_of(c->lower_fd, wh[i]->path, &name);
 		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    delete_entry(c, pfd, wh[i]->path, S_ISDIR(st.st_mode), wh[i]->parent_w) < 0 &&
+		    unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0 &&
 		    errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
 			r = -errno;
 		if (pfd >= 0)
@@ -1748,13 +1752,16 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		r = -errno;
 	char rel[PATH_MAX] = "";
 	struct stat rst;
+	if (r == 0 && fstat(uroot, &rst) < 0)
+		r = -errno;
+	if (r == 0 && (rst.st_mode & 0700) != 0700) /* (as in merge_at) */
+		(void)fchmod(uroot, (rst.st_mode & 07777) | 0700);
 	if (r == 0)
 		r = merge_dir(c, uroot, lroot, rel, same_fs, &done);
-	if (r == 0) /* the workdir's own attributes and mode, as the run changed them */
-	{
+	if (r == 0) { /* the workdir's own attributes and mode, as the run changed them */
 		static const struct cow_mark none;
 		const struct cow_mark *m = mark_get(c, "");
-		r = fstat(uroot, &rst) < 0 ? -errno : merge_meta(uroot, lroot, &rst, m ? m : &none);
+		r = merge_meta(uroot, lroot, &rst, m ? m : &none);
 	}
 	if (r < 0)
 		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",

@@ -1020,6 +1020,42 @@ def test_a_deletion_the_run_could_not_make_fails_the_commit(wd):
     d.chmod(0o755)
 
 
+def test_read_only_directories_the_run_made_writable_or_read_only_commit(wd):
+    (wd / "d").mkdir()
+    (wd / "d" / "f").write_text("old")
+    (wd / "d").chmod(0o555)
+    wd.chmod(0o555)
+    r = sh(wd, "chmod u+w . d && rm a.txt && echo x > x && mv x d/f && "
+               "mkdir ro && echo f > ro/f && chmod 555 ro")
+    assert r.returncode == 0, r.stderr
+    assert not (wd / "a.txt").exists() and (wd / "d" / "f").read_text() == "x\n"
+    assert (wd / "ro" / "f").read_text() == "f\n"
+    assert [oct(p.stat().st_mode & 0o777) for p in (wd, wd / "d", wd / "ro")] == \
+        ["0o755", "0o755", "0o555"]
+    (wd / "ro").chmod(0o755)
+
+
+def test_a_directory_the_host_locked_meanwhile_is_not_opened_by_the_commit(wd):
+    (wd / "d").mkdir()
+    (wd / "d" / "f").write_text("f")
+    steps_code = f"""
+os.unlink("d/f")
+{WAIT}
+"""
+    root = os.geteuid() == 0
+    p = subprocess.Popen([SANDLOCK, "run", *cow_flags(wd), "--cwd", str(wd), "--", PY, "-c",
+                          PRELUDE + steps_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    assert p.stdout.readline() == b"ready\n"
+    (wd / "d").chmod(0o555)  # the host locks it
+    _, err = p.communicate(b"go\n", timeout=30)
+    # The run never made it writable: no write bit is lent (root needs none).
+    assert (p.returncode == 0) == root, err
+    assert (wd / "d" / "f").exists() != root
+    assert (wd / "d").stat().st_mode & 0o777 == 0o555
+    (wd / "d").chmod(0o755)
+
+
 def test_a_failed_attribute_change_copies_nothing(wd):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")
