@@ -33,9 +33,11 @@ struct cow_mark {
 	char *path;
 	int whiteout; /* the lower entry here is hidden */
 	/* A directory of the workdir whose copy the run gave another mode, then removed: that
-	 * mode (0: none), which the commit gives the workdir's first (pre_modes). */
+	 * mode (0: none), whose owner bits the commit lends the workdir's (widen). */
 	mode_t gone_mode;
-	dev_t gone_dev; /* and the workdir's directory it was a copy of */
+	mode_t parent_seen, parent_lower; /* a whiteout's: its directory's mode in the run's
+					   * view then, and the workdir's (widen) */
+	dev_t gone_dev;			  /* and the workdir's directory it was a copy of */
 	ino_t gone_ino;
 	int hidden; /* an anchor under another name (cow_anchor_alias): unlisted, no change */
 	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
@@ -560,7 +562,8 @@ void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 	struct cow_mark *m = mark_add(c, rel);
 	struct stat up;
 	if (m && fstatat(c->upper_fd, *rel ? rel : ".", &up, AT_SYMLINK_NOFOLLOW) == 0)
-		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino;
+		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino,
+		m->gone_mode = 0;
 }
 
 /* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
@@ -648,7 +651,7 @@ void cow_uncopy(struct cow *c, const char *rel)
 		cow_uncharge_file(c, &st);
 	struct cow_mark *m = mark_get(c, rel);
 	if (m)
-		m->from_dev = 0, m->from_ino = 0, m->snapped = 0;
+		m->from_dev = 0, m->from_ino = 0, m->snapped = 0, m->gone_mode = 0;
 }
 
 int cow_original(struct cow *c, const char *rel, struct stat *ret)
@@ -749,11 +752,22 @@ static int whiteout(struct cow *c, const char *rel)
 	if (!m)
 		return -ENOMEM;
 	m->whiteout = 1;
+	/* Its directory as the run saw it (the branch's copy, the root's too) and as the
+	 * workdir had it: whether the run could delete there (widen). */
+	char parent[PATH_MAX];
+	struct cow_node pn;
+	struct stat ls;
+	const char *slash = strrchr(rel, '/');
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+	if (*parent ? cow_lookup(c, parent, &pn) == 0 : fstat(c->upper_fd, &pn.st) == 0)
+		m->parent_seen = pn.st.st_mode & 07777;
+	if (fstatat(c->lower_fd, *parent ? parent : ".", &ls, AT_SYMLINK_NOFOLLOW) == 0)
+		m->parent_lower = ls.st_mode & 07777;
 	return 0;
 }
 
 /* The branch's entry at @m's path (@st, its lstat then) is gone: no longer a copy of anything.
- * A directory the run had given another mode keeps that mode for the commit (pre_modes). */
+ * A directory the run had given another mode keeps that mode for the commit (widen). */
 static void copy_gone(struct cow_mark *m, const struct stat *st)
 {
 	if (m->snapped && S_ISDIR(st->st_mode) && (st->st_mode & 07777) != m->snap_mode)
@@ -1579,6 +1593,10 @@ static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *na
 			(void)fchmod(u, (st.st_mode & 07777) | 0700);
 		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
 		int r = merge_dir(c, u, l, rel, same_fs, done);
+		/* Its mode as the run left it again (the chmod above rewrote an access ACL's
+		 * owner entry, which merge_meta would take for the run's change). */
+		if ((st.st_mode & 0700) != 0700)
+			(void)fchmod(u, st.st_mode & 07777);
 		/* A directory the workdir had takes what the run changed of its own attributes
 		 * and mode, not the branch's whole copy of them: the host may have changed the
 		 * others meanwhile. One made in the run takes them all. */
@@ -1650,37 +1668,96 @@ static int parent_of(int root, const char *rel, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The modes the run gave directories of the workdir (a chmod of the branch's copy of one,
- * kept or since removed), given to the workdir's before any entry is deleted or merged: they
- * are the run's own changes (a read-only tree made writable to be emptied: `chmod -R u+w d &&
- * rm -rf d`, as `go clean -modcache` does), never a loan. Only where the workdir's directory is
- * still the one copied, in the mode copied: one the host changed meanwhile keeps its mode, and
- * a deletion the run could not make there fails the commit. */
-static void pre_modes(struct cow *c)
+/* A workdir directory given owner bits for the commit (widen). */
+struct widened {
+	char *rel;
+	mode_t was, now;
+};
+
+/* Give workdir directory @rel the owner bits @add the run had on it (widen()), if it is still
+ * as @ref says the run found it (its mode; @ino, @dev where known) and the user's. */
+static int widen_one(struct cow *c, const char *rel, mode_t add, mode_t ref, dev_t dev, ino_t ino,
+		     struct widened **v, size_t *n)
 {
-	for (size_t i = 0; i < c->cap_marks; i++) {
+	struct stat st;
+	_cleanup_close_ int fd = openat(c->lower_fd, *rel ? rel : ".",
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || geteuid() == 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != ref || (ino && (st.st_ino != ino || st.st_dev != dev)) ||
+	    (st.st_mode & add) == add)
+		return 0;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i].rel, rel) == 0)
+			return 0;
+	struct widened *nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	if (!(nv[*n].rel = strdup(rel)))
+		return -ENOMEM;
+	nv[*n].was = st.st_mode & 07777;
+	nv[*n].now = (st.st_mode & 07777) | add;
+	if (fchmod(fd, nv[*n].now) < 0) {
+		free(nv[*n].rel);
+		return -errno;
+	}
+	(*n)++;
+	return 0;
+}
+
+/* Before any deletion or merge, the owner write and search bits the run had on a workdir
+ * directory, given to it: a directory it made writable (kept, or removed since) or was
+ * writable when it deleted in it (`chmod -R u+w d && rm -rf d`, as `go clean -modcache` does;
+ * `chmod u+w d && rm d/f && chmod u-w d`). Only bits the run added, only on a directory still
+ * as the run found it (one the host changed keeps its mode, and a deletion the run could not
+ * make there fails the commit), never narrowed here: the final modes land with the merge, and
+ * unwiden() puts back what no final mode replaced. */
+static int widen(struct cow *c, struct widened **v, size_t *n)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < c->cap_marks; i++) {
 		struct cow_mark *m = c->marks[i];
-		struct stat up, low;
-		mode_t mode = 0;
+		struct stat up;
 		if (!m)
 			continue;
-		dev_t dev = m->from_dev;
-		ino_t ino = m->from_ino;
-		if (!m->from_ino)
-			mode = m->gone_mode, dev = m->gone_dev, ino = m->gone_ino;
-		else if (m->snapped &&
-			 fstatat(c->upper_fd, *m->path ? m->path : ".", &up, AT_SYMLINK_NOFOLLOW) ==
-				 0 &&
-			 S_ISDIR(up.st_mode) && (up.st_mode & 07777) != m->snap_mode)
-			mode = up.st_mode & 07777;
-		if (!mode)
-			continue;
-		_cleanup_close_ int fd = openat(c->lower_fd, *m->path ? m->path : ".",
-						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && fstat(fd, &low) == 0 && (low.st_mode & 07777) == m->snap_mode &&
-		    low.st_ino == ino && low.st_dev == dev)
-			(void)fchmod(fd, mode);
+		if (m->snapped &&
+		    fstatat(c->upper_fd, *m->path ? m->path : ".", &up, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(up.st_mode))
+			r = widen_one(c, m->path, up.st_mode & ~m->snap_mode & 0700, m->snap_mode,
+				      m->from_dev, m->from_ino, v, n);
+		else if (m->gone_mode)
+			r = widen_one(c, m->path, m->gone_mode & ~m->snap_mode & 0700, m->snap_mode,
+				      m->gone_dev, m->gone_ino, v, n);
+		if (r == 0 && m->whiteout &&
+		    (m->parent_seen & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR)) {
+			char parent[PATH_MAX];
+			const char *slash = strrchr(m->path, '/');
+			snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - m->path) : 0,
+				 m->path);
+			r = widen_one(c, parent, S_IWUSR | S_IXUSR, m->parent_lower, 0, 0, v, n);
+		}
 	}
+	return r;
+}
+
+/* Put back the modes widen() changed where no final mode replaced them (@ok: the merge ran,
+ * so a directory the run changed has its final mode; else every one, the commit failed). */
+static void unwiden(struct cow *c, struct widened *v, size_t n, int ok)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		struct cow_mark *m = mark_get(c, v[i].rel);
+		int final = ok && m && m->snapped &&
+			    fstatat(c->upper_fd, *v[i].rel ? v[i].rel : ".", &st,
+				    AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode) && (st.st_mode & 07777) != m->snap_mode;
+		_cleanup_close_ int fd = openat(c->lower_fd, *v[i].rel ? v[i].rel : ".",
+						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (!final && fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == v[i].now)
+			(void)fchmod(fd, v[i].was);
+		free(v[i].rel);
+	}
+	free(v);
 }
 
 int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
@@ -1716,14 +1793,22 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 					 : -errno,
 				 "commit: %s: cannot mark the branch", c->dir);
 
-	pre_modes(c);
+	struct widened *wv = NULL;
+	size_t n_wv = 0;
+	if ((r = widen(c, &wv, &n_wv)) < 0) {
+		unwiden(c, wv, n_wv, 0);
+		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
+				 c->lower, strerror(-r), c->dir);
+	}
 	/* Deletions, children first, one entry each: what the run deleted (a directory it
 	 * removed was empty in its view, every entry of it deleted too), never what the host put
 	 * there since (a directory that is not empty now keeps it). */
 	struct cow_mark **wh = calloc(c->n_marks + 1, sizeof(*wh));
 	size_t n_wh = 0;
-	if (!wh)
+	if (!wh) {
+		unwiden(c, wv, n_wv, 0);
 		return error_set(reterr, -ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < c->cap_marks; i++)
 		if (c->marks[i] && c->marks[i]->whiteout)
 			wh[n_wh++] = c->marks[i];
@@ -1761,8 +1846,10 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	if (r == 0) { /* the workdir's own attributes and mode, as the run changed them */
 		static const struct cow_mark none;
 		const struct cow_mark *m = mark_get(c, "");
+		(void)fchmod(uroot, rst.st_mode & 07777); /* (its ACL as it was: merge_at) */
 		r = merge_meta(uroot, lroot, &rst, m ? m : &none);
 	}
+	unwiden(c, wv, n_wv, r == 0);
 	if (r < 0)
 		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
 				 c->lower, strerror(-r), c->dir);
