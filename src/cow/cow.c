@@ -36,8 +36,10 @@ struct cow_mark {
 	 * mode (0: none), whose owner bits the commit lends the workdir's (widen). */
 	mode_t gone_mode;
 	mode_t parent_seen, parent_lower; /* a whiteout's: its directory's mode in the run's
-					   * view then, and the workdir's (widen) */
-	dev_t gone_dev;			  /* and the workdir's directory it was a copy of */
+					   * view then, and the workdir's as the run found it */
+	dev_t parent_dev;		  /* (and which directory that is: widen) */
+	ino_t parent_ino;
+	dev_t gone_dev; /* and the workdir's directory it was a copy of */
 	ino_t gone_ino;
 	int hidden; /* an anchor under another name (cow_anchor_alias): unlisted, no change */
 	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
@@ -761,8 +763,15 @@ static int whiteout(struct cow *c, const char *rel)
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
 	if (*parent ? cow_lookup(c, parent, &pn) == 0 : fstat(c->upper_fd, &pn.st) == 0)
 		m->parent_seen = pn.st.st_mode & 07777;
-	if (fstatat(c->lower_fd, *parent ? parent : ".", &ls, AT_SYMLINK_NOFOLLOW) == 0)
-		m->parent_lower = ls.st_mode & 07777;
+	/* As the run found it: when it was copied into the branch (the host may have changed
+	 * the workdir's since), else now. */
+	struct cow_mark *pm = mark_get(c, parent);
+	if (pm && pm->snapped)
+		m->parent_lower = pm->snap_mode, m->parent_dev = pm->from_dev,
+		m->parent_ino = pm->from_ino;
+	else if (fstatat(c->lower_fd, *parent ? parent : ".", &ls, AT_SYMLINK_NOFOLLOW) == 0)
+		m->parent_lower = ls.st_mode & 07777, m->parent_dev = ls.st_dev,
+		m->parent_ino = ls.st_ino;
 	return 0;
 }
 
@@ -1672,6 +1681,9 @@ static int parent_of(int root, const char *rel, const char **name)
 struct widened {
 	char *rel;
 	mode_t was, now;
+	dev_t dev; /* the directory lent to */
+	ino_t ino;
+	int gone; /* deleted by the commit (a directory made there since is another) */
 };
 
 /* Give workdir directory @rel the owner bits @add the run had on it (widen()), if it is still
@@ -1697,6 +1709,7 @@ static int widen_one(struct cow *c, const char *rel, mode_t add, mode_t ref, dev
 		return -ENOMEM;
 	nv[*n].was = st.st_mode & 07777;
 	nv[*n].now = (st.st_mode & 07777) | add;
+	nv[*n].dev = st.st_dev, nv[*n].ino = st.st_ino, nv[*n].gone = 0;
 	if (fchmod(fd, nv[*n].now) < 0) {
 		free(nv[*n].rel);
 		return -errno;
@@ -1734,7 +1747,8 @@ static int widen(struct cow *c, struct widened **v, size_t *n)
 			const char *slash = strrchr(m->path, '/');
 			snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - m->path) : 0,
 				 m->path);
-			r = widen_one(c, parent, S_IWUSR | S_IXUSR, m->parent_lower, 0, 0, v, n);
+			r = widen_one(c, parent, S_IWUSR | S_IXUSR, m->parent_lower, m->parent_dev,
+				      m->parent_ino, v, n);
 		}
 	}
 	return r;
@@ -1753,7 +1767,9 @@ static void unwiden(struct cow *c, struct widened *v, size_t n, int ok)
 			    S_ISDIR(st.st_mode) && (st.st_mode & 07777) != m->snap_mode;
 		_cleanup_close_ int fd = openat(c->lower_fd, *v[i].rel ? v[i].rel : ".",
 						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (!final && fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == v[i].now)
+		if (!final && !v[i].gone && fd >= 0 && fstat(fd, &st) == 0 &&
+		    (st.st_mode & 07777) == v[i].now && st.st_ino == v[i].ino &&
+		    st.st_dev == v[i].dev) /* not one made since */
 			(void)fchmod(fd, v[i].was);
 		free(v[i].rel);
 	}
@@ -1820,10 +1836,14 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		/* A parent gone or turned into something else since the run holds nothing of
 		 * the workdir's to delete. */
 		int pfd = parent_of(c->lower_fd, wh[i]->path, &name);
-		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0 &&
-		    errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
-			r = -errno;
+		int del = pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
+		if (del && unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
+			del = 0;
+			if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
+				r = -errno;
+		}
+		for (size_t k = 0; del && k < n_wv; k++)
+			wv[k].gone |= strcmp(wv[k].rel, wh[i]->path) == 0;
 		if (pfd >= 0)
 			close(pfd);
 	}
@@ -1841,12 +1861,13 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 		r = -errno;
 	if (r == 0 && (rst.st_mode & 0700) != 0700) /* (as in merge_at) */
 		(void)fchmod(uroot, (rst.st_mode & 07777) | 0700);
-	if (r == 0)
+	if (r == 0) {
 		r = merge_dir(c, uroot, lroot, rel, same_fs, &done);
+		(void)fchmod(uroot, rst.st_mode & 07777); /* (its ACL as it was: merge_at) */
+	}
 	if (r == 0) { /* the workdir's own attributes and mode, as the run changed them */
 		static const struct cow_mark none;
 		const struct cow_mark *m = mark_get(c, "");
-		(void)fchmod(uroot, rst.st_mode & 07777); /* (its ACL as it was: merge_at) */
 		r = merge_meta(uroot, lroot, &rst, m ? m : &none);
 	}
 	unwiden(c, wv, n_wv, r == 0);

@@ -1106,6 +1106,36 @@ def test_an_access_acl_of_a_directory_the_run_did_not_change_stays(wd):
     d.chmod(0o755)
 
 
+def test_the_root_the_host_locks_meanwhile_is_not_opened_by_the_commit(wd):
+    root = os.geteuid() == 0
+    p = subprocess.Popen([SANDLOCK, "run", *cow_flags(wd), "--cwd", str(wd), "--", PY, "-c",
+                          PRELUDE + f"""
+{WAIT}
+os.unlink("a.txt")
+"""], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline() == b"ready\n"
+    wd.chmod(0o555)  # the host locks the workdir before the run deletes in it
+    _, err = p.communicate(b"go\n", timeout=30)
+    assert (p.returncode == 0) == root, err
+    assert (wd / "a.txt").exists() != root
+    wd.chmod(0o755)
+
+
+@pytest.mark.parametrize("script", ["chmod -R u+w d && rm -rf d && mkdir d",
+                                    "chmod u+w d && mv d e && mkdir d"])
+def test_a_directory_made_again_keeps_its_new_mode(wd, script):
+    (wd / "d").mkdir()
+    (wd / "d" / "f").write_text("f")
+    (wd / "d").chmod(0o555)
+    r = sh(wd, script)
+    assert r.returncode == 0 or b"Permission denied" in r.stderr, r
+    if r.returncode == 0:
+        assert (wd / "d").stat().st_mode & 0o777 == 0o755 and not (wd / "d" / "f").exists()
+    for p in (wd / "d", wd / "e"):
+        if p.exists():
+            p.chmod(0o755)
+
+
 def test_a_failed_attribute_change_copies_nothing(wd):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")
