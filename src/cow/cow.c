@@ -1686,6 +1686,21 @@ struct widened {
 	int gone; /* deleted by the commit (a directory made there since is another) */
 };
 
+/* Whether the user is in group @gid. */
+static int in_group(gid_t gid)
+{
+	if (getegid() == gid)
+		return 1;
+	int n = getgroups(0, NULL);
+	_cleanup_free_ gid_t *groups = n > 0 ? calloc((size_t)n, sizeof(*groups)) : NULL;
+	if (groups)
+		n = getgroups(n, groups);
+	for (int i = 0; groups && i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
 /* Give workdir directory @rel the owner bits @add the run had on it (widen()), if it is still
  * as @ref says the run found it (its mode; @ino, @dev where known) and the user's. */
 static int widen_one(struct cow *c, const char *rel, mode_t add, mode_t ref, dev_t dev, ino_t ino,
@@ -1698,9 +1713,13 @@ static int widen_one(struct cow *c, const char *rel, mode_t add, mode_t ref, dev
 	    (st.st_mode & 07777) != ref || (ino && (st.st_ino != ino || st.st_dev != dev)) ||
 	    (st.st_mode & add) == add)
 		return 0;
+	/* A setgid directory of a group the user is not in would lose the bit to a chmod, for
+	 * good: not lent (a deletion there then fails the commit). */
+	if ((st.st_mode & S_ISGID) && !in_group(st.st_gid))
+		return 0;
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*v)[i].rel, rel) == 0)
-			return 0;
+			return 0; /* (lent already; its bits are the run's owner bits) */
 	struct widened *nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv)
 		return -ENOMEM;
@@ -1714,6 +1733,8 @@ static int widen_one(struct cow *c, const char *rel, mode_t add, mode_t ref, dev
 		free(nv[*n].rel);
 		return -errno;
 	}
+	if (fstat(fd, &st) == 0) /* (what the kernel made of it) */
+		nv[*n].now = st.st_mode & 07777;
 	(*n)++;
 	return 0;
 }
@@ -1761,10 +1782,13 @@ static void unwiden(struct cow *c, struct widened *v, size_t n, int ok)
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		struct cow_mark *m = mark_get(c, v[i].rel);
-		int final = ok && m && m->snapped &&
+		/* The merge gave it its final mode: a directory of the branch there that the run
+		 * made (no snapshot) or whose mode it changed. */
+		int final = ok &&
 			    fstatat(c->upper_fd, *v[i].rel ? v[i].rel : ".", &st,
 				    AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode) && (st.st_mode & 07777) != m->snap_mode;
+			    S_ISDIR(st.st_mode) &&
+			    (!m || !m->snapped || (st.st_mode & 07777) != m->snap_mode);
 		_cleanup_close_ int fd = openat(c->lower_fd, *v[i].rel ? v[i].rel : ".",
 						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (!final && !v[i].gone && fd >= 0 && fstat(fd, &st) == 0 &&

@@ -1136,6 +1136,23 @@ def test_a_directory_made_again_keeps_its_new_mode(wd, script):
             p.chmod(0o755)
 
 
+def test_a_directory_made_again_keeps_its_mode_when_the_host_kept_the_old_one(wd):
+    (wd / "d").mkdir()
+    (wd / "d" / "f").write_text("f")
+    (wd / "d").chmod(0o555)
+    def host():
+        (wd / "d").chmod(0o755)
+        (wd / "d" / "g").write_text("host\n")  # the old directory is not empty any more
+        (wd / "d").chmod(0o555)
+    steps(wd, f"""
+os.system("chmod -R u+w d && rm -rf d && mkdir d")
+{WAIT}
+""", host)
+    assert (wd / "d" / "g").read_text() == "host\n" and not (wd / "d" / "f").exists()
+    assert (wd / "d").stat().st_mode & 0o777 == 0o755  # the run's mkdir, umask 022
+    (wd / "d").chmod(0o755)
+
+
 def test_a_failed_attribute_change_copies_nothing(wd):
     a = wd / "a.txt"
     os.setxattr(a, "user.keep", b"1")
