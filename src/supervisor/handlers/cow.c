@@ -891,8 +891,9 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
 	if (cow_is_special(res.n.st.st_mode)) {
-		/* A kernel object's attributes are the kernel's (no content of the workdir
-		 * changes). */
+		/* CONTINUE: a kernel object's attributes are the kernel's, as its opens are;
+		 * whatever the name reaches by then, Landlock grants the workdir no write, so no
+		 * content of it changes (its metadata is the documented limit). */
 		notif_answer_continue(resp);
 		return 0;
 	}
@@ -1274,12 +1275,12 @@ static int keeps_tree(notif_handler_t h, const struct seccomp_notif *req)
 	return (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC));
 }
 
-int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
-	       struct seccomp_notif_resp *resp)
+/* The handler of workdir call @nr, or NULL for a call that is not the workdir's. */
+static notif_handler_t cow_handler_of(const struct supervisor *sv, int nr)
 {
 	notif_handler_t h;
 
-	switch (req->data.nr) {
+	switch (nr) {
 #ifdef SYS_open
 	case SYS_open:
 #endif
@@ -1418,6 +1419,14 @@ int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 		h = NULL;
 		break;
 	}
+	return h;
+}
+
+int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
+	       struct seccomp_notif_resp *resp)
+{
+	notif_handler_t h = cow_handler_of(sv, req->data.nr);
+
 	if (!h)
 		return COW_PASS;
 	/* A large copy-up on its way: a call that may change the workdir's tree waits for it
