@@ -842,6 +842,11 @@ except OSError as e:
 """)
     assert result_json(r) == errno.EINVAL
     assert (wd / "big").stat().st_ino == (wd / "big2").stat().st_ino  # still one file
+    # Control: a change that succeeds copies the file up, and the commit lands a new inode.
+    r = py(wd, 'os.setxattr("big", "user.x", b"1")')
+    assert r.returncode == 0, r.stderr
+    assert (wd / "big").stat().st_ino != (wd / "big2").stat().st_ino
+    assert os.getxattr(wd / "big", "user.x") == b"1"
 
 
 def test_a_commit_lands_directory_attributes(wd):
@@ -877,6 +882,16 @@ os.chmod(fd, 0o700)
     assert r.returncode == 0, r.stderr
     assert os.listxattr(wd / "sub") == ["user.viafd"]
     assert (wd / "sub").stat().st_mode & 0o777 == 0o700
+    # Control: the same changes under on_exit=abort leave the directory as it was.
+    r = py(wd, """
+fd = os.open("sub", os.O_RDONLY)
+os.setxattr(fd, "user.aborted", b"1")
+os.chmod(fd, 0o750)
+out(sorted(os.listxattr("sub")))  # by name: the branch's
+""", "--on-exit", "abort")
+    assert result_json(r) == ["user.aborted", "user.viafd"]
+    assert os.listxattr(wd / "sub") == ["user.viafd"]
+    assert (wd / "sub").stat().st_mode & 0o777 == 0o700
 
 
 def test_a_renamed_directory_keeps_its_attributes(wd):
@@ -885,6 +900,10 @@ def test_a_renamed_directory_keeps_its_attributes(wd):
     assert r.returncode == 0, r.stderr
     assert not (wd / "sub").exists() and (wd / "moved" / "b.txt").read_text() == "keep\n"
     assert os.getxattr(wd / "moved", "user.k") == b"v"
+    # Control: the same move under on_exit=abort leaves the directory where it was.
+    r = sh(wd, "mv moved again && test -d again", "--on-exit", "abort")
+    assert r.returncode == 0, r.stderr
+    assert not (wd / "again").exists() and os.getxattr(wd / "moved", "user.k") == b"v"
 
 
 def test_a_commit_keeps_what_the_host_changed_meanwhile(wd):
