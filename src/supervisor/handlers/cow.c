@@ -209,7 +209,7 @@ static int create_mask(struct supervisor *sv, const struct seccomp_notif *req, c
 		       mode_t *ret)
 {
 	int r = sandbox_umask(sv, req, ret);
-	if (r == 0 && parent_has_default_acl(sv->cow, rel))
+	if (r == 0 && *ret && parent_has_default_acl(sv->cow, rel)) /* no mask: no getxattr */
 		*ret = 0;
 	return r;
 }
