@@ -477,21 +477,22 @@ static void throttle_tick(struct sandlock_sandbox *sb)
 	}
 }
 
+static void on_listener(struct sandlock_sandbox *sb, short revents)
+{
+	if ((revents & POLLIN) && supervisor_handle(&sb->sv) == 0)
+		return;
+	if (revents & (POLLHUP | POLLERR | POLLNVAL | POLLIN)) {
+		/* No task uses the filter any more, or the listener broke. */
+		sb->sv.listener = safe_close(sb->sv.listener);
+		sb->has_sv = 0;
+	}
+}
+
 static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct epoll_event *ev)
 {
 	int *pipe_fd;
 
 	switch (ev->data.u64) {
-	case EV_LISTENER:
-		if ((ev->events & EPOLLIN) && supervisor_handle(&sb->sv) == 0)
-			break;
-		if (ev->events & (EPOLLHUP | EPOLLERR | EPOLLIN)) {
-			/* No task uses the filter any more, or the listener broke. */
-			(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, sb->sv.listener, NULL);
-			sb->sv.listener = safe_close(sb->sv.listener);
-			sb->has_sv = 0;
-		}
-		break;
 	case EV_PIDFD:
 		reap_child(sb, WNOHANG);
 		if (sb->exit_kind == SANDLOCK_EXIT_RUNNING)
@@ -569,7 +570,6 @@ static void event_loop(struct sandlock_sandbox *sb)
 	else
 		control_publish(&sb->control, sb->pid);
 	epoll_add(l.epfd, sb->pidfd, EV_PIDFD);
-	epoll_add(l.epfd, sb->has_sv ? sb->sv.listener : -1, EV_LISTENER);
 	epoll_add(l.epfd, sb->out_r, EV_OUT);
 	epoll_add(l.epfd, sb->err_r, EV_ERR);
 	epoll_add(l.epfd, l.timer, EV_TIMER);
@@ -605,10 +605,25 @@ static void event_loop(struct sandlock_sandbox *sb)
 			if (wait_ms < 0 || left < wait_ms)
 				wait_ms = (int)left;
 		}
-		struct epoll_event evs[8];
-		int n = epoll_wait(l.epfd, evs, ELEMENTSOF(evs), wait_ms);
+		/* The listener is polled beside the epoll set, not in it: a notification then
+		 * wakes this thread on the CPU of the task that trapped, which is about to sleep
+		 * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP reaches poll()'s waiter as WF_CURRENT_CPU;
+		 * epoll turns it into a WF_SYNC hint, and the scheduler then often wakes us on
+		 * another CPU: an IPI, and on a VM an idle vCPU's wake-up, per trapped call). */
+		struct pollfd pfd[2] = { { .fd = sb->has_sv ? sb->sv.listener : -1,
+					   .events = POLLIN },
+					 { .fd = l.epfd, .events = POLLIN } };
+		int n = poll(pfd, ELEMENTSOF(pfd), wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
+		if (n <= 0)
+			continue;
+		if (pfd[0].revents)
+			on_listener(sb, pfd[0].revents);
+		if (!pfd[1].revents)
+			continue;
+		struct epoll_event evs[8];
+		n = epoll_wait(l.epfd, evs, ELEMENTSOF(evs), 0);
 		for (int i = 0; i < n; i++)
 			on_event(sb, &l, &evs[i]);
 	}

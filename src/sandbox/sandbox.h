@@ -24,10 +24,9 @@ struct buffer {
 	size_t len, cap;
 };
 
-/* Tags of the event loop's epoll set. */
+/* Tags of the event loop's epoll set (the listener is polled beside it: event_loop). */
 enum {
 	EV_PIDFD,
-	EV_LISTENER,
 	EV_OUT,
 	EV_ERR,
 	EV_TIMER,
