@@ -508,6 +508,18 @@ int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size)
 	return r;
 }
 
+int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more)
+{
+	int64_t have = 0;
+
+	for (size_t i = 0; i < c->n_charged; i++)
+		if (c->charged[i].dev == dev && c->charged[i].ino == ino)
+			have = c->charged[i].size;
+	if (more > INT64_MAX - have)
+		return -ENOSPC;
+	return cow_charge_file(c, dev, ino, have + more);
+}
+
 void cow_uncharge_file(struct cow *c, const struct stat *st)
 {
 	(void)cow_charge(c, -(int64_t)st->st_size);
@@ -1004,6 +1016,30 @@ int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
 
 /* ---- anchors ----------------------------------------------------------------------------- */
 
+/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
+ * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
+static int parent_of(int root, const char *rel, const char **name)
+{
+	const char *slash = strrchr(rel, '/');
+	char dir[PATH_MAX];
+
+	*name = slash ? slash + 1 : rel;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Whether a file of mode @mode would run with other rights than its runner's (set-user-ID, or
+ * set-group-ID with group execute): a link to it in the workdir would hand them to every user
+ * who can reach the workdir. */
+static int set_id(mode_t mode)
+{
+	return (mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+}
+
 /* Remember anchor @rel ('d' a directory, 'f' a file's link). */
 static int anchor_push(struct cow *c, char type, const char *rel)
 {
@@ -1034,15 +1070,24 @@ int cow_anchor_file(struct cow *c, const char *rel)
 
 	if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		return -EACCES; /* the workdir holds another entry there: never replaced */
+	if (fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (set_id(st.st_mode))
+		return -EACCES;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	if ((r = cow_anchor(c, parent)) < 0 || (r = anchor_push(c, 'f', rel)) < 0)
+	if ((r = cow_anchor(c, parent)) < 0)
 		return r;
-	if (linkat(c->upper_fd, rel, c->lower_fd, rel, 0) < 0) {
+	const char *name;
+	_cleanup_close_ int pfd = parent_of(c->lower_fd, rel, &name);
+	if (pfd < 0)
+		return -EACCES; /* a symlink on the way: the link would be made elsewhere */
+	if ((r = anchor_push(c, 'f', rel)) < 0)
+		return r;
+	if (linkat(c->upper_fd, rel, pfd, name, 0) < 0) {
 		free(c->anchors[--c->n_anchors]);
 		return errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
 	}
-	if (fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		c->anchor_ino[c->n_anchors - 1] = st.st_ino;
+	c->anchor_ino[c->n_anchors - 1] = st.st_ino;
 	return 0;
 }
 
@@ -1053,16 +1098,23 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 	size_t dirlen = (size_t)(base - rel), len = strlen(base);
 	struct stat st, up;
 
-	if (fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(up.st_mode))
+	if (fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(up.st_mode) ||
+	    set_id(up.st_mode))
 		return -EACCES;
 	if (dirlen + len + 1 > size)
 		return -ENAMETOOLONG;
+	/* The directory the alias is made in, reached without a symlink (one in the workdir
+	 * would lead the link out of it). */
+	const char *pname;
+	_cleanup_close_ int pfd = parent_of(c->lower_fd, rel, &pname);
+	if (pfd < 0)
+		return -EACCES;
 	/* One made before for this very file is taken again. */
 	for (size_t i = 0; i < c->n_anchors; i++) {
 		const char *a = c->anchors[i] + 1;
 		if (c->anchors[i][0] == 'a' && c->anchor_ino[i] == up.st_ino &&
 		    strlen(a) == dirlen + len && strncmp(a, rel, dirlen) == 0 &&
-		    fstatat(c->lower_fd, a, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    fstatat(pfd, a + dirlen, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    st.st_ino == up.st_ino) {
 			memcpy(alias, a, dirlen + len + 1);
 			return 0;
@@ -1082,7 +1134,7 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 		name[len] = '\0';
 		if (strcmp(name, base) == 0 || mark_get(c, alias) ||
 		    fstatat(c->upper_fd, alias, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		    fstatat(c->lower_fd, alias, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		    fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 			continue;
 		struct cow_mark *m = mark_add(c, alias);
 		int r = m ? anchor_push(c, 'a', alias) : -ENOMEM;
@@ -1096,7 +1148,7 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 		}
 		free(c->anchors[c->n_anchors - 1]);
 		c->anchors[c->n_anchors - 1] = e;
-		if (linkat(c->upper_fd, rel, c->lower_fd, alias, 0) < 0) {
+		if (linkat(c->upper_fd, rel, pfd, name, 0) < 0) {
 			r = errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
 			free(c->anchors[--c->n_anchors]);
 			return r;
@@ -1120,45 +1172,47 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		const char *a = c->anchors[i] + 1;
 		if (c->anchors[i][0] != 'a' || strcmp(a, rel) != 0)
 			continue;
-		const char *target = a + strlen(a) + 1;
+		const char *target = a + strlen(a) + 1, *name;
 		if (fstatat(c->upper_fd, target, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(up.st_mode))
 			return -ENOENT; /* what it stood for is gone from the branch */
-		if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		_cleanup_close_ int pfd = parent_of(c->lower_fd, rel, &name);
+		if (pfd < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_ino != c->anchor_ino[i])
 			return -EACCES; /* not the link made: someone else's file now */
 		if (st.st_ino == up.st_ino)
 			return 0;
+		if (set_id(up.st_mode))
+			return -EACCES; /* (cow_anchor_file) */
 		/* Replaced since (a rebuild): the link made again to the file there now, in one
 		 * step: a new link beside it under a short free name, exchanged with it (an exec
 		 * meanwhile finds one or the other), the old one then removed if it still is the
 		 * link made, else put back. */
-		char tmp[PATH_MAX + 16];
-		const char *slash = strrchr(rel, '/');
-		int r = -EEXIST, dirlen = slash ? (int)(slash - rel) + 1 : 0;
+		char tmp[32];
+		int r = -EEXIST;
 		for (unsigned k = 0; r == -EEXIST && k < 16; k++) {
-			snprintf(tmp, sizeof(tmp), "%.*s.sl%08x", dirlen, rel,
+			snprintf(tmp, sizeof(tmp), ".sl%08x",
 				 (unsigned)(up.st_ino * 2654435761u + k));
-			r = linkat(c->upper_fd, target, c->lower_fd, tmp, 0) < 0 ? -errno : 0;
+			r = linkat(c->upper_fd, target, pfd, tmp, 0) < 0 ? -errno : 0;
 		}
 		if (r < 0)
 			return r;
-		if (renameat2(c->lower_fd, tmp, c->lower_fd, rel, RENAME_EXCHANGE) < 0) {
+		if (renameat2(pfd, tmp, pfd, name, RENAME_EXCHANGE) < 0) {
 			r = -errno;
-			(void)unlinkat(c->lower_fd, tmp, 0);
+			(void)unlinkat(pfd, tmp, 0);
 			return r;
 		}
-		if (fstatat(c->lower_fd, tmp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(pfd, tmp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_ino != c->anchor_ino[i]) {
 			/* Someone else's file was there: given back, and our link removed only
 			 * if the exchange back left it at @tmp. */
-			(void)renameat2(c->lower_fd, tmp, c->lower_fd, rel, RENAME_EXCHANGE);
-			if (fstatat(c->lower_fd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			(void)renameat2(pfd, tmp, pfd, name, RENAME_EXCHANGE);
+			if (fstatat(pfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    st.st_ino == up.st_ino)
-				(void)unlinkat(c->lower_fd, tmp, 0);
+				(void)unlinkat(pfd, tmp, 0);
 			return -EACCES;
 		}
-		(void)unlinkat(c->lower_fd, tmp, 0);
+		(void)unlinkat(pfd, tmp, 0);
 		c->anchor_ino[i] = up.st_ino;
 		cow_changed(c);
 		return 0;
@@ -1179,7 +1233,7 @@ int cow_anchor(struct cow *c, const char *rel)
 			continue;
 		memcpy(prefix, rel, j);
 		prefix[j] = '\0';
-		struct stat st, ust;
+		struct stat st;
 		if (fstatat(c->lower_fd, prefix, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 			if (!S_ISDIR(st.st_mode))
 				return -EACCES; /* a file of the workdir there: cannot anchor */
@@ -1187,17 +1241,39 @@ int cow_anchor(struct cow *c, const char *rel)
 		}
 		if (errno != ENOENT)
 			return -errno;
+		/* Owner-only, whatever mode the branch's directory has: nobody else makes
+		 * anything in it or reaches what is linked beneath it (the child, the same
+		 * user, is given the branch's modes by the merged view). */
+		const char *name;
+		_cleanup_close_ int pfd = parent_of(c->lower_fd, prefix, &name);
+		if (pfd < 0)
+			return -EACCES;
 		int r = anchor_push(c, 'd', prefix);
 		if (r < 0)
 			return r;
-		if (mkdirat(c->lower_fd, prefix, 0700) < 0) {
+		if (mkdirat(pfd, name, 0700) < 0) {
 			free(c->anchors[--c->n_anchors]);
 			return -errno;
 		}
-		if (fstatat(c->upper_fd, prefix, &ust, AT_SYMLINK_NOFOLLOW) == 0)
-			(void)!fchmodat(c->lower_fd, prefix, ust.st_mode & 07777, 0);
 	}
 	return 0;
+}
+
+void cow_unanchor_ino(struct cow *c, ino_t ino)
+{
+	for (size_t i = 0; i < c->n_anchors; i++) {
+		char type = c->anchors[i][0];
+		const char *name;
+		struct stat st;
+		if ((type != 'f' && type != 'a') || c->anchor_ino[i] != ino)
+			continue;
+		_cleanup_close_ int pfd = parent_of(c->lower_fd, c->anchors[i] + 1, &name);
+		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_ino == ino)
+			(void)unlinkat(pfd, name, 0);
+		c->anchor_ino[i] =
+			0; /* no longer the link made: never removed, refreshed, reused */
+	}
 }
 
 void cow_unanchor(struct cow *c)
@@ -1208,12 +1284,16 @@ void cow_unanchor(struct cow *c)
 		struct stat st;
 		/* A directory: only if still empty (ENOTEMPTY: someone else's now). A link: only
 		 * if it is still the branch's file (the inode linked). */
-		if (p[0] == 'd')
-			(void)unlinkat(c->lower_fd, p + 1, AT_REMOVEDIR);
-		else if (c->anchor_ino &&
-			 fstatat(c->lower_fd, p + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		const char *name;
+		int pfd = parent_of(c->lower_fd, p + 1, &name);
+		if (pfd < 0)
+			; /* no longer reached without a symlink: left where it is */
+		else if (p[0] == 'd')
+			(void)unlinkat(pfd, name, AT_REMOVEDIR);
+		else if (c->anchor_ino && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			 st.st_ino == c->anchor_ino[i])
-			(void)unlinkat(c->lower_fd, p + 1, 0);
+			(void)unlinkat(pfd, name, 0);
+		safe_close(pfd);
 		free(p);
 	}
 	free(c->anchor_ino);
@@ -1659,22 +1739,6 @@ static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *na
 		return r;
 	}
 	return unlinkat(udir, name, 0) < 0 ? -errno : 0;
-}
-
-/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
- * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
-static int parent_of(int root, const char *rel, const char **name)
-{
-	const char *slash = strrchr(rel, '/');
-	char dir[PATH_MAX];
-
-	*name = slash ? slash + 1 : rel;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS };
-	int fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
 }
 
 /* A workdir directory given owner bits for the commit (widen). */

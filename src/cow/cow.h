@@ -193,8 +193,10 @@ int cow_list(struct cow *c, const char *rel,
 int cow_anchor(struct cow *c, const char *rel);
 /* A file of the branch a process executes (execve): the kernel runs the name it resolves, so
  * the workdir gets a hard link to the branch's file at @rel (its missing parents anchored),
- * taken away by cow_unanchor(). -EACCES where the workdir holds another entry there or the
- * branch lies on another filesystem. */
+ * taken away by cow_unanchor(). -EACCES where the workdir holds another entry there, a symlink
+ * lies on the way, the file is set-user-ID or set-group-ID (with group execute: anyone who can
+ * reach the workdir would run it with the sandbox user's rights) or the branch lies on another
+ * filesystem. */
 int cow_anchor_file(struct cow *c, const char *rel);
 /* cow_anchor_file for a file of the branch that replaces one of the workdir (so its name is
  * taken there): a link to it under another name of the same length in the same directory,
@@ -216,11 +218,18 @@ int cow_original(struct cow *c, const char *rel, struct stat *ret);
 /* Whether the upper entry at @rel is the copy-up of the workdir inode @st names (dev, ino):
  * what a descriptor of that workdir file stands for now. */
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st);
+/* Take the workdir's links to branch file @ino (cow_anchor_file, cow_anchor_alias) away now:
+ * it is about to be given a set-user-ID or set-group-ID bit, which every user who can reach
+ * the workdir would run it with. A later exec of it is refused (EACCES). */
+void cow_unanchor_ino(struct cow *c, ino_t ino);
 /* Remove the anchors (the directories still empty), deepest first. */
 void cow_unanchor(struct cow *c);
 /* Charge branch file (@dev, @ino) up to @size bytes (what it was charged for before is not
  * charged again): -ENOSPC where max_disk would be passed. */
 int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size);
+/* Charge branch file (@dev, @ino) @more bytes on top of what it was charged for (space a call
+ * allocates that its size does not show): -ENOSPC where max_disk would be passed. */
+int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more);
 /* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
 int cow_charge(struct cow *c, int64_t delta);
 

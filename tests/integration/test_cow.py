@@ -10,6 +10,7 @@ import os
 import pathlib
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import threading
@@ -258,6 +259,105 @@ except OSError as e:
     assert r.stdout == b"three\n"
 
 
+def host_steps(wd, code, *steps, on_exit="abort"):
+    """Run @code (PRELUDE'd) in the workdir's sandbox; each time it prints "ready", the next of
+    @steps runs on the host, then the run goes on. Returns the run's last output line."""
+    p = subprocess.Popen([SANDLOCK, "run", *cow_flags(wd, "--on-exit", on_exit), "--cwd",
+                          str(wd), "--", PY, "-c", PRELUDE + code],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    for step in steps:
+        assert p.stdout.readline() == b"ready\n"
+        step()
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+    outp, _ = p.communicate(timeout=30)
+    assert p.returncode == 0
+    return json.loads(outp.decode().splitlines()[-1])
+
+
+def set_id_files(root):
+    return [str(p) for p in pathlib.Path(root).rglob("*")
+            if not p.is_symlink() and p.stat().st_mode & (stat.S_ISUID | stat.S_ISGID)]
+
+
+def test_exec_links_are_owner_only_and_never_set_id(wd):
+    """What an exec of a program made in the run puts in the workdir (a link to it, and the
+    directories on the way) is reachable by its owner only and never runs with other rights:
+    a directory made 0777 in the run stands there as 0700, a program given a set-user-ID bit
+    is taken out first, and one made set-ID is not run (EACCES)."""
+    before = snapshot(wd)
+    seen = {}
+    code = """
+import shutil, stat, subprocess
+os.mkdir("pub"); os.chmod("pub", 0o777)
+for name in ("t", "u"):
+    shutil.copy("/bin/true", "pub/" + name); os.chmod("pub/" + name, 0o755)
+    subprocess.run(["pub/" + name], check=True)  # linked into the workdir to be run
+print("ready", flush=True); sys.stdin.readline()
+os.chmod("pub/t", 0o4755)  # by name
+fd = os.open("pub/u", os.O_WRONLY); os.fchmod(fd, 0o2755); os.close(fd)  # by descriptor
+print("ready", flush=True); sys.stdin.readline()
+res = {"pub": oct(os.stat("pub").st_mode & 0o7777), "t": oct(os.stat("pub/t").st_mode & 0o7777)}
+for name in ("t", "u"):
+    try:
+        subprocess.run(["pub/" + name]); res[name + "_ran"] = 0
+    except OSError as e:
+        res[name + "_ran"] = e.errno
+out(res)
+"""
+
+    def linked():  # control: the links are there, the directory owner-only
+        seen["pub"] = (wd / "pub").stat().st_mode & 0o7777
+        seen["links"] = sorted(os.listdir(wd / "pub"))
+        seen["set_id"] = set_id_files(wd)
+
+    def taken_out():
+        seen["after_chmod"] = sorted(os.listdir(wd / "pub"))
+        seen["set_id_after"] = set_id_files(wd)
+
+    got = host_steps(wd, code, linked, taken_out)
+    assert seen["pub"] == 0o700 and seen["links"] == ["t", "u"] and seen["set_id"] == []
+    assert seen["after_chmod"] == [] and seen["set_id_after"] == []
+    # Inside, the run's own modes; its set-ID programs are not run.
+    assert got == {"pub": "0o777", "t": "0o4755", "t_ran": errno.EACCES,
+                   "u_ran": errno.EACCES}, got
+    assert snapshot(wd) == before and store(wd) == []
+
+
+def test_an_exec_link_is_never_made_through_a_workdir_symlink(wd, tmp_path):
+    """A workdir symlink the run replaced by a directory: a program made in it is not run
+    (EACCES), and nothing is linked where the symlink leads, not even for the run; the same in
+    a real directory runs."""
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o700)
+    (wd / "out").symlink_to(outside)
+    (wd / "real").mkdir()
+    before = snapshot(wd)
+    seen = {}
+    code = """
+import shutil, subprocess
+res = {}
+for d in ("out", "real"):
+    if os.path.islink(d):
+        os.unlink(d); os.mkdir(d)
+    for name in ("p", "prog"):  # a one-letter name and a longer one
+        shutil.copy("/bin/true", f"{d}/{name}"); os.chmod(f"{d}/{name}", 0o755)
+        try:
+            res[f"{d}/{name}"] = subprocess.run([f"{d}/{name}"]).returncode
+        except OSError as e:
+            res[f"{d}/{name}"] = -e.errno
+print("ready", flush=True); sys.stdin.readline()
+out(res)
+"""
+    got = host_steps(wd, code, lambda: seen.update(outside=os.listdir(outside),
+                                                    real=sorted(os.listdir(wd / "real"))))
+    assert got == {"out/p": -errno.EACCES, "out/prog": -errno.EACCES, "real/p": 0,
+                   "real/prog": 0}
+    # During the run: nothing where the symlink leads; the real directory's links (control).
+    assert seen == {"outside": [], "real": ["p", "prog"]}
+    assert os.listdir(outside) == [] and snapshot(wd) == before and store(wd) == []
+
+
 def test_chdir_and_getcwd(wd):
     r = sh(wd, "cd sub && pwd -P && /bin/pwd && cat b.txt", "--on-exit", "abort")
     assert r.returncode == 0, r.stderr
@@ -305,6 +405,48 @@ out(open("a.txt").read())
     # Control: without the quota the same append works.
     r = py(wd, code, "--on-exit", "abort")
     assert r.returncode == 0 and r.stdout.decode().splitlines()[0] == "0"
+
+
+QUOTA_SPACE = """
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+def fallocate(fd, mode, off, n):
+    if libc.fallocate(fd, mode, off, n) < 0:
+        return ctypes.get_errno()
+    return 0
+def pw(fd, chunk, flags):
+    try:
+        os.pwritev(fd, [chunk], 0, flags)
+        return 0
+    except OSError as e:
+        return e.errno
+res = {}
+if PART == "keep_size":
+    # FALLOC_FL_KEEP_SIZE: space past the end, the size unchanged; 300 KiB each, four times.
+    fd = os.open("space", os.O_RDWR | os.O_CREAT, 0o644)
+    res["keep_size"] = [fallocate(fd, 1, i * (300 << 10), 300 << 10) for i in range(4)]
+else:
+    fd = os.open("app", os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, b"x" * (600 << 10))
+    res["in_place"] = pw(fd, b"y" * (600 << 10), 0)  # over what is there: nothing added
+    res["append"] = pw(fd, b"z" * (600 << 10), os.RWF_APPEND)  # at the end, whatever offset
+out(res)
+"""
+
+
+def test_max_disk_counts_space_allocated_past_the_size_and_rwf_append(wd):
+    """Under max_disk (1 MiB here), fallocate's KEEP_SIZE space is counted though the size does
+    not show it (three 300 KiB reservations fit, a fourth does not), and pwritev2's RWF_APPEND
+    is counted at the end whatever offset it names (600 KiB written over in place fit, 600 KiB
+    more at the end do not)."""
+    for part, want in (("keep_size", {"keep_size": [0, 0, 0, errno.ENOSPC]}),
+                       ("append", {"in_place": 0, "append": errno.ENOSPC})):
+        code = f"PART = {part!r}\n" + QUOTA_SPACE
+        r = py(wd, code, "--max-disk", "1M", "--on-exit", "abort")
+        assert result_json(r) == want, (part, r.stderr)
+        # Control: without the quota, the same calls all succeed.
+        r = py(wd, code, "--on-exit", "abort")
+        assert result_json(r) == {k: [0] * len(v) if isinstance(v, list) else 0
+                                  for k, v in want.items()}
 
 
 # One thread opens a large workdir file for appending (its copy-up runs on a worker); the other,
@@ -554,8 +696,8 @@ res = {
 os.close(fd)
 res["fchmodat2"] = raw(452, -100, buf(b"a.txt"), 0o600, 0)
 res["mode_seen"] = oct(os.stat("a.txt").st_mode & 0o777)
-with open("made.txt", "w") as f:
-    pass
+with open("made.txt", "w") as f:  # a descriptor of the branch's own file: refused too
+    res["made_setflags"] = call(lambda: fcntl.ioctl(f.fileno(), 0x40086602, flag))
 os.setxattr("made.txt", "user.made", b"5")
 res["made_seen"] = xattrs("made.txt")
 out(res)
@@ -569,7 +711,7 @@ def test_modes_and_attributes_are_the_branchs_and_inode_flags_refused(wd, tmp_pa
     before = state()
     r = py(wd, ATTR_SCRIPT, "--on-exit", "abort")
     got = result_json(r)
-    refused = ("setflags", "setflags_high_bits", "setversion", "file_setattr")
+    refused = ("setflags", "setflags_high_bits", "setversion", "file_setattr", "made_setflags")
     assert {k: got[k] for k in refused} == {k: errno.EOPNOTSUPP for k in refused}, got
     assert state() == before  # nothing reached the workdir
     # Control: the kernel's own answers, the same script on a plain file: the same, but for
@@ -581,7 +723,7 @@ def test_modes_and_attributes_are_the_branchs_and_inode_flags_refused(wd, tmp_pa
     k = subprocess.run([PY, "-c", PRELUDE + ATTR_SCRIPT], cwd=plain, capture_output=True)
     assert k.returncode == 0, k.stderr
     kernel = json.loads(k.stdout.decode().splitlines()[-1])
-    assert kernel["setflags"] == kernel["setversion"] == 0
+    assert kernel["setflags"] == kernel["setversion"] == kernel["made_setflags"] == 0
     assert {k: v for k, v in got.items() if k not in refused} == \
         {k: v for k, v in kernel.items() if k not in refused}, (got, kernel)
     assert got["seen"] == [["user.at", "4"], ["user.f", "3"], ["user.l", "2"], ["user.x", "1"]]

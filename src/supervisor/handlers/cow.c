@@ -23,6 +23,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/falloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -848,8 +849,8 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
 /* A change to a file's inode attributes (file_setattr, the ioctls of COW_INODE_IOCTLS: flags,
  * version...; extended attributes are cow-xattr.c's): not staged in the
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
- * says) rather than made on the workdir's own file. Elsewhere, and for the branch's files
- * (descriptors of files made or copied in the run), the kernel's. */
+ * says) rather than made on the workdir's own file, and for a descriptor of the branch's own
+ * files (made or copied in the run). Elsewhere the kernel's. */
 static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
@@ -883,7 +884,13 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	else if ((r = cow_resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) == 1 && path)
 		r = cow_outside_target(sv, req, dirfd, path, follow, 0, &res);
 	else if (r == 1 && empty_ok) /* AT_EMPTY_PATH: the descriptor's own file */
-		r = cow_fd_entry(sv, req, dirfd, &res);
+		r = cow_fd_entry(sv, req, fd = dirfd, &res);
+	/* A descriptor of the branch's own file: refused too (what it would set is not staged,
+	 * and an immutable or append-only file would keep the branch from being removed). */
+	char real[PATH_MAX];
+	if (r == 1 && fd >= 0 && proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) > 0 &&
+	    cow_rel_to(sv->cow->upper, real))
+		return -EOPNOTSUPP;
 	if (r == 1)
 		return COW_PASS;
 	if (r < 0)
@@ -908,6 +915,39 @@ static int answer(struct seccomp_notif_resp *resp, int r)
 	return 0;
 }
 
+/* chmod of branch entry @rel: a set-user-ID or set-group-ID bit is never given to a file
+ * linked into the workdir for an exec (cow_unanchor_ino first). -1 with errno as fchmodat. */
+static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
+{
+	struct stat st;
+
+	if ((mode & (S_ISUID | S_ISGID)) &&
+	    fstatat(c->upper_fd, at_rel(rel), &st, AT_SYMLINK_NOFOLLOW) == 0)
+		cow_unanchor_ino(c, st.st_ino);
+	return fchmodat(c->upper_fd, at_rel(rel), mode, 0);
+}
+
+/* fchmod with a set-user-ID or set-group-ID bit of a descriptor of a branch file (the kernel's
+ * otherwise: 1): made here, on the descriptor taken from the caller, once that file's exec links
+ * are gone from the workdir (chmod_branch). */
+static int fchmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+			 mode_t mode, struct seccomp_notif_resp *resp)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!(mode & (S_ISUID | S_ISGID)))
+		return 1;
+	_cleanup_close_ int own = notif_get_fd(sv->listener, req, fd);
+	if (own < 0)
+		return own;
+	if (fd_real_path(own, real, sizeof(real)) <= 0 || !cow_rel_to(sv->cow->upper, real) ||
+	    fstat(own, &st) < 0)
+		return 1;
+	cow_unanchor_ino(sv->cow, st.st_ino);
+	return answer(resp, fchmod(own, mode));
+}
+
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
@@ -918,13 +958,16 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	switch (req->data.nr) {
 	case SYS_fchmod:
 	case SYS_fchown:
-		if ((r = fd_target(sv, req, (int)a[0], &res)) != 0)
-			return r == 1 ? COW_PASS : r;
+		r = fd_target(sv, req, (int)a[0], &res);
 		upper = sv->cow->upper_fd;
-		if (req->data.nr == SYS_fchmod)
-			return answer(resp, fchmodat(upper, at_rel(res.rel), (mode_t)a[1], 0));
-		return answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
-					     AT_SYMLINK_NOFOLLOW));
+		if (r == 1 && req->data.nr == SYS_fchmod)
+			r = fchmod_set_id(sv, req, (int)a[0], (mode_t)a[1], resp);
+		else if (r == 0 && req->data.nr == SYS_fchmod)
+			r = answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
+		else if (r == 0)
+			r = answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
+						  AT_SYMLINK_NOFOLLOW));
+		return r == 1 ? COW_PASS : r;
 #ifdef SYS_chmod
 	case SYS_chmod:
 		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) != 0)
@@ -932,7 +975,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
 					     */
-		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[1], 0));
+		return answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
 #endif
 	case SYS_fchmodat:
 #ifdef SYS_fchmodat2
@@ -945,7 +988,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP;
-		return answer(resp, fchmodat(sv->cow->upper_fd, at_rel(res.rel), (mode_t)a[2], 0));
+		return answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[2]));
 	}
 #ifdef SYS_chown
 	case SYS_chown:
@@ -1187,7 +1230,7 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
 		return COW_PASS; /* no write of a branch file: the kernel's answer */
 	int64_t pos = (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
-	uint64_t len = 0;
+	uint64_t len = 0, extra = 0;
 	int64_t at = pos;
 	switch (req->data.nr) {
 	case SYS_write:
@@ -1200,13 +1243,16 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		len = 0, at = (int64_t)a[1];
 		break;
 	case SYS_fallocate:
-		/* Mode 0 grows to offset + len; the others that add space (KEEP_SIZE,
-		 * INSERT_RANGE, ZERO_RANGE, UNSHARE) are charged their whole length. */
+		/* Mode 0 grows the file to offset + len at most; a hole punched or a range
+		 * collapsed adds nothing. The others (KEEP_SIZE: space past the end; ZERO_RANGE,
+		 * INSERT_RANGE, UNSHARE_RANGE) may allocate their whole length where the size
+		 * does not show it: each call is charged its length on top of what the file was
+		 * charged before (a range allocated twice is counted twice: never less). */
 		len = a[3], at = (int64_t)a[2];
-		if ((int)a[1] & ~0x8 /* FALLOC_FL_PUNCH_HOLE */)
-			at = st.st_size;
+		if ((int)a[1] & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))
+			len = 0, at = 0;
 		else if ((int)a[1])
-			len = 0; /* a hole punched adds nothing */
+			extra = len, len = 0, at = 0;
 		break;
 	case SYS_copy_file_range:
 	case SYS_splice:
@@ -1230,9 +1276,11 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		}
 		if (req->data.nr != SYS_writev && (int64_t)a[3] != -1)
 			at = (int64_t)a[3];
+		if (req->data.nr == SYS_pwritev2 && (a[5] & RWF_APPEND))
+			at = st.st_size; /* written at the end, whatever the offset says */
 	}
 	}
-	if (at < 0 || len > (uint64_t)INT64_MAX - (uint64_t)at)
+	if (at < 0 || len > (uint64_t)INT64_MAX - (uint64_t)at || extra > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	/* Growth never charged (a size moved by another thread between a check and its call)
 	 * is billed first: the file's size counts at least once, whatever happened. */
@@ -1241,6 +1289,8 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	int64_t end = at + (int64_t)len;
 	if (end > st.st_size && (r = cow_charge_file(c, st.st_dev, st.st_ino, end)) < 0)
+		return r;
+	if (extra && (r = cow_charge_file_more(c, st.st_dev, st.st_ino, (int64_t)extra)) < 0)
 		return r;
 	/* CONTINUE: the call writes through the child's own descriptor of a branch file; the
 	 * charge above only counts bytes, at least what the call can add (a shrink is never
