@@ -124,6 +124,9 @@ struct cow_res {
 	char rel[4096];	   /* inside: its path relative to the workdir */
 	struct cow_node n; /* inside: the entry (layer COW_NONE: absent, its parent exists) */
 	int trailing;	   /* the name ended in '/' */
+	int last;  /* its last component as given (cow_resolve_arg): 0 a name, 1 ".", 2 "..",
+		    * 3 none ("/") */
+	int magic; /* the name is a descriptor's magic link itself (/proc/self/fd/N) */
 };
 
 /* Resolve @abs (an absolute name in the child's view) as the kernel would, following a final

@@ -358,6 +358,48 @@ out(res)
     assert os.listdir(outside) == [] and snapshot(wd) == before and store(wd) == []
 
 
+DOT_NAMES = """
+res = {}
+def t(name, f):
+    try:
+        r = f()
+        res[name] = r if isinstance(r, str) else 0
+    except OSError as e:
+        res[name] = e.errno
+fd = os.open("a.txt", os.O_RDONLY)
+t("readlink_fd", lambda: os.readlink(f"/proc/self/fd/{fd}").replace(os.getcwd(), "W"))
+fd2 = os.open("new", os.O_WRONLY | os.O_CREAT, 0o644)
+t("readlink_fd_new", lambda: os.readlink(f"/proc/self/fd/{fd2}").replace(os.getcwd(), "W"))
+t("readlink_fd_short", lambda: str(libc.readlink(f"/proc/self/fd/{fd}".encode(),
+                                                  ctypes.create_string_buffer(4), 4)))
+for call, f in (("rename", lambda n: os.rename(n, "moved")), ("rmdir", os.rmdir),
+                ("unlink", os.unlink), ("mkdir", os.mkdir),
+                ("symlink", lambda n: os.symlink("a.txt", n)), ("link", lambda n: os.link("a.txt", n))):
+    for n in ("sub/.", "sub/..", "sub/./", "/"):
+        t(f"{call} {n}", lambda: f(n))
+t("rename to sub/.", lambda: os.rename("a.txt", "sub/."))
+res["left"] = sorted(os.listdir("."))
+out(res)
+"""
+
+
+def test_dot_names_and_descriptor_links_answer_as_the_kernel(wd, tmp_path):
+    """Names ending in "." or ".." (or "/") are never the directory they reach for a call
+    that changes the name (rmdir "sub/." used to remove sub, rename "sub/." to move it), and
+    readlink of /proc/self/fd/N names the file: the same answers as the kernel's own on a plain
+    copy of the workdir (the control)."""
+    plain = tmp_path / "plain"
+    shutil.copytree(wd, plain)
+    k = subprocess.run([PY, "-c", PRELUDE + DOT_NAMES], cwd=plain, capture_output=True)
+    assert k.returncode == 0, k.stderr
+    kernel = json.loads(k.stdout.decode().splitlines()[-1])
+    assert kernel["rmdir sub/."] == errno.EINVAL and kernel["readlink_fd"] == "W/a.txt"
+    before = snapshot(wd)
+    r = py(wd, DOT_NAMES, "--on-exit", "abort")
+    assert result_json(r) == kernel
+    assert snapshot(wd) == before and store(wd) == []
+
+
 def test_chdir_and_getcwd(wd):
     r = sh(wd, "cd sub && pwd -P && /bin/pwd && cat b.txt", "--on-exit", "abort")
     assert r.returncode == 0, r.stderr

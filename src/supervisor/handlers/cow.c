@@ -119,11 +119,28 @@ static int may_reach(struct cow *c, const char *abs)
 
 /* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
  * ours); 0: @res set; -errno, NOTIF_GONE. */
+/* The last component of @path as the kernel tells it apart (struct cow_res's last). */
+static int last_of(const char *path)
+{
+	size_t n = strlen(path), b;
+
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	if (n == 0)
+		return 3;
+	for (b = n; b > 0 && path[b - 1] != '/';)
+		b--;
+	if (n - b == 1 && path[b] == '.')
+		return 1;
+	return n - b == 2 && path[b] == '.' && path[b + 1] == '.' ? 2 : 0;
+}
+
 int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		    uint64_t addr, int follow, int empty_ok, struct cow_res *res)
 {
 	char path[PATH_MAX], base[PATH_MAX], abs[2 * PATH_MAX + 2];
 
+	res->last = res->magic = 0;
 	if (!addr) /* statx(fd, NULL, AT_EMPTY_PATH) (6.11+): the descriptor's */
 		return empty_ok ? 1 : -EFAULT;
 	/* Most names are absolute and elsewhere: a look without the ID_VALID check decides
@@ -131,6 +148,7 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 	 * another handler's, which reads the name again itself). */
 	const char *rest = NULL;
 	int peeked = notif_mem_peek(req, addr, path, 256) == 0 && memchr(path, '\0', 256);
+	res->last = peeked ? last_of(path) : 0;
 	if (peeked && path[0] == '/' && own_fd_of(path, &rest) < 0 && !may_reach(sv->cow, path))
 		return 1;
 	/* Else the look is made a checked read: the notification still pending proves it came
@@ -144,6 +162,7 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 		return r;
 	if (!path[0])
 		return empty_ok ? 1 : -ENOENT;
+	res->last = last_of(path);
 	int own = own_fd_of(path, &rest);
 	if (own >= 0) {
 		/* "/proc/self/fd/N" and its spellings (glibc's fchmodat(AT_SYMLINK_NOFOLLOW)
@@ -164,6 +183,8 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 	if (!may_reach(sv->cow, abs))
 		return 1;
 	r = cow_resolve(sv->cow, abs, follow, res);
+	res->last = last_of(path);
+	res->magic = own >= 0 && !*rest;
 	if (r == 0 && res->inside && cow_held(sv))
 		return COW_HOLD;
 	if (r == -EXDEV)
@@ -446,13 +467,17 @@ static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	if (!S_ISLNK(res.n.st.st_mode))
+	if (!res.magic && !S_ISLNK(res.n.st.st_mode))
 		return -EINVAL;
 	if ((int)size <= 0)
 		return -EINVAL;
-	ssize_t k = readlinkat(layer_fd(sv->cow, &res.n), res.rel, target, sizeof(target));
-	if (k < 0)
+	ssize_t k;
+	if (res.magic) /* /proc/self/fd/N: the descriptor's file by its name in the workdir */
+		k = snprintf(target, sizeof(target), "%s%s%s", sv->cow->lower, *res.rel ? "/" : "",
+			     res.rel);
+	else if ((k = readlinkat(layer_fd(sv->cow, &res.n), res.rel, target, sizeof(target))) < 0)
 		return negative_errno();
+	k = MIN((size_t)k, MIN(size, sizeof(target) - 1));
 	k = MIN((size_t)k, size);
 	if ((r = notif_mem_write(sv->listener, req, buf, target, (size_t)k)) < 0)
 		return r;
@@ -629,6 +654,11 @@ static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *re
 	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
 	if (r != 0)
 		return r;
+	/* A name ending in "." or "..", or "/": never the directory it reaches (the kernel's
+	 * answers). */
+	static const int rmdir_err[] = { 0, -EINVAL, -ENOTEMPTY, -EBUSY };
+	if (res.last)
+		return dir ? rmdir_err[res.last] : -EISDIR;
 	if (!dir && res.trailing)
 		return res.n.layer == COW_NONE ? -ENOENT : -EISDIR;
 	if ((r = cow_remove(sv->cow, res.rel, dir)) < 0)
@@ -674,6 +704,12 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 		return r2;
 	if (r1 == 1 && r2 == 1)
 		return COW_PASS;
+	/* A name ending in "." or "..", or "/" (the kernel's answers, before anything else,
+	 * wherever the name lies). */
+	if (!link && from.last)
+		return -EBUSY;
+	if (to.last)
+		return link || (flags & RENAME_NOREPLACE) ? -EEXIST : -EBUSY;
 	if (r1 == 1 || r2 == 1)
 		return -EXDEV; /* one end outside the workdir */
 	if (flags & ~(unsigned)RENAME_NOREPLACE)
