@@ -522,10 +522,14 @@ int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more)
 
 void cow_uncharge_file(struct cow *c, const struct stat *st)
 {
-	(void)cow_charge(c, -(int64_t)st->st_size);
+	int64_t refund = st->st_size; /* or what it was charged for, when more (fallocate) */
+
 	for (size_t i = 0; i < c->n_charged; i++)
-		if (c->charged[i].dev == st->st_dev && c->charged[i].ino == st->st_ino)
+		if (c->charged[i].dev == st->st_dev && c->charged[i].ino == st->st_ino) {
+			refund = MAX(refund, c->charged[i].size);
 			c->charged[i].size = 0;
+		}
+	(void)cow_charge(c, -refund);
 }
 
 int cow_charge(struct cow *c, int64_t delta)
@@ -1180,10 +1184,10 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		if (pfd < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_ino != c->anchor_ino[i])
 			return -EACCES; /* not the link made: someone else's file now */
-		if (st.st_ino == up.st_ino)
-			return 0;
 		if (set_id(up.st_mode))
 			return -EACCES; /* (cow_anchor_file) */
+		if (st.st_ino == up.st_ino)
+			return 0;
 		/* Replaced since (a rebuild): the link made again to the file there now, in one
 		 * step: a new link beside it under a short free name, exchanged with it (an exec
 		 * meanwhile finds one or the other), the old one then removed if it still is the

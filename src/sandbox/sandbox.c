@@ -311,10 +311,10 @@ static int launch_ready(struct sandlock_sandbox *sb, struct sandlock_error **ret
 	if (sb->plan.supervised) {
 		supervisor_attach(&sb->sv, listener);
 		sb->has_sv = 1;
-		/* Confined by now (the listener comes after its filter): what /proc and the writes
-		 * beneath a denied path's grant are served to.
+		/* Confined by now (the listener comes after its filter): what /proc, the writes
+		 * beneath a denied path's grant and a workdir's set-ID chmods are served to.
 		 */
-		if (sb->plan.net.proc_mediated || sb->plan.net.write_roots)
+		if (sb->plan.net.proc_mediated || sb->plan.net.write_roots || sb->cow)
 			proc_ids_snapshot(&sb->sv, sb->pid);
 	}
 	return 0;

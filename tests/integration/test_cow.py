@@ -290,15 +290,20 @@ def test_exec_links_are_owner_only_and_never_set_id(wd):
     code = """
 import shutil, stat, subprocess
 os.mkdir("pub"); os.chmod("pub", 0o777)
-for name in ("t", "u"):
+for name in ("t", "u", "v", "x"):
     shutil.copy("/bin/true", "pub/" + name); os.chmod("pub/" + name, 0o755)
     subprocess.run(["pub/" + name], check=True)  # linked into the workdir to be run
 print("ready", flush=True); sys.stdin.readline()
 os.chmod("pub/t", 0o4755)  # by name
 fd = os.open("pub/u", os.O_WRONLY); os.fchmod(fd, 0o2755); os.close(fd)  # by descriptor
+fd = os.open("pub/v", os.O_RDONLY)  # by the branch's own path, as another spelling tells it
+os.chmod(os.readlink(f"/proc/{os.getpid()}/fd/{fd}"), 0o4755); os.close(fd)
+fd = os.open("pub/x", os.O_RDONLY)  # fchmodat2(fd, "", AT_EMPTY_PATH)
+kept = ctypes.create_string_buffer(b"")
+assert sc(452, fd, ctypes.addressof(kept), 0o4755, 0x1000) == [0, 0]; os.close(fd)
 print("ready", flush=True); sys.stdin.readline()
 res = {"pub": oct(os.stat("pub").st_mode & 0o7777), "t": oct(os.stat("pub/t").st_mode & 0o7777)}
-for name in ("t", "u"):
+for name in ("t", "u", "v", "x"):
     try:
         subprocess.run(["pub/" + name]); res[name + "_ran"] = 0
     except OSError as e:
@@ -316,11 +321,12 @@ out(res)
         seen["set_id_after"] = set_id_files(wd)
 
     got = host_steps(wd, code, linked, taken_out)
-    assert seen["pub"] == 0o700 and seen["links"] == ["t", "u"] and seen["set_id"] == []
+    assert seen["pub"] == 0o700 and seen["links"] == ["t", "u", "v", "x"]
+    assert seen["set_id"] == []
     assert seen["after_chmod"] == [] and seen["set_id_after"] == []
     # Inside, the run's own modes; its set-ID programs are not run.
-    assert got == {"pub": "0o777", "t": "0o4755", "t_ran": errno.EACCES,
-                   "u_ran": errno.EACCES}, got
+    assert got == {"pub": "0o777", "t": "0o4755", "t_ran": errno.EACCES, "u_ran": errno.EACCES,
+                   "v_ran": errno.EACCES, "x_ran": errno.EACCES}, got
     assert snapshot(wd) == before and store(wd) == []
 
 
@@ -372,6 +378,9 @@ fd2 = os.open("new", os.O_WRONLY | os.O_CREAT, 0o644)
 t("readlink_fd_new", lambda: os.readlink(f"/proc/self/fd/{fd2}").replace(os.getcwd(), "W"))
 t("readlink_fd_short", lambda: str(libc.readlink(f"/proc/self/fd/{fd}".encode(),
                                                   ctypes.create_string_buffer(4), 4)))
+fd3 = os.open("gone", os.O_WRONLY | os.O_CREAT, 0o644)
+os.unlink("gone")
+t("readlink_fd_deleted", lambda: os.readlink(f"/proc/self/fd/{fd3}").replace(os.getcwd(), "W"))
 for call, f in (("rename", lambda n: os.rename(n, "moved")), ("rmdir", os.rmdir),
                 ("unlink", os.unlink), ("mkdir", os.mkdir),
                 ("symlink", lambda n: os.symlink("a.txt", n)), ("link", lambda n: os.link("a.txt", n))):
@@ -466,6 +475,27 @@ if PART == "keep_size":
     # FALLOC_FL_KEEP_SIZE: space past the end, the size unchanged; 300 KiB each, four times.
     fd = os.open("space", os.O_RDWR | os.O_CREAT, 0o644)
     res["keep_size"] = [fallocate(fd, 1, i * (300 << 10), 300 << 10) for i in range(4)]
+elif PART == "zero_range":
+    # FALLOC_FL_ZERO_RANGE past the end grows the size to offset + len: refused before it runs.
+    fd = os.open("space", os.O_RDWR | os.O_CREAT, 0o644)
+    res["zero_range"] = fallocate(fd, 0x10, 100 << 20, 4096)
+    res["size"] = os.fstat(fd).st_size
+    res["einval"] = fallocate(fd, 0, 0, -1)  # the kernel's EINVAL, quota or not
+elif PART == "keep_size_cycles":
+    # Space reserved then removed with its file is given back: six cycles of 300 KiB fit.
+    res["cycles"] = []
+    for i in range(6):
+        fd = os.open("cycle", os.O_RDWR | os.O_CREAT, 0o644)
+        res["cycles"].append(fallocate(fd, 1, 0, 300 << 10))
+        os.close(fd); os.unlink("cycle")
+elif PART == "o_append_pwrite":
+    # pwrite on an O_APPEND descriptor writes at the end, whatever offset it names.
+    fd = os.open("app", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(fd, b"x" * (600 << 10))
+    try:
+        os.pwrite(fd, b"y" * (600 << 10), 0); res["pwrite"] = 0
+    except OSError as e:
+        res["pwrite"] = e.errno
 else:
     fd = os.open("app", os.O_RDWR | os.O_CREAT, 0o644)
     os.write(fd, b"x" * (600 << 10))
@@ -480,15 +510,21 @@ def test_max_disk_counts_space_allocated_past_the_size_and_rwf_append(wd):
     not show it (three 300 KiB reservations fit, a fourth does not), and pwritev2's RWF_APPEND
     is counted at the end whatever offset it names (600 KiB written over in place fit, 600 KiB
     more at the end do not)."""
-    for part, want in (("keep_size", {"keep_size": [0, 0, 0, errno.ENOSPC]}),
-                       ("append", {"in_place": 0, "append": errno.ENOSPC})):
+    cases = (
+        ("keep_size", {"keep_size": [0, 0, 0, errno.ENOSPC]}, {"keep_size": [0, 0, 0, 0]}),
+        ("append", {"in_place": 0, "append": errno.ENOSPC}, {"in_place": 0, "append": 0}),
+        ("zero_range", {"zero_range": errno.ENOSPC, "size": 0, "einval": errno.EINVAL},
+         {"zero_range": 0, "size": (100 << 20) + 4096, "einval": errno.EINVAL}),
+        ("keep_size_cycles", {"cycles": [0] * 6}, {"cycles": [0] * 6}),
+        ("o_append_pwrite", {"pwrite": errno.ENOSPC}, {"pwrite": 0}),
+    )
+    for part, want, control in cases:
         code = f"PART = {part!r}\n" + QUOTA_SPACE
         r = py(wd, code, "--max-disk", "1M", "--on-exit", "abort")
         assert result_json(r) == want, (part, r.stderr)
-        # Control: without the quota, the same calls all succeed.
+        # Control: without the quota, the same calls succeed (the kernel's own EINVAL too).
         r = py(wd, code, "--on-exit", "abort")
-        assert result_json(r) == {k: [0] * len(v) if isinstance(v, list) else 0
-                                  for k, v in want.items()}
+        assert result_json(r) == control, (part, r.stderr)
 
 
 # One thread opens a large workdir file for appending (its copy-up runs on a worker); the other,
@@ -740,6 +776,7 @@ res["fchmodat2"] = raw(452, -100, buf(b"a.txt"), 0o600, 0)
 res["mode_seen"] = oct(os.stat("a.txt").st_mode & 0o777)
 with open("made.txt", "w") as f:  # a descriptor of the branch's own file: refused too
     res["made_setflags"] = call(lambda: fcntl.ioctl(f.fileno(), 0x40086602, flag))
+    res["made_file_setattr"] = raw(469, f.fileno(), buf(b""), buf(bytes(32)), 24, 0x1000)
 os.setxattr("made.txt", "user.made", b"5")
 res["made_seen"] = xattrs("made.txt")
 out(res)
@@ -753,7 +790,8 @@ def test_modes_and_attributes_are_the_branchs_and_inode_flags_refused(wd, tmp_pa
     before = state()
     r = py(wd, ATTR_SCRIPT, "--on-exit", "abort")
     got = result_json(r)
-    refused = ("setflags", "setflags_high_bits", "setversion", "file_setattr", "made_setflags")
+    refused = ("setflags", "setflags_high_bits", "setversion", "file_setattr", "made_setflags",
+               "made_file_setattr")
     assert {k: got[k] for k in refused} == {k: errno.EOPNOTSUPP for k in refused}, got
     assert state() == before  # nothing reached the workdir
     # Control: the kernel's own answers, the same script on a plain file: the same, but for
@@ -766,6 +804,7 @@ def test_modes_and_attributes_are_the_branchs_and_inode_flags_refused(wd, tmp_pa
     assert k.returncode == 0, k.stderr
     kernel = json.loads(k.stdout.decode().splitlines()[-1])
     assert kernel["setflags"] == kernel["setversion"] == kernel["made_setflags"] == 0
+    assert kernel["made_file_setattr"] == 0
     assert {k: v for k, v in got.items() if k not in refused} == \
         {k: v for k, v in kernel.items() if k not in refused}, (got, kernel)
     assert got["seen"] == [["user.at", "4"], ["user.f", "3"], ["user.l", "2"], ["user.x", "1"]]

@@ -119,6 +119,12 @@ static int may_reach(struct cow *c, const char *abs)
 
 /* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
  * ours); 0: @res set; -errno, NOTIF_GONE. */
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 /* The last component of @path as the kernel tells it apart (struct cow_res's last). */
 static int last_of(const char *path)
 {
@@ -465,7 +471,7 @@ static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 	int r = cow_resolve_arg(sv, req, dirfd, a[at], 0, 1, &res);
 	if (r != 0)
 		return r;
-	if (res.n.layer == COW_NONE)
+	if (res.n.layer == COW_NONE && !res.magic)
 		return -ENOENT;
 	if (!res.magic && !S_ISLNK(res.n.st.st_mode))
 		return -EINVAL;
@@ -473,11 +479,14 @@ static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EINVAL;
 	ssize_t k;
 	if (res.magic) /* /proc/self/fd/N: the descriptor's file by its name in the workdir */
-		k = snprintf(target, sizeof(target), "%s%s%s", sv->cow->lower, *res.rel ? "/" : "",
-			     res.rel);
+		k = snprintf(target, sizeof(target), "%s%s%s%s", sv->cow->lower,
+			     *res.rel ? "/" : "", res.rel,
+			     res.n.layer == COW_NONE && !ends_with(res.rel, " (deleted)")
+				     ? " (deleted)"
+				     : "");
 	else if ((k = readlinkat(layer_fd(sv->cow, &res.n), res.rel, target, sizeof(target))) < 0)
 		return negative_errno();
-	k = MIN((size_t)k, MIN(size, sizeof(target) - 1));
+	k = MIN((size_t)k, MIN(size, sizeof(target) - 1)); /* no NUL, as the kernel's */
 	k = MIN((size_t)k, size);
 	if ((r = notif_mem_write(sv->listener, req, buf, target, (size_t)k)) < 0)
 		return r;
@@ -907,11 +916,16 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		fd = (int)a[0];
 		break;
 	}
-	case SYS_file_setattr: /* (dirfd, path, attr, size, at_flags) */
+	case SYS_file_setattr: { /* (dirfd, path, attr, size, at_flags) */
+		char name[2];
 		dirfd = (int)a[0], path = a[1];
 		follow = !((int)a[4] & AT_SYMLINK_NOFOLLOW),
 		empty_ok = ((int)a[4] & AT_EMPTY_PATH) != 0;
+		if (empty_ok && path && notif_mem_read(sv->listener, req, path, name, 1) == 0 &&
+		    !name[0])
+			fd = dirfd; /* "" with AT_EMPTY_PATH: the descriptor's own file */
 		break;
+	}
 	default:
 		return COW_PASS;
 	}
@@ -963,25 +977,47 @@ static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
 	return fchmodat(c->upper_fd, at_rel(rel), mode, 0);
 }
 
-/* fchmod with a set-user-ID or set-group-ID bit of a descriptor of a branch file (the kernel's
- * otherwise: 1): made here, on the descriptor taken from the caller, once that file's exec links
- * are gone from the workdir (chmod_branch). */
-static int fchmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-			 mode_t mode, struct seccomp_notif_resp *resp)
+/* chmod (any of the family) giving a set-user-ID or set-group-ID bit to what is not an entry
+ * of the workdir (a file elsewhere, or one of the branch named by its own path or a descriptor):
+ * made here, on the very file the call names (the caller's descriptor taken, or the name opened
+ * as it reaches it), never left to the kernel, so that a file of the branch linked into the
+ * workdir for an exec loses that link first whatever route names it (cow_unanchor_ino). Made
+ * with the supervisor's rights, so only for a task with the ids and capabilities the sandbox
+ * started with (else EPERM). 1: no such bit, the caller goes on. */
+static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, int fd, int dirfd,
+			uint64_t addr, int flags, mode_t mode, struct seccomp_notif_resp *resp)
 {
-	char real[PATH_MAX];
-	struct stat st;
+	char path[PATH_MAX], self[64];
+	struct stat st, up;
+	int r, by_fd = fd >= 0;
 
 	if (!(mode & (S_ISUID | S_ISGID)))
 		return 1;
-	_cleanup_close_ int own = notif_get_fd(sv->listener, req, fd);
+	if ((r = proc_same_ids(sv, (pid_t)req->pid)) != 1)
+		return r == NOTIF_GONE ? r : -EPERM;
+	if (!by_fd) {
+		if ((r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
+			return r;
+		if (!path[0] && !(flags & AT_EMPTY_PATH))
+			return -ENOENT;
+		if (!path[0])
+			fd = dirfd; /* AT_EMPTY_PATH: the descriptor's own file */
+	}
+	_cleanup_close_ int own = fd >= 0 ? notif_get_fd(sv->listener, req, fd)
+					  : child_path_open(sv, req, dirfd, path, 0,
+							    (flags & AT_SYMLINK_NOFOLLOW) != 0);
 	if (own < 0)
-		return own;
-	if (fd_real_path(own, real, sizeof(real)) <= 0 || !cow_rel_to(sv->cow->upper, real) ||
-	    fstat(own, &st) < 0)
-		return 1;
-	cow_unanchor_ino(sv->cow, st.st_ino);
-	return answer(resp, fchmod(own, mode));
+		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
+	if (fstat(own, &st) < 0)
+		return negative_errno();
+	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
+		cow_unanchor_ino(sv->cow, st.st_ino);
+	if (by_fd)
+		return answer(resp, fchmod(own, mode)); /* an O_PATH descriptor: EBADF */
+	if (S_ISLNK(st.st_mode))
+		return -EOPNOTSUPP; /* a symlink's mode is not changed */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
+	return answer(resp, chmod(self, mode));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
@@ -997,7 +1033,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		r = fd_target(sv, req, (int)a[0], &res);
 		upper = sv->cow->upper_fd;
 		if (r == 1 && req->data.nr == SYS_fchmod)
-			r = fchmod_set_id(sv, req, (int)a[0], (mode_t)a[1], resp);
+			r = chmod_set_id(sv, req, (int)a[0], AT_FDCWD, 0, 0, (mode_t)a[1], resp);
 		else if (r == 0 && req->data.nr == SYS_fchmod)
 			r = answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
 		else if (r == 0)
@@ -1006,7 +1042,9 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		return r == 1 ? COW_PASS : r;
 #ifdef SYS_chmod
 	case SYS_chmod:
-		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) != 0)
+		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1)
+			r = chmod_set_id(sv, req, -1, AT_FDCWD, a[0], 0, (mode_t)a[1], resp);
+		if (r != 0)
 			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
@@ -1020,7 +1058,9 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	{
 		int fl = req->data.nr == SYS_fchmodat ? 0 : (int)a[3];
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
-				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
+				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1)
+			r = chmod_set_id(sv, req, -1, (int)a[0], a[1], fl, (mode_t)a[2], resp);
+		if (r != 0)
 			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP;
@@ -1273,7 +1313,9 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		len = a[2];
 		break;
 	case SYS_pwrite64:
-		len = a[2], at = (int64_t)a[3];
+		len = a[2], at = (fl & O_APPEND) ? st.st_size : (int64_t)a[3];
+		if ((int64_t)a[3] < 0)
+			return -EINVAL;
 		break;
 	case SYS_ftruncate:
 		len = 0, at = (int64_t)a[1];
@@ -1284,11 +1326,18 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		 * INSERT_RANGE, UNSHARE_RANGE) may allocate their whole length where the size
 		 * does not show it: each call is charged its length on top of what the file was
 		 * charged before (a range allocated twice is counted twice: never less). */
+		if ((int64_t)a[2] < 0 || (int64_t)a[3] <= 0)
+			return -EINVAL; /* the kernel's answer */
 		len = a[3], at = (int64_t)a[2];
 		if ((int)a[1] & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))
 			len = 0, at = 0;
-		else if ((int)a[1])
-			extra = len, len = 0, at = 0;
+		else if ((int)a[1] & FALLOC_FL_INSERT_RANGE)
+			at = st.st_size; /* the size grows by len */
+		else if ((int)a[1]) {
+			extra = len;
+			if ((int)a[1] & FALLOC_FL_KEEP_SIZE)
+				len = 0, at = 0; /* else the size may grow to offset + len too */
+		}
 		break;
 	case SYS_copy_file_range:
 	case SYS_splice:
@@ -1312,11 +1361,13 @@ static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		}
 		if (req->data.nr != SYS_writev && (int64_t)a[3] != -1)
 			at = (int64_t)a[3];
-		if (req->data.nr == SYS_pwritev2 && (a[5] & RWF_APPEND))
+		if ((fl & O_APPEND) || (req->data.nr == SYS_pwritev2 && (a[5] & RWF_APPEND)))
 			at = st.st_size; /* written at the end, whatever the offset says */
 	}
 	}
-	if (at < 0 || len > (uint64_t)INT64_MAX - (uint64_t)at || extra > (uint64_t)INT64_MAX)
+	if (at < 0)
+		return -EINVAL; /* a negative offset or length: the kernel's answer */
+	if (len > (uint64_t)INT64_MAX - (uint64_t)at || extra > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	/* Growth never charged (a size moved by another thread between a check and its call)
 	 * is billed first: the file's size counts at least once, whatever happened. */
