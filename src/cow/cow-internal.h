@@ -7,7 +7,59 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include "cow.h"
+
+/* What the branch knows of one path (cow.c's marks). */
+struct cow_mark {
+	char *path;
+	int whiteout; /* the lower entry here is hidden */
+	/* A directory of the workdir whose copy the run gave another mode, then removed: that
+	 * mode (0: none), whose owner bits the commit lends the workdir's (widen). */
+	mode_t gone_mode;
+	mode_t parent_seen, parent_lower; /* a whiteout's: its directory's mode in the run's
+					   * view then, and the workdir's as the run found it */
+	dev_t parent_dev;		  /* (and which directory that is: widen) */
+	ino_t parent_ino;
+	dev_t gone_dev; /* and the workdir's directory it was a copy of */
+	ino_t gone_ino;
+	int hidden; /* an anchor under another name (cow_anchor_alias): unlisted, no change */
+	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
+	 * descriptor of that inode now stands for. */
+	dev_t from_dev;
+	ino_t from_ino;
+	ino_t copy_ino; /* the upper entry made by that copy (a later one at the name is not) */
+	/* A directory of the workdir copied into the branch: its mode and extended attributes
+	 * as copied (cow_snapshot_dir), which the commit compares with the copy's then. */
+	int snapped;
+	int snap_failed; /* the attributes could not be listed: a commit cannot tell, fails */
+	mode_t snap_mode;
+	char **snap_names;
+	uint64_t *snap_hash;
+	int touched; /* the run changed this path: @before holds what it was */
+	struct cow_entry before;
+	/* A workdir file's digest is taken when the change set is read, not on the loop at the
+	 * first touch: from the workdir's file, still the one seen then (this stat). */
+	int lazy;
+	struct stat before_st;
+};
+
+/* The mark of @rel, or NULL; cow_mark_add: found or made (NULL: out of memory). */
+struct cow_mark *cow_mark_get(struct cow *c, const char *rel);
+struct cow_mark *cow_mark_add(struct cow *c, const char *rel);
+/* Remove @name under @dir, a directory with everything beneath it. */
+int cow_remove_tree(int dir, const char *name);
+/* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
+uint64_t cow_xattr_hash(int fd, const char *name);
+/* The names of directory @fd's extended attributes into *@ret (NULL-terminated; NULL for
+ * none): 0, or -errno (nothing known). */
+int cow_xattr_names(int fd, char ***ret);
+/* The names in directory @rel under @dirfd (without "." and ".."), NULL-terminated. */
+int cow_names_of(int dirfd, const char *rel, char ***ret, size_t *ret_n);
+/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
+ * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
+int cow_parent_of(int root, const char *rel, const char **name);
 
 /* Copy @from's bytes into @to, in steps of at most @step bytes, stopping with -ECANCELED once
  * @cancel (when given) is set. */

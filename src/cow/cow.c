@@ -29,38 +29,6 @@
 #include "sha256.h"
 #include "strv.h"
 
-struct cow_mark {
-	char *path;
-	int whiteout; /* the lower entry here is hidden */
-	/* A directory of the workdir whose copy the run gave another mode, then removed: that
-	 * mode (0: none), whose owner bits the commit lends the workdir's (widen). */
-	mode_t gone_mode;
-	mode_t parent_seen, parent_lower; /* a whiteout's: its directory's mode in the run's
-					   * view then, and the workdir's as the run found it */
-	dev_t parent_dev;		  /* (and which directory that is: widen) */
-	ino_t parent_ino;
-	dev_t gone_dev; /* and the workdir's directory it was a copy of */
-	ino_t gone_ino;
-	int hidden; /* an anchor under another name (cow_anchor_alias): unlisted, no change */
-	/* The upper entry here is a copy of this workdir inode (cow_note_copy): what a
-	 * descriptor of that inode now stands for. */
-	dev_t from_dev;
-	ino_t from_ino;
-	ino_t copy_ino; /* the upper entry made by that copy (a later one at the name is not) */
-	/* A directory of the workdir copied into the branch: its mode and extended attributes
-	 * as copied (cow_snapshot_dir), which the commit compares with the copy's then. */
-	int snapped;
-	int snap_failed; /* the attributes could not be listed: a commit cannot tell, fails */
-	mode_t snap_mode;
-	char **snap_names;
-	uint64_t *snap_hash;
-	int touched; /* the run changed this path: @before holds what it was */
-	struct cow_entry before;
-	/* A workdir file's digest is taken when the change set is read, not on the loop at the
-	 * first touch: from the workdir's file, still the one seen then (this stat). */
-	int lazy;
-	struct stat before_st;
-};
 
 /* ---- marks ------------------------------------------------------------------------------- */
 
@@ -72,7 +40,7 @@ static uint64_t hash(const char *s)
 	return h;
 }
 
-static struct cow_mark *mark_get(struct cow *c, const char *rel)
+struct cow_mark *cow_mark_get(struct cow *c, const char *rel)
 {
 	if (!c->cap_marks)
 		return NULL;
@@ -92,9 +60,9 @@ static void mark_insert(struct cow_mark **v, size_t cap, struct cow_mark *m)
 	v[i] = m;
 }
 
-static struct cow_mark *mark_add(struct cow *c, const char *rel)
+struct cow_mark *cow_mark_add(struct cow *c, const char *rel)
 {
-	struct cow_mark *m = mark_get(c, rel);
+	struct cow_mark *m = cow_mark_get(c, rel);
 	if (m)
 		return m;
 	if ((c->n_marks + 1) * 10 > c->cap_marks * 7) {
@@ -120,7 +88,7 @@ static struct cow_mark *mark_add(struct cow *c, const char *rel)
 
 static int whited_out(struct cow *c, const char *rel)
 {
-	struct cow_mark *m = mark_get(c, rel);
+	struct cow_mark *m = cow_mark_get(c, rel);
 	return m && m->whiteout;
 }
 
@@ -128,7 +96,7 @@ static int whited_out(struct cow *c, const char *rel)
  * which a name the kernel resolves must still reach (a script's interpreter opens it). */
 static int unlisted(struct cow *c, const char *rel)
 {
-	struct cow_mark *m = mark_get(c, rel);
+	struct cow_mark *m = cow_mark_get(c, rel);
 	return m && (m->whiteout || m->hidden);
 }
 
@@ -198,7 +166,7 @@ static int entry_read(int dirfd, const char *rel, struct cow_entry *e, int diges
 }
 
 /* Remove @name under @dirfd, a directory with everything beneath it. */
-static int remove_tree(int dir, const char *name)
+int cow_remove_tree(int dir, const char *name)
 {
 	if (unlinkat(dir, name, 0) == 0 || errno == ENOENT)
 		return 0;
@@ -215,7 +183,7 @@ static int remove_tree(int dir, const char *name)
 	int r = 0;
 	for (struct dirent *e; r == 0 && (e = readdir(d));)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			r = remove_tree(dirfd(d), e->d_name);
+			r = cow_remove_tree(dirfd(d), e->d_name);
 	closedir(d);
 	if (r == 0 && unlinkat(dir, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		r = -errno;
@@ -550,7 +518,7 @@ int cow_touch(struct cow *c, const char *rel)
 
 int cow_touch_node(struct cow *c, const char *rel, const struct cow_node *known)
 {
-	struct cow_mark *m = mark_add(c, rel);
+	struct cow_mark *m = cow_mark_add(c, rel);
 	struct cow_node n;
 
 	cow_changed(c);
@@ -577,7 +545,7 @@ int cow_touch_node(struct cow *c, const char *rel, const struct cow_node *known)
 
 void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 {
-	struct cow_mark *m = mark_add(c, rel);
+	struct cow_mark *m = cow_mark_add(c, rel);
 	struct stat up;
 	if (m && fstatat(c->upper_fd, *rel ? rel : ".", &up, AT_SYMLINK_NOFOLLOW) == 0)
 		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino,
@@ -585,7 +553,7 @@ void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 }
 
 /* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
-static uint64_t xattr_hash(int fd, const char *name)
+uint64_t cow_xattr_hash(int fd, const char *name)
 {
 	ssize_t v = fgetxattr(fd, name, NULL, 0);
 	_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
@@ -604,7 +572,7 @@ static uint64_t xattr_hash(int fd, const char *name)
 
 /* The names of directory @fd's extended attributes into *@ret (NULL-terminated; NULL for
  * none): 0, or -errno (nothing known). */
-static int xattr_names(int fd, char ***ret)
+int cow_xattr_names(int fd, char ***ret)
 {
 	ssize_t n = flistxattr(fd, NULL, 0);
 	_cleanup_free_ char *list = n > 0 ? malloc((size_t)n) : NULL;
@@ -630,7 +598,7 @@ static int xattr_names(int fd, char ***ret)
 
 void cow_snapshot_dir(struct cow *c, const char *rel)
 {
-	struct cow_mark *m = mark_add(c, rel);
+	struct cow_mark *m = cow_mark_add(c, rel);
 	struct stat st;
 	_cleanup_close_ int fd = openat(c->upper_fd, *rel ? rel : ".",
 					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -643,14 +611,14 @@ void cow_snapshot_dir(struct cow *c, const char *rel)
 	m->snap_hash = NULL;
 	m->snapped = 0;
 	m->snap_failed = 0;
-	if (xattr_names(fd, &m->snap_names) < 0) {
+	if (cow_xattr_names(fd, &m->snap_names) < 0) {
 		m->snap_failed = 1;
 		return;
 	}
 	size_t n = strv_length(m->snap_names);
 	m->snap_hash = calloc(n + 1, sizeof(*m->snap_hash));
 	for (size_t i = 0; m->snap_hash && i < n; i++)
-		m->snap_hash[i] = xattr_hash(fd, m->snap_names[i]);
+		m->snap_hash[i] = cow_xattr_hash(fd, m->snap_names[i]);
 	m->snap_mode = st.st_mode & 07777;
 	m->snapped = m->snap_hash != NULL;
 	m->snap_failed = !m->snapped;
@@ -667,14 +635,14 @@ void cow_uncopy(struct cow *c, const char *rel)
 		return;
 	if (S_ISREG(st.st_mode) && st.st_nlink <= 1)
 		cow_uncharge_file(c, &st);
-	struct cow_mark *m = mark_get(c, rel);
+	struct cow_mark *m = cow_mark_get(c, rel);
 	if (m)
 		m->from_dev = 0, m->from_ino = 0, m->snapped = 0, m->gone_mode = 0;
 }
 
 int cow_original(struct cow *c, const char *rel, struct stat *ret)
 {
-	struct cow_mark *m = mark_get(c, rel);
+	struct cow_mark *m = cow_mark_get(c, rel);
 	struct stat up;
 	return m && m->from_ino && fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       up.st_ino == m->copy_ino &&
@@ -684,7 +652,7 @@ int cow_original(struct cow *c, const char *rel, struct stat *ret)
 
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st)
 {
-	struct cow_mark *m = mark_get(c, rel);
+	struct cow_mark *m = cow_mark_get(c, rel);
 	struct stat up;
 	return m && m->from_ino == st->st_ino && m->from_dev == st->st_dev &&
 	       fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) == 0 && up.st_ino == m->copy_ino;
@@ -766,7 +734,7 @@ static int lower_shows(struct cow *c, const char *rel)
 static int whiteout(struct cow *c, const char *rel)
 {
 	cow_changed(c);
-	struct cow_mark *m = mark_add(c, rel);
+	struct cow_mark *m = cow_mark_add(c, rel);
 	if (!m)
 		return -ENOMEM;
 	m->whiteout = 1;
@@ -781,7 +749,7 @@ static int whiteout(struct cow *c, const char *rel)
 		m->parent_seen = pn.st.st_mode & 07777;
 	/* As the run found it: when it was copied into the branch (the host may have changed
 	 * the workdir's since), else now. */
-	struct cow_mark *pm = mark_get(c, parent);
+	struct cow_mark *pm = cow_mark_get(c, parent);
 	if (pm && pm->snapped)
 		m->parent_lower = pm->snap_mode, m->parent_dev = pm->from_dev,
 		m->parent_ino = pm->from_ino;
@@ -831,7 +799,7 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 			return -errno;
 		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
 			cow_uncharge_file(c, &n.st);
-		struct cow_mark *m = mark_get(c, rel);
+		struct cow_mark *m = cow_mark_get(c, rel);
 		if (m) /* no longer a copy of anything: a file made at the name next is not */
 			copy_gone(m, &n.st);
 	}
@@ -900,7 +868,7 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 			return -errno;
 	} else if ((r = cow_copy_entry(c, c->lower_fd, from, to, 0)) < 0)
 		return r;
-	struct cow_mark *fm = mark_get(c, from);
+	struct cow_mark *fm = cow_mark_get(c, from);
 	if (fm) /* what is at @from from now on is no copy of anything */
 		copy_gone(fm, &n.st);
 	return shows ? whiteout(c, from) : 0;
@@ -1018,294 +986,6 @@ int cow_rename(struct cow *c, const char *from, const char *to, unsigned flags)
 	return move_tree(c, from, to);
 }
 
-/* ---- anchors ----------------------------------------------------------------------------- */
-
-/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
- * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
-static int parent_of(int root, const char *rel, const char **name)
-{
-	const char *slash = strrchr(rel, '/');
-	char dir[PATH_MAX];
-
-	*name = slash ? slash + 1 : rel;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS };
-	int fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
-}
-
-/* Whether a file of mode @mode would run with other rights than its runner's (set-user-ID, or
- * set-group-ID with group execute): a link to it in the workdir would hand them to every user
- * who can reach the workdir. */
-static int set_id(mode_t mode)
-{
-	return (mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
-}
-
-/* Remember anchor @rel ('d' a directory, 'f' a file's link). */
-static int anchor_push(struct cow *c, char type, const char *rel)
-{
-	char **v = realloc(c->anchors, (c->n_anchors + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	c->anchors = v;
-	if (asprintf(&v[c->n_anchors], "%c%s", type, rel) < 0)
-		return -ENOMEM;
-	ino_t *iv = realloc(c->anchor_ino, (c->n_anchors + 1) * sizeof(*iv));
-	if (!iv) {
-		free(v[c->n_anchors]);
-		return -ENOMEM;
-	}
-	c->anchor_ino = iv;
-	iv[c->n_anchors] = 0;
-	c->n_anchors++;
-	return 0;
-}
-
-int cow_anchor_file(struct cow *c, const char *rel)
-{
-	cow_changed(c);
-	char parent[PATH_MAX];
-	struct stat st;
-	const char *slash = strrchr(rel, '/');
-	int r;
-
-	if (fstatat(c->lower_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-		return -EACCES; /* the workdir holds another entry there: never replaced */
-	if (fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (set_id(st.st_mode))
-		return -EACCES;
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	if ((r = cow_anchor(c, parent)) < 0)
-		return r;
-	const char *name;
-	_cleanup_close_ int pfd = parent_of(c->lower_fd, rel, &name);
-	if (pfd < 0)
-		return -EACCES; /* a symlink on the way: the link would be made elsewhere */
-	if ((r = anchor_push(c, 'f', rel)) < 0)
-		return r;
-	if (linkat(c->upper_fd, rel, pfd, name, 0) < 0) {
-		free(c->anchors[--c->n_anchors]);
-		return errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
-	}
-	c->anchor_ino[c->n_anchors - 1] = st.st_ino;
-	return 0;
-}
-
-int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
-{
-	const char *slash = strrchr(rel, '/');
-	const char *base = slash ? slash + 1 : rel;
-	size_t dirlen = (size_t)(base - rel), len = strlen(base);
-	struct stat st, up;
-
-	if (fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(up.st_mode) ||
-	    set_id(up.st_mode))
-		return -EACCES;
-	if (dirlen + len + 1 > size)
-		return -ENAMETOOLONG;
-	/* The directory the alias is made in, reached without a symlink (one in the workdir
-	 * would lead the link out of it). */
-	const char *pname;
-	_cleanup_close_ int pfd = parent_of(c->lower_fd, rel, &pname);
-	if (pfd < 0)
-		return -EACCES;
-	/* One made before for this very file is taken again. */
-	for (size_t i = 0; i < c->n_anchors; i++) {
-		const char *a = c->anchors[i] + 1;
-		if (c->anchors[i][0] == 'a' && c->anchor_ino[i] == up.st_ino &&
-		    strlen(a) == dirlen + len && strncmp(a, rel, dirlen) == 0 &&
-		    fstatat(pfd, a + dirlen, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_ino == up.st_ino) {
-			memcpy(alias, a, dirlen + len + 1);
-			return 0;
-		}
-	}
-	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	uint64_t seed = (uint64_t)up.st_ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)c->n_anchors;
-	memcpy(alias, rel, dirlen);
-	for (int attempt = 0; attempt < 64; attempt++) {
-		char *name = alias + dirlen;
-		for (size_t i = 0; i < len; i++) {
-			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			name[i] = chars[(seed >> 33) % (sizeof(chars) - 1)];
-		}
-		if (len >= 2)
-			name[0] = '.'; /* hidden from a listing of the workdir on the host */
-		name[len] = '\0';
-		if (strcmp(name, base) == 0 || mark_get(c, alias) ||
-		    fstatat(c->upper_fd, alias, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		    fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-			continue;
-		struct cow_mark *m = mark_add(c, alias);
-		int r = m ? anchor_push(c, 'a', alias) : -ENOMEM;
-		if (r < 0)
-			return r;
-		/* The file it stands for, after the alias's own NUL (cow_alias_refresh). */
-		char *e = NULL;
-		if (asprintf(&e, "a%s%c%s", alias, '\0', rel) < 0) {
-			free(c->anchors[--c->n_anchors]);
-			return -ENOMEM;
-		}
-		free(c->anchors[c->n_anchors - 1]);
-		c->anchors[c->n_anchors - 1] = e;
-		if (linkat(c->upper_fd, rel, pfd, name, 0) < 0) {
-			r = errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
-			free(c->anchors[--c->n_anchors]);
-			return r;
-		}
-		cow_changed(c);
-		m->hidden = 1;
-		c->anchor_ino[c->n_anchors - 1] = up.st_ino;
-		return 0;
-	}
-	return -EACCES;
-}
-
-int cow_alias_refresh(struct cow *c, const char *rel)
-{
-	struct cow_mark *m = mark_get(c, rel);
-	struct stat up, st;
-
-	if (!m || !m->hidden)
-		return 0;
-	for (size_t i = 0; i < c->n_anchors; i++) {
-		const char *a = c->anchors[i] + 1;
-		if (c->anchors[i][0] != 'a' || strcmp(a, rel) != 0)
-			continue;
-		const char *target = a + strlen(a) + 1, *name;
-		if (fstatat(c->upper_fd, target, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(up.st_mode))
-			return -ENOENT; /* what it stood for is gone from the branch */
-		_cleanup_close_ int pfd = parent_of(c->lower_fd, rel, &name);
-		if (pfd < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    st.st_ino != c->anchor_ino[i])
-			return -EACCES; /* not the link made: someone else's file now */
-		if (set_id(up.st_mode))
-			return -EACCES; /* (cow_anchor_file) */
-		if (st.st_ino == up.st_ino)
-			return 0;
-		/* Replaced since (a rebuild): the link made again to the file there now, in one
-		 * step: a new link beside it under a short free name, exchanged with it (an exec
-		 * meanwhile finds one or the other), the old one then removed if it still is the
-		 * link made, else put back. */
-		char tmp[32];
-		int r = -EEXIST;
-		for (unsigned k = 0; r == -EEXIST && k < 16; k++) {
-			snprintf(tmp, sizeof(tmp), ".sl%08x",
-				 (unsigned)(up.st_ino * 2654435761u + k));
-			r = linkat(c->upper_fd, target, pfd, tmp, 0) < 0 ? -errno : 0;
-		}
-		if (r < 0)
-			return r;
-		if (renameat2(pfd, tmp, pfd, name, RENAME_EXCHANGE) < 0) {
-			r = -errno;
-			(void)unlinkat(pfd, tmp, 0);
-			return r;
-		}
-		if (fstatat(pfd, tmp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    st.st_ino != c->anchor_ino[i]) {
-			/* Someone else's file was there: given back, and our link removed only
-			 * if the exchange back left it at @tmp. */
-			(void)renameat2(pfd, tmp, pfd, name, RENAME_EXCHANGE);
-			if (fstatat(pfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    st.st_ino == up.st_ino)
-				(void)unlinkat(pfd, tmp, 0);
-			return -EACCES;
-		}
-		(void)unlinkat(pfd, tmp, 0);
-		c->anchor_ino[i] = up.st_ino;
-		cow_changed(c);
-		return 0;
-	}
-	return 0;
-}
-
-int cow_anchor(struct cow *c, const char *rel)
-{
-	cow_changed(c);
-	char prefix[PATH_MAX];
-	size_t len = strlen(rel);
-
-	if (len >= sizeof(prefix))
-		return -ENAMETOOLONG;
-	for (size_t j = 1; j <= len; j++) { /* "" is the workdir itself */
-		if (rel[j] != '/' && rel[j] != '\0')
-			continue;
-		memcpy(prefix, rel, j);
-		prefix[j] = '\0';
-		struct stat st;
-		if (fstatat(c->lower_fd, prefix, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (!S_ISDIR(st.st_mode))
-				return -EACCES; /* a file of the workdir there: cannot anchor */
-			continue;
-		}
-		if (errno != ENOENT)
-			return -errno;
-		/* Owner-only, whatever mode the branch's directory has: nobody else makes
-		 * anything in it or reaches what is linked beneath it (the child, the same
-		 * user, is given the branch's modes by the merged view). */
-		const char *name;
-		_cleanup_close_ int pfd = parent_of(c->lower_fd, prefix, &name);
-		if (pfd < 0)
-			return -EACCES;
-		int r = anchor_push(c, 'd', prefix);
-		if (r < 0)
-			return r;
-		if (mkdirat(pfd, name, 0700) < 0) {
-			free(c->anchors[--c->n_anchors]);
-			return -errno;
-		}
-	}
-	return 0;
-}
-
-void cow_unanchor_ino(struct cow *c, ino_t ino)
-{
-	for (size_t i = 0; i < c->n_anchors; i++) {
-		char type = c->anchors[i][0];
-		const char *name;
-		struct stat st;
-		if ((type != 'f' && type != 'a') || c->anchor_ino[i] != ino)
-			continue;
-		_cleanup_close_ int pfd = parent_of(c->lower_fd, c->anchors[i] + 1, &name);
-		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_ino == ino)
-			(void)unlinkat(pfd, name, 0);
-		c->anchor_ino[i] =
-			0; /* no longer the link made: never removed, refreshed, reused */
-	}
-}
-
-void cow_unanchor(struct cow *c)
-{
-	while (c->n_anchors) {
-		size_t i = --c->n_anchors;
-		char *p = c->anchors[i];
-		struct stat st;
-		/* A directory: only if still empty (ENOTEMPTY: someone else's now). A link: only
-		 * if it is still the branch's file (the inode linked). */
-		const char *name;
-		int pfd = parent_of(c->lower_fd, p + 1, &name);
-		if (pfd < 0)
-			; /* no longer reached without a symlink: left where it is */
-		else if (p[0] == 'd')
-			(void)unlinkat(pfd, name, AT_REMOVEDIR);
-		else if (c->anchor_ino && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			 st.st_ino == c->anchor_ino[i])
-			(void)unlinkat(pfd, name, 0);
-		safe_close(pfd);
-		free(p);
-	}
-	free(c->anchor_ino);
-	c->anchor_ino = NULL;
-	free(c->anchors);
-	c->anchors = NULL;
-}
-
 /* ---- listing ----------------------------------------------------------------------------- */
 
 static int name_cmp(const void *a, const void *b)
@@ -1314,7 +994,7 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* The names in directory @rel under @dirfd (without "." and ".."), NULL-terminated. */
-static int names_of(int dirfd, const char *rel, char ***ret, size_t *ret_n)
+int cow_names_of(int dirfd, const char *rel, char ***ret, size_t *ret_n)
 {
 	int fd = openat(dirfd, at(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char **v = NULL;
@@ -1388,14 +1068,14 @@ int cow_list(struct cow *c, const char *rel,
 	/* The upper layer's names (its root always exists; a lower directory elsewhere has no
 	 * upper one: names_of finds none). */
 	if (r == 0)
-		r = names_of(c->upper_fd, rel, &up, &n_up);
+		r = cow_names_of(c->upper_fd, rel, &up, &n_up);
 	if (r == 0 && n.lower_beneath) {
 		struct stat st;
 		/* A lower directory shows beneath an upper one only where it is one too. */
 		if (n.layer == COW_LOWER ||
 		    (fstatat(c->lower_fd, at(rel), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		     S_ISDIR(st.st_mode)))
-			r = names_of(c->lower_fd, rel, &low, &n_low);
+			r = cow_names_of(c->lower_fd, rel, &low, &n_low);
 	}
 	/* Merge the two sorted lists. */
 	char **all = r == 0 ? calloc(n_up + n_low + 1, sizeof(*all)) : NULL;
@@ -1543,432 +1223,5 @@ int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n)
 	qsort(v, n, sizeof(*v), change_cmp);
 	*ret = v;
 	*ret_n = n;
-	return 0;
-}
-
-/* ---- dispositions ------------------------------------------------------------------------ */
-
-int cow_abort(struct cow *c)
-{
-	if (c->lower_fd >= 0)
-		cow_unanchor(c);
-	if (!c->dir)
-		return 0;
-	_cleanup_free_ char *parent = strdup(c->dir);
-	if (!parent)
-		return -ENOMEM;
-	char *slash = strrchr(parent, '/');
-	*slash = '\0';
-	_cleanup_close_ int pfd = open(*parent ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
-	return remove_tree(pfd, slash + 1);
-}
-
-int cow_save(struct cow *c)
-{
-	cow_unanchor(c);
-	_cleanup_free_ char *path = NULL;
-	if (asprintf(&path, "%s/whiteouts", c->dir) < 0)
-		return -ENOMEM;
-	FILE *f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	/* One path per line would break on a name holding a newline: NUL-terminated. */
-	for (size_t i = 0; i < c->cap_marks; i++)
-		if (c->marks[i] && c->marks[i]->whiteout)
-			fwrite(c->marks[i]->path, 1, strlen(c->marks[i]->path) + 1, f);
-	int r = fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : -errno;
-	fclose(f);
-	return r;
-}
-
-/* Marks, longest path first: a directory's entries before it. */
-static int by_length_down(const void *a, const void *b)
-{
-	size_t la = strlen((*(struct cow_mark *const *)a)->path);
-	size_t lb = strlen((*(struct cow_mark *const *)b)->path);
-	return la > lb ? -1 : la < lb;
-}
-
-/* For the test suite: SANDLOCK_TEST_COMMIT_CRASH=N kills the process after N entries of a
- * commit are merged, as a crash would. */
-static void crash_point(size_t *done)
-{
-	static long at = -2;
-	if (at == -2) {
-		const char *e = getenv("SANDLOCK_TEST_COMMIT_CRASH");
-		at = e && *e ? strtol(e, NULL, 10) : -1;
-	}
-	if (at >= 0 && (long)++*done > at)
-		(void)kill(getpid(), SIGKILL);
-}
-
-/* Merge upper entry @name of directory @udir (and beneath) into lower directory @ldir. Every
- * step is taken relative to a directory opened without following a symlink, so a symlink that
- * appeared in the workdir since the run is replaced, never followed. */
-/* A merged directory's own metadata: all of it (@m NULL: made in the run), else what the run
- * changed of it since its copy into the branch (@m's snapshot, however the change was made: by
- * name or through a descriptor), not the rest: the host may have changed that meanwhile. */
-static int merge_meta(int u, int l, const struct stat *st, const struct cow_mark *m)
-{
-	if (m && m->snap_failed)
-		return -EIO;	 /* what the run changed of it is not known: the commit fails */
-	if (!m || !m->snapped) { /* (no snapshot: the run's changes land, the host's go) */
-		cow_sync_xattrs(u, l);
-		return fchmod(l, st->st_mode & 07777) < 0 ? -errno : 0;
-	}
-	_cleanup_(strv_freep) char **now = NULL;
-	int r = xattr_names(u, &now);
-	if (r < 0)
-		return r; /* the commit fails (the branch is kept) rather than guess */
-	for (size_t i = 0; now && now[i]; i++) {
-		size_t j = 0;
-		while (m->snap_names && m->snap_names[j] && strcmp(m->snap_names[j], now[i]) != 0)
-			j++;
-		if (!m->snap_names || !m->snap_names[j] || m->snap_hash[j] != xattr_hash(u, now[i]))
-			cow_copy_xattr(u, l, now[i]); /* set, or changed, by the run */
-	}
-	for (size_t j = 0; m->snap_names && m->snap_names[j]; j++)
-		if (!strv_contains(now, m->snap_names[j]))
-			(void)fremovexattr(l, m->snap_names[j]); /* removed by the run */
-	if ((st->st_mode & 07777) != m->snap_mode && fchmod(l, st->st_mode & 07777) < 0)
-		return -errno;
-	return 0;
-}
-
-static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *name, int same_fs,
-		    size_t *done);
-
-/* Merge directory @udir (the upper layer's @rel, a PATH_MAX buffer) into @ldir. */
-static int merge_dir(struct cow *c, int udir, int ldir, char *rel, int same_fs, size_t *done)
-{
-	char **names;
-	size_t n;
-	int r = names_of(udir, "", &names, &n);
-
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = merge_at(c, udir, ldir, rel, names[i], same_fs, done);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return r;
-}
-
-static int merge_at(struct cow *c, int udir, int ldir, char *rel, const char *name, int same_fs,
-		    size_t *done)
-{
-	struct stat st, lst;
-
-	if (fstatat(udir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	int has_lower = fstatat(ldir, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
-	if (S_ISDIR(st.st_mode)) {
-		if (has_lower && !S_ISDIR(lst.st_mode)) {
-			int r = remove_tree(ldir, name);
-			if (r < 0)
-				return r;
-		}
-		if (mkdirat(ldir, name, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		_cleanup_close_ int u =
-			openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		_cleanup_close_ int l =
-			openat(ldir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (u < 0 || l < 0)
-			return -errno;
-		size_t len = strlen(rel);
-		if (len + strlen(name) + 2 > PATH_MAX)
-			return -ENAMETOOLONG;
-		/* The branch's copy is emptied as its entries move out: it must be writable
-		 * (a directory the run made read-only; its mode, in @st, is what lands). */
-		if ((st.st_mode & 0700) != 0700)
-			(void)fchmod(u, (st.st_mode & 07777) | 0700);
-		snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
-		int r = merge_dir(c, u, l, rel, same_fs, done);
-		/* Its mode as the run left it again (the chmod above rewrote an access ACL's
-		 * owner entry, which merge_meta would take for the run's change). */
-		if ((st.st_mode & 0700) != 0700)
-			(void)fchmod(u, st.st_mode & 07777);
-		/* A directory the workdir had takes what the run changed of its own attributes
-		 * and mode, not the branch's whole copy of them: the host may have changed the
-		 * others meanwhile. One made in the run takes them all. */
-		static const struct cow_mark none;
-		const struct cow_mark *m = mark_get(c, rel);
-		if (has_lower && S_ISDIR(lst.st_mode) && !m)
-			m = &none;
-		else if (!has_lower || !S_ISDIR(lst.st_mode))
-			m = NULL;
-		rel[len] = '\0';
-		return r < 0 ? r : merge_meta(u, l, &st, m);
-	}
-	if (has_lower && S_ISDIR(lst.st_mode)) {
-		int r = remove_tree(ldir, name);
-		if (r < 0)
-			return r;
-	}
-	crash_point(done);
-	if (same_fs && renameat(udir, name, ldir, name) == 0)
-		return 0;
-	/* Another filesystem: a copy beside the target, renamed over it. */
-	char tmp[NAME_MAX + 32];
-	snprintf(tmp, sizeof(tmp), ".sandlock-merge-%.200s", name);
-	(void)unlinkat(ldir, tmp, 0);
-	if (S_ISLNK(st.st_mode)) {
-		int r = cow_copy_symlink(udir, name, ldir, tmp);
-		if (r < 0)
-			return r;
-	} else {
-		_cleanup_close_ int in = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		_cleanup_close_ int out =
-			in < 0 ? -1
-			       : openat(ldir, tmp,
-					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-					st.st_mode & 07777);
-		if (in < 0 || out < 0)
-			return -errno;
-		int r = cow_copy_bytes(in, out, (uint64_t)st.st_size, UINT64_MAX, NULL);
-		if (r == 0)
-			cow_copy_xattrs(in, out);
-		if (r == 0 && (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0))
-			r = -errno;
-		if (r < 0) {
-			(void)unlinkat(ldir, tmp, 0);
-			return r;
-		}
-	}
-	if (renameat(ldir, tmp, ldir, name) < 0) {
-		int r = -errno;
-		(void)unlinkat(ldir, tmp, 0);
-		return r;
-	}
-	return unlinkat(udir, name, 0) < 0 ? -errno : 0;
-}
-
-/* A workdir directory given owner bits for the commit (widen). */
-struct widened {
-	char *rel;
-	mode_t was, now;
-	dev_t dev; /* the directory lent to */
-	ino_t ino;
-	int gone; /* deleted by the commit (a directory made there since is another) */
-};
-
-/* Whether the user is in group @gid. */
-static int in_group(gid_t gid)
-{
-	if (getegid() == gid)
-		return 1;
-	int n = getgroups(0, NULL);
-	_cleanup_free_ gid_t *groups = n > 0 ? calloc((size_t)n, sizeof(*groups)) : NULL;
-	if (groups)
-		n = getgroups(n, groups);
-	for (int i = 0; groups && i < n; i++)
-		if (groups[i] == gid)
-			return 1;
-	return 0;
-}
-
-/* Give workdir directory @rel the owner bits @add the run had on it (widen()), if it is still
- * as @ref says the run found it (its mode; @ino, @dev where known) and the user's. */
-static int widen_one(struct cow *c, const char *rel, mode_t add, mode_t ref, dev_t dev, ino_t ino,
-		     struct widened **v, size_t *n)
-{
-	struct stat st;
-	_cleanup_close_ int fd = openat(c->lower_fd, *rel ? rel : ".",
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || geteuid() == 0 || st.st_uid != geteuid() ||
-	    (st.st_mode & 07777) != ref || (ino && (st.st_ino != ino || st.st_dev != dev)) ||
-	    (st.st_mode & add) == add)
-		return 0;
-	/* A setgid directory of a group the user is not in would lose the bit to a chmod, for
-	 * good: not lent (a deletion there then fails the commit). */
-	if ((st.st_mode & S_ISGID) && !in_group(st.st_gid))
-		return 0;
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*v)[i].rel, rel) == 0)
-			return 0; /* (lent already; its bits are the run's owner bits) */
-	struct widened *nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	if (!(nv[*n].rel = strdup(rel)))
-		return -ENOMEM;
-	nv[*n].was = st.st_mode & 07777;
-	nv[*n].now = (st.st_mode & 07777) | add;
-	nv[*n].dev = st.st_dev, nv[*n].ino = st.st_ino, nv[*n].gone = 0;
-	if (fchmod(fd, nv[*n].now) < 0) {
-		free(nv[*n].rel);
-		return -errno;
-	}
-	if (fstat(fd, &st) == 0) /* (what the kernel made of it) */
-		nv[*n].now = st.st_mode & 07777;
-	(*n)++;
-	return 0;
-}
-
-/* Before any deletion or merge, the owner write and search bits the run had on a workdir
- * directory, given to it: a directory it made writable (kept, or removed since) or was
- * writable when it deleted in it (`chmod -R u+w d && rm -rf d`, as `go clean -modcache` does;
- * `chmod u+w d && rm d/f && chmod u-w d`). Only bits the run added, only on a directory still
- * as the run found it (one the host changed keeps its mode, and a deletion the run could not
- * make there fails the commit), never narrowed here: the final modes land with the merge, and
- * unwiden() puts back what no final mode replaced. */
-static int widen(struct cow *c, struct widened **v, size_t *n)
-{
-	int r = 0;
-	for (size_t i = 0; r == 0 && i < c->cap_marks; i++) {
-		struct cow_mark *m = c->marks[i];
-		struct stat up;
-		if (!m)
-			continue;
-		if (m->snapped &&
-		    fstatat(c->upper_fd, *m->path ? m->path : ".", &up, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(up.st_mode))
-			r = widen_one(c, m->path, up.st_mode & ~m->snap_mode & 0700, m->snap_mode,
-				      m->from_dev, m->from_ino, v, n);
-		else if (m->gone_mode)
-			r = widen_one(c, m->path, m->gone_mode & ~m->snap_mode & 0700, m->snap_mode,
-				      m->gone_dev, m->gone_ino, v, n);
-		if (r == 0 && m->whiteout &&
-		    (m->parent_seen & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR)) {
-			char parent[PATH_MAX];
-			const char *slash = strrchr(m->path, '/');
-			snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - m->path) : 0,
-				 m->path);
-			r = widen_one(c, parent, S_IWUSR | S_IXUSR, m->parent_lower, m->parent_dev,
-				      m->parent_ino, v, n);
-		}
-	}
-	return r;
-}
-
-/* Put back the modes widen() changed where no final mode replaced them (@ok: the merge ran,
- * so a directory the run changed has its final mode; else every one, the commit failed). */
-static void unwiden(struct cow *c, struct widened *v, size_t n, int ok)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		struct cow_mark *m = mark_get(c, v[i].rel);
-		/* The merge gave it its final mode: a directory of the branch there that the run
-		 * made (no snapshot) or whose mode it changed. */
-		int final = ok &&
-			    fstatat(c->upper_fd, *v[i].rel ? v[i].rel : ".", &st,
-				    AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode) &&
-			    (!m || !m->snapped || (st.st_mode & 07777) != m->snap_mode);
-		_cleanup_close_ int fd = openat(c->lower_fd, *v[i].rel ? v[i].rel : ".",
-						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (!final && !v[i].gone && fd >= 0 && fstat(fd, &st) == 0 &&
-		    (st.st_mode & 07777) == v[i].now && st.st_ino == v[i].ino &&
-		    st.st_dev == v[i].dev) /* not one made since */
-			(void)fchmod(fd, v[i].was);
-		free(v[i].rel);
-	}
-	free(v);
-}
-
-int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
-{
-	struct stat ls, us;
-	int r;
-
-	_cleanup_close_ int lock = open(c->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lock < 0)
-		return error_set(reterr, -errno, "commit: %s: %s", c->lower, strerror(errno));
-	for (int waited = 0; flock(lock, LOCK_EX | LOCK_NB) < 0; waited += 10) {
-		if (errno != EWOULDBLOCK)
-			return error_set(reterr, -errno, "commit: lock %s: %s", c->lower,
-					 strerror(errno));
-		if (waited >= wait_ms)
-			return error_set(reterr, -EBUSY,
-					 "commit: %s is being merged by another sandbox (waited "
-					 "%d ms); the branch is kept in %s",
-					 c->lower, wait_ms, c->dir);
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	cow_unanchor(c);
-	/* The marker first: whatever happens from here, the branch stays until the end. */
-	_cleanup_free_ char *marker = NULL;
-	if (asprintf(&marker, "%s/COMMITTING", c->dir) < 0)
-		return error_set(reterr, -ENOMEM, "out of memory");
-	_cleanup_close_ int mfd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (mfd < 0 || (r = cow_save(c)) < 0 || fsync(mfd) < 0)
-		return error_set(reterr,
-				 mfd < 0 ? -errno
-				 : r < 0 ? r
-					 : -errno,
-				 "commit: %s: cannot mark the branch", c->dir);
-
-	struct widened *wv = NULL;
-	size_t n_wv = 0;
-	if ((r = widen(c, &wv, &n_wv)) < 0) {
-		unwiden(c, wv, n_wv, 0);
-		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
-				 c->lower, strerror(-r), c->dir);
-	}
-	/* Deletions, children first, one entry each: what the run deleted (a directory it
-	 * removed was empty in its view, every entry of it deleted too), never what the host put
-	 * there since (a directory that is not empty now keeps it). */
-	struct cow_mark **wh = calloc(c->n_marks + 1, sizeof(*wh));
-	size_t n_wh = 0;
-	if (!wh) {
-		unwiden(c, wv, n_wv, 0);
-		return error_set(reterr, -ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < c->cap_marks; i++)
-		if (c->marks[i] && c->marks[i]->whiteout)
-			wh[n_wh++] = c->marks[i];
-	qsort(wh, n_wh, sizeof(*wh), by_length_down);
-	r = 0;
-	for (size_t i = 0; r == 0 && i < n_wh; i++) {
-		struct stat st;
-		const char *name;
-		/* A parent gone or turned into something else since the run holds nothing of
-		 * the workdir's to delete. */
-		int pfd = parent_of(c->lower_fd, wh[i]->path, &name);
-		int del = pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
-		if (del && unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
-			del = 0;
-			if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
-				r = -errno;
-		}
-		for (size_t k = 0; del && k < n_wv; k++)
-			wv[k].gone |= strcmp(wv[k].rel, wh[i]->path) == 0;
-		if (pfd >= 0)
-			close(pfd);
-	}
-	free(wh);
-	size_t done = 0;
-	int same_fs = fstat(c->lower_fd, &ls) == 0 && fstat(c->upper_fd, &us) == 0 &&
-		      ls.st_dev == us.st_dev;
-	_cleanup_close_ int uroot = openat(c->upper_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int lroot = openat(c->lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (r == 0 && (uroot < 0 || lroot < 0))
-		r = -errno;
-	char rel[PATH_MAX] = "";
-	struct stat rst;
-	if (r == 0 && fstat(uroot, &rst) < 0)
-		r = -errno;
-	if (r == 0 && (rst.st_mode & 0700) != 0700) /* (as in merge_at) */
-		(void)fchmod(uroot, (rst.st_mode & 07777) | 0700);
-	if (r == 0) {
-		r = merge_dir(c, uroot, lroot, rel, same_fs, &done);
-		(void)fchmod(uroot, rst.st_mode & 07777); /* (its ACL as it was: merge_at) */
-	}
-	if (r == 0) { /* the workdir's own attributes and mode, as the run changed them */
-		static const struct cow_mark none;
-		const struct cow_mark *m = mark_get(c, "");
-		r = merge_meta(uroot, lroot, &rst, m ? m : &none);
-	}
-	unwiden(c, wv, n_wv, r == 0);
-	if (r < 0)
-		return error_set(reterr, r, "commit into %s failed: %s; the branch is kept in %s",
-				 c->lower, strerror(-r), c->dir);
-	r = cow_abort(c); /* the marker goes last, with the branch */
-	if (r < 0)
-		return error_set(reterr, r, "commit: removing the branch %s: %s", c->dir,
-				 strerror(-r));
 	return 0;
 }
