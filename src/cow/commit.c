@@ -107,7 +107,8 @@ static int merge_meta(int u, int l, const struct stat *st, const struct cow_mark
 		size_t j = 0;
 		while (m->snap_names && m->snap_names[j] && strcmp(m->snap_names[j], now[i]) != 0)
 			j++;
-		if (!m->snap_names || !m->snap_names[j] || m->snap_hash[j] != cow_xattr_hash(u, now[i]))
+		if (!m->snap_names || !m->snap_names[j] ||
+		    m->snap_hash[j] != cow_xattr_hash(u, now[i]))
 			cow_copy_xattr(u, l, now[i]); /* set, or changed, by the run */
 	}
 	for (size_t j = 0; m->snap_names && m->snap_names[j]; j++)

@@ -29,7 +29,6 @@
 #include "sha256.h"
 #include "strv.h"
 
-
 /* ---- marks ------------------------------------------------------------------------------- */
 
 static uint64_t hash(const char *s)

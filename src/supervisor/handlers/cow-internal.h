@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cow-internal: what the workdir's handler files share (cow.c, cow-xattr.c).
+ * cow-internal: what the workdir's handler files share (cow.c, cow-xattr.c, cow-exec.c,
+ * cow-quota.c).
  */
 #pragma once
 
@@ -17,6 +18,25 @@ static inline int cow_is_special(mode_t m)
 {
 	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
 }
+
+/* A name relative to a layer's root ("": the root itself). */
+static inline const char *at_rel(const char *rel)
+{
+	return *rel ? rel : ".";
+}
+
+/* @real, a path the kernel gives: a path of the upper layer stands for its workdir path. */
+void cow_virtual_of(struct cow *c, const char *real, char *out, size_t size);
+/* The handlers of cow-exec.c (chdir, getcwd, execve/execveat) and cow-quota.c (the writes
+ * and size changes max_disk charges): as notif_handler_t. */
+int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);
+int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);
+int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
+	      struct seccomp_notif_resp *resp);
 
 /* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
  * ours); 0: @res set; COW_HOLD; -errno, NOTIF_GONE. */

@@ -14,10 +14,9 @@
  * child), so that a deleted, replaced or new file reads as the branch has it.
  *
  * Kernel objects (FIFOs, sockets, device nodes) are opened by the kernel under the Landlock
- * rules; renaming or linking them is EXDEV. chdir into a directory made in the run enters an
- * empty stand-in made in the workdir (cow_anchor), exec of a file made in the run a link to it
- * (cow_anchor_file), or, for one that replaces a workdir file, a link under another name
- * written over the caller's (exec_alias). Limits (docs/decisions.md): openat2 with
+ * rules; renaming or linking them is EXDEV. chdir and exec are cow-exec.c's (the anchors and
+ * links the workdir holds for the run), max_disk's charges cow-quota.c's, extended attributes
+ * cow-xattr.c's, large copy-ups cow-copy.c's. Limits (docs/decisions.md): openat2 with
  * resolve flags under the workdir is EXDEV; metadata calls on a descriptor (fchmod, fchown,
  * futimens) copy up the file the descriptor names at the time of the check.
  */
@@ -56,8 +55,7 @@
 #define RENAME_NOREPLACE 1
 #endif
 
-/* @real, a path the kernel gives: a path of the upper layer stands for its workdir path. */
-static void virtual_of(struct cow *c, const char *real, char *out, size_t size)
+void cow_virtual_of(struct cow *c, const char *real, char *out, size_t size)
 {
 	const char *rel = cow_rel_to(c->upper, real);
 	if (rel)
@@ -80,7 +78,7 @@ static int base_of(struct supervisor *sv, const struct seccomp_notif *req, int d
 		return NOTIF_GONE;
 	if (real[0] != '/')
 		return 1; /* a descriptor of no directory (a pipe, a socket): the kernel's */
-	virtual_of(sv->cow, real, out, size);
+	cow_virtual_of(sv->cow, real, out, size);
 	return 0;
 }
 
@@ -203,11 +201,6 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 static int layer_fd(struct cow *c, const struct cow_node *n)
 {
 	return n->layer == COW_UPPER ? c->upper_fd : c->lower_fd;
-}
-
-static const char *at_rel(const char *rel)
-{
-	return *rel ? rel : ".";
 }
 
 /* Give @rel, just made in the branch (@fd: open, or -1), @mode, the child's mode and umask:
@@ -539,7 +532,7 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 
 	if (proc_fd_path((pid_t)req->pid, (int)req->data.args[0], real, sizeof(real)) <= 0)
 		return COW_PASS;
-	virtual_of(c, real, virt, sizeof(virt));
+	cow_virtual_of(c, real, virt, sizeof(virt));
 	const char *rel = cow_rel_to(c->lower, virt);
 	if (!rel)
 		return COW_PASS;
@@ -1161,229 +1154,6 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 	if (ftruncate(fd, len) < 0)
 		return negative_errno();
 	notif_answer_value(resp, 0);
-	return 0;
-}
-
-/* ---- working directory, exec ------------------------------------------------------------- */
-
-static int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp)
-{
-	struct cow_res res;
-	struct stat st;
-
-	int r = cow_resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
-	if (r != 0)
-		return r;
-	if (res.n.layer == COW_NONE)
-		return -ENOENT;
-	if (!S_ISDIR(res.n.st.st_mode))
-		return -ENOTDIR;
-	/* The working directory is the kernel's: a directory of the branch the workdir does not
-	 * hold gets an empty one there to stand for it (cow_anchor; names under it are resolved
-	 * here, in the merged view). */
-	if (res.n.layer == COW_UPPER &&
-	    fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-	    (r = cow_anchor(sv->cow, res.rel)) < 0)
-		return r;
-	if (res.n.layer == COW_UPPER &&
-	    (fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	     !S_ISDIR(st.st_mode)))
-		return -EACCES; /* a file of the workdir there */
-	/* CONTINUE: chdir changes nothing in any tree and Landlock does not restrict it; the
-	 * name reads the same directory of the workdir unless the child changes it meanwhile,
-	 * which only moves it where a chdir of its own would. */
-	notif_answer_continue(resp);
-	return 0;
-}
-
-static int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
-			   struct seccomp_notif_resp *resp)
-{
-	char real[PATH_MAX], virt[PATH_MAX];
-
-	if (proc_fd_path((pid_t)req->pid, AT_FDCWD, real, sizeof(real)) <= 0 ||
-	    !cow_rel_to(sv->cow->upper, real))
-		return COW_PASS; /* the kernel's answer */
-	virtual_of(sv->cow, real, virt, sizeof(virt));
-	size_t len = strlen(virt) + 1;
-	if (len > (size_t)req->data.args[1])
-		return -ERANGE;
-	int r = notif_mem_write(sv->listener, req, req->data.args[0], virt, len);
-	if (r < 0)
-		return r;
-	notif_answer_value(resp, (int64_t)len);
-	return 0;
-}
-
-/* Exec of a file of the branch that replaces one of the workdir: its name there is the
- * workdir's file, which the kernel would run. So the branch's file is linked into the same
- * directory under another name of the same length (cow_anchor_alias), and that name is written
- * over the last component of the caller's name (same length: nothing else in its memory
- * moves). Only where that component names the file itself (no symlink): the directory part
- * then leads the kernel to the link. -EACCES where it cannot be done. */
-static int exec_alias(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		      uint64_t addr, const struct cow_res *res)
-{
-	char path[PATH_MAX], alias[PATH_MAX];
-	struct cow_res direct;
-	int r = child_read_path(sv, req, addr, path, sizeof(path));
-
-	if (r < 0)
-		return r;
-	const char *slash = strrchr(path, '/'), *rslash = strrchr(res->rel, '/');
-	const char *base = slash ? slash + 1 : path, *rbase = rslash ? rslash + 1 : res->rel;
-	if (strcmp(base, rbase) != 0 ||
-	    (r = cow_resolve_arg(sv, req, dirfd, addr, 0, 0, &direct)) != 0 ||
-	    strcmp(direct.rel, res->rel) != 0)
-		return r < 0 ? r : -EACCES; /* the name ends in a symlink, or is no longer this */
-	if ((r = cow_anchor_alias(sv->cow, res->rel, alias, sizeof(alias))) < 0)
-		return r;
-	const char *abase = strrchr(alias, '/') ? strrchr(alias, '/') + 1 : alias;
-	return notif_mem_write(sv->listener, req, addr + (uint64_t)(base - path), abase,
-			       strlen(abase));
-}
-
-static int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
-			 struct seccomp_notif_resp *resp)
-{
-	struct cow_res res;
-	int at = req->data.nr == SYS_execveat;
-	int fl = at ? (int)req->data.args[4] : 0;
-
-	int r = cow_resolve_arg(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
-				!(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0, &res);
-	if (r != 0)
-		return r;
-	if (res.n.layer == COW_NONE)
-		return -ENOENT;
-	if (res.n.layer == COW_LOWER && (r = cow_alias_refresh(sv->cow, res.rel)) < 0)
-		return r;
-	/* A file of the branch: the workdir gets a link to it for the run (cow_anchor_file);
-	 * one that replaces a file of the workdir, a link under another name that the name the
-	 * caller gave is made to read (exec_alias). */
-	if (res.n.layer == COW_UPPER && !S_ISREG(res.n.st.st_mode))
-		return -EACCES;
-	if (res.n.layer == COW_UPPER && (r = cow_anchor_file(sv->cow, res.rel)) == -EACCES)
-		r = exec_alias(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
-			       &res);
-	if (r < 0)
-		return r;
-	/* CONTINUE: the program is the workdir's (or the branch's, linked there); Landlock
-	 * grants the workdir execute and no write, so whatever the name reads by then (the
-	 * caller's threads may change it, or the alias written into it) runs only what the
-	 * sandbox may run. */
-	notif_answer_continue(resp);
-	return 0;
-}
-
-/* ---- quota ------------------------------------------------------------------------------- */
-
-/* write, pwrite64, writev, pwritev, pwritev2, ftruncate, fallocate under max_disk: the growth
- * of a file of the branch is charged first (ENOSPC beyond the quota). */
-static int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
-		     struct seccomp_notif_resp *resp)
-{
-	const __u64 *a = req->data.args;
-	char real[PATH_MAX];
-	struct cow *c = sv->cow;
-	/* The descriptor written: copy_file_range's and splice's third argument. */
-	int out = req->data.nr == SYS_copy_file_range || req->data.nr == SYS_splice ? (int)a[2]
-										    : (int)a[0];
-
-	const char *rel;
-	if (proc_fd_path((pid_t)req->pid, out, real, sizeof(real)) <= 0 ||
-	    !(rel = cow_rel_to(c->upper, real)) || !*rel)
-		return COW_PASS;
-	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, out);
-	struct stat st;
-	char again[PATH_MAX];
-	if (fd < 0)
-		return fd;
-	if (fd_real_path(fd, again, sizeof(again)) <= 0 || strcmp(again, real) != 0)
-		return -EAGAIN; /* the descriptor changed meanwhile: asked again, never uncounted */
-	int fl = fcntl(fd, F_GETFL);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
-		return COW_PASS; /* no write of a branch file: the kernel's answer */
-	int64_t pos = (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
-	uint64_t len = 0, extra = 0;
-	int64_t at = pos;
-	switch (req->data.nr) {
-	case SYS_write:
-		len = a[2];
-		break;
-	case SYS_pwrite64:
-		len = a[2], at = (fl & O_APPEND) ? st.st_size : (int64_t)a[3];
-		if ((int64_t)a[3] < 0)
-			return -EINVAL;
-		break;
-	case SYS_ftruncate:
-		len = 0, at = (int64_t)a[1];
-		break;
-	case SYS_fallocate:
-		/* Mode 0 grows the file to offset + len at most; a hole punched or a range
-		 * collapsed adds nothing. The others (KEEP_SIZE: space past the end; ZERO_RANGE,
-		 * INSERT_RANGE, UNSHARE_RANGE) may allocate their whole length where the size
-		 * does not show it: each call is charged its length on top of what the file was
-		 * charged before (a range allocated twice is counted twice: never less). */
-		if ((int64_t)a[2] < 0 || (int64_t)a[3] <= 0)
-			return -EINVAL; /* the kernel's answer */
-		len = a[3], at = (int64_t)a[2];
-		if ((int)a[1] & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))
-			len = 0, at = 0;
-		else if ((int)a[1] & FALLOC_FL_INSERT_RANGE)
-			at = st.st_size; /* the size grows by len */
-		else if ((int)a[1]) {
-			extra = len;
-			if ((int)a[1] & FALLOC_FL_KEEP_SIZE)
-				len = 0, at = 0; /* else the size may grow to offset + len too */
-		}
-		break;
-	case SYS_copy_file_range:
-	case SYS_splice:
-		len = a[4]; /* counted as if written at the end: never less than it adds */
-		at = st.st_size;
-		break;
-	case SYS_sendfile:
-		len = a[3];
-		break;
-	default: { /* writev, pwritev, pwritev2: the iovecs' total, as many as the kernel takes */
-		struct iovec iov[64];
-		size_t n = MIN((size_t)a[2], (size_t)1024);
-		for (size_t i = 0; i < n; i += ELEMENTSOF(iov)) {
-			size_t m = MIN(n - i, ELEMENTSOF(iov));
-			if (notif_mem_read(sv->listener, req, a[1] + i * sizeof(*iov), iov,
-					   m * sizeof(*iov)) < 0)
-				return -EFAULT;
-			for (size_t j = 0; j < m; j++)
-				len = len + iov[j].iov_len < len ? UINT64_MAX
-								 : len + iov[j].iov_len;
-		}
-		if (req->data.nr != SYS_writev && (int64_t)a[3] != -1)
-			at = (int64_t)a[3];
-		if ((fl & O_APPEND) || (req->data.nr == SYS_pwritev2 && (a[5] & RWF_APPEND)))
-			at = st.st_size; /* written at the end, whatever the offset says */
-	}
-	}
-	if (at < 0)
-		return -EINVAL; /* a negative offset or length: the kernel's answer */
-	if (len > (uint64_t)INT64_MAX - (uint64_t)at || extra > (uint64_t)INT64_MAX)
-		return -EFBIG;
-	/* Growth never charged (a size moved by another thread between a check and its call)
-	 * is billed first: the file's size counts at least once, whatever happened. */
-	int r = cow_charge_file(c, st.st_dev, st.st_ino, st.st_size);
-	if (r < 0)
-		return r;
-	int64_t end = at + (int64_t)len;
-	if (end > st.st_size && (r = cow_charge_file(c, st.st_dev, st.st_ino, end)) < 0)
-		return r;
-	if (extra && (r = cow_charge_file_more(c, st.st_dev, st.st_ino, (int64_t)extra)) < 0)
-		return r;
-	/* CONTINUE: the call writes through the child's own descriptor of a branch file; the
-	 * charge above only counts bytes, at least what the call can add (a shrink is never
-	 * refunded before it happens; a file grown by another thread meanwhile is counted at
-	 * its next write); nothing is decided on memory the kernel reads again. */
-	notif_answer_continue(resp);
 	return 0;
 }
 
