@@ -284,8 +284,8 @@ void cow_unanchor_ino(struct cow *c, ino_t ino)
 		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    st.st_ino == ino)
 			(void)unlinkat(pfd, name, 0);
-		c->anchor_ino[i] =
-			0; /* no longer the link made: never removed, refreshed, reused */
+		/* No longer the link made: never removed, refreshed or reused. */
+		c->anchor_ino[i] = 0;
 	}
 }
 

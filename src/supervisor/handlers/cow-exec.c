@@ -5,7 +5,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <linux/falloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>

@@ -5,9 +5,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <linux/falloc.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>

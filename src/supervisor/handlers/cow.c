@@ -22,7 +22,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <linux/falloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -480,7 +479,6 @@ static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 	else if ((k = readlinkat(layer_fd(sv->cow, &res.n), res.rel, target, sizeof(target))) < 0)
 		return negative_errno();
 	k = MIN((size_t)k, MIN(size, sizeof(target) - 1)); /* no NUL, as the kernel's */
-	k = MIN((size_t)k, size);
 	if ((r = notif_mem_write(sv->listener, req, buf, target, (size_t)k)) < 0)
 		return r;
 	notif_answer_value(resp, k);
