@@ -45,12 +45,20 @@ int cow_parent_of(int root, const char *rel, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Whether a file of mode @mode would run with other rights than its runner's (set-user-ID, or
- * set-group-ID with group execute): a link to it in the workdir would hand them to every user
- * who can reach the workdir. */
-static int set_id(mode_t mode)
+/* Whether branch file @rel (of mode @mode) would run with other rights than its runner's, or
+ * could come to without a chmod: set-user-ID or set-group-ID (an ACL can give group execute
+ * later), or file capabilities. A link to it in the workdir would hand them to every user who
+ * can reach the workdir. */
+static int set_id(const struct cow *c, const char *rel, mode_t mode)
 {
-	return (mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+	char path[2 * PATH_MAX];
+
+	if (mode & (S_ISUID | S_ISGID))
+		return 1;
+	snprintf(path, sizeof(path), "%s/%s", c->upper, rel);
+	if (lgetxattr(path, "security.capability", NULL, 0) >= 0)
+		return 1;
+	return errno != ENODATA && errno != EOPNOTSUPP; /* cannot tell: as if it had them */
 }
 
 /* Remember anchor @rel ('d' a directory, 'f' a file's link). */
@@ -85,7 +93,7 @@ int cow_anchor_file(struct cow *c, const char *rel)
 		return -EACCES; /* the workdir holds another entry there: never replaced */
 	if (fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (set_id(st.st_mode))
+	if (set_id(c, rel, st.st_mode))
 		return -EACCES;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
 	if ((r = cow_anchor(c, parent)) < 0)
@@ -112,7 +120,7 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 	struct stat st, up;
 
 	if (fstatat(c->upper_fd, rel, &up, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(up.st_mode) ||
-	    set_id(up.st_mode))
+	    set_id(c, rel, up.st_mode))
 		return -EACCES;
 	if (dirlen + len + 1 > size)
 		return -ENAMETOOLONG;
@@ -193,7 +201,7 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		if (pfd < 0 || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_ino != c->anchor_ino[i])
 			return -EACCES; /* not the link made: someone else's file now */
-		if (set_id(up.st_mode))
+		if (set_id(c, target, up.st_mode))
 			return -EACCES; /* (cow_anchor_file) */
 		if (st.st_ino == up.st_ino)
 			return 0;

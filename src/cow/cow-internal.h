@@ -57,9 +57,6 @@ uint64_t cow_xattr_hash(int fd, const char *name);
 int cow_xattr_names(int fd, char ***ret);
 /* The names in directory @rel under @dirfd (without "." and ".."), NULL-terminated. */
 int cow_names_of(int dirfd, const char *rel, char ***ret, size_t *ret_n);
-/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
- * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
-int cow_parent_of(int root, const char *rel, const char **name);
 
 /* Copy @from's bytes into @to, in steps of at most @step bytes, stopping with -ECANCELED once
  * @cancel (when given) is set. */

@@ -489,11 +489,11 @@ int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more)
 
 void cow_uncharge_file(struct cow *c, const struct stat *st)
 {
-	int64_t refund = st->st_size; /* or what it was charged for, when more (fallocate) */
+	int64_t refund = 0; /* what it was charged for, exactly (not its size: never charged) */
 
 	for (size_t i = 0; i < c->n_charged; i++)
 		if (c->charged[i].dev == st->st_dev && c->charged[i].ino == st->st_ino) {
-			refund = MAX(refund, c->charged[i].size);
+			refund = c->charged[i].size;
 			c->charged[i].size = 0;
 		}
 	(void)cow_charge(c, -refund);

@@ -221,6 +221,9 @@ int cow_original(struct cow *c, const char *rel, struct stat *ret);
 /* Whether the upper entry at @rel is the copy-up of the workdir inode @st names (dev, ino):
  * what a descriptor of that workdir file stands for now. */
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st);
+/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
+ * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
+int cow_parent_of(int root, const char *rel, const char **name);
 /* Take the workdir's links to branch file @ino (cow_anchor_file, cow_anchor_alias) away now:
  * it is about to be given a set-user-ID or set-group-ID bit, which every user who can reach
  * the workdir would run it with. A later exec of it is refused (EACCES). */

@@ -303,7 +303,8 @@ kept = ctypes.create_string_buffer(b"")
 assert sc(452, fd, ctypes.addressof(kept), 0o4755, 0x1000) == [0, 0]; os.close(fd)
 print("ready", flush=True); sys.stdin.readline()
 res = {"pub": oct(os.stat("pub").st_mode & 0o7777), "t": oct(os.stat("pub/t").st_mode & 0o7777)}
-for name in ("t", "u", "v", "x"):
+shutil.copy("/bin/true", "pub/g"); os.chmod("pub/g", 0o2744)  # an ACL could give group x
+for name in ("t", "u", "v", "x", "g"):
     try:
         subprocess.run(["pub/" + name]); res[name + "_ran"] = 0
     except OSError as e:
@@ -326,8 +327,97 @@ out(res)
     assert seen["after_chmod"] == [] and seen["set_id_after"] == []
     # Inside, the run's own modes; its set-ID programs are not run.
     assert got == {"pub": "0o777", "t": "0o4755", "t_ran": errno.EACCES, "u_ran": errno.EACCES,
-                   "v_ran": errno.EACCES, "x_ran": errno.EACCES}, got
+                   "v_ran": errno.EACCES, "x_ran": errno.EACCES, "g_ran": errno.EACCES}, got
     assert snapshot(wd) == before and store(wd) == []
+
+
+SWAP_RACE = """
+import threading, time
+# One thread flips descriptor 100 (or a name buffer) between a file outside the workdir and
+# one of the workdir while the other sets a set-user-ID bit through it 20,000 times.
+other = os.open(OTHER, os.O_RDONLY)
+victim = os.open("victim", os.O_RDONLY)
+names = [ctypes.create_string_buffer(OTHER.encode(), 256),
+         ctypes.create_string_buffer(os.path.abspath("victim").encode(), 256)]
+buf = ctypes.create_string_buffer(OTHER.encode(), 256)
+os.dup2(other, 100)
+stop = False
+def flip():
+    while not stop:
+        os.dup2(victim, 100); os.dup2(other, 100)
+        ctypes.memmove(buf, names[1], 256); ctypes.memmove(buf, names[0], 256)
+t = threading.Thread(target=flip); t.start()
+done = {"fchmod": 0, "chmod": 0}
+for i in range(10000):
+    if sc(91, 100, 0o4755)[0] == 0:  # fchmod
+        done["fchmod"] += 1
+    if sc(90, ctypes.addressof(buf), 0o4755)[0] == 0:  # chmod
+        done["chmod"] += 1
+stop = True; t.join()
+out({k: v > 0 for k, v in done.items()})
+"""
+
+
+def test_a_set_id_chmod_raced_never_reaches_the_workdir(wd, tmp_path):
+    """A set-ID chmod is made by the supervisor on the file it took, never on a workdir file
+    the caller swapped in meanwhile (a descriptor, a name): the workdir's file keeps its mode;
+    control: the file outside, named the same way, took the bit."""
+    (wd / "victim").write_bytes(b"v")
+    (wd / "victim").chmod(0o755)
+    other = tmp_path / "other"
+    other.write_bytes(b"o")
+    other.chmod(0o644)
+    code = f"OTHER = {str(other)!r}\n" + SWAP_RACE
+    r = run(*cow_flags(wd, "--on-exit", "abort"), "-w", str(tmp_path / "other"), "--cwd",
+            str(wd), "--", PY, "-c", PRELUDE + code, timeout=120)
+    assert result_json(r) == {"fchmod": True, "chmod": True}, r.stderr
+    assert (wd / "victim").stat().st_mode & 0o7777 == 0o755
+    assert other.stat().st_mode & 0o7777 == 0o4755  # the control: the bit was given
+    assert store(wd) == []
+
+
+def test_no_file_capabilities_for_the_branch(wd, tmp_path):
+    """security.* is never set on a file of the branch (by its descriptor or its own path),
+    and a workdir program carrying file capabilities, copied into the branch, is not linked
+    into the workdir to be run (EACCES); control: the kernel sets the attribute on a plain
+    file (as root; another user is refused by the kernel too), and a program without them
+    runs."""
+    root = os.geteuid() == 0
+    for name in ("capprog", "plainprog"):
+        shutil.copy("/bin/true", wd / name)
+    # cap_net_raw=ep: VFS_CAP_REVISION_2 | EFFECTIVE, permitted bit 13
+    caps = struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0)
+    if root:
+        os.setxattr(wd / "capprog", "security.capability", caps)
+    code = f"CAPS = {caps!r}\n" + """
+import subprocess
+res = {}
+with open("made", "w") as f:
+    try:
+        os.setxattr(f.fileno(), "security.capability", CAPS); res["fd"] = 0
+    except OSError as e:
+        res["fd"] = e.errno
+for name in ("capprog", "plainprog"):
+    os.chmod(name, 0o755)  # copied into the branch (with its attributes)
+    try:
+        res[name] = subprocess.run(["./" + name]).returncode
+    except OSError as e:
+        res[name] = e.errno
+out(res)
+"""
+    before = snapshot(wd)
+    r = py(wd, code, "--on-exit", "abort")
+    assert result_json(r) == {"fd": errno.EPERM, "capprog": errno.EACCES if root else 0,
+                              "plainprog": 0}, r.stderr
+    assert snapshot(wd) == before and store(wd) == []
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")
+    try:
+        os.setxattr(plain, "security.capability", caps)
+        kernel = 0
+    except OSError as e:
+        kernel = e.errno
+    assert kernel == (0 if root else errno.EPERM)
 
 
 def test_an_exec_link_is_never_made_through_a_workdir_symlink(wd, tmp_path):
@@ -488,6 +578,16 @@ elif PART == "keep_size_cycles":
         fd = os.open("cycle", os.O_RDWR | os.O_CREAT, 0o644)
         res["cycles"].append(fallocate(fd, 1, 0, 300 << 10))
         os.close(fd); os.unlink("cycle")
+elif PART == "copy_far":
+    # copy_file_range into a file at a far offset: charged there, refused before it runs.
+    src = os.open("src", os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(src, b"s")
+    dst = os.open("dst", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.copy_file_range(src, dst, 1, 0, 100 << 20); res["copy_far"] = 0
+    except OSError as e:
+        res["copy_far"] = e.errno
+    res["size"] = os.fstat(dst).st_size
 elif PART == "o_append_pwrite":
     # pwrite on an O_APPEND descriptor writes at the end, whatever offset it names.
     fd = os.open("app", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -517,6 +617,8 @@ def test_max_disk_counts_space_allocated_past_the_size_and_rwf_append(wd):
          {"zero_range": 0, "size": (100 << 20) + 4096, "einval": errno.EINVAL}),
         ("keep_size_cycles", {"cycles": [0] * 6}, {"cycles": [0] * 6}),
         ("o_append_pwrite", {"pwrite": errno.ENOSPC}, {"pwrite": 0}),
+        ("copy_far", {"copy_far": errno.ENOSPC, "size": 0},
+         {"copy_far": 0, "size": (100 << 20) + 1}),
     )
     for part, want, control in cases:
         code = f"PART = {part!r}\n" + QUOTA_SPACE

@@ -94,10 +94,21 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		}
 		break;
 	case SYS_copy_file_range:
-	case SYS_splice:
-		len = a[4]; /* counted as if written at the end: never less than it adds */
-		at = st.st_size;
+	case SYS_splice: {
+		/* At the offset the call names (read from the caller: a later change of it can
+		 * only move the write back to the descriptor's position, charged too), else at
+		 * the end: never less than it adds. */
+		int64_t off = 0;
+		int r;
+		len = a[4], at = st.st_size;
+		if (a[3] && (r = notif_mem_read(sv->listener, req, a[3], &off, sizeof(off))) < 0)
+			return r;
+		if (a[3] && off < 0)
+			return -EINVAL;
+		if (a[3])
+			at = MAX(at, off);
 		break;
+	}
 	case SYS_sendfile:
 		len = a[3];
 		break;

@@ -6,8 +6,9 @@
  * list) by a name under the workdir is answered from the layer that holds the entry, so a
  * change, or a file made in the run, reads back as the branch has it; the value is written
  * into the caller's buffer (checked still pending after). Descriptor reads (fgetxattr,
- * flistxattr) are the kernel's: the descriptor's file is the layer's already. A descriptor of a
- * file of the branch is the kernel's for changes too. Kernel objects (FIFOs...) are the
+ * flistxattr) are the kernel's: the descriptor's file is the layer's already. A change of a
+ * file that is no workdir entry (elsewhere, or the branch's own by its path or a descriptor)
+ * is made here on the file named (change_elsewhere). Kernel objects (FIFOs...) are the
  * kernel's. The attributes of a file of the workdir copied up go with it (cow/copy.c), and the
  * commit keeps them.
  */
@@ -224,6 +225,27 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 	return has && (x->flags & XATTR_CREATE) ? -EEXIST : 0;
 }
 
+/* A change's attribute name and (X_SET) value, from the caller; *@value malloc'd (NULL for
+ * none). */
+static int read_change(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct xcall *x, char name[XATTR_NAME_MAX + 1], char **value)
+{
+	int r;
+
+	*value = NULL;
+	if (x->op == X_SET && x->size > XATTR_SIZE_MAX)
+		return -E2BIG;
+	if ((r = read_name(sv, req, x->name, name)) < 0)
+		return r;
+	if (x->op == X_SET && x->size) {
+		if (!(*value = malloc(x->size)))
+			return -ENOMEM;
+		if ((r = notif_mem_read(sv->listener, req, x->value, *value, x->size)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
 		  const struct cow_res *res, struct seccomp_notif_resp *resp)
 {
@@ -231,16 +253,8 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 	_cleanup_free_ char *value = NULL;
 	int r;
 
-	if (x->op == X_SET && x->size > XATTR_SIZE_MAX)
-		return -E2BIG;
-	if ((r = read_name(sv, req, x->name, name)) < 0)
+	if ((r = read_change(sv, req, x, name, &value)) < 0)
 		return r;
-	if (x->op == X_SET && x->size) {
-		if (!(value = malloc(x->size)))
-			return -ENOMEM;
-		if ((r = notif_mem_read(sv->listener, req, x->value, value, x->size)) < 0)
-			return r;
-	}
 	/* What the kernel would refuse is refused before the copy-up: a failed call changes
 	 * nothing in the branch (nor, by a commit, the workdir's file). */
 	if ((r = precheck(sv->cow, x, res, name)) < 0)
@@ -289,6 +303,65 @@ static int read_back(struct supervisor *sv, const struct seccomp_notif *req, con
 	return 0;
 }
 
+/* A change of an attribute of a file that is no entry of the workdir (elsewhere, or a file of
+ * the branch by its own path or a descriptor): made here, on the file the call names (the
+ * caller's descriptor taken, or the name opened as it reaches it), never left to the kernel,
+ * which would read the name, the descriptor and the attribute's name again. So a file of the
+ * branch takes no trusted.* or security.* attribute (file capabilities: a program linked into
+ * the workdir for an exec would run with them for anyone, cow/anchor.c), and a workdir file
+ * reached by then is another one than the call named (refused). Made with the supervisor's
+ * rights: only for a task with the ids and capabilities the sandbox started with. */
+static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *req,
+			    const struct xcall *x, struct seccomp_notif_resp *resp)
+{
+	char name[XATTR_NAME_MAX + 1], path[PATH_MAX], real[PATH_MAX], self[64];
+	_cleanup_free_ char *value = NULL;
+	struct stat st;
+	int r, fd = x->fd;
+
+	if ((r = proc_same_ids(sv, (pid_t)req->pid)) != 1)
+		return r == NOTIF_GONE ? r : -EPERM;
+	if (fd < 0 && !x->path)
+		fd = x->dirfd; /* the *at forms' NULL name with AT_EMPTY_PATH (target) */
+	else if (fd < 0) {
+		if ((r = child_read_path(sv, req, x->path, path, sizeof(path))) < 0)
+			return r;
+		if (!path[0] && !x->empty_ok)
+			return -ENOENT;
+		if (!path[0] && x->dirfd == AT_FDCWD)
+			snprintf(path, sizeof(path), "."); /* the working directory itself */
+		else if (!path[0])
+			fd = x->dirfd;
+	}
+	_cleanup_close_ int own = fd >= 0 ? notif_get_fd(sv->listener, req, fd)
+					  : child_path_open(sv, req, x->dirfd, path, 0, !x->follow);
+	if (own < 0)
+		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
+	if ((r = read_change(sv, req, x, name, &value)) < 0)
+		return r;
+	if (fstat(own, &st) < 0 || fd_real_path(own, real, sizeof(real)) <= 0)
+		return -EPERM;
+	if (!cow_is_special(st.st_mode) && cow_rel_to(sv->cow->lower, real))
+		return -EPERM; /* the caller changed the name or descriptor meanwhile */
+	if (cow_rel_to(sv->cow->upper, real) &&
+	    (!strncmp(name, "trusted.", 8) || !strncmp(name, "security.", 9)))
+		return -EPERM; /* (precheck) */
+	if (x->fd >= 0)	       /* by descriptor: an O_PATH one is the kernel's EBADF */
+		r = x->op == X_SET ? fsetxattr(own, name, value ? value : "", x->size, x->flags)
+				   : fremovexattr(own, name);
+	else if (S_ISLNK(st.st_mode))
+		return -EPERM; /* a symlink's attributes are not changed here (user.*: EPERM) */
+	else {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
+		r = x->op == X_SET ? setxattr(self, name, value ? value : "", x->size, x->flags)
+				   : removexattr(self, name);
+	}
+	if (r < 0)
+		return negative_errno();
+	notif_answer_value(resp, 0);
+	return 0;
+}
+
 int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	      struct seccomp_notif_resp *resp)
 {
@@ -298,7 +371,9 @@ int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 
 	if (r != 0)
 		return r == 1 ? COW_PASS : r;
-	if ((r = target(sv, req, &x, &res)) != 0)
+	if ((r = target(sv, req, &x, &res)) == 1 && (x.op == X_SET || x.op == X_REMOVE))
+		return change_elsewhere(sv, req, &x, resp);
+	if (r != 0)
 		return r == 1 ? COW_PASS : r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;

@@ -991,7 +991,9 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 			return r;
 		if (!path[0] && !(flags & AT_EMPTY_PATH))
 			return -ENOENT;
-		if (!path[0])
+		if (!path[0] && dirfd == AT_FDCWD)
+			snprintf(path, sizeof(path), "."); /* the working directory itself */
+		else if (!path[0])
 			fd = dirfd; /* AT_EMPTY_PATH: the descriptor's own file */
 	}
 	_cleanup_close_ int own = fd >= 0 ? notif_get_fd(sv->listener, req, fd)
@@ -1001,6 +1003,13 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
 	if (fstat(own, &st) < 0)
 		return negative_errno();
+	/* Decided on the file taken: the name or descriptor read before said it was no entry
+	 * of the workdir; a workdir file now (not a kernel object) is another file than that
+	 * one (the caller changed it meanwhile): refused, never changed here. */
+	char real[PATH_MAX];
+	if (!cow_is_special(st.st_mode) &&
+	    (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))
+		return -EPERM;
 	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
 		cow_unanchor_ino(sv->cow, st.st_ino);
 	if (by_fd)
@@ -1009,6 +1018,22 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 		return -EOPNOTSUPP; /* a symlink's mode is not changed */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
 	return answer(resp, chmod(self, mode));
+}
+
+/* chmod of a workdir's kernel object (meta_target answered CONTINUE): with a set-user-ID or
+ * set-group-ID bit made here, on the object resolved, rather than by the kernel on whatever the
+ * name reads by then (chmod_set_id); otherwise the kernel's. */
+static int chmod_special(struct supervisor *sv, const struct cow_res *res, mode_t mode,
+			 struct seccomp_notif_resp *resp)
+{
+	const char *name;
+
+	if (!(mode & (S_ISUID | S_ISGID)))
+		return 0; /* the CONTINUE meta_target answered */
+	_cleanup_close_ int pfd = cow_parent_of(sv->cow->lower_fd, res->rel, &name);
+	if (pfd < 0)
+		return -EPERM;
+	return answer(resp, fchmodat(pfd, name, mode, 0));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1035,8 +1060,10 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_chmod:
 		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1)
 			r = chmod_set_id(sv, req, -1, AT_FDCWD, a[0], 0, (mode_t)a[1], resp);
+		if (r == 2)
+			return chmod_special(sv, &res, (mode_t)a[1], resp);
 		if (r != 0)
-			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+			return r == 1 ? COW_PASS : r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
 					     */
@@ -1048,11 +1075,15 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 #endif
 	{
 		int fl = req->data.nr == SYS_fchmodat ? 0 : (int)a[3];
+		if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+			return -EINVAL; /* the kernel's answer */
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
 				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1)
 			r = chmod_set_id(sv, req, -1, (int)a[0], a[1], fl, (mode_t)a[2], resp);
+		if (r == 2)
+			return chmod_special(sv, &res, (mode_t)a[2], resp);
 		if (r != 0)
-			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+			return r == 1 ? COW_PASS : r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP;
 		return answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[2]));
