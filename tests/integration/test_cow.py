@@ -13,6 +13,7 @@ import signal
 import stat
 import struct
 import subprocess
+import tempfile
 import threading
 
 import pytest
@@ -335,6 +336,11 @@ SWAP_RACE = """
 import threading, time
 # One thread flips descriptor 100 (or a name buffer) between a file outside the workdir and
 # one of the workdir while the other sets a set-user-ID bit through it 20,000 times.
+plain = ctypes.create_string_buffer(OTHER.encode())
+near = ctypes.create_string_buffer(NEAR.encode())
+first = {"plain": sc(90, ctypes.addressof(plain), 0o4711),  # chmod by name, no race: made
+         "near": sc(90, ctypes.addressof(near), 0o4711)}
+assert os.stat(OTHER).st_mode & 0o7777 == 0o4711
 other = os.open(OTHER, os.O_RDONLY)
 victim = os.open("victim", os.O_RDONLY)
 names = [ctypes.create_string_buffer(OTHER.encode(), 256),
@@ -354,26 +360,101 @@ for i in range(10000):
     if sc(90, ctypes.addressof(buf), 0o4755)[0] == 0:  # chmod
         done["chmod"] += 1
 stop = True; t.join()
-out({k: v > 0 for k, v in done.items()})
+out(dict(first, **{k: v > 0 for k, v in done.items()}))
 """
 
 
 def test_a_set_id_chmod_raced_never_reaches_the_workdir(wd, tmp_path):
     """A set-ID chmod is made by the supervisor on the file it took, never on a workdir file
     the caller swapped in meanwhile (a descriptor, a name): the workdir's file keeps its mode;
-    control: the file outside, named the same way, took the bit."""
+    control: the file outside (on another filesystem), named the same way, took the bit. On
+    the workdir's own filesystem outside the branch a set-ID chmod is refused (EPERM: another
+    mount of it could make any file there a workdir file)."""
     (wd / "victim").write_bytes(b"v")
     (wd / "victim").chmod(0o755)
-    other = tmp_path / "other"
-    other.write_bytes(b"o")
-    other.chmod(0o644)
-    code = f"OTHER = {str(other)!r}\n" + SWAP_RACE
-    r = run(*cow_flags(wd, "--on-exit", "abort"), "-w", str(tmp_path / "other"), "--cwd",
-            str(wd), "--", PY, "-c", PRELUDE + code, timeout=120)
-    assert result_json(r) == {"fchmod": True, "chmod": True}, r.stderr
+    near = tmp_path / "near"
+    near.write_bytes(b"n")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as shm:
+        other = pathlib.Path(shm) / "other"
+        other.write_bytes(b"o")
+        other.chmod(0o644)
+        code = f"OTHER = {str(other)!r}\nNEAR = {str(near)!r}\n" + SWAP_RACE
+        r = run(*cow_flags(wd, "--on-exit", "abort"), "-w", shm, "-w", str(near), "--cwd",
+                str(wd), "--", PY, "-c", PRELUDE + code, timeout=120)
+        got = result_json(r)
+        assert got == {"plain": [0, 0], "near": [-1, errno.EPERM], "fchmod": True,
+                       "chmod": True}, r.stderr
+        assert other.stat().st_mode & 0o7777 == 0o4755  # the control: the bit was given
     assert (wd / "victim").stat().st_mode & 0o7777 == 0o755
-    assert other.stat().st_mode & 0o7777 == 0o4755  # the control: the bit was given
+    assert near.stat().st_mode & 0o7777 == 0o644
     assert store(wd) == []
+
+
+XATTR_ELSEWHERE = """
+res = {}
+os.chdir(OUT)
+os.setxattr("t1", "user.a", b"1")
+kept = []
+def buf(b):
+    kept.append(ctypes.create_string_buffer(b))
+    return ctypes.addressof(kept[-1])
+args = buf(struct.pack("QII", buf(b"2"), 1, 0))
+# setxattrat(AT_FDCWD, NULL, AT_EMPTY_PATH, "user.b"): the working directory's
+res["null_name"] = sc(463, -100, 0, 0x1000, buf(b"user.b"), args, 16)
+fd = os.open("t1", os.O_PATH)
+res["o_path_empty"] = sc(463, fd, buf(b""), 0x1000, buf(b"user.c"), args, 16)
+res["t1"] = sorted(os.listxattr("t1"))
+res["dir"] = sorted(os.listxattr("."))
+out(res)
+"""
+
+
+def test_attribute_changes_elsewhere_answer_as_the_kernel(wd, tmp_path):
+    """An extended attribute changed outside the workdir (made by the supervisor on the file
+    named) lands where the kernel would put it: a NULL name with AT_EMPTY_PATH is the working
+    directory, an O_PATH descriptor with AT_EMPTY_PATH is EBADF; control: the kernel's own
+    answers in a plain run."""
+    code = "import struct\n" + XATTR_ELSEWHERE
+    answers = []
+    for sandboxed in (False, True):
+        out_dir = tmp_path / f"out{int(sandboxed)}"
+        out_dir.mkdir()
+        (out_dir / "t1").write_bytes(b"")
+        c = f"OUT = {str(out_dir)!r}\n" + code
+        if sandboxed:
+            r = run(*cow_flags(wd, "--on-exit", "abort"), "-w", str(out_dir), "--", PY, "-c",
+                    PRELUDE + c)
+        else:
+            r = subprocess.run([PY, "-c", PRELUDE + c], capture_output=True)
+        answers.append(result_json(r))
+    assert answers[0] == {"null_name": [0, 0], "o_path_empty": [-1, errno.EBADF],
+                          "t1": ["user.a"], "dir": ["user.b"]}, answers[0]
+    assert answers[1] == answers[0]
+
+
+def test_a_set_id_chmod_of_a_workdir_fifo_needs_the_sandboxs_rights(wd):
+    """A set-ID chmod of a workdir FIFO (a kernel object: its mode is the kernel's) is made by
+    the supervisor on the FIFO resolved, so only for a task with the sandbox's ids: one that
+    dropped them (root's setresuid) is refused (EPERM) where the kernel would refuse it too;
+    control: with the sandbox's ids the mode is given."""
+    os.mkfifo(wd / "fifo", 0o600)
+    code = """
+drop = len(sys.argv) > 1 and os.geteuid() == 0
+if drop:
+    os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+try:
+    os.chmod("fifo", 0o4666); out(0)
+except OSError as e:
+    out(e.errno)
+"""
+    if os.geteuid() == 0:
+        r = run(*cow_flags(wd, "--on-exit", "abort"), "--cwd", str(wd), "--", PY, "-c",
+                PRELUDE + code, "drop")
+        assert result_json(r) == errno.EPERM, r.stderr
+        assert (wd / "fifo").stat().st_mode & 0o7777 == 0o600
+    r = py(wd, code, "--on-exit", "abort")
+    assert result_json(r) == 0
+    assert (wd / "fifo").stat().st_mode & 0o7777 == 0o4666  # a kernel object: not reverted
 
 
 def test_no_file_capabilities_for_the_branch(wd, tmp_path):
@@ -588,6 +669,10 @@ elif PART == "copy_far":
     except OSError as e:
         res["copy_far"] = e.errno
     res["size"] = os.fstat(dst).st_size
+    # Over bytes the file has (300 KiB at offset 0 of a 600 KiB file): nothing added, fits.
+    os.write(dst, b"d" * (600 << 10))
+    os.pwrite(src, b"s" * (300 << 10), 0)
+    res["copy_over"] = os.copy_file_range(src, dst, 300 << 10, 0, 0)
 elif PART == "o_append_pwrite":
     # pwrite on an O_APPEND descriptor writes at the end, whatever offset it names.
     fd = os.open("app", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -617,8 +702,8 @@ def test_max_disk_counts_space_allocated_past_the_size_and_rwf_append(wd):
          {"zero_range": 0, "size": (100 << 20) + 4096, "einval": errno.EINVAL}),
         ("keep_size_cycles", {"cycles": [0] * 6}, {"cycles": [0] * 6}),
         ("o_append_pwrite", {"pwrite": errno.ENOSPC}, {"pwrite": 0}),
-        ("copy_far", {"copy_far": errno.ENOSPC, "size": 0},
-         {"copy_far": 0, "size": (100 << 20) + 1}),
+        ("copy_far", {"copy_far": errno.ENOSPC, "size": 0, "copy_over": 300 << 10},
+         {"copy_far": 0, "size": (100 << 20) + 1, "copy_over": 300 << 10}),
     )
     for part, want, control in cases:
         code = f"PART = {part!r}\n" + QUOTA_SPACE

@@ -95,18 +95,20 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		break;
 	case SYS_copy_file_range:
 	case SYS_splice: {
-		/* At the offset the call names (read from the caller: a later change of it can
-		 * only move the write back to the descriptor's position, charged too), else at
-		 * the end: never less than it adds. */
+		/* At the offset the call names, else at the descriptor's position, as a write.
+		 * The offset lies in the caller's memory, which another thread may change before
+		 * the kernel reads it: a write moved further that way grows the file unbilled
+		 * (sparse) until its next trapped write, which bills the size first, as for a
+		 * position moved by lseek meanwhile. */
 		int64_t off = 0;
 		int r;
-		len = a[4], at = st.st_size;
+		len = a[4];
 		if (a[3] && (r = notif_mem_read(sv->listener, req, a[3], &off, sizeof(off))) < 0)
 			return r;
 		if (a[3] && off < 0)
 			return -EINVAL;
 		if (a[3])
-			at = MAX(at, off);
+			at = off;
 		break;
 	}
 	case SYS_sendfile:

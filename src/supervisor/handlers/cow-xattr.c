@@ -319,9 +319,14 @@ static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *r
 	struct stat st;
 	int r, fd = x->fd;
 
-	if ((r = proc_same_ids(sv, (pid_t)req->pid)) != 1)
+	if ((r = read_change(sv, req, x, name, &value)) < 0)
+		return r; /* the kernel's checks of the name and value come first */
+	if ((r = proc_same_creds(sv, (pid_t)req->pid)) != 1)
 		return r == NOTIF_GONE ? r : -EPERM;
-	if (fd < 0 && !x->path)
+	if (fd < 0 && !x->path && x->dirfd == AT_FDCWD)
+		snprintf(path, sizeof(path),
+			 "."); /* NULL with AT_EMPTY_PATH: the working directory */
+	else if (fd < 0 && !x->path)
 		fd = x->dirfd; /* the *at forms' NULL name with AT_EMPTY_PATH (target) */
 	else if (fd < 0) {
 		if ((r = child_read_path(sv, req, x->path, path, sizeof(path))) < 0)
@@ -337,15 +342,19 @@ static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *r
 					  : child_path_open(sv, req, x->dirfd, path, 0, !x->follow);
 	if (own < 0)
 		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
-	if ((r = read_change(sv, req, x, name, &value)) < 0)
-		return r;
 	if (fstat(own, &st) < 0 || fd_real_path(own, real, sizeof(real)) <= 0)
 		return -EPERM;
 	if (!cow_is_special(st.st_mode) && cow_rel_to(sv->cow->lower, real))
 		return -EPERM; /* the caller changed the name or descriptor meanwhile */
-	if (cow_rel_to(sv->cow->upper, real) &&
-	    (!strncmp(name, "trusted.", 8) || !strncmp(name, "security.", 9)))
-		return -EPERM; /* (precheck) */
+	/* No trusted.* or security.* on a file of the branch's filesystem (precheck): which
+	 * files there are the branch's, a path cannot tell (another mount of it). */
+	struct stat up;
+	if ((!strncmp(name, "trusted.", 8) || !strncmp(name, "security.", 9)) &&
+	    (fstat(sv->cow->upper_fd, &up) < 0 || up.st_dev == st.st_dev))
+		return -EPERM;
+	int fl = fcntl(own, F_GETFL);
+	if (x->fd < 0 && fd >= 0 && (fl < 0 || (fl & O_PATH)))
+		return -EBADF; /* AT_EMPTY_PATH on an O_PATH descriptor: the kernel's answer */
 	if (x->fd >= 0)	       /* by descriptor: an O_PATH one is the kernel's EBADF */
 		r = x->op == X_SET ? fsetxattr(own, name, value ? value : "", x->size, x->flags)
 				   : fremovexattr(own, name);

@@ -984,7 +984,7 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 
 	if (!(mode & (S_ISUID | S_ISGID)))
 		return 1;
-	if ((r = proc_same_ids(sv, (pid_t)req->pid)) != 1)
+	if ((r = proc_same_creds(sv, (pid_t)req->pid)) != 1)
 		return r == NOTIF_GONE ? r : -EPERM;
 	if (!by_fd) {
 		if ((r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
@@ -1010,6 +1010,12 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 	if (!cow_is_special(st.st_mode) &&
 	    (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))
 		return -EPERM;
+	/* A file of the workdir's filesystem outside the branch may be a workdir file reached
+	 * through another mount of it (a bind mount): which, its path cannot tell. Refused. */
+	struct stat low;
+	if (!cow_is_special(st.st_mode) && !cow_rel_to(sv->cow->upper, real) &&
+	    (fstat(sv->cow->lower_fd, &low) < 0 || low.st_dev == st.st_dev))
+		return -EPERM;
 	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
 		cow_unanchor_ino(sv->cow, st.st_ino);
 	if (by_fd)
@@ -1023,13 +1029,16 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 /* chmod of a workdir's kernel object (meta_target answered CONTINUE): with a set-user-ID or
  * set-group-ID bit made here, on the object resolved, rather than by the kernel on whatever the
  * name reads by then (chmod_set_id); otherwise the kernel's. */
-static int chmod_special(struct supervisor *sv, const struct cow_res *res, mode_t mode,
-			 struct seccomp_notif_resp *resp)
+static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
+			 const struct cow_res *res, mode_t mode, struct seccomp_notif_resp *resp)
 {
 	const char *name;
 
 	if (!(mode & (S_ISUID | S_ISGID)))
 		return 0; /* the CONTINUE meta_target answered */
+	int r = proc_same_creds(sv, (pid_t)req->pid);
+	if (r != 1)
+		return r == NOTIF_GONE ? r : -EPERM; /* made with the supervisor's rights */
 	_cleanup_close_ int pfd = cow_parent_of(sv->cow->lower_fd, res->rel, &name);
 	if (pfd < 0)
 		return -EPERM;
@@ -1058,12 +1067,14 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		return r == 1 ? COW_PASS : r;
 #ifdef SYS_chmod
 	case SYS_chmod:
-		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1)
+		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1) {
 			r = chmod_set_id(sv, req, -1, AT_FDCWD, a[0], 0, (mode_t)a[1], resp);
+			return r == 1 ? COW_PASS : r; /* @res is not set */
+		}
 		if (r == 2)
-			return chmod_special(sv, &res, (mode_t)a[1], resp);
+			return chmod_special(sv, req, &res, (mode_t)a[1], resp);
 		if (r != 0)
-			return r == 1 ? COW_PASS : r;
+			return r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
 					     */
@@ -1078,12 +1089,14 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -EINVAL; /* the kernel's answer */
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
-				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1)
+				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1) {
 			r = chmod_set_id(sv, req, -1, (int)a[0], a[1], fl, (mode_t)a[2], resp);
+			return r == 1 ? COW_PASS : r; /* @res is not set */
+		}
 		if (r == 2)
-			return chmod_special(sv, &res, (mode_t)a[2], resp);
+			return chmod_special(sv, req, &res, (mode_t)a[2], resp);
 		if (r != 0)
-			return r == 1 ? COW_PASS : r;
+			return r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP;
 		return answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[2]));

@@ -133,6 +133,9 @@ ssize_t fd_real_path(int fd, char *buf, size_t size);
  * started with (proc_ids_snapshot): 1, 0, or NOTIF_GONE. What the supervisor does on a
  * thread's behalf with its own rights is done only for such a thread. */
 int proc_same_ids(struct supervisor *sv, pid_t tid);
+/* proc_same_ids for what a file's owner and capabilities decide (the ids, the groups, the
+ * effective capabilities), not the seccomp filters or no_new_privs: 1, 0, or NOTIF_GONE. */
+int proc_same_creds(struct supervisor *sv, pid_t tid);
 /* fs-write.c: an open beneath a writable grant that holds a denied path (plan.net.write_roots):
  * answered (0 with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other
  * handlers of open.c to decide. */

@@ -539,6 +539,19 @@ int proc_same_ids(struct supervisor *sv, pid_t tid)
 	return r == 0 && sv->proc_ids[0] && strcmp(ids, sv->proc_ids) == 0;
 }
 
+int proc_same_creds(struct supervisor *sv, pid_t tid)
+{
+	char ids[sizeof(sv->proc_ids)];
+
+	int r = ids_of(tid, ids, sizeof(ids));
+	if (r == -ESRCH)
+		return NOTIF_GONE;
+	/* The keys up to the effective capabilities (ids_of's order): not the filters. */
+	const char *a = strstr(ids, "\nCapPrm:"), *b = strstr(sv->proc_ids, "\nCapPrm:");
+	return r == 0 && a && b && a - ids == b - sv->proc_ids &&
+	       strncmp(ids, sv->proc_ids, (size_t)(a - ids)) == 0;
+}
+
 /* landlock_restrict_self(2) while /proc is served: a process that confines itself further
  * (a sandbox inside this one) must not be served /proc with the supervisor's rights, and
  * which processes inherit that domain cannot be told: /proc is served to nobody from now on
