@@ -33,6 +33,33 @@
 
 /* ---- quota ------------------------------------------------------------------------------- */
 
+/* What a copy from the caller's descriptor @in (at the offset @off_addr points to, else its
+ * position) can bring at most, of the @len it asks: a regular file's bytes from there, a pipe's
+ * capacity (cp and shutil ask for far more than they copy). @len itself where it cannot tell
+ * (a socket, a descriptor gone: never less than the call adds). */
+static uint64_t copy_len(struct supervisor *sv, const struct seccomp_notif *req, int in,
+			 uint64_t off_addr, uint64_t len)
+{
+	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, in);
+	struct stat st;
+	int64_t pos = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return len;
+	if (S_ISFIFO(st.st_mode)) {
+		int cap = fcntl(fd, F_GETPIPE_SZ);
+		return cap > 0 ? MIN(len, (uint64_t)cap) : len;
+	}
+	if (!S_ISREG(st.st_mode))
+		return len;
+	if (off_addr ? notif_mem_read(sv->listener, req, off_addr, &pos, sizeof(pos)) < 0
+		     : (pos = lseek(fd, 0, SEEK_CUR)) < 0)
+		return len;
+	/* (a file the caller grows meanwhile gives more: billed at the next write, as any
+	 * growth between a check and its call) */
+	return pos >= st.st_size ? 0 : MIN(len, (uint64_t)(st.st_size - pos));
+}
+
 /* write, pwrite64, writev, pwritev, pwritev2, ftruncate, fallocate under max_disk: the growth
  * of a file of the branch is charged first (ENOSPC beyond the quota). */
 int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
@@ -102,7 +129,7 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		 * position moved by lseek meanwhile. */
 		int64_t off = 0;
 		int r;
-		len = a[4];
+		len = copy_len(sv, req, (int)a[0], a[1], a[4]);
 		if (a[3] && (r = notif_mem_read(sv->listener, req, a[3], &off, sizeof(off))) < 0)
 			return r;
 		if (a[3] && off < 0)
@@ -111,8 +138,8 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 			at = off;
 		break;
 	}
-	case SYS_sendfile:
-		len = a[3];
+	case SYS_sendfile: /* (out, in, offset *, count) */
+		len = copy_len(sv, req, (int)a[1], a[2], a[3]);
 		break;
 	default: { /* writev, pwritev, pwritev2: the iovecs' total, as many as the kernel takes */
 		struct iovec iov[64];

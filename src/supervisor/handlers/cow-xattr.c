@@ -39,6 +39,7 @@
 struct xcall {
 	enum { X_SET, X_REMOVE, X_GET, X_LIST } op;
 	int fd;		   /* by descriptor: the caller's, else -1 */
+	int by_fd;	   /* fsetxattr, fremovexattr (fd whatever its number) */
 	int dirfd;	   /* by name: relative to */
 	uint64_t path;	   /* by name: the caller's address of it */
 	int follow;	   /* a final symlink followed */
@@ -72,7 +73,7 @@ static int decode(struct supervisor *sv, const struct seccomp_notif *req, struct
 		break;
 	case SYS_fsetxattr:
 	case SYS_fremovexattr:
-		x->fd = (int)a[0];
+		x->fd = (int)a[0], x->by_fd = 1, x->path = 0;
 		break;
 	case SYS_setxattrat:
 	case SYS_removexattrat:
@@ -81,6 +82,8 @@ static int decode(struct supervisor *sv, const struct seccomp_notif *req, struct
 		x->dirfd = (int)a[0], x->path = a[1];
 		x->follow = !((int)a[2] & AT_SYMLINK_NOFOLLOW);
 		x->empty_ok = ((int)a[2] & AT_EMPTY_PATH) != 0;
+		if ((int)a[2] & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+			return -EINVAL; /* the kernel's answer */
 		break;
 	default:
 		break;
@@ -135,8 +138,8 @@ static int target(struct supervisor *sv, const struct seccomp_notif *req, const 
 {
 	int r;
 
-	if (x->fd >= 0)
-		return cow_fd_entry(sv, req, x->fd, res);
+	if (x->by_fd)
+		return x->fd < 0 ? 1 : cow_fd_entry(sv, req, x->fd, res);
 	r = cow_resolve_arg(sv, req, x->dirfd, x->path, x->follow, x->empty_ok, res);
 	if (r == 1 && x->path && (x->op == X_SET || x->op == X_REMOVE))
 		/* A change by a name outside that reaches a workdir file (a symlink there). */
@@ -317,11 +320,11 @@ static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *r
 	char name[XATTR_NAME_MAX + 1], path[PATH_MAX], real[PATH_MAX], self[64];
 	_cleanup_free_ char *value = NULL;
 	struct stat st;
-	int r, fd = x->fd;
+	int r, fd = x->by_fd ? x->fd : -1;
 
 	if ((r = read_change(sv, req, x, name, &value)) < 0)
 		return r; /* the kernel's checks of the name and value come first */
-	if ((r = proc_same_creds(sv, (pid_t)req->pid)) != 1)
+	if ((r = cow_same_creds(sv, req)) != 1)
 		return r == NOTIF_GONE ? r : -EPERM;
 	if (fd < 0 && !x->path && x->dirfd == AT_FDCWD)
 		snprintf(path, sizeof(path),
@@ -338,7 +341,8 @@ static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *r
 		else if (!path[0])
 			fd = x->dirfd;
 	}
-	_cleanup_close_ int own = fd >= 0 ? notif_get_fd(sv->listener, req, fd)
+	_cleanup_close_ int own = fd >= 0 || x->by_fd
+					  ? notif_get_fd(sv->listener, req, fd)
 					  : child_path_open(sv, req, x->dirfd, path, 0, !x->follow);
 	if (own < 0)
 		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
@@ -353,9 +357,9 @@ static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *r
 	    (fstat(sv->cow->upper_fd, &up) < 0 || up.st_dev == st.st_dev))
 		return -EPERM;
 	int fl = fcntl(own, F_GETFL);
-	if (x->fd < 0 && fd >= 0 && (fl < 0 || (fl & O_PATH)))
+	if (!x->by_fd && fd >= 0 && (fl < 0 || (fl & O_PATH)))
 		return -EBADF; /* AT_EMPTY_PATH on an O_PATH descriptor: the kernel's answer */
-	if (x->fd >= 0)	       /* by descriptor: an O_PATH one is the kernel's EBADF */
+	if (x->by_fd)	       /* by descriptor: an O_PATH one is the kernel's EBADF */
 		r = x->op == X_SET ? fsetxattr(own, name, value ? value : "", x->size, x->flags)
 				   : fremovexattr(own, name);
 	else if (S_ISLNK(st.st_mode))

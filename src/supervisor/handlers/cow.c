@@ -863,9 +863,12 @@ int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 	 * away, or the host replaced it). */
 	char self[64];
 	struct stat st;
-	snprintf(self, sizeof(self), "/proc/%u/fd/%d", req->pid, fd);
+	if (fd == AT_FDCWD) /* "" with AT_EMPTY_PATH: the working directory */
+		snprintf(self, sizeof(self), "/proc/%u/cwd", req->pid);
+	else
+		snprintf(self, sizeof(self), "/proc/%u/fd/%d", req->pid, fd);
 	if (stat(self, &st) < 0)
-		return 1; /* gone: the kernel's answer */
+		return -EBADF; /* gone meanwhile (its number may name another file by then) */
 	if (res->n.layer == COW_LOWER
 		    ? st.st_ino != res->n.st.st_ino || st.st_dev != res->n.st.st_dev
 		    : !cow_copy_of(sv->cow, res->rel, &st))
@@ -980,11 +983,11 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 {
 	char path[PATH_MAX], self[64];
 	struct stat st, up;
-	int r, by_fd = fd >= 0;
+	int r, by_fd = req->data.nr == SYS_fchmod;
 
 	if (!(mode & (S_ISUID | S_ISGID)))
 		return 1;
-	if ((r = proc_same_creds(sv, (pid_t)req->pid)) != 1)
+	if ((r = cow_same_creds(sv, req)) != 1)
 		return r == NOTIF_GONE ? r : -EPERM;
 	if (!by_fd) {
 		if ((r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
@@ -1010,12 +1013,6 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 	if (!cow_is_special(st.st_mode) &&
 	    (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))
 		return -EPERM;
-	/* A file of the workdir's filesystem outside the branch may be a workdir file reached
-	 * through another mount of it (a bind mount): which, its path cannot tell. Refused. */
-	struct stat low;
-	if (!cow_is_special(st.st_mode) && !cow_rel_to(sv->cow->upper, real) &&
-	    (fstat(sv->cow->lower_fd, &low) < 0 || low.st_dev == st.st_dev))
-		return -EPERM;
 	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
 		cow_unanchor_ino(sv->cow, st.st_ino);
 	if (by_fd)
@@ -1024,6 +1021,14 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 		return -EOPNOTSUPP; /* a symlink's mode is not changed */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
 	return answer(resp, chmod(self, mode));
+}
+
+int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	int r = proc_same_creds(sv, (pid_t)req->pid);
+	if (r == NOTIF_GONE && notif_id_valid(sv->listener, req->id))
+		return 0; /* its status could not be read, yet it waits: cannot tell */
+	return r;
 }
 
 /* chmod of a workdir's kernel object (meta_target answered CONTINUE): with a set-user-ID or
@@ -1036,13 +1041,20 @@ static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
 
 	if (!(mode & (S_ISUID | S_ISGID)))
 		return 0; /* the CONTINUE meta_target answered */
-	int r = proc_same_creds(sv, (pid_t)req->pid);
+	struct stat st;
+	char self[64];
+	int r = cow_same_creds(sv, req);
 	if (r != 1)
 		return r == NOTIF_GONE ? r : -EPERM; /* made with the supervisor's rights */
 	_cleanup_close_ int pfd = cow_parent_of(sv->cow->lower_fd, res->rel, &name);
-	if (pfd < 0)
+	_cleanup_close_ int obj = pfd < 0 ? -1 : openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	/* Still the object resolved (the host, or a commit of another sandbox, may have
+	 * replaced the entry meanwhile). */
+	if (obj < 0 || fstat(obj, &st) < 0 || !cow_is_special(st.st_mode) ||
+	    st.st_dev != res->n.st.st_dev || st.st_ino != res->n.st.st_ino)
 		return -EPERM;
-	return answer(resp, fchmodat(pfd, name, mode, 0));
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+	return answer(resp, chmod(self, mode));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
