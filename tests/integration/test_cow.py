@@ -715,6 +715,14 @@ elif PART == "copy_far":
     os.write(dst, b"d" * (600 << 10))
     os.pwrite(src, b"s" * (300 << 10), 0)
     res["copy_over"] = os.copy_file_range(src, dst, 300 << 10, 0, 0)
+elif PART == "sendfile_self":
+    # A file copied into itself grows by what it reads back: charged the whole count.
+    fd = os.open("self", os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, b"x" * (64 << 10))
+    try:
+        res["sendfile_self"] = os.sendfile(fd, fd, 0, 2 << 20)
+    except OSError as e:
+        res["sendfile_self"] = e.errno
 elif PART == "o_append_pwrite":
     # pwrite on an O_APPEND descriptor writes at the end, whatever offset it names.
     fd = os.open("app", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -744,6 +752,7 @@ def test_max_disk_counts_space_allocated_past_the_size_and_rwf_append(wd):
          {"zero_range": 0, "size": (100 << 20) + 4096, "einval": errno.EINVAL}),
         ("keep_size_cycles", {"cycles": [0] * 6}, {"cycles": [0] * 6}),
         ("o_append_pwrite", {"pwrite": errno.ENOSPC}, {"pwrite": 0}),
+        ("sendfile_self", {"sendfile_self": errno.ENOSPC}, {"sendfile_self": 2 << 20}),
         ("copy_far", {"copy_far": errno.ENOSPC, "size": 0, "copy_over": 300 << 10},
          {"copy_far": 0, "size": (100 << 20) + 1, "copy_over": 300 << 10}),
     )
@@ -1001,7 +1010,9 @@ res = {
     "seen": xattrs("a.txt"),
 }
 os.close(fd)
-res["fchmod_badfd"] = raw(91, 4242, 0o4755)  # no such descriptor: EBADF
+res["fchmod_badfd"] = raw(91, -1, 0o4755)  # no such descriptor: EBADF
+res["fchmod_cwd"] = raw(91, -100, 0o700)  # AT_FDCWD is no descriptor for fchmod: EBADF
+res["futimens_cwd"] = raw(280, -100, 0, 0, 0)  # utimensat(AT_FDCWD, NULL): EFAULT
 res["fsetxattr_badfd"] = raw(190, 4242, buf(b"user.z"), buf(b"1"), 1, 0)
 res["setxattrat_badflags"] = raw(463, -100, buf(b"a.txt"), 0x400, buf(b"user.q"),
                                  buf(struct.pack("QII", buf(b"5"), 1, 0)), 16)

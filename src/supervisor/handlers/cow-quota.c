@@ -36,9 +36,11 @@
 /* What a copy from the caller's descriptor @in (at the offset @off_addr points to, else its
  * position) can bring at most, of the @len it asks: a regular file's bytes from there, a pipe's
  * capacity (cp and shutil ask for far more than they copy). @len itself where it cannot tell
- * (a socket, a descriptor gone: never less than the call adds). */
+ * (a socket, a descriptor gone, the file @out into itself: never less than the call adds). A
+ * pipe whose capacity another thread raises meanwhile gives at most pipe-max-size more, billed
+ * at the file's next write. */
 static uint64_t copy_len(struct supervisor *sv, const struct seccomp_notif *req, int in,
-			 uint64_t off_addr, uint64_t len)
+			 uint64_t off_addr, uint64_t len, const struct stat *out)
 {
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, in);
 	struct stat st;
@@ -50,8 +52,8 @@ static uint64_t copy_len(struct supervisor *sv, const struct seccomp_notif *req,
 		int cap = fcntl(fd, F_GETPIPE_SZ);
 		return cap > 0 ? MIN(len, (uint64_t)cap) : len;
 	}
-	if (!S_ISREG(st.st_mode))
-		return len;
+	if (!S_ISREG(st.st_mode) || (st.st_dev == out->st_dev && st.st_ino == out->st_ino))
+		return len; /* the file into itself: what it appends, it reads again */
 	if (off_addr ? notif_mem_read(sv->listener, req, off_addr, &pos, sizeof(pos)) < 0
 		     : (pos = lseek(fd, 0, SEEK_CUR)) < 0)
 		return len;
@@ -129,7 +131,7 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		 * position moved by lseek meanwhile. */
 		int64_t off = 0;
 		int r;
-		len = copy_len(sv, req, (int)a[0], a[1], a[4]);
+		len = copy_len(sv, req, (int)a[0], a[1], a[4], &st);
 		if (a[3] && (r = notif_mem_read(sv->listener, req, a[3], &off, sizeof(off))) < 0)
 			return r;
 		if (a[3] && off < 0)
@@ -139,7 +141,7 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		break;
 	}
 	case SYS_sendfile: /* (out, in, offset *, count) */
-		len = copy_len(sv, req, (int)a[1], a[2], a[3]);
+		len = copy_len(sv, req, (int)a[1], a[2], a[3], &st);
 		break;
 	default: { /* writev, pwritev, pwritev2: the iovecs' total, as many as the kernel takes */
 		struct iovec iov[64];

@@ -908,6 +908,8 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 			return COW_PASS; /* not a change of the inode (trapped for another reason)
 					  */
 		fd = (int)a[0];
+		if (fd < 0)
+			return COW_PASS; /* the kernel's EBADF */
 		break;
 	}
 	case SYS_file_setattr: { /* (dirfd, path, attr, size, at_flags) */
@@ -999,7 +1001,8 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 		else if (!path[0])
 			fd = dirfd; /* AT_EMPTY_PATH: the descriptor's own file */
 	}
-	_cleanup_close_ int own = fd >= 0 ? notif_get_fd(sv->listener, req, fd)
+	_cleanup_close_ int own = by_fd || fd >= 0 /* (a bad descriptor: EBADF) */
+					  ? notif_get_fd(sv->listener, req, fd)
 					  : child_path_open(sv, req, dirfd, path, 0,
 							    (flags & AT_SYMLINK_NOFOLLOW) != 0);
 	if (own < 0)
@@ -1067,7 +1070,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	switch (req->data.nr) {
 	case SYS_fchmod:
 	case SYS_fchown:
-		r = fd_target(sv, req, (int)a[0], &res);
+		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
+		r = (int)a[0] < 0 ? 1 : fd_target(sv, req, (int)a[0], &res);
 		upper = sv->cow->upper_fd;
 		if (r == 1 && req->data.nr == SYS_fchmod)
 			r = chmod_set_id(sv, req, (int)a[0], AT_FDCWD, 0, 0, (mode_t)a[1], resp);
@@ -1167,7 +1171,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		/* futimens: the descriptor's file; no flag goes with it (the kernel's EINVAL). */
 		if (fl)
 			return -EINVAL;
-		if ((r = fd_target(sv, req, dirfd, &res)) != 0)
+		if ((r = dirfd < 0 ? 1 : fd_target(sv, req, dirfd, &res)) != 0)
 			return r == 1 ? COW_PASS : r;
 	} else if ((r = meta_target(sv, req, dirfd, path, !(fl & AT_SYMLINK_NOFOLLOW),
 				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
