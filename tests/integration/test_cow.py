@@ -622,6 +622,33 @@ out([r, open("b.txt").read(), open("c.txt").read()])
         assert result_json(r) == [0, "hello\n", "hello\n"], (more, r.stderr)
 
 
+def test_a_non_dumpable_task_changes_nothing_through_a_descriptor(wd):
+    """A task that made itself non-dumpable hides its descriptors from a supervisor without
+    CAP_SYS_PTRACE: a metadata change through one of a workdir file is then refused (EPERM)
+    rather than left to the kernel (which changed the workdir's own file); with the capability
+    (as root) it is staged as any. Control: the same without the prctl is staged."""
+    before = snapshot(wd)
+    code = """
+fd = os.open("a.txt", os.O_RDONLY)
+if len(sys.argv) > 1:
+    assert libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+try:
+    os.fchmod(fd, 0o600); r = 0
+except OSError as e:
+    r = e.errno
+# (a name is no more readable by such a supervisor: the mode is looked at through fstat)
+out([r, oct(os.fstat(fd).st_mode & 0o777)])
+"""
+    r = run(*cow_flags(wd, "--on-exit", "abort"), "--cwd", str(wd), "--", PY, "-c",
+            PRELUDE + code, "nodump")
+    assert result_json(r) == ([0, "0o644"] if os.geteuid() == 0 else [errno.EPERM, "0o644"]), \
+        r.stderr
+    assert snapshot(wd) == before and store(wd) == []
+    r = py(wd, code, "--on-exit", "abort")
+    assert result_json(r) == [0, "0o644"]  # staged: the descriptor's own file is the workdir's
+    assert snapshot(wd) == before and store(wd) == []
+
+
 def test_chdir_and_getcwd(wd):
     r = sh(wd, "cd sub && pwd -P && /bin/pwd && cat b.txt", "--on-exit", "abort")
     assert r.returncode == 0, r.stderr

@@ -844,8 +844,13 @@ int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 {
 	char real[PATH_MAX];
 
-	/* Elsewhere, or the branch's own file: the kernel's. */
-	if (proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) <= 0)
+	/* Elsewhere, or the branch's own file: the kernel's. A descriptor the supervisor may not
+	 * look at (a task that made itself non-dumpable, to a supervisor without
+	 * CAP_SYS_PTRACE) may be a workdir file's: refused. */
+	ssize_t k = proc_fd_path((pid_t)req->pid, fd, real, sizeof(real));
+	if (k == -EACCES || k == -EPERM)
+		return -EPERM;
+	if (k <= 0)
 		return 1;
 	int r = res_of_real(sv, real, res);
 	if (r == COW_HOLD || r == 1)
