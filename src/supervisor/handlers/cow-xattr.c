@@ -317,39 +317,19 @@ static int read_back(struct supervisor *sv, const struct seccomp_notif *req, con
 static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *req,
 			    const struct xcall *x, struct seccomp_notif_resp *resp)
 {
-	char name[XATTR_NAME_MAX + 1], path[PATH_MAX], real[PATH_MAX], self[64];
+	char name[XATTR_NAME_MAX + 1], self[64];
 	_cleanup_free_ char *value = NULL;
 	struct stat st;
-	int r, fd = x->by_fd ? x->fd : -1;
+	int r, of_dirfd;
 
 	if ((r = read_change(sv, req, x, name, &value)) < 0)
 		return r; /* the kernel's checks of the name and value come first */
 	if ((r = cow_same_creds(sv, req)) != 1)
 		return r == NOTIF_GONE ? r : -EPERM;
-	if (fd < 0 && !x->path && x->dirfd == AT_FDCWD)
-		snprintf(path, sizeof(path),
-			 "."); /* NULL with AT_EMPTY_PATH: the working directory */
-	else if (fd < 0 && !x->path)
-		fd = x->dirfd; /* the *at forms' NULL name with AT_EMPTY_PATH (target) */
-	else if (fd < 0) {
-		if ((r = child_read_path(sv, req, x->path, path, sizeof(path))) < 0)
-			return r;
-		if (!path[0] && !x->empty_ok)
-			return -ENOENT;
-		if (!path[0] && x->dirfd == AT_FDCWD)
-			snprintf(path, sizeof(path), "."); /* the working directory itself */
-		else if (!path[0])
-			fd = x->dirfd;
-	}
-	_cleanup_close_ int own = fd >= 0 || x->by_fd
-					  ? notif_get_fd(sv->listener, req, fd)
-					  : child_path_open(sv, req, x->dirfd, path, 0, !x->follow);
+	_cleanup_close_ int own = cow_take_named(sv, req, x->by_fd, x->fd, x->dirfd, x->path,
+						 x->empty_ok, !x->follow, &st, &of_dirfd);
 	if (own < 0)
-		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
-	if (fstat(own, &st) < 0 || fd_real_path(own, real, sizeof(real)) <= 0)
-		return -EPERM;
-	if (!cow_is_special(st.st_mode) && cow_rel_to(sv->cow->lower, real))
-		return -EPERM; /* the caller changed the name or descriptor meanwhile */
+		return own;
 	/* No trusted.* or security.* on a file of the branch's filesystem (precheck): which
 	 * files there are the branch's, a path cannot tell (another mount of it). */
 	struct stat up;
@@ -357,7 +337,7 @@ static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *r
 	    (fstat(sv->cow->upper_fd, &up) < 0 || up.st_dev == st.st_dev))
 		return -EPERM;
 	int fl = fcntl(own, F_GETFL);
-	if (!x->by_fd && fd >= 0 && (fl < 0 || (fl & O_PATH)))
+	if (of_dirfd && (fl < 0 || (fl & O_PATH)))
 		return -EBADF; /* AT_EMPTY_PATH on an O_PATH descriptor: the kernel's answer */
 	if (x->by_fd)	       /* by descriptor: an O_PATH one is the kernel's EBADF */
 		r = x->op == X_SET ? fsetxattr(own, name, value ? value : "", x->size, x->flags)

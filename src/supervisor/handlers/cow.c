@@ -988,7 +988,7 @@ static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
 static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, int fd, int dirfd,
 			uint64_t addr, int flags, mode_t mode, struct seccomp_notif_resp *resp)
 {
-	char path[PATH_MAX], self[64];
+	char self[64];
 	struct stat st, up;
 	int r, by_fd = req->data.nr == SYS_fchmod;
 
@@ -996,31 +996,11 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 		return 1;
 	if ((r = cow_same_creds(sv, req)) != 1)
 		return r == NOTIF_GONE ? r : -EPERM;
-	if (!by_fd) {
-		if ((r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
-			return r;
-		if (!path[0] && !(flags & AT_EMPTY_PATH))
-			return -ENOENT;
-		if (!path[0] && dirfd == AT_FDCWD)
-			snprintf(path, sizeof(path), "."); /* the working directory itself */
-		else if (!path[0])
-			fd = dirfd; /* AT_EMPTY_PATH: the descriptor's own file */
-	}
-	_cleanup_close_ int own = by_fd || fd >= 0 /* (a bad descriptor: EBADF) */
-					  ? notif_get_fd(sv->listener, req, fd)
-					  : child_path_open(sv, req, dirfd, path, 0,
-							    (flags & AT_SYMLINK_NOFOLLOW) != 0);
+	_cleanup_close_ int own =
+		cow_take_named(sv, req, by_fd, fd, dirfd, addr, (flags & AT_EMPTY_PATH) != 0,
+			       (flags & AT_SYMLINK_NOFOLLOW) != 0, &st, NULL);
 	if (own < 0)
-		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
-	if (fstat(own, &st) < 0)
-		return negative_errno();
-	/* Decided on the file taken: the name or descriptor read before said it was no entry
-	 * of the workdir; a workdir file now (not a kernel object) is another file than that
-	 * one (the caller changed it meanwhile): refused, never changed here. */
-	char real[PATH_MAX];
-	if (!cow_is_special(st.st_mode) &&
-	    (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))
-		return -EPERM;
+		return own;
 	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
 		cow_unanchor_ino(sv->cow, st.st_ino);
 	if (by_fd)
@@ -1029,6 +1009,42 @@ static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, 
 		return -EOPNOTSUPP; /* a symlink's mode is not changed */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
 	return answer(resp, chmod(self, mode));
+}
+
+int cow_take_named(struct supervisor *sv, const struct seccomp_notif *req, int by_fd, int fd,
+		   int dirfd, uint64_t addr, int empty_ok, int nofollow, struct stat *st,
+		   int *of_dirfd)
+{
+	char path[PATH_MAX] = ".", real[PATH_MAX];
+	int r, own, named = !by_fd;
+
+	if (named && addr && (r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
+		return r;
+	if (named && !empty_ok && (!addr || !path[0]))
+		return addr ? -ENOENT : -EFAULT;
+	if (of_dirfd)
+		*of_dirfd = 0;
+	if (named && (!addr || !path[0]) && dirfd != AT_FDCWD) {
+		/* an empty (or NULL) name with AT_EMPTY_PATH: the descriptor's own file */
+		named = 0, fd = dirfd;
+		if (of_dirfd)
+			*of_dirfd = 1;
+	} else if (named && !path[0])
+		snprintf(path, sizeof(path), "."); /* ... with AT_FDCWD: the working directory */
+	own = !named ? notif_get_fd(sv->listener, req, fd) /* a bad descriptor: EBADF */
+		     : child_path_open(sv, req, dirfd, path, 0, nofollow);
+	if (own < 0)
+		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
+	/* Decided on the file taken: the name or descriptor read before said it was no entry of
+	 * the workdir; a workdir file now (not a kernel object) is another file than that one
+	 * (the caller changed it meanwhile): refused, never changed here. */
+	if (fstat(own, st) < 0 ||
+	    (!cow_is_special(st->st_mode) &&
+	     (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))) {
+		safe_close(own);
+		return -EPERM;
+	}
+	return own;
 }
 
 int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req)
@@ -1423,10 +1439,10 @@ int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 	/* CONTINUE: a name outside the workdir, trapped only because the workdir's names are
 	 * made here. Whatever it reads by the time the kernel looks again, Landlock grants the
 	 * workdir no write, so the kernel changes nothing there; reads and exec of the workdir
-	 * are granted anyway. Metadata and attributes (modes, owners, times, extended
-	 * attributes, flags) are not Landlock's: a thread that swaps the name or the descriptor
-	 * after the check can still reach a workdir file's (never its content; a documented
-	 * limit, docs/decisions.md "workdir"). */
+	 * are granted anyway. Modes, owners and times are not Landlock's: a thread that swaps
+	 * the name or the descriptor after the check can still reach a workdir file's (never its
+	 * content; a documented limit, docs/decisions.md "workdir"); set-ID modes and extended
+	 * attributes are made by the supervisor instead (chmod_set_id, cow-xattr.c). */
 	notif_answer_continue(resp);
 	return 0;
 }
