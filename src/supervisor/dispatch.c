@@ -370,6 +370,11 @@ static const struct dispatch_entry table[] = {
 	  handle_memory,
 	  max_memory },
 	{ { .nr = SYS_mremap, .deny_unsupervised = 1 }, handle_memory, max_memory },
+	/* memfd pages are counted by no process until mapped: refused (handlers/memory.c). */
+	{ { .nr = SYS_memfd_create, .deny_unsupervised = 1 }, handle_memfd, max_memory },
+#ifdef SYS_memfd_secret
+	{ { .nr = SYS_memfd_secret, .deny_unsupervised = 1 }, handle_memfd, max_memory },
+#endif
 };
 
 _Static_assert(ELEMENTSOF(table) <= DISPATCH_MAX_TRAPS, "a trap set may not fit its array");

@@ -141,6 +141,8 @@ int proc_read(pid_t pid, const char *name, char *buf, size_t size)
 	if (fd < 0) /* gone, or /proc is not readable here: cannot tell */
 		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
 	ssize_t n = read(fd, buf, size - 1);
+	if (n < 0 && errno != ESRCH)
+		return -EPERM; /* refused (a non-dumpable task's smaps_rollup): cannot tell */
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = '\0';

@@ -5,12 +5,14 @@
  * flag: those are refused by the filter) are trapped, and a fork that would make one too many
  * fails with EAGAIN, as the kernel's RLIMIT_NPROC answers.
  *
- * The count errs on the side of refusing. At each trapped fork the sandbox's live processes
- * are counted from /proc (procs.c: every process of its groups, orphans included, zombies
- * not), and to them are added the forks allowed earlier that may not have made their child
- * yet: a fork is pending from the moment it is allowed until its thread is seen past it (the
- * thread forks again, is gone, or /proc/<tid>/syscall shows it blocked in another syscall).
- * Until then a fork whose child exists counts twice; a fork never counts zero times.
+ * The count errs on the side of refusing. At each trapped fork the sandbox's processes are
+ * counted from /proc (procs.c: every process of its groups, orphans included, and the zombies
+ * a process of the sandbox has not reaped yet: they hold their pids), and to them are added
+ * the forks allowed earlier that may not have made their child yet: a fork is pending from
+ * the moment it is allowed until its thread is seen past it (the thread forks again, is gone,
+ * or /proc/<tid>/syscall shows it blocked in another syscall). Until then a fork whose child
+ * exists counts twice; a fork never counts zero times. A count that cannot be made (a stat
+ * unreadable, the supervisor out of descriptors) refuses the fork.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
+#include "sandbox/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
@@ -49,10 +52,31 @@ static int past_fork(pid_t tid)
 	return nr != SYS_clone && nr != SYS_fork && nr != SYS_vfork && nr != SYS_clone3;
 }
 
-static int count_live(const struct proc_info *p, void *arg)
+struct count {
+	struct supervisor *sv;
+	size_t n;
+};
+
+/* A process counts while it lives, and as a zombie while its parent is a process of the
+ * sandbox, which could reap it and does not. An orphan's zombie waits for a parent outside
+ * (init, a subreaper): the host's to reap, never the sandbox's, so it does not count. */
+static int count_process(const struct proc_info *p, void *arg)
 {
-	if (proc_live_task(p) > 0)
-		(*(size_t *)arg)++;
+	struct count *c = arg;
+	struct proc_info parent;
+
+	pid_t live = proc_live_task(p);
+	if (live < 0)
+		return live;
+	if (live == 0) {
+		int r = proc_info_of(p->ppid, &parent);
+		if (r < 0 && r != -ESRCH)
+			return r;
+		/* A parent gone meanwhile: the zombie is being handed on; it counts. */
+		if (r == 0 && (parent.pgrp <= 0 || !groups_owns(c->sv->groups, parent.pgrp)))
+			return 0;
+	}
+	c->n++;
 	return 0;
 }
 
@@ -89,18 +113,16 @@ int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	struct proc_limit *pl = &sv->procs;
 	pid_t caller = (pid_t)req->pid;
-	size_t live = 0;
+	struct count c = { .sv = sv };
 
 	/* Settle the pending forks whose thread is past them (the caller is: it forks again). */
 	forks_settle(sv, caller);
 	if (pl->max) {
-		int r = sandbox_processes(sv, count_live, &live);
-		if (r < 0)
-			return r;
+		int r = sandbox_processes(sv, count_process, &c);
 		if (!notif_id_valid(sv->listener, req->id))
 			return NOTIF_GONE;
-		if (live + pl->n_pending + 1 > pl->max)
-			return -EAGAIN; /* as the kernel's RLIMIT_NPROC */
+		if (r < 0 || c.n + pl->n_pending + 1 > pl->max)
+			return -EAGAIN; /* as the kernel's RLIMIT_NPROC; uncounted: refused */
 	}
 	if (pl->n_pending == pl->cap_pending) {
 		size_t cap = pl->cap_pending ? 2 * pl->cap_pending : 16;

@@ -125,6 +125,9 @@ size_t forks_settle(struct supervisor *sv, pid_t caller);
 /* memory.c: mmap (writable, anonymous), brk, mremap under max_memory. */
 int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
+/* memory.c: memfd_create, memfd_secret under max_memory: refused (ENOSYS). */
+int handle_memfd(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
 /* memory.c: the sandbox's memory (the sum of its processes' RssAnon + RssShmem), in bytes. */
 int memory_usage(struct supervisor *sv, uint64_t *ret_total);
 /* memory.c: the periodic check (sandbox.c's loop): while the sandbox is over max_memory, its

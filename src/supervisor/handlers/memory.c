@@ -41,29 +41,45 @@ static uint64_t field_kb(const char *buf, const char *key)
 	return p && sscanf(p + strlen(key), "%llu", &kb) == 1 ? (uint64_t)kb * 1024 : 0;
 }
 
-/* The bytes process @p counts for: RssAnon + RssShmem, or with @precise Pss_Anon + Pss_Shmem;
- * read through a live task (a process whose leader exited lives in its other threads). 0 for a
- * zombie or a process gone; -1 when the numbers are missing (fail closed: counted as over). */
+static int read_task(const struct proc_info *p, pid_t task, const char *file, char *buf,
+		     size_t size)
+{
+	char name[64];
+
+	if (task == p->pid)
+		snprintf(name, sizeof(name), "%s", file);
+	else
+		snprintf(name, sizeof(name), "task/%d/%s", (int)task, file);
+	return proc_read(p->pid, name, buf, size);
+}
+
+/* The bytes process @p counts for: RssAnon + RssShmem + VmPTE of its status, or with @precise
+ * Pss_Anon + Pss_Shmem of its smaps_rollup + VmPTE; read through a live task (a process whose
+ * leader exited lives in its other threads). The status is readable for every process of the
+ * user; smaps_rollup is refused for a non-dumpable one (prctl(PR_SET_DUMPABLE, 0), an
+ * execute-only program) to a supervisor without CAP_SYS_PTRACE: its resident numbers then
+ * stand for the proportional ones, which they bound from above. 0 for a zombie or a process
+ * gone; -1 when the numbers cannot be read (fail closed: counted as over the limit). */
 static int64_t process_bytes(const struct proc_info *p, int precise)
 {
 	char buf[8192];
 	pid_t task = proc_live_task(p);
 
-	if (!task)
-		return 0;
-	char name[64];
-	if (task == p->pid)
-		snprintf(name, sizeof(name), "%s", precise ? "smaps_rollup" : "status");
-	else
-		snprintf(name, sizeof(name), "task/%d/%s", (int)task,
-			 precise ? "smaps_rollup" : "status");
-	if (proc_read(p->pid, name, buf, sizeof(buf)) < 0)
-		return 0;
-	const char *anon = precise ? "\nPss_Anon:" : "\nRssAnon:";
-	const char *shmem = precise ? "\nPss_Shmem:" : "\nRssShmem:";
-	if (!strstr(buf, anon))
-		return strstr(buf, "\nVmRSS:") || precise ? -1 : 0; /* a kernel thread has none */
-	return (int64_t)(field_kb(buf, anon) + field_kb(buf, shmem));
+	if (task <= 0)
+		return task < 0 ? -1 : 0;
+	int r = read_task(p, task, "status", buf, sizeof(buf));
+	if (r < 0)
+		return r == -ESRCH ? 0 : -1;
+	if (!strstr(buf, "\nRssAnon:"))
+		return strstr(buf, "\nVmRSS:") ? -1 : 0; /* no mm (exiting): none */
+	/* Page tables: read faults over a large read-only mapping build them (the zero page is
+	 * mapped, nothing resident) at a rate no smaller than touching memory. */
+	uint64_t pte = field_kb(buf, "\nVmPTE:");
+	uint64_t rss = field_kb(buf, "\nRssAnon:") + field_kb(buf, "\nRssShmem:") + pte;
+	if (!precise || read_task(p, task, "smaps_rollup", buf, sizeof(buf)) < 0 ||
+	    !strstr(buf, "\nPss_Anon:"))
+		return (int64_t)rss;
+	return (int64_t)(field_kb(buf, "\nPss_Anon:") + field_kb(buf, "\nPss_Shmem:") + pte);
 }
 
 struct usage {
@@ -79,11 +95,8 @@ struct usage {
 static int usage_add(struct usage *u, const struct proc_info *p)
 {
 	int64_t b = process_bytes(p, u->precise);
-	if (b < 0) {
-		u->unknown = 1;
-		b = 0;
-	}
-	u->total += (uint64_t)b;
+	u->unknown |= b < 0;
+	u->total += (uint64_t)MAX(b, 0);
 	if (u->n == u->cap) {
 		size_t cap = u->cap ? 2 * u->cap : 16;
 		struct proc_info *v = realloc(u->procs, cap * sizeof(*v));
@@ -132,9 +145,11 @@ static int usage_of(struct supervisor *sv, int precise, struct usage *u)
 	} else {
 		for (size_t i = 0; r == 0 && i < m->n; i++) {
 			struct proc_info p;
-			if (proc_info_of(m->v[i], &p) == 0 && p.pgrp > 0 &&
-			    groups_owns(sv->groups, p.pgrp))
+			r = proc_info_of(m->v[i], &p);
+			if (r == 0 && p.pgrp > 0 && groups_owns(sv->groups, p.pgrp))
 				r = usage_add(u, &p);
+			else if (r == -ESRCH)
+				r = 0; /* gone */
 		}
 	}
 	/* The processes found, for the next time. */
@@ -170,6 +185,14 @@ int memory_usage(struct supervisor *sv, uint64_t *ret_total)
 	return 0;
 }
 
+/* The whole sandbox: when its use cannot be counted (the scan failed: the supervisor out of
+ * descriptors or memory) or a process over the limit cannot be reached, the sandbox counts as
+ * over its limit. Each group's pidfd is held already: this needs no descriptor. */
+static void kill_sandbox(struct supervisor *sv)
+{
+	(void)groups_signal(sv->groups, SIGKILL);
+}
+
 /* SIGKILL process @p through a pidfd, once the pidfd is known to name it still (a member of
  * the sandbox's groups: a number reused by a host process meanwhile is not). */
 static void kill_process(struct supervisor *sv, const struct proc_info *p)
@@ -177,9 +200,26 @@ static void kill_process(struct supervisor *sv, const struct proc_info *p)
 	struct proc_info now;
 
 	_cleanup_close_ int fd = sys_pidfd_open(p->pid, 0);
-	if (fd >= 0 && proc_info_of(p->pid, &now) == 0 && now.pgrp == p->pgrp &&
-	    groups_owns(sv->groups, now.pgrp))
+	if (fd < 0 && errno == ESRCH)
+		return;
+	int r = fd < 0 ? -EPERM : proc_info_of(p->pid, &now);
+	if (r == -ESRCH)
+		return;
+	if (r < 0)
+		return kill_sandbox(sv); /* cannot reach it: fail closed */
+	if (now.pgrp == p->pgrp && groups_owns(sv->groups, now.pgrp))
 		(void)sys_pidfd_send_signal(fd, SIGKILL, NULL, 0);
+}
+
+/* The processes whose numbers could not be read count as over the limit: killed. */
+static void kill_unknown(struct supervisor *sv, struct usage *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->bytes[i] < 0) {
+			kill_process(sv, &u->procs[i]);
+			u->bytes[i] = 0;
+		}
+	u->unknown = 0;
 }
 
 /* Whether @total + @asked passes the limit. */
@@ -192,13 +232,19 @@ void memory_check(struct supervisor *sv)
 {
 	struct usage u;
 
-	if (!sv->max_memory || usage_of(sv, 0, &u) < 0)
+	if (!sv->max_memory)
 		return;
+	if (usage_of(sv, 0, &u) < 0)
+		return kill_sandbox(sv);
 	int is_over = over(sv, u.total, 0) || u.unknown;
 	usage_done(&u);
-	if (!is_over || usage_of(sv, 1, &u) < 0)
+	if (!is_over)
 		return;
-	/* Over, counted precisely: the largest processes go until the sandbox is under. */
+	if (usage_of(sv, 1, &u) < 0)
+		return kill_sandbox(sv);
+	/* Over, counted precisely: the unreadable processes go, then the largest ones until the
+	 * sandbox is under. */
+	kill_unknown(sv, &u);
 	while (over(sv, u.total, 0)) {
 		size_t big = SIZE_MAX;
 		for (size_t i = 0; i < u.n; i++)
@@ -248,16 +294,14 @@ int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 		asked = req->data.args[2] - req->data.args[1];
 	else if (req->data.nr == SYS_brk)
 		asked = brk_growth((pid_t)req->pid, req->data.args[0]);
+	/* A count that cannot be made is over the limit (fail closed). */
 	int r = usage_of(sv, 0, &u);
-	if (r < 0)
-		return r;
-	int is_over = over(sv, u.total, asked) || u.unknown;
-	usage_done(&u);
-	if (is_over) { /* again, precisely, before anything is killed */
-		r = usage_of(sv, 1, &u);
-		if (r < 0)
-			return r;
-		is_over = over(sv, u.total, asked) || u.unknown;
+	int is_over = r < 0 || over(sv, u.total, asked) || u.unknown;
+	if (r == 0)
+		usage_done(&u);
+	if (is_over && usage_of(sv, 1, &u) == 0) { /* again, precisely, before anything is killed */
+		kill_unknown(sv, &u);
+		is_over = over(sv, u.total, asked);
 		usage_done(&u);
 	}
 	if (!is_over) {
@@ -273,6 +317,19 @@ int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 	if (fd >= 0 && notif_id_valid(sv->listener, req->id))
 		(void)sys_pidfd_send_signal(fd, SIGKILL, NULL, 0);
 	return -ENOMEM;
+}
+
+/* memfd_create and memfd_secret under max_memory: refused, with what a kernel without them
+ * answers (ENOSYS), so programs fall back to a file the policy grants. A memfd's pages are in
+ * no process's count until mapped and touched (a write() fills it unseen), and what keeps one
+ * alive is not all visible here: a descriptor in flight in a UNIX socket, a mapping whose
+ * descriptor was closed, the descriptors of a non-dumpable process. A secret memory's pages
+ * are counted as file pages. */
+int handle_memfd(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
+{
+	(void)sv, (void)req, (void)resp;
+	return -ENOSYS;
 }
 
 int memory_meminfo(struct supervisor *sv, char **ret, size_t *ret_len)

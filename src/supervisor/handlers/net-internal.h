@@ -83,7 +83,8 @@ int proc_net_entry_alive(const struct port_entry *e, const struct sockaddr_stora
 
 /* procs.c: call @fn for each process of the sandbox (a member of one of its process groups),
  * zombies included (state 'Z'); stops at the first non-zero return, which it returns, or
- * -errno. */
+ * -errno, also when a process's stat cannot be read (not gone: unreadable), so that no count
+ * built on the scan comes out low. */
 struct proc_info {
 	pid_t pid, ppid, pgrp;
 	char state;
@@ -97,7 +98,7 @@ int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p
 		      void *arg);
 /* procs.c: a task through which process @p is alive: its pid, or for a leader that exited
  * while other threads run on (it reads as a zombie), one of those; 0 when the process is a
- * zombie indeed. */
+ * zombie indeed; -EPERM when its task list cannot be read (cannot tell). */
 pid_t proc_live_task(const struct proc_info *p);
 
 /* memory.c: /proc/meminfo as a sandbox under max_memory sees it: MemTotal the limit,

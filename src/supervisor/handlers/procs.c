@@ -3,6 +3,10 @@
  * handlers/procs: the sandbox's processes, found by scanning /proc for the processes whose
  * process group is one the sandbox created (sandbox/groups.c). Every process of the sandbox is
  * in such a group whatever its parent is now (an orphan keeps its group), and no other is.
+ * The counts built on the scan (max_processes, max_memory) must not come out low, so a process
+ * whose stat cannot be read for any reason but its being gone fails the whole scan: a
+ * supervisor out of descriptors, or a /proc that hides processes (hidepid), refuses instead
+ * of counting nothing.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,12 +52,24 @@ int sandbox_processes(struct supervisor *sv, int (*fn)(const struct proc_info *p
 	DIR *d = opendir("/proc");
 	if (!d)
 		return negative_errno();
-	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+	for (struct dirent *e; r == 0;) {
+		errno = 0;
+		if (!(e = readdir(d))) {
+			r = errno ? -errno : 0;
+			break;
+		}
 		char *end;
 		struct proc_info p;
 		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || proc_info_of((pid_t)pid, &p) < 0 || p.pgrp <= 0)
-			continue; /* not a process, or gone meanwhile */
+		if (*end || pid <= 0)
+			continue; /* not a process */
+		int k = proc_info_of((pid_t)pid, &p);
+		if (k == -ESRCH || (k == 0 && p.pgrp <= 0))
+			continue; /* gone meanwhile, or in no group of ours */
+		if (k < 0) {
+			r = k; /* cannot tell whose it is: fail closed */
+			break;
+		}
 		int ours = -1;
 		for (size_t i = 0; i < n_owned && ours < 0; i++)
 			if (owned[i] == p.pgrp)
@@ -84,15 +100,16 @@ pid_t proc_live_task(const struct proc_info *p)
 	/* A leader that exited while other threads run on: the process lives in them. */
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)p->pid);
 	DIR *d = opendir(dir);
+	if (!d) /* gone: no live task; anything else: cannot tell */
+		return errno == ENOENT || errno == ESRCH ? 0 : -EPERM;
 	pid_t live = 0;
-	for (struct dirent *e; d && !live && (e = readdir(d));) {
+	for (struct dirent *e; !live && (e = readdir(d));) {
 		char *end;
 		long tid = strtol(e->d_name, &end, 10);
 		if (*end || tid <= 0 || tid == p->pid)
 			continue;
 		live = (pid_t)tid;
 	}
-	if (d)
-		closedir(d);
+	closedir(d);
 	return live;
 }
