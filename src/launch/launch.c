@@ -418,7 +418,7 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 		if ((r = raw_sc(SYS_fcntl, io->pass_fds[i], F_SETFD, 0)) < 0)
 			fail(io, LAUNCH_STEP_CLOSE_FDS, (int)-r);
 	if (plan->has_nofile) {
-		struct rlimit rl = { plan->nofile, plan->nofile };
+		struct rlimit rl = { plan->nofile, plan->nofile_max };
 		if ((r = raw_sc(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL)) < 0)
 			fail(io, LAUNCH_STEP_RLIMIT, (int)-r);
 	}

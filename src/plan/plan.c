@@ -20,6 +20,7 @@
 #include "landlock.h"
 #include "plan.h"
 #include "path-util.h"
+#include "rlimit-util.h"
 #include "cow/cow.h"
 #include "policy/schema.h"
 #include "seccomp.h"
@@ -120,14 +121,20 @@ static char **build_sh_argv(char *const *argv)
 static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan,
 			      struct sandlock_error **reterr)
 {
+	/* The supervisor's descriptors come from this process's table: its soft limit is raised
+	 * to the hard one (once), and the child gets the caller's own. */
+	struct rlimit rl, now;
+	int r = rlimit_nofile_raise(&rl);
+	if (r < 0 || getrlimit(RLIMIT_NOFILE, &now) < 0)
+		return error_set(reterr, r < 0 ? r : negative_errno(), "getrlimit: %s",
+				 strerror(r < 0 ? -r : errno));
+	plan->has_nofile = rl.rlim_cur != now.rlim_cur || rl.rlim_max != now.rlim_max;
+	plan->nofile = rl.rlim_cur;
+	plan->nofile_max = rl.rlim_max;
 	if (p->max_open_files) {
-		struct rlimit rl;
-		if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-			return error_set(reterr, negative_errno(), "getrlimit: %s",
-					 strerror(errno));
-		/* An upper bound, never a grant: clamp to what sandlock itself holds. */
+		/* An upper bound, never a grant: clamp to what the caller holds. */
 		plan->has_nofile = 1;
-		plan->nofile = MIN(p->max_open_files, MIN(rl.rlim_cur, rl.rlim_max));
+		plan->nofile = plan->nofile_max = MIN(p->max_open_files, rl.rlim_cur);
 	}
 	plan->no_coredump = p->no_coredump;
 	plan->no_huge_pages = p->no_huge_pages;

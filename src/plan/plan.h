@@ -65,8 +65,8 @@ struct plan {
 	char **sh_argv;	   /* "/bin/sh" <path> argv[1..]: the ENOEXEC fallback of execvp */
 	char *cwd;
 
-	int has_nofile;
-	uint64_t nofile;
+	int has_nofile; /* RLIMIT_NOFILE set in the child: soft nofile, hard nofile_max */
+	uint64_t nofile, nofile_max;
 	int no_coredump;
 	int no_huge_pages;
 	int no_randomize_memory;

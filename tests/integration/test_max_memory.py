@@ -142,3 +142,70 @@ def test_shared_and_reserved_memory_do_not_kill():
     assert py([], INNOCENT).stdout == b"[0, 0]\n"
     r = py(["--max-memory", "128M"], INNOCENT)
     assert r.returncode == 0 and r.stdout == b"[0, 0]\n", r.stderr
+
+
+NONDUMPABLE = r"""
+import ctypes, sys
+if sys.argv[1] == "nondumpable":
+    assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE 0
+held = [bytearray(16 << 20) for _ in range(int(sys.argv[2]))]
+print("held", 16 * len(held), "MiB", flush=True)
+"""
+
+
+def test_a_non_dumpable_process_is_counted():
+    # Its smaps_rollup is refused to a supervisor without CAP_SYS_PTRACE; its status is not.
+    r = py(["--max-memory", "64M"], NONDUMPABLE, "nondumpable", "32")
+    assert r.returncode == 128 + 9 and r.stdout == b"", r.stderr
+    # Controls: within the limit, dumpable or not, it lives; without the limit 512 MiB.
+    for kind in ("dumpable", "nondumpable"):
+        r = py(["--max-memory", "64M"], NONDUMPABLE, kind, "1")
+        assert r.returncode == 0 and r.stdout == b"held 16 MiB\n", r.stderr
+    r = py([], NONDUMPABLE, "nondumpable", "32")
+    assert r.returncode == 0 and r.stdout == b"held 512 MiB\n", r.stderr
+
+
+PAGE_TABLES = r"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+size = 512 << 30  # read-only, private, anonymous: not trapped, nothing resident
+addr = libc.mmap(None, size, 1, 0x22 | 0x4000, -1, 0)  # PROT_READ, PRIVATE|ANON|NORESERVE
+assert addr not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+s = 0
+for off in range(0, size, 2 << 20):  # a read per 2 MiB: a page-table page each
+    s += ctypes.c_char.from_address(addr + off).value[0]
+print("touched", s, flush=True)
+"""
+
+
+def test_page_tables_are_counted():
+    # 512 GiB read once per 2 MiB builds 1 GiB of page tables (VmPTE) with 0 resident.
+    r = py([], PAGE_TABLES)  # control
+    assert r.returncode == 0 and r.stdout == b"touched 0\n", r.stderr
+    r = py(["--max-memory", "64M"], PAGE_TABLES)
+    assert r.returncode == 128 + 9 and r.stdout == b"", r.stderr
+
+
+MEMFD = r"""
+import os, sys
+try:
+    fd = os.memfd_create("fill")
+except OSError as e:
+    print("memfd_create", e.errno)
+    raise SystemExit
+chunk = b"x" * (1 << 20)
+for _ in range(int(sys.argv[1])):
+    os.write(fd, chunk)  # never mapped: in no process's count
+print("filled", os.fstat(fd).st_blocks * 512 >> 20, "MiB", flush=True)
+"""
+
+
+def test_memfd_is_refused_under_the_limit():
+    # Control: without the limit a memfd takes 256 MiB written.
+    r = py([], MEMFD, "256")
+    assert r.returncode == 0 and r.stdout == b"filled 256 MiB\n", r.stderr
+    r = py(["--max-memory", "64M"], MEMFD, "256")
+    assert r.returncode == 0 and r.stdout == b"memfd_create 38\n", r.stderr  # ENOSYS

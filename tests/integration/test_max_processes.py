@@ -78,3 +78,48 @@ def test_fork_bomb_is_contained():
     assert 1 < peak <= 16
     time.sleep(0.2)
     assert pids_with_cmdline(marker) == []  # nothing of it left on the host, nor sandlock
+
+
+ZOMBIES = r"""
+import json, os, sys, time
+n, orphans = int(sys.argv[1]), int(sys.argv[2])
+for _ in range(orphans):  # grandchildren left to a parent outside the sandbox
+    pid = os.fork()
+    if pid == 0:
+        if os.fork() == 0:
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(pid, 0)
+time.sleep(0.2)
+made, errors = 0, set()
+for _ in range(n):  # children that exit and are never reaped: each holds its pid
+    try:
+        pid = os.fork()
+    except OSError as e:
+        errors.add(e.errno)
+        continue
+    if pid == 0:
+        os._exit(0)
+    made += 1
+time.sleep(0.2)
+print(json.dumps({"made": made, "errors": sorted(errors)}))
+"""
+
+
+def zombies(n, orphans, *flags):
+    r = run(*SYSTEM_READ, *flags, "--", PY, "-c", ZOMBIES, str(n), str(orphans), timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_unreaped_children_count():
+    # A zombie holds its pid until its parent reaps it: with 9 unreaped, the tenth fork is
+    # refused. Control: without the limit all 30 are made.
+    assert zombies(30, 0) == {"made": 30, "errors": []}
+    assert zombies(30, 0, "--max-processes", "10") == {"made": 9, "errors": [11]}
+
+
+def test_orphans_zombies_are_not_the_sandboxs():
+    # An orphan's zombie waits for a parent outside the sandbox (init here may never reap
+    # it): it does not count, and 20 of them leave room for 9 unreaped children.
+    assert zombies(30, 20, "--max-processes", "10") == {"made": 9, "errors": [11]}
