@@ -88,6 +88,7 @@ struct supervisor {
 	int prepared;		      /* supervisor_prepare() ran: the worker table exists */
 	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
 	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK];
+	atomic_int net_connects; /* connects made on the child's behalf, held (handlers/net.c) */
 	uint32_t netlink_serial;
 	struct port_map ports;	 /* port_remap: virtual -> real (handlers/ports.c) */
 	unsigned num_cpus;	 /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,13 @@ static int allowed(const struct net_plan *net, uint32_t proto, int family, const
 	return ok;
 }
 
+/* The connects one sandbox may have made on its behalf at once, running or waiting for a
+ * worker: each holds the socket and, for a UNIX address, the pin of its path, descriptors of
+ * the host process. Beyond: EAGAIN, what a UNIX connect whose listener's backlog is full says. */
+#define NET_MAX_CONNECTS 128
+
 struct connect_job {
+	atomic_int *held; /* the supervisor's count of connects held */
 	uint64_t id;
 	int pin; /* the O_PATH descriptor a UNIX address names, or -1 */
 	socklen_t len;
@@ -149,6 +156,7 @@ static void connect_worker(int listener, int sock, void *arg)
 		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
 	}
 	safe_close(job->pin);
+	atomic_fetch_sub(job->held, 1);
 	free(job);
 }
 
@@ -272,13 +280,19 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	struct connect_job *job = malloc(sizeof(*job));
 	if (!job)
 		return -ENOMEM;
-	*job = (struct connect_job){ .id = req->id, .pin = pin, .len = slen, .ss = ss };
+	*job = (struct connect_job){
+		.held = &sv->net_connects, .id = req->id, .pin = pin, .len = slen, .ss = ss
+	};
 	if (proto == NET_PROTO_TCP)
 		job->remapped = ports_connect_remapped(sv, &ss, slen, &job->remap);
-	r = supervisor_run_worker(sv, sock, connect_worker, job);
+	if (atomic_fetch_add(job->held, 1) >= NET_MAX_CONNECTS)
+		r = -EAGAIN;
+	else
+		r = supervisor_run_worker(sv, sock, connect_worker, job);
 	if (r < 0) {
+		atomic_fetch_sub(job->held, 1);
 		free(job);
-		return r; /* -EAGAIN: too many connects waiting already */
+		return r; /* -EAGAIN: too many connects held or waiting already */
 	}
 	TAKE_FD(pinned); /* the job's now */
 	TAKE_FD(sock);
