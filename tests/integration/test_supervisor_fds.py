@@ -109,3 +109,59 @@ def test_the_flood_without_limits(tmp_path):
     assert rc == 0 and lines[1] == "held 512 MiB", err
     rc, lines, err = flood(tmp_path, (1024, HARD), "procs")
     assert rc == 0 and json.loads(lines[1]) == {"forked": 40, "errors": []}, err
+
+
+LOW = r"""
+import json, os, sys, time
+spawned, errors = 0, set()
+for _ in range(60):  # process groups until the supervisor has no descriptor left
+    try:
+        os.posix_spawn("/usr/bin/setsid", ["setsid", "/bin/sleep", "20"], os.environ)
+        spawned += 1
+    except OSError as e:
+        errors.add(e.errno)
+time.sleep(0.3)
+print(json.dumps({"spawned": spawned, "errors": sorted(errors)}), flush=True)
+if sys.argv[1] == "memory":
+    held = [bytearray(32 << 20) for _ in range(16)]
+    time.sleep(0.5)
+    print("held", 32 * len(held), "MiB", flush=True)
+else:
+    forked, errs = 0, set()
+    for _ in range(40):
+        try:
+            pid = os.fork()
+        except OSError as e:
+            errs.add(e.errno)
+            continue
+        if pid == 0:
+            time.sleep(3)
+            os._exit(0)
+        forked += 1
+    print(json.dumps({"forked": forked, "errors": sorted(errs)}), flush=True)
+os._exit(0)
+"""
+
+
+def low(limit, what, *flags):
+    p = sandlock_under((limit, limit), *SYSTEM_READ, *flags, "--", PY, "-c", LOW, what)
+    out, err = p.communicate(timeout=60)
+    return p.returncode, [json.loads(l) if l.startswith("{") else l
+                          for l in out.decode().splitlines()], err
+
+
+def test_counts_fail_closed_when_the_supervisor_runs_out():
+    # A hard limit too low for the groups' descriptors: the supervisor runs out, its /proc
+    # reads fail, and every count refuses (EAGAIN) instead of counting nothing. The process
+    # count never passes the limit, whatever the descriptors left at each step.
+    for limit in (40, 50, 55, 60, 65, 70, 80, 90, 100):
+        rc, out, err = low(limit, "procs", "--max-processes", "70")
+        assert rc == 0 and len(out) == 2, (limit, err)
+        assert out[0]["spawned"] + 1 + out[1]["forked"] <= 70, (limit, out)
+        assert set(out[0]["errors"]) | set(out[1]["errors"]) <= {11}, (limit, out)
+    for limit in (40, 60, 100):
+        rc, out, err = low(limit, "memory", "-m", "64M")
+        assert rc == 128 + 9 and "held 512 MiB" not in out, (limit, out, err)
+    # Control: with room the same program forks as many as the limit leaves.
+    rc, out, err = low(HARD, "procs", "--max-processes", "70")
+    assert rc == 0 and out == [{"spawned": 60, "errors": []}, {"forked": 9, "errors": [11]}]
