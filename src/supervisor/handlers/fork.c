@@ -69,6 +69,8 @@ static int count_process(const struct proc_info *p, void *arg)
 	if (live < 0)
 		return live;
 	if (live == 0) {
+		if (p->ppid <= 0)
+			return 0; /* no parent to reap it in this pid namespace */
 		int r = proc_info_of(p->ppid, &parent);
 		if (r < 0 && r != -ESRCH)
 			return r;
