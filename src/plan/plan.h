@@ -45,10 +45,11 @@ struct net_plan {
 		ino_t ino;
 	} * denied_ids; /* with write_roots: the identities of the denied paths there */
 	size_t n_denied_ids;
-	struct file_id hosts_id; /* with hosts: the host's /etc/hosts (0/0: none), which every
-				  * name reaching it is served the synthetic file for */
 	int port_remap;	     /* TCP binds are the supervisor's, in a virtual port space */
 	uint8_t *bind_ports; /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
+	/* With hosts: the host's /etc/hosts (0/0: none), which every name reaching it is
+	 * served the synthetic file for (handlers/open.c). */
+	struct file_id hosts_id;
 };
 
 struct plan {

@@ -737,8 +737,8 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		if (r == NOTIF_GONE)
 			return r;
 		if (r)
-			return answer_file(sv, req, "hosts", sv->net->hosts,
-					   strlen(sv->net->hosts), flags);
+			return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts),
+					   flags);
 	}
 
 	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name

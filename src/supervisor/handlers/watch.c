@@ -79,8 +79,8 @@ static void *judge_run(void *arg)
 		return NULL;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", j->fd);
-	int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-				    (j->dir ? O_DIRECTORY : 0));
+	int fd = open(self,
+		      O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (j->dir ? O_DIRECTORY : 0));
 	j->r = fd < 0 ? -EACCES : 0;
 	if (fd >= 0)
 		close(fd);
@@ -125,8 +125,8 @@ static unsigned long long status_caps(const char *buf)
 static int same_file_rights(pid_t tid)
 {
 	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:" };
-	const unsigned long long dac = (1ULL << CAP_DAC_OVERRIDE_BIT) |
-				       (1ULL << CAP_DAC_READ_SEARCH_BIT);
+	const unsigned long long dac =
+		(1ULL << CAP_DAC_OVERRIDE_BIT) | (1ULL << CAP_DAC_READ_SEARCH_BIT);
 	char theirs[4096], mine[4096], ns[64];
 	struct stat a, b;
 
@@ -180,8 +180,8 @@ static long inotify_watch(struct supervisor *sv, const struct seccomp_notif *req
 {
 	uint32_t mask = (uint32_t)req->data.args[2];
 
-	_cleanup_close_ int file = watched_file(sv, req, AT_FDCWD, req->data.args[1],
-						(mask & IN_DONT_FOLLOW) != 0);
+	_cleanup_close_ int file =
+		watched_file(sv, req, AT_FDCWD, req->data.args[1], (mask & IN_DONT_FOLLOW) != 0);
 	if (file < 0)
 		return file;
 	_cleanup_close_ int ino = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
@@ -213,8 +213,8 @@ static long fanotify_watch(struct supervisor *sv, const struct seccomp_notif *re
 		return fan;
 	char self[64];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", file);
-	if (fanotify_mark(fan, flags & ~(unsigned)FAN_MARK_DONT_FOLLOW, req->data.args[2],
-			  AT_FDCWD, self) < 0)
+	if (fanotify_mark(fan, flags & ~(unsigned)FAN_MARK_DONT_FOLLOW, req->data.args[2], AT_FDCWD,
+			  self) < 0)
 		return negative_errno();
 	return 0;
 }
@@ -226,8 +226,9 @@ static void watch_worker(int listener, int sock, void *arg)
 
 	(void)sock;
 	if (listener >= 0) {
-		long r = job->req.data.nr == SYS_inotify_add_watch ? inotify_watch(job->sv, &job->req)
-								    : fanotify_watch(job->sv, &job->req);
+		long r = job->req.data.nr == SYS_inotify_add_watch
+				 ? inotify_watch(job->sv, &job->req)
+				 : fanotify_watch(job->sv, &job->req);
 		if (r != NOTIF_GONE) {
 			if (r < 0)
 				notif_answer_errno(&resp, (int)r);
