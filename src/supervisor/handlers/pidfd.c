@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -102,6 +103,43 @@ static int caller_has_nice(const struct seccomp_notif *req)
 	return (caps >> CAP_SYS_NICE_BIT) & 1;
 }
 
+struct advice_job {
+	struct seccomp_notif req;
+	int pidfd;
+	struct iovec *iov;
+	size_t vlen;
+	int advice;
+};
+
+static void advice_job_free(struct advice_job *job)
+{
+	safe_close(job->pidfd);
+	free(job->iov);
+	free(job);
+}
+
+/* On a worker: advice may take long (MADV_PAGEOUT writes pages out, MADV_COLLAPSE copies
+ * them), and the loop must not wait for it. Made here, the call is on another process even
+ * where the caller names its own: the kernel then takes only the advice it allows on another's
+ * memory (EINVAL for the rest). */
+static void advice_worker(int listener, int sock, void *arg)
+{
+	struct advice_job *job = arg;
+	struct seccomp_notif_resp resp = { .id = job->req.id };
+
+	(void)sock;
+	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
+		long n = syscall(SYS_process_madvise, job->pidfd, job->iov, job->vlen, job->advice,
+				 0);
+		if (n < 0)
+			notif_answer_errno(&resp, negative_errno());
+		else
+			notif_answer_value(&resp, n);
+		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
+	}
+	advice_job_free(job);
+}
+
 int handle_process_madvise(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
@@ -131,13 +169,20 @@ int handle_process_madvise(struct supervisor *sv, const struct seccomp_notif *re
 		 : 0;
 	if (r < 0)
 		return r;
-	/* Made here, the call is on another process even where the caller names its own: the
-	 * kernel then takes only the advice it allows on another's memory (EINVAL for the rest). */
-	long n = syscall(SYS_process_madvise, fd, iov, vlen, (int)req->data.args[3], 0);
-	if (n < 0)
-		return negative_errno();
-	notif_answer_value(resp, n);
-	return 0;
+	struct advice_job *job = malloc(sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	*job = (struct advice_job){ .req = *req,
+				    .pidfd = TAKE_FD(fd),
+				    .iov = TAKE_PTR(iov),
+				    .vlen = vlen,
+				    .advice = (int)req->data.args[3] };
+	r = supervisor_run_worker(sv, -1, advice_worker, job);
+	if (r < 0) {
+		advice_job_free(job);
+		return r;
+	}
+	return NOTIF_DEFERRED;
 }
 
 int handle_process_mrelease(struct supervisor *sv, const struct seccomp_notif *req,
