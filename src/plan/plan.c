@@ -525,6 +525,9 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 			free(plan.net.hosts);
 			plan.net.hosts = all;
 		}
+		struct stat st;
+		if (plan.net.hosts && stat("/etc/hosts", &st) == 0)
+			plan.net.hosts_id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
 	}
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));

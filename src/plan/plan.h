@@ -47,6 +47,9 @@ struct net_plan {
 	size_t n_denied_ids;
 	int port_remap;	     /* TCP binds are the supervisor's, in a virtual port space */
 	uint8_t *bind_ports; /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
+	/* With hosts: the host's /etc/hosts (0/0: none), which every name reaching it is
+	 * served the synthetic file for (handlers/open.c). */
+	struct file_id hosts_id;
 };
 
 struct plan {

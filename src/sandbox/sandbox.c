@@ -1057,6 +1057,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		if (r == 0)
 			sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
 		sb->sv.umask_traced = sb->plan.umask_traced;
+		sb->sv.ruleset_fd = sb->plan.ruleset_fd;
 		if (r == 0)
 			sb->sv.cow = sb->cow = TAKE_PTR(sb->plan.cow);
 		if (r == 0 && sb->cow && (r = sb->cow_copy_fd = cow_wait_init(&sb->sv)) < 0)

@@ -149,6 +149,13 @@ static const struct dispatch_entry table[] = {
 	{ { SYS_sched_setscheduler, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 	{ { SYS_sched_setparam, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
 	{ { SYS_sched_setattr, 1, { NOT_ZERO(0) }, 1 }, handle_other_process, NULL },
+	/* The calls that name another process by a pidfd (handlers/pidfd.c), and the watches
+	 * on a file, which report the names made in a directory (handlers/watch.c): in every
+	 * supervised sandbox (all rare), refused (EPERM) without a supervisor to check them. */
+	{ { .nr = SYS_process_madvise, .deny_unsupervised = 1 }, handle_process_madvise, NULL },
+	{ { .nr = SYS_process_mrelease, .deny_unsupervised = 1 }, handle_process_mrelease, NULL },
+	{ { .nr = SYS_inotify_add_watch, .deny_unsupervised = 1 }, handle_inotify_add_watch, NULL },
+	{ { .nr = SYS_fanotify_mark, .deny_unsupervised = 1 }, handle_fanotify_mark, NULL },
 	/* connect, and sendto with an address: a named UNIX socket needs a write grant, and
 	 * the network rules Landlock cannot express (policy_net_onbehalf) are checked here.
 	 * Without a supervisor the kernel decides (Landlock's TCP port rules; such rules are

@@ -129,6 +129,8 @@ struct supervisor {
 	struct cow *cow;	   /* workdir: its branch (handlers/cow.c); NULL: none */
 	struct cow_wait *cow_wait; /* workdir: a copy-up off the loop (handlers/cow-copy.c) */
 	int umask_traced;	   /* umask() is trapped: masks may be kept (handlers/umask.c) */
+	int ruleset_fd; /* the sandbox's Landlock ruleset (not owned): what a watch may reach
+			 * (handlers/watch.c); -1: none */
 	struct umask_cache umasks;
 	uint64_t answered;
 };

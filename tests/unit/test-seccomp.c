@@ -47,6 +47,13 @@
 static const char *const want_blocklist[] = {
 	"mount",
 	"umount2",
+	"open_tree",
+	"move_mount",
+	"fsopen",
+	"fsconfig",
+	"fsmount",
+	"fspick",
+	"mount_setattr",
 	"pivot_root",
 	"swapon",
 	"swapoff",
@@ -534,6 +541,7 @@ static void default_lists(const struct sock_fprog *prog)
 		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, want_blocklist[i]);
 		EXPECT(prog, X86, nr, 0, 0, 0, RET_EPERM, "%s -> EPERM", want_blocklist[i]);
 	}
+	EXPECT(prog, X86, 467, 0, 0, 0, RET_EPERM, "open_tree_attr (by number) -> EPERM");
 	EXPECT(prog, X86, __NR_read, 0, 0, 0, SECCOMP_RET_ALLOW, "read -> ALLOW");
 	EXPECT(prog, X86, __NR_write, 1, 0, 0, SECCOMP_RET_ALLOW, "write -> ALLOW");
 	EXPECT(prog, X86, __NR_getpid, 0, 0, 0, SECCOMP_RET_ALLOW, "getpid -> ALLOW");
@@ -877,6 +885,51 @@ static void test_other_process(void)
 	seccomp_program_done(&unsup);
 }
 
+/* The new mount API: denied everywhere (open_tree_attr by number). The calls that name another
+ * process by a pidfd, and the file watches: trapped in every supervised sandbox, denied (EPERM)
+ * without a supervisor; their neighbours (pidfd_open, inotify_init1, fanotify_init) are not. */
+static void test_mount_api_and_watches(void)
+{
+	struct sandlock_policy p = { 0 };
+	struct sock_fprog sup, unsup;
+	const uint32_t NOTIF = SECCOMP_RET_USER_NOTIF, ALLOW = SECCOMP_RET_ALLOW;
+
+	if (!ok(build(&p, 1, &sup) == 0 && build(&p, 0, &unsup) == 0,
+		"build both programs for the mount API and watch checks"))
+		return;
+	static const struct {
+		int nr;
+		uint32_t supervised, unsupervised;
+		const char *what;
+	} cases[] = {
+		{ 428, RET_EPERM, RET_EPERM, "open_tree" },
+		{ 429, RET_EPERM, RET_EPERM, "move_mount" },
+		{ 430, RET_EPERM, RET_EPERM, "fsopen" },
+		{ 431, RET_EPERM, RET_EPERM, "fsconfig" },
+		{ 432, RET_EPERM, RET_EPERM, "fsmount" },
+		{ 433, RET_EPERM, RET_EPERM, "fspick" },
+		{ 442, RET_EPERM, RET_EPERM, "mount_setattr" },
+		{ 467, RET_EPERM, RET_EPERM, "open_tree_attr" },
+		{ 440, NOTIF, RET_EPERM, "process_madvise" },
+		{ 448, NOTIF, RET_EPERM, "process_mrelease" },
+		{ __NR_inotify_add_watch, NOTIF, RET_EPERM, "inotify_add_watch" },
+		{ __NR_fanotify_mark, NOTIF, RET_EPERM, "fanotify_mark" },
+		{ 434, ALLOW, ALLOW, "pidfd_open (control)" },
+		{ 424, ALLOW, ALLOW, "pidfd_send_signal (control: Landlock's signal scope)" },
+		{ __NR_inotify_init1, ALLOW, ALLOW, "inotify_init1 (control)" },
+		{ __NR_inotify_rm_watch, ALLOW, ALLOW, "inotify_rm_watch (control)" },
+		{ __NR_fanotify_init, ALLOW, ALLOW, "fanotify_init (control)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT(&sup, X86, cases[i].nr, 0, 0, 0, cases[i].supervised, "supervised: %s",
+		       cases[i].what);
+		EXPECT(&unsup, X86, cases[i].nr, 0, 0, 0, cases[i].unsupervised,
+		       "unsupervised: %s", cases[i].what);
+	}
+	seccomp_program_done(&sup);
+	seccomp_program_done(&unsup);
+}
+
 /* max_processes: a clone making a process, fork and vfork are trapped; a thread's clone is not,
  * and the namespace flags stay refused by the filter (the trap rule never overlaps them). */
 static void test_fork_traps(void)
@@ -1063,6 +1116,7 @@ int main(void)
 	test_program_default();
 	test_program_policies();
 	test_other_process();
+	test_mount_api_and_watches();
 	test_fork_traps();
 	test_deny_clone3();
 	test_prebuilt();

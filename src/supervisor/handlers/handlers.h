@@ -29,6 +29,17 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
  * naming another process. */
 int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp);
+/* pidfd.c: process_madvise, process_mrelease, on a process of the sandbox only. */
+int handle_process_madvise(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp);
+int handle_process_mrelease(struct supervisor *sv, const struct seccomp_notif *req,
+			    struct seccomp_notif_resp *resp);
+/* watch.c: inotify_add_watch, fanotify_mark, on a file the sandbox may read only, added here
+ * through the supervisor's descriptor of it. */
+int handle_inotify_add_watch(struct supervisor *sv, const struct seccomp_notif *req,
+			     struct seccomp_notif_resp *resp);
+int handle_fanotify_mark(struct supervisor *sv, const struct seccomp_notif *req,
+			 struct seccomp_notif_resp *resp);
 /* net.c: connect, on the child's behalf where the rules or a UNIX socket path need it. */
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);

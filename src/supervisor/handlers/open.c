@@ -644,10 +644,37 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
+/* Whether the open of @path reaches the host's /etc/hosts, by identity: every spelling of it
+ * ("/etc/./hosts", "//etc//hosts", "/usr/../etc/hosts"), a name relative to a descriptor of
+ * /etc, a symlink named "hosts" or a symlinked directory on the way, a reopen through
+ * "/proc/self/fd/N". Only names ending in "hosts" (and reopens) are resolved, as for the /proc
+ * views: resolving every open would cost each one a lookup. 1, 0, NOTIF_GONE. Not a decision
+ * the confinement rests on: an open the check and the kernel resolve differently (a name
+ * swapped meanwhile, a symlink of another name) reads the real file, which Landlock allows or
+ * refuses like any other. */
+static int is_hosts(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char *path, uint64_t flags, uint64_t resolve)
+{
+	const struct file_id *id = &sv->net->hosts_id;
+	const char *rest;
+	struct stat st;
+	int n;
+
+	if (!id->dev && !id->ino) /* the host has none: the name alone */
+		return strcmp(path, "/etc/hosts") == 0;
+	int reopen = own_fd_name(path, &n, &rest) && !rest[strspn(rest, "/")];
+	if (!reopen && !path_last_is(path, "hosts"))
+		return 0;
+	_cleanup_close_ int fd =
+		child_path_open(sv, req, dirfd, path, resolve, (flags & O_NOFOLLOW) != 0);
+	if (fd == NOTIF_GONE)
+		return fd;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
-	static const char hosts[] = "/etc/hosts";
 	/* The resolve flags a resolution here can honour as the kernel would. */
 	const uint64_t resolve_known =
 		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
@@ -700,19 +727,24 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * answer. */
 	const uint64_t plain =
 		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
-	char name[sizeof(hosts)];
+	char path[PATH_MAX];
+	int have_path = 0;
 	if (sv->net->hosts && (flags & O_ACCMODE) == O_RDONLY &&
-	    (flags & ~(uint64_t)(plain | O_ACCMODE)) == 0 &&
-	    notif_mem_read(sv->listener, req, path_addr, name, sizeof(name)) == 0 &&
-	    memcmp(name, hosts, sizeof(hosts)) == 0)
-		return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), flags);
+	    (flags & ~(uint64_t)(plain | O_ACCMODE)) == 0) {
+		r = child_read_path(sv, req, path_addr, path, sizeof(path));
+		have_path = r == 0;
+		r = have_path ? is_hosts(sv, req, dirfd, path, flags, resolve) : 0;
+		if (r == NOTIF_GONE)
+			return r;
+		if (r)
+			return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts),
+					   flags);
+	}
 
 	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name
 	 * read there serves the handlers below too. */
-	char path[PATH_MAX];
-	int have_path = 0;
 	if (sv->net->write_roots && !(flags & O_PATH)) {
-		r = child_read_path(sv, req, path_addr, path, sizeof(path));
+		r = have_path ? 0 : child_read_path(sv, req, path_addr, path, sizeof(path));
 		have_path = r == 0;
 		if (r == 0)
 			r = fs_write_open(sv, req, resp, dirfd, path, flags, mode, resolve);
