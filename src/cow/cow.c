@@ -499,6 +499,22 @@ void cow_uncharge_file(struct cow *c, const struct stat *st)
 	(void)cow_charge(c, -refund);
 }
 
+int64_t cow_entry_cost(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return COW_DIR_COST;
+	return S_ISLNK(st->st_mode) ? MAX((int64_t)st->st_size, (int64_t)1) : 0;
+}
+
+void cow_uncharge_entry(struct cow *c, const struct stat *st)
+{
+	if (S_ISREG(st->st_mode)) {
+		if (st->st_nlink <= 1)
+			cow_uncharge_file(c, st);
+	} else if (S_ISDIR(st->st_mode) || st->st_nlink <= 1) /* (a symlink's last name) */
+		(void)cow_charge(c, -cow_entry_cost(st));
+}
+
 int cow_charge(struct cow *c, int64_t delta)
 {
 	if (delta > 0 && c->max_disk && c->used + (uint64_t)delta > c->max_disk)
@@ -632,8 +648,7 @@ void cow_uncopy(struct cow *c, const char *rel)
 	cow_changed(c);
 	if (unlinkat(c->upper_fd, rel, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
 		return;
-	if (S_ISREG(st.st_mode) && st.st_nlink <= 1)
-		cow_uncharge_file(c, &st);
+	cow_uncharge_entry(c, &st);
 	struct cow_mark *m = cow_mark_get(c, rel);
 	if (m)
 		m->from_dev = 0, m->from_ino = 0, m->snapped = 0, m->gone_mode = 0;
@@ -679,8 +694,15 @@ int cow_parents_up(struct cow *c, const char *rel)
 			if (fstatat(c->lower_fd, prefix, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    !S_ISDIR(lst.st_mode))
 				return -ENOENT;
-			if (mkdirat(c->upper_fd, prefix, 0700) < 0 && errno != EEXIST)
-				return -errno;
+			int r = cow_charge(c, COW_DIR_COST);
+			if (r < 0)
+				return r;
+			if (mkdirat(c->upper_fd, prefix, 0700) < 0) {
+				r = -errno;
+				(void)cow_charge(c, -COW_DIR_COST);
+				if (r != -EEXIST)
+					return r;
+			}
 			cow_note_copy(c, prefix, &lst);
 			/* Its attributes too: a default ACL decides the modes of what is made in
 			 * it. */
@@ -702,9 +724,14 @@ int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
 		return r;
 	if (n.layer != COW_NONE)
 		return -EEXIST;
-	if ((r = cow_touch(c, rel)) < 0 || (r = cow_parents_up(c, rel)) < 0)
+	if ((r = cow_touch(c, rel)) < 0 || (r = cow_parents_up(c, rel)) < 0 ||
+	    (r = cow_charge(c, COW_DIR_COST)) < 0)
 		return r;
-	return mkdirat(c->upper_fd, rel, mode) < 0 ? -errno : 0;
+	if (mkdirat(c->upper_fd, rel, mode) < 0) {
+		r = -errno;
+		(void)cow_charge(c, -COW_DIR_COST);
+	}
+	return r;
 }
 
 struct count {
@@ -796,8 +823,7 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 	if (n.layer == COW_UPPER) {
 		if (unlinkat(c->upper_fd, rel, dir ? AT_REMOVEDIR : 0) < 0)
 			return -errno;
-		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
-			cow_uncharge_file(c, &n.st);
+		cow_uncharge_entry(c, &n.st);
 		struct cow_mark *m = cow_mark_get(c, rel);
 		if (m) /* no longer a copy of anything: a file made at the name next is not */
 			copy_gone(m, &n.st);
@@ -841,8 +867,13 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 		return r;
 	int shows = lower_shows(c, from);
 	if (S_ISDIR(n.st.st_mode)) {
-		if (mkdirat(c->upper_fd, to, 0700) < 0)
-			return -errno;
+		if ((r = cow_charge(c, COW_DIR_COST)) < 0)
+			return r;
+		if (mkdirat(c->upper_fd, to, 0700) < 0) {
+			r = -errno;
+			(void)cow_charge(c, -COW_DIR_COST);
+			return r;
+		}
 		/* Its attributes go with it (a default ACL, user.*), from the layer holding it. */
 		cow_copy_dir_xattrs(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, from,
 				    c->upper_fd, to);
@@ -860,8 +891,11 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 		if (r < 0)
 			return r;
 		(void)!fchmodat(c->upper_fd, to, st.st_mode & 07777, 0);
-		if (n.layer == COW_UPPER && unlinkat(c->upper_fd, from, AT_REMOVEDIR) < 0)
-			return -errno;
+		if (n.layer == COW_UPPER) {
+			if (unlinkat(c->upper_fd, from, AT_REMOVEDIR) < 0)
+				return -errno;
+			(void)cow_charge(c, -COW_DIR_COST);
+		}
 	} else if (n.layer == COW_UPPER) {
 		if (renameat(c->upper_fd, from, c->upper_fd, to) < 0)
 			return -errno;

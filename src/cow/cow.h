@@ -238,6 +238,13 @@ int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size);
 int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more);
 /* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
 int cow_charge(struct cow *c, int64_t delta);
+/* What max_disk charges an entry other than a regular file of the branch: a directory one
+ * block, a symlink its target's length (@st: its lstat; 0 for anything else). */
+#define COW_DIR_COST 4096
+int64_t cow_entry_cost(const struct stat *st);
+/* An entry of the upper layer (@st, its lstat then) is gone: what it was charged, refunded (a
+ * regular file by cow_uncharge_file). */
+void cow_uncharge_entry(struct cow *c, const struct stat *st);
 
 /* The change set: every touched path whose entry differs, sorted by path. */
 int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n);
