@@ -355,6 +355,9 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	struct stat ls, us;
 	int r;
 
+	/* Exactly what the run made, checked before anything of the workdir changes. */
+	if ((r = cow_seal_check(c, reterr)) < 0)
+		return r;
 	_cleanup_close_ int lock = open(c->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock < 0)
 		return error_set(reterr, -errno, "commit: %s: %s", c->lower, strerror(errno));

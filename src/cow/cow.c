@@ -259,6 +259,7 @@ void cow_done(struct cow *c)
 	free(c->charged);
 	c->charged = NULL;
 	c->n_charged = 0;
+	cow_seal_free(c);
 	c->lower_fd = safe_close(c->lower_fd);
 	c->upper_fd = safe_close(c->upper_fd);
 	free(c->lower);

@@ -72,6 +72,13 @@ struct cow {
 		int64_t size;
 	} * charged;
 	size_t n_charged;
+	/* The upper layer as the run left it (cow_seal), sorted by path, and the entries found
+	 * there that the supervisor did not make. */
+	struct cow_sealed *sealed;
+	size_t n_sealed;
+	char **foreign;
+	size_t n_foreign;
+	int is_sealed;
 	uint64_t gen; /* bumped by every change of the branch (cow_changed) */
 	/* The last merged listing served (handlers/cow.c), reused while @gen holds: a listing
 	 * read in several getdents calls is made once. Freed by cow_done with @listing_free. */
@@ -245,6 +252,15 @@ int64_t cow_entry_cost(const struct stat *st);
 /* An entry of the upper layer (@st, its lstat then) is gone: what it was charged, refunded (a
  * regular file by cow_uncharge_file). */
 void cow_uncharge_entry(struct cow *c, const struct stat *st);
+
+/* Record the upper layer as the run left it (once nothing of the sandbox runs, before the
+ * change set is read; the workdir's stand-ins taken away first): every entry, by identity, and
+ * those the supervisor did not make. */
+int cow_seal(struct cow *c);
+/* Whether the upper layer is exactly as sealed (sealing it now if it was not), holding nothing
+ * the supervisor did not make: 0, or -EPERM naming the entries that differ (or -errno). */
+int cow_seal_check(struct cow *c, struct sandlock_error **reterr);
+void cow_seal_free(struct cow *c);
 
 /* The change set: every touched path whose entry differs, sorted by path. */
 int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n);
