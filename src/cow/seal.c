@@ -82,8 +82,8 @@ static int walk(struct cow *c, int dir, char *rel,
 			break;
 		r = 0;
 		if (S_ISDIR(st.st_mode) && !skip) {
-			_cleanup_close_ int sub =
-				openat(dir, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int sub = openat(
+				dir, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			r = sub < 0 ? -errno : walk(c, sub, rel, cb, arg);
 		}
 		rel[len] = '\0';
@@ -184,11 +184,11 @@ static int check_cb(struct cow *c, const char *rel, const struct stat *st, void 
 		return 0;
 	}
 	/* A directory whose entries changed changes too: entered, the entries named. */
-	if (e && S_ISDIR(st->st_mode) && e->st.st_dev == st->st_dev &&
-	    e->st.st_ino == st->st_ino && e->st.st_mode == st->st_mode) {
+	if (e && S_ISDIR(st->st_mode) && e->st.st_dev == st->st_dev && e->st.st_ino == st->st_ino &&
+	    e->st.st_mode == st->st_mode) {
 		e->seen = 1;
 		return strv_extend(&((struct check *)arg)->dirs, *rel ? rel : ".") < 0 ? -ENOMEM
-										     : 0;
+										       : 0;
 	}
 	int r = note_bad(arg, rel);
 	return r < 0 ? r : 1;
