@@ -204,10 +204,19 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	c->lower_fd = open(c->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c->lower_fd < 0 || fstat(c->lower_fd, &st) < 0)
 		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
-	if (!storage || !*storage)
-		storage = getenv("TMPDIR");
-	if (!storage || !*storage)
-		storage = "/tmp";
+	char root[64];
+	if (!storage || !*storage) {
+		int fd = cow_store_open(1);
+		if (fd < 0 || cow_store_root(root, sizeof(root)) < 0)
+			return error_set(reterr, fd < 0 ? fd : -ENAMETOOLONG,
+					 "fs_storage: the store root %s/sandlock-%u: %s (set "
+					 "fs_storage elsewhere)",
+					 COW_STORE_PARENT, (unsigned)geteuid(),
+					 fd == -EPERM ? "not a private directory of the user's"
+						      : strerror(fd < 0 ? -fd : ENAMETOOLONG));
+		close(fd);
+		storage = root;
+	}
 	_cleanup_free_ char *real_storage = realpath(storage, NULL);
 	if (!real_storage)
 		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));

@@ -114,7 +114,16 @@ struct cow_node {
 	int lower_beneath; /* a directory whose lower entries show beneath it */
 };
 
-/* Make a branch of @workdir in @storage (NULL: $TMPDIR or /tmp), named after @name. */
+/* The per-user store root, where branches live when fs_storage names no other place:
+ * COW_STORE_PARENT/sandlock-<euid>, 0700, the user's. On disk (not /tmp, often a tmpfs, and
+ * what sandboxes are most often granted: a grant that holds the root costs the carve). */
+#define COW_STORE_PARENT "/var/tmp"
+int cow_store_root(char *buf, size_t size);
+/* The store root opened (made first with @create when missing), never through a symlink: its
+ * descriptor, or -EPERM where it is not a private directory of the user's, -errno. */
+int cow_store_open(int create);
+
+/* Make a branch of @workdir in @storage (NULL: the store root), named after @name. */
 int cow_open(struct cow *c, const char *workdir, const char *storage, const char *name,
 	     uint64_t max_disk, struct sandlock_error **reterr);
 /* Free what the branch holds in memory (the directories stay as they are). */

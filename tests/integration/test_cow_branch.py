@@ -107,3 +107,93 @@ def test_max_disk_a_non_dumpable_task_writes_nothing_uncharged(wd):
     assert r.returncode == errno.ENOSPC, r.stderr
     r = py(wd, NODUMP_WRITE, "--on-exit", "abort", args=("nodump",))
     assert r.returncode == 0, r.stderr
+
+
+# ---- the store root ---------------------------------------------------------------------------
+
+STORE_ROOT = pathlib.Path(f"/var/tmp/sandlock-{os.geteuid()}")
+
+TRY_WRITE = """
+import glob
+res = {}
+for p in sys.argv[1:]:
+    try:
+        with open(p, "w") as f:
+            f.write("evil\\n")
+        res[p] = 0
+    except OSError as e:
+        res[p] = e.errno
+out(res)
+"""
+
+
+def test_another_sandbox_cannot_reach_a_running_sandboxs_branch(wd, tmp_path):
+    """Sandbox A runs over a workdir with the default storage; sandbox B of the same user,
+    granted /tmp and /var/tmp, tries to add a file to A's branch and to rewrite A's own: both
+    refused (EACCES), and A's commit lands its own file only. Control: B's grants work beside
+    the branches."""
+    mark = f"m-{os.getpid()}-{time.monotonic_ns()}.txt"
+    a = subprocess.Popen([SANDLOCK, "run", *SYSTEM_READ, "--workdir", str(wd), "--cwd", str(wd),
+                          "--", "/bin/sh", "-c", f"echo mine > {mark}; sleep 3"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        found = []
+        for _ in range(200):
+            found = (glob_paths(f"/tmp/sandlock-*/upper/{mark}") +
+                     glob_paths(f"{STORE_ROOT}/*/upper/{mark}"))
+            if found:
+                break
+            time.sleep(0.01)
+        assert found, "A's branch never showed"
+        upper = pathlib.Path(found[0]).parent
+        evil = [str(upper / "evil.txt"), str(upper / mark)]
+        beside = tmp_path / "beside.txt"
+        r = run(*SYSTEM_READ, "-w", "/tmp", "-w", "/var/tmp", "--", PY, "-c",
+                PRELUDE + TRY_WRITE, *evil, str(beside))
+        res = result_json(r)
+        assert res == {evil[0]: errno.EACCES, evil[1]: errno.EACCES, str(beside): 0}, res
+        assert (upper / mark).read_text() == "mine\n"
+        assert beside.read_text() == "evil\n"  # the control
+    finally:
+        out, err = a.communicate(timeout=30)
+    assert a.returncode == 0, err
+    assert (wd / mark).read_text() == "mine\n"
+    assert not (wd / "evil.txt").exists()
+
+
+def glob_paths(pattern):
+    import glob
+    return glob.glob(pattern)
+
+
+def test_the_store_root_is_private_and_out_of_every_grant(wd):
+    """The default storage is one directory of the user's, 0700; a sandbox granted what holds it
+    lists no branch's files and makes nothing there, while what it makes beside it works."""
+    r = run(*SYSTEM_READ, "--workdir", str(wd), "--cwd", str(wd), "--on-exit", "abort", "--",
+            "/bin/true")
+    assert r.returncode == 0, r.stderr
+    st = STORE_ROOT.lstat()
+    assert (st.st_uid, stat_mode(st)) == (os.geteuid(), 0o700)
+    probe = STORE_ROOT / f"probe-{os.getpid()}"
+    code = f"""
+res = []
+for f in (lambda: open({str(probe)!r}, "w"), lambda: os.mkdir({str(probe)!r}),
+          lambda: open("/var/tmp/beside-{os.getpid()}", "w")):
+    try:
+        f(); res.append(0)
+    except OSError as e:
+        res.append(e.errno)
+out(res)
+"""
+    r = run(*SYSTEM_READ, "-w", "/var/tmp", "--", PY, "-c", PRELUDE + code)
+    try:
+        assert result_json(r) == [errno.EACCES, errno.EACCES, 0], r.stderr
+        assert not probe.exists()
+    finally:
+        for p in (probe, pathlib.Path(f"/var/tmp/beside-{os.getpid()}")):
+            if p.is_file():
+                p.unlink()
+
+
+def stat_mode(st):
+    return st.st_mode & 0o7777
