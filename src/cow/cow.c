@@ -197,7 +197,7 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
-	c->lower_fd = c->upper_fd = -1;
+	c->lower_fd = c->upper_fd = c->lock_fd = c->journal_fd = -1;
 	c->max_disk = max_disk;
 	if (!(c->lower = realpath(workdir, NULL)))
 		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
@@ -223,6 +223,8 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	if (path_is_beneath(real_storage, c->lower))
 		return error_set(reterr, -EINVAL, "fs_storage: %s: inside the workdir %s", storage,
 				 c->lower);
+	/* What a killed run of this workdir left in it goes first. */
+	cow_clean_stale(real_storage, c->lower_fd);
 	if (asprintf(&c->dir, "%s/sandlock-%s-XXXXXX", real_storage,
 		     name && *name ? name : "branch") < 0) {
 		c->dir = NULL;
@@ -230,6 +232,11 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	}
 	if (!mkdtemp(c->dir))
 		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));
+	int lr = cow_lock_branch(c);
+	if (lr < 0) {
+		(void)cow_abort(c);
+		return error_set(reterr, lr, "fs_storage: %s: %s", c->dir, strerror(-lr));
+	}
 	if (asprintf(&c->upper, "%s/upper", c->dir) < 0) {
 		c->upper = NULL;
 		return error_set(reterr, -ENOMEM, "out of memory");
@@ -269,6 +276,7 @@ void cow_done(struct cow *c)
 	c->charged = NULL;
 	c->n_charged = 0;
 	cow_seal_free(c);
+	c->lock_fd = safe_close(c->lock_fd);
 	c->lower_fd = safe_close(c->lower_fd);
 	c->upper_fd = safe_close(c->upper_fd);
 	free(c->lower);

@@ -66,6 +66,11 @@ struct cow {
 			    * (cow_anchor_file) */
 	ino_t *anchor_ino; /* per anchor: the inode linked ('f'), else 0 */
 	size_t n_anchors;
+	/* The branch's lock (<dir>/lock, held while the branch is in use: a branch whose lock is
+	 * free was left by a sandlock that is gone) and the record of the anchors made
+	 * (<dir>/anchors, cow_anchor_record), by which the next run takes back what a killed one
+	 * left in the workdir (cow_clean_stale). */
+	int lock_fd, journal_fd;
 	struct cow_charged { /* max_disk: the size each branch file was charged for */
 		dev_t dev;
 		ino_t ino;
@@ -244,8 +249,16 @@ int cow_parent_of(int root, const char *rel, const char **name);
  * it is about to be given a set-user-ID or set-group-ID bit, which every user who can reach
  * the workdir would run it with. A later exec of it is refused (EACCES). */
 void cow_unanchor_ino(struct cow *c, ino_t ino);
-/* Remove the anchors (the directories still empty), deepest first. */
+/* Remove the anchors (the directories still empty), deepest first, and their record. */
 void cow_unanchor(struct cow *c);
+/* Note anchor @rel of @type ('d', 'f', 'a'; @target: an alias's file) with the inode made or
+ * linked, in the branch's record of anchors, before anything else is made. */
+int cow_anchor_record(struct cow *c, char type, const char *rel, const struct stat *st,
+		      const char *target);
+/* The stand-ins that branches of @storage left by a sandlock that is gone (their lock free)
+ * hold in their workdir (only the workdir of @lower_fd when >= 0): each removed if it still is
+ * the very directory (empty) or link recorded, never by its name alone; the record then. */
+void cow_clean_stale(const char *storage, int lower_fd);
 /* Charge branch file (@dev, @ino) up to @size bytes (what it was charged for before is not
  * charged again): -ENOSPC where max_disk would be passed. */
 int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size);

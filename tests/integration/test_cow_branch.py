@@ -197,3 +197,49 @@ out(res)
 
 def stat_mode(st):
     return st.st_mode & 0o7777
+
+
+# ---- stand-ins a killed run left ---------------------------------------------------------------
+
+KILLED_RUN = ("mkdir -p build/out && cd build/out && printf '#!/bin/sh\\nexec sleep 60\\n' > prog && "
+              "chmod +x prog && ./prog")
+
+
+def killed_run(wd):
+    """A run that enters a directory it made and executes a program it wrote, killed with
+    SIGKILL (sandlock itself: no clean-up) once the workdir holds their stand-ins."""
+    p = subprocess.Popen([SANDLOCK, "run", *cow_flags(wd), "--cwd", str(wd), "--", "/bin/sh",
+                          "-c", KILLED_RUN], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    for _ in range(500):
+        if (wd / "build" / "out" / "prog").exists():
+            break
+        time.sleep(0.01)
+    time.sleep(0.1)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=10)
+    assert (wd / "build" / "out" / "prog").is_file(), "the exec link never showed"
+
+
+def test_a_killed_runs_stand_ins_are_taken_away_by_the_next_run(wd):
+    killed_run(wd)
+    # They outlive the run (nothing could take them away then) ...
+    assert (wd / "build").is_dir() and (wd / "build" / "out" / "prog").is_file()
+    (wd / "mine.txt").write_text("the user's\n")
+    r = run(*cow_flags(wd), "--cwd", str(wd), "--", "/bin/true")
+    assert r.returncode == 0, r.stderr
+    # ... and the next run of the workdir takes them away, nothing else.
+    assert sorted(os.listdir(wd)) == ["a.txt", "mine.txt", "sub"]
+    assert (wd / "mine.txt").read_text() == "the user's\n"
+
+
+def test_a_stand_in_the_user_replaced_stays(wd):
+    """Control: only what the record names, where it still is that very entry: a program the
+    user put at the link's name is kept, and so is the directory holding it."""
+    killed_run(wd)
+    prog = wd / "build" / "out" / "prog"
+    prog.unlink()
+    prog.write_text("the user's\n")
+    r = run(*cow_flags(wd), "--cwd", str(wd), "--", "/bin/true")
+    assert r.returncode == 0, r.stderr
+    assert prog.read_text() == "the user's\n"
