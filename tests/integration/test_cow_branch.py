@@ -205,10 +205,11 @@ KILLED_RUN = ("mkdir -p build/out && cd build/out && printf '#!/bin/sh\\nexec sl
               "chmod +x prog && ./prog")
 
 
-def killed_run(wd):
+def killed_run(wd, flags=None):
     """A run that enters a directory it made and executes a program it wrote, killed with
     SIGKILL (sandlock itself: no clean-up) once the workdir holds their stand-ins."""
-    p = subprocess.Popen([SANDLOCK, "run", *cow_flags(wd), "--cwd", str(wd), "--", "/bin/sh",
+    flags = cow_flags(wd) if flags is None else flags
+    p = subprocess.Popen([SANDLOCK, "run", *flags, "--cwd", str(wd), "--", "/bin/sh",
                           "-c", KILLED_RUN], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     for _ in range(500):
@@ -243,3 +244,13 @@ def test_a_stand_in_the_user_replaced_stays(wd):
     r = run(*cow_flags(wd), "--cwd", str(wd), "--", "/bin/true")
     assert r.returncode == 0, r.stderr
     assert prog.read_text() == "the user's\n"
+
+
+def test_sandlock_ps_takes_away_what_killed_runs_left(wd):
+    """A run with the default storage (the store root), killed: `sandlock ps` takes its
+    stand-ins away as it does the stale runtime directories."""
+    killed_run(wd, [*SYSTEM_READ, "--workdir", str(wd)])
+    assert (wd / "build" / "out" / "prog").is_file()
+    r = subprocess.run([SANDLOCK, "ps"], capture_output=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(wd)) == ["a.txt", "sub"]
