@@ -254,3 +254,9 @@ def test_sandlock_ps_takes_away_what_killed_runs_left(wd):
     r = subprocess.run([SANDLOCK, "ps"], capture_output=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(wd)) == ["a.txt", "sub"]
+
+
+def test_check_names_the_store_root_and_its_clean_up():
+    r = subprocess.run([SANDLOCK, "check"], capture_output=True, timeout=30)
+    assert f"Workdir branches: {STORE_ROOT}/ ".encode() in r.stdout, r.stdout
+    assert b"taken away by the next run" in r.stdout
