@@ -251,8 +251,8 @@ int cow_parent_of(int root, const char *rel, const char **name);
 void cow_unanchor_ino(struct cow *c, ino_t ino);
 /* Remove the anchors (the directories still empty), deepest first, and their record. */
 void cow_unanchor(struct cow *c);
-/* Note anchor @rel of @type ('d', 'f', 'a'; @target: an alias's file) with the inode made or
- * linked, in the branch's record of anchors, before anything else is made. */
+/* Note anchor @rel of @type ('d', 'f', 'a'; @target: the branch file linked) with the inode made
+ * or linked, in the branch's record of anchors, as soon as it is made. */
 int cow_anchor_record(struct cow *c, char type, const char *rel, const struct stat *st,
 		      const char *target);
 /* The stand-ins that branches of @storage left by a sandlock that is gone (their lock free)
