@@ -134,7 +134,9 @@ def test_another_sandbox_cannot_reach_a_running_sandboxs_branch(wd, tmp_path):
     the branches."""
     mark = f"m-{os.getpid()}-{time.monotonic_ns()}.txt"
     a = subprocess.Popen([SANDLOCK, "run", *SYSTEM_READ, "--workdir", str(wd), "--cwd", str(wd),
-                          "--", "/bin/sh", "-c", f"echo mine > {mark}; sleep 3"],
+                          "--", "/bin/sh", "-c",
+                          f"echo mine > {mark}; i=0; while [ ! -e go ] && [ $i -lt 600 ]; "
+                          "do sleep 0.05; i=$((i+1)); done"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         found = []
@@ -155,6 +157,7 @@ def test_another_sandbox_cannot_reach_a_running_sandboxs_branch(wd, tmp_path):
         assert (upper / mark).read_text() == "mine\n"
         assert beside.read_text() == "evil\n"  # the control
     finally:
+        (wd / "go").write_text("")  # (the host's: A sees it through the workdir and ends)
         out, err = a.communicate(timeout=30)
     assert a.returncode == 0, err
     assert (wd / mark).read_text() == "mine\n"
