@@ -50,6 +50,12 @@ int cow_save(struct cow *c)
 {
 	cow_unanchor(c);
 	_cleanup_free_ char *path = NULL;
+	/* Nothing of the run is left in the workdir: the lock (cow/stale.c) has nothing more to
+	 * guard, and a branch left on disk holds only what it says. */
+	if (asprintf(&path, "%s/lock", c->dir) < 0)
+		return -ENOMEM;
+	(void)unlink(path);
+	free(path);
 	if (asprintf(&path, "%s/whiteouts", c->dir) < 0)
 		return -ENOMEM;
 	FILE *f = fopen(path, "we");
