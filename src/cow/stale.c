@@ -91,8 +91,9 @@ static ssize_t parse(char *buf, size_t n, struct rec **ret)
 		char *tnul = nul ? memchr(nul + 1, '\0', (size_t)(end - nul - 1)) : NULL;
 		uintmax_t dev, ino;
 		int off = 0;
-		if (!tnul || sscanf(p, "%c %ju %ju %n", &(char){ 0 }, &dev, &ino, &off) != 3 ||
-		    !off || !strchr("wdfa", p[0])) {
+		/* (the one space before the path read exactly: a name may begin with spaces) */
+		if (!tnul || sscanf(p, "%c %ju %ju%n", &(char){ 0 }, &dev, &ino, &off) != 3 ||
+		    !off || p[off] != ' ' || !strchr("wdfa", p[0])) {
 			free(v);
 			return -EINVAL;
 		}
@@ -104,7 +105,7 @@ static ssize_t parse(char *buf, size_t n, struct rec **ret)
 			}
 			v = nv;
 		}
-		v[k++] = (struct rec){ p[0], (dev_t)dev, (ino_t)ino, p + off, nul + 1 };
+		v[k++] = (struct rec){ p[0], (dev_t)dev, (ino_t)ino, p + off + 1, nul + 1 };
 		p = tnul + 1;
 	}
 	*ret = v;
