@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sandlock.h"
@@ -31,6 +32,11 @@ int verb_check(int argc, char **argv)
 	printf("Minimum ABI: %d (every protection strict; 1 with every protection allowed to "
 	       "degrade)\n\n",
 	       min);
+	/* Where workdir branches live (the library's store root, cow/store.c). */
+	printf("Workdir branches: /var/tmp/sandlock-%u/ (out of every sandbox's grants; what a "
+	       "killed run left in its workdir is taken away by the next run of it, or by "
+	       "`sandlock ps`)\n\n",
+	       (unsigned)geteuid());
 	printf("%-26s %-6s %s\n", "PROTECTION", "FLOOR", "STATUS");
 	for (uint32_t p = 0; p < SANDLOCK_PROTECTION_COUNT; p++) {
 		int floor = sandlock_protection_abi_floor(p);

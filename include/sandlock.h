@@ -366,7 +366,9 @@ int sandlock_sandbox_pending(const sandlock_sandbox_t *sandbox);
  * the workdir) while it is on disk (deferred, kept, or a failed commit), else NULL. */
 const char *sandlock_sandbox_upper_dir(const sandlock_sandbox_t *sandbox);
 /* A pending branch: merge it into the workdir (waiting up to 5 s for another sandbox merging
- * the same workdir; on failure it stays pending, on disk), or discard it. */
+ * the same workdir; on failure it stays pending, on disk), or discard it. The merge lands the
+ * change set and nothing else: -EPERM, the workdir untouched, where the branch holds an entry
+ * the run did not make or one changed since the run ended (the message names them). */
 int sandlock_sandbox_commit(sandlock_sandbox_t *sandbox, sandlock_error_t **reterr);
 int sandlock_sandbox_abort(sandlock_sandbox_t *sandbox, sandlock_error_t **reterr);
 

@@ -370,8 +370,11 @@ class Sandbox:
 
     def commit(self) -> None:
         """Merge the pending branch into the workdir (waiting up to 5 s for another sandbox
-        merging into it; last writer wins against changes made since the run). BranchError
-        (BranchConflictError on ESTALE) if the merge fails: the branch stays pending, on disk."""
+        merging into it; last writer wins against changes made since the run). It lands what
+        ``changes`` listed and nothing else: a branch holding an entry the run did not make,
+        or one changed since it ended, is refused (BranchError naming them, the workdir
+        untouched). BranchError (BranchConflictError on ESTALE) if the merge fails: the branch
+        stays pending, on disk."""
         self._decide(True)
 
     def abort(self) -> None:

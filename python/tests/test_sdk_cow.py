@@ -378,3 +378,58 @@ def test_keep_leaves_the_branch_and_says_where(cow, wd):
     sb.on_exit = BranchAction.ABORT
     assert sh(sb, "echo new > n.txt").success
     assert sb.upper_dir is None and len(store(wd)) == 1
+
+
+# ---- only what the run made ------------------------------------------------------------------
+
+
+def test_a_deferred_commit_refuses_entries_the_run_did_not_make(cow, wd):
+    """An entry put in a deferred branch by someone else, or a file of its change set changed
+    after the run, refuses the commit (BranchError naming it; the workdir untouched, the
+    branch still pending). Control: the branch as the run left it commits what changes
+    showed."""
+    before = snapshot(wd)
+    sb = cow(on_exit=BranchAction.DEFER)
+    r = sh(sb, "echo new > n.txt && mkdir d && echo x > d/x")
+    assert r.success and sb.pending
+    assert [c.path for c in r.changes] == ["d", "d/x", "n.txt"]
+    upper = pathlib.Path(sb.upper_dir)
+    (upper / "evil.txt").write_bytes(b"not the run's\n")
+    (upper / "d" / "evil").mkdir()
+    with pytest.raises(BranchError, match=r"did not make.*d/evil, evil\.txt"):
+        sb.commit()
+    assert snapshot(wd) == before and sb.pending
+    (upper / "evil.txt").unlink()
+    (upper / "d" / "evil").rmdir()
+    with open(upper / "n.txt", "ab") as f:  # a file the change set showed, changed since
+        f.write(b"more\n")
+    with pytest.raises(BranchError, match=r"n\.txt"):
+        sb.commit()
+    assert snapshot(wd) == before and sb.pending
+    # Control: its bytes as the run left them are not enough (it is another version now);
+    # aborted, and a run whose branch nobody touched commits what changes listed.
+    sb.abort()
+    assert snapshot(wd) == before and store(wd) == []
+    sb = cow(on_exit=BranchAction.DEFER)
+    r = sh(sb, "echo new > n.txt && mkdir d && echo x > d/x")
+    sb.commit()
+    assert (wd / "n.txt").read_bytes() == b"new\n" and (wd / "d" / "x").read_bytes() == b"x\n"
+    assert set(snapshot(wd)) - set(before) == {c.path for c in r.changes}
+
+
+def test_a_commit_at_the_end_refuses_an_entry_put_in_the_branch_during_the_run(cow, wd):
+    """Control first: the run alone commits; then a file put in its upper layer while it runs
+    (as a process outside the sandbox can) is never merged: the commit is refused, named in
+    the result's error, the workdir untouched, the branch kept."""
+    r = sh(cow(), "echo mine > m.txt")
+    assert r.success and (wd / "m.txt").read_bytes() == b"mine\n" and store(wd) == []
+    before = snapshot(wd)
+    sb = cow()
+    sb.spawn(["/bin/sh", "-c", "echo new > n.txt; sleep 1"])
+    found = wait_until(lambda: glob.glob(str(wd.parent / "store" / "*" / "upper" / "n.txt")))
+    assert found, store(wd)
+    pathlib.Path(found[0]).with_name("evil.txt").write_bytes(b"x\n")
+    r = sb.wait()
+    assert r.exit_code == 0 and [c.path for c in r.changes] == ["n.txt"]
+    assert "did not make" in str(r.error) and "evil.txt" in str(r.error), r.error
+    assert snapshot(wd) == before and len(store(wd)) == 1

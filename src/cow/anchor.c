@@ -109,7 +109,7 @@ int cow_anchor_file(struct cow *c, const char *rel)
 		return errno == EXDEV ? -EACCES : -errno; /* another filesystem: no link */
 	}
 	c->anchor_ino[c->n_anchors - 1] = st.st_ino;
-	return 0;
+	return cow_anchor_record(c, 'f', rel, &st, rel);
 }
 
 int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
@@ -177,7 +177,7 @@ int cow_anchor_alias(struct cow *c, const char *rel, char *alias, size_t size)
 		cow_changed(c);
 		m->hidden = 1;
 		c->anchor_ino[c->n_anchors - 1] = up.st_ino;
-		return 0;
+		return cow_anchor_record(c, 'a', alias, &up, rel);
 	}
 	return -EACCES;
 }
@@ -236,7 +236,7 @@ int cow_alias_refresh(struct cow *c, const char *rel)
 		(void)unlinkat(pfd, tmp, 0);
 		c->anchor_ino[i] = up.st_ino;
 		cow_changed(c);
-		return 0;
+		return cow_anchor_record(c, 'a', rel, &up, target);
 	}
 	return 0;
 }
@@ -276,6 +276,9 @@ int cow_anchor(struct cow *c, const char *rel)
 			free(c->anchors[--c->n_anchors]);
 			return -errno;
 		}
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (r = cow_anchor_record(c, 'd', prefix, &st, NULL)) < 0)
+			return r < 0 ? r : -errno; /* (taken away by cow_unanchor) */
 	}
 	return 0;
 }
@@ -321,4 +324,12 @@ void cow_unanchor(struct cow *c)
 	c->anchor_ino = NULL;
 	free(c->anchors);
 	c->anchors = NULL;
+	/* Nothing of the run left in the workdir: its record goes (a record that could not
+	 * be written may name what was taken away already: cow_clean_stale checks each). */
+	if (c->journal_fd >= 0 && c->dir) {
+		_cleanup_free_ char *path = NULL;
+		if (asprintf(&path, "%s/anchors", c->dir) >= 0)
+			(void)unlink(path);
+	}
+	c->journal_fd = safe_close(c->journal_fd);
 }

@@ -50,6 +50,12 @@ int cow_save(struct cow *c)
 {
 	cow_unanchor(c);
 	_cleanup_free_ char *path = NULL;
+	/* Nothing of the run is left in the workdir: the lock (cow/stale.c) has nothing more to
+	 * guard, and a branch left on disk holds only what it says. */
+	if (asprintf(&path, "%s/lock", c->dir) < 0)
+		return -ENOMEM;
+	(void)unlink(path);
+	free(path);
 	if (asprintf(&path, "%s/whiteouts", c->dir) < 0)
 		return -ENOMEM;
 	FILE *f = fopen(path, "we");
@@ -355,6 +361,9 @@ int cow_commit(struct cow *c, int wait_ms, struct sandlock_error **reterr)
 	struct stat ls, us;
 	int r;
 
+	/* Exactly what the run made, checked before anything of the workdir changes. */
+	if ((r = cow_seal_check(c, reterr)) < 0)
+		return r;
 	_cleanup_close_ int lock = open(c->lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock < 0)
 		return error_set(reterr, -errno, "commit: %s: %s", c->lower, strerror(errno));

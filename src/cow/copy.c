@@ -175,11 +175,20 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 
 	if (fstatat(fromfd, from, &cp.st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (S_ISLNK(cp.st.st_mode))
-		return cow_copy_symlink(fromfd, from, c->upper_fd, to);
+	int r = cow_charge(c, cow_entry_cost(&cp.st));
+	if (r < 0)
+		return r;
+	if (S_ISLNK(cp.st.st_mode)) {
+		if ((r = cow_copy_symlink(fromfd, from, c->upper_fd, to)) < 0)
+			(void)cow_charge(c, -cow_entry_cost(&cp.st));
+		return r;
+	}
 	if (S_ISDIR(cp.st.st_mode)) {
-		if (mkdirat(c->upper_fd, to, 0700) < 0)
-			return -errno;
+		if (mkdirat(c->upper_fd, to, 0700) < 0) {
+			r = -errno;
+			(void)cow_charge(c, -COW_DIR_COST);
+			return r;
+		}
 		if (fromfd == c->lower_fd)
 			cow_note_copy(c, to, &cp.st);
 		cow_copy_dir_xattrs(fromfd, from, c->upper_fd, to); /* a default ACL too */
@@ -191,7 +200,7 @@ int cow_copy_entry(struct cow *c, int fromfd, const char *from, const char *to, 
 	}
 	if (!S_ISREG(cp.st.st_mode))
 		return -EXDEV; /* a kernel object: never copied */
-	int r = copy_begin(c, fromfd, from, c->upper_fd, to, &cp);
+	r = copy_begin(c, fromfd, from, c->upper_fd, to, &cp);
 	if (r < 0)
 		return r;
 	if (!truncate)

@@ -45,6 +45,8 @@ struct cow_mark {
 	struct stat before_st;
 };
 
+/* Make and lock the branch's lock file (cow/stale.c): 0 or -errno. */
+int cow_lock_branch(struct cow *c);
 /* The mark of @rel, or NULL; cow_mark_add: found or made (NULL: out of memory). */
 struct cow_mark *cow_mark_get(struct cow *c, const char *rel);
 struct cow_mark *cow_mark_add(struct cow *c, const char *rel);

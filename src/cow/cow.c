@@ -197,23 +197,34 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
-	c->lower_fd = c->upper_fd = -1;
+	c->lower_fd = c->upper_fd = c->lock_fd = c->journal_fd = -1;
 	c->max_disk = max_disk;
 	if (!(c->lower = realpath(workdir, NULL)))
 		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
 	c->lower_fd = open(c->lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c->lower_fd < 0 || fstat(c->lower_fd, &st) < 0)
 		return error_set(reterr, -errno, "workdir: %s: %s", workdir, strerror(errno));
-	if (!storage || !*storage)
-		storage = getenv("TMPDIR");
-	if (!storage || !*storage)
-		storage = "/tmp";
+	char root[64];
+	if (!storage || !*storage) {
+		int fd = cow_store_open(1);
+		if (fd < 0 || cow_store_root(root, sizeof(root)) < 0)
+			return error_set(reterr, fd < 0 ? fd : -ENAMETOOLONG,
+					 "fs_storage: the store root %s/sandlock-%u: %s (set "
+					 "fs_storage elsewhere)",
+					 COW_STORE_PARENT, (unsigned)geteuid(),
+					 fd == -EPERM ? "not a private directory of the user's"
+						      : strerror(fd < 0 ? -fd : ENAMETOOLONG));
+		close(fd);
+		storage = root;
+	}
 	_cleanup_free_ char *real_storage = realpath(storage, NULL);
 	if (!real_storage)
 		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));
 	if (path_is_beneath(real_storage, c->lower))
 		return error_set(reterr, -EINVAL, "fs_storage: %s: inside the workdir %s", storage,
 				 c->lower);
+	/* What a killed run of this workdir left in it goes first. */
+	cow_clean_stale(real_storage, c->lower_fd);
 	if (asprintf(&c->dir, "%s/sandlock-%s-XXXXXX", real_storage,
 		     name && *name ? name : "branch") < 0) {
 		c->dir = NULL;
@@ -221,6 +232,11 @@ int cow_open(struct cow *c, const char *workdir, const char *storage, const char
 	}
 	if (!mkdtemp(c->dir))
 		return error_set(reterr, -errno, "fs_storage: %s: %s", storage, strerror(errno));
+	int lr = cow_lock_branch(c);
+	if (lr < 0) {
+		(void)cow_abort(c);
+		return error_set(reterr, lr, "fs_storage: %s: %s", c->dir, strerror(-lr));
+	}
 	if (asprintf(&c->upper, "%s/upper", c->dir) < 0) {
 		c->upper = NULL;
 		return error_set(reterr, -ENOMEM, "out of memory");
@@ -259,6 +275,8 @@ void cow_done(struct cow *c)
 	free(c->charged);
 	c->charged = NULL;
 	c->n_charged = 0;
+	cow_seal_free(c);
+	c->lock_fd = safe_close(c->lock_fd);
 	c->lower_fd = safe_close(c->lower_fd);
 	c->upper_fd = safe_close(c->upper_fd);
 	free(c->lower);
@@ -499,6 +517,22 @@ void cow_uncharge_file(struct cow *c, const struct stat *st)
 	(void)cow_charge(c, -refund);
 }
 
+int64_t cow_entry_cost(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return COW_DIR_COST;
+	return S_ISLNK(st->st_mode) ? MAX((int64_t)st->st_size, (int64_t)1) : 0;
+}
+
+void cow_uncharge_entry(struct cow *c, const struct stat *st)
+{
+	if (S_ISREG(st->st_mode)) {
+		if (st->st_nlink <= 1)
+			cow_uncharge_file(c, st);
+	} else if (S_ISDIR(st->st_mode) || st->st_nlink <= 1) /* (a symlink's last name) */
+		(void)cow_charge(c, -cow_entry_cost(st));
+}
+
 int cow_charge(struct cow *c, int64_t delta)
 {
 	if (delta > 0 && c->max_disk && c->used + (uint64_t)delta > c->max_disk)
@@ -632,8 +666,7 @@ void cow_uncopy(struct cow *c, const char *rel)
 	cow_changed(c);
 	if (unlinkat(c->upper_fd, rel, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
 		return;
-	if (S_ISREG(st.st_mode) && st.st_nlink <= 1)
-		cow_uncharge_file(c, &st);
+	cow_uncharge_entry(c, &st);
 	struct cow_mark *m = cow_mark_get(c, rel);
 	if (m)
 		m->from_dev = 0, m->from_ino = 0, m->snapped = 0, m->gone_mode = 0;
@@ -679,8 +712,15 @@ int cow_parents_up(struct cow *c, const char *rel)
 			if (fstatat(c->lower_fd, prefix, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    !S_ISDIR(lst.st_mode))
 				return -ENOENT;
-			if (mkdirat(c->upper_fd, prefix, 0700) < 0 && errno != EEXIST)
-				return -errno;
+			int r = cow_charge(c, COW_DIR_COST);
+			if (r < 0)
+				return r;
+			if (mkdirat(c->upper_fd, prefix, 0700) < 0) {
+				r = -errno;
+				(void)cow_charge(c, -COW_DIR_COST);
+				if (r != -EEXIST)
+					return r;
+			}
 			cow_note_copy(c, prefix, &lst);
 			/* Its attributes too: a default ACL decides the modes of what is made in
 			 * it. */
@@ -702,9 +742,14 @@ int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
 		return r;
 	if (n.layer != COW_NONE)
 		return -EEXIST;
-	if ((r = cow_touch(c, rel)) < 0 || (r = cow_parents_up(c, rel)) < 0)
+	if ((r = cow_touch(c, rel)) < 0 || (r = cow_parents_up(c, rel)) < 0 ||
+	    (r = cow_charge(c, COW_DIR_COST)) < 0)
 		return r;
-	return mkdirat(c->upper_fd, rel, mode) < 0 ? -errno : 0;
+	if (mkdirat(c->upper_fd, rel, mode) < 0) {
+		r = -errno;
+		(void)cow_charge(c, -COW_DIR_COST);
+	}
+	return r;
 }
 
 struct count {
@@ -796,8 +841,7 @@ int cow_remove(struct cow *c, const char *rel, int dir)
 	if (n.layer == COW_UPPER) {
 		if (unlinkat(c->upper_fd, rel, dir ? AT_REMOVEDIR : 0) < 0)
 			return -errno;
-		if (S_ISREG(n.st.st_mode) && n.st.st_nlink <= 1)
-			cow_uncharge_file(c, &n.st);
+		cow_uncharge_entry(c, &n.st);
 		struct cow_mark *m = cow_mark_get(c, rel);
 		if (m) /* no longer a copy of anything: a file made at the name next is not */
 			copy_gone(m, &n.st);
@@ -841,8 +885,13 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 		return r;
 	int shows = lower_shows(c, from);
 	if (S_ISDIR(n.st.st_mode)) {
-		if (mkdirat(c->upper_fd, to, 0700) < 0)
-			return -errno;
+		if ((r = cow_charge(c, COW_DIR_COST)) < 0)
+			return r;
+		if (mkdirat(c->upper_fd, to, 0700) < 0) {
+			r = -errno;
+			(void)cow_charge(c, -COW_DIR_COST);
+			return r;
+		}
 		/* Its attributes go with it (a default ACL, user.*), from the layer holding it. */
 		cow_copy_dir_xattrs(n.layer == COW_UPPER ? c->upper_fd : c->lower_fd, from,
 				    c->upper_fd, to);
@@ -860,8 +909,11 @@ static int move_tree(struct cow *c, const char *from, const char *to)
 		if (r < 0)
 			return r;
 		(void)!fchmodat(c->upper_fd, to, st.st_mode & 07777, 0);
-		if (n.layer == COW_UPPER && unlinkat(c->upper_fd, from, AT_REMOVEDIR) < 0)
-			return -errno;
+		if (n.layer == COW_UPPER) {
+			if (unlinkat(c->upper_fd, from, AT_REMOVEDIR) < 0)
+				return -errno;
+			(void)cow_charge(c, -COW_DIR_COST);
+		}
 	} else if (n.layer == COW_UPPER) {
 		if (renameat(c->upper_fd, from, c->upper_fd, to) < 0)
 			return -errno;

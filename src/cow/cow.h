@@ -66,12 +66,24 @@ struct cow {
 			    * (cow_anchor_file) */
 	ino_t *anchor_ino; /* per anchor: the inode linked ('f'), else 0 */
 	size_t n_anchors;
+	/* The branch's lock (<dir>/lock, held while the branch is in use: a branch whose lock is
+	 * free was left by a sandlock that is gone) and the record of the anchors made
+	 * (<dir>/anchors, cow_anchor_record), by which the next run takes back what a killed one
+	 * left in the workdir (cow_clean_stale). */
+	int lock_fd, journal_fd;
 	struct cow_charged { /* max_disk: the size each branch file was charged for */
 		dev_t dev;
 		ino_t ino;
 		int64_t size;
 	} * charged;
 	size_t n_charged;
+	/* The upper layer as the run left it (cow_seal), sorted by path, and the entries found
+	 * there that the supervisor did not make. */
+	struct cow_sealed *sealed;
+	size_t n_sealed;
+	char **foreign;
+	size_t n_foreign;
+	int is_sealed;
 	uint64_t gen; /* bumped by every change of the branch (cow_changed) */
 	/* The last merged listing served (handlers/cow.c), reused while @gen holds: a listing
 	 * read in several getdents calls is made once. Freed by cow_done with @listing_free. */
@@ -107,7 +119,16 @@ struct cow_node {
 	int lower_beneath; /* a directory whose lower entries show beneath it */
 };
 
-/* Make a branch of @workdir in @storage (NULL: $TMPDIR or /tmp), named after @name. */
+/* The per-user store root, where branches live when fs_storage names no other place:
+ * COW_STORE_PARENT/sandlock-<euid>, 0700, the user's. On disk (not /tmp, often a tmpfs, and
+ * what sandboxes are most often granted: a grant that holds the root costs the carve). */
+#define COW_STORE_PARENT "/var/tmp"
+int cow_store_root(char *buf, size_t size);
+/* The store root opened (made first with @create when missing), never through a symlink: its
+ * descriptor, or -EPERM where it is not a private directory of the user's, -errno. */
+int cow_store_open(int create);
+
+/* Make a branch of @workdir in @storage (NULL: the store root), named after @name. */
 int cow_open(struct cow *c, const char *workdir, const char *storage, const char *name,
 	     uint64_t max_disk, struct sandlock_error **reterr);
 /* Free what the branch holds in memory (the directories stay as they are). */
@@ -228,8 +249,16 @@ int cow_parent_of(int root, const char *rel, const char **name);
  * it is about to be given a set-user-ID or set-group-ID bit, which every user who can reach
  * the workdir would run it with. A later exec of it is refused (EACCES). */
 void cow_unanchor_ino(struct cow *c, ino_t ino);
-/* Remove the anchors (the directories still empty), deepest first. */
+/* Remove the anchors (the directories still empty), deepest first, and their record. */
 void cow_unanchor(struct cow *c);
+/* Note anchor @rel of @type ('d', 'f', 'a'; @target: the branch file linked) with the inode made
+ * or linked, in the branch's record of anchors, as soon as it is made. */
+int cow_anchor_record(struct cow *c, char type, const char *rel, const struct stat *st,
+		      const char *target);
+/* The stand-ins that branches of @storage left by a sandlock that is gone (their lock free)
+ * hold in their workdir (only the workdir of @lower_fd when >= 0): each removed if it still is
+ * the very directory (empty) or link recorded, never by its name alone; the record then. */
+void cow_clean_stale(const char *storage, int lower_fd);
 /* Charge branch file (@dev, @ino) up to @size bytes (what it was charged for before is not
  * charged again): -ENOSPC where max_disk would be passed. */
 int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size);
@@ -238,6 +267,22 @@ int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size);
 int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more);
 /* Account @delta bytes to the upper layer: -ENOSPC where max_disk would be passed. */
 int cow_charge(struct cow *c, int64_t delta);
+/* What max_disk charges an entry other than a regular file of the branch: a directory one
+ * block, a symlink its target's length (@st: its lstat; 0 for anything else). */
+#define COW_DIR_COST 4096
+int64_t cow_entry_cost(const struct stat *st);
+/* An entry of the upper layer (@st, its lstat then) is gone: what it was charged, refunded (a
+ * regular file by cow_uncharge_file). */
+void cow_uncharge_entry(struct cow *c, const struct stat *st);
+
+/* Record the upper layer as the run left it (once nothing of the sandbox runs, before the
+ * change set is read; the workdir's stand-ins taken away first): every entry, by identity, and
+ * those the supervisor did not make. */
+int cow_seal(struct cow *c);
+/* Whether the upper layer is exactly as sealed (sealing it now if it was not), holding nothing
+ * the supervisor did not make: 0, or -EPERM naming the entries that differ (or -errno). */
+int cow_seal_check(struct cow *c, struct sandlock_error **reterr);
+void cow_seal_free(struct cow *c);
 
 /* The change set: every touched path whose entry differs, sorted by path. */
 int cow_changes(struct cow *c, struct cow_change **ret, size_t *ret_n);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cow/cow.h"
 #include "fd-util.h"
 #include "path-util.h"
 #include "strv.h"
@@ -262,6 +263,70 @@ static int add_internal(struct denied_set *s, const char *path)
 	return 0;
 }
 
+/* The directories above @real, by identity, into @s->above. */
+static int add_above(struct denied_set *s, const char *real)
+{
+	_cleanup_free_ char *up = strdup(real);
+	struct stat st;
+
+	for (char *slash; up && (slash = strrchr(up, '/'));) {
+		if (slash == up)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(up, &st) == 0) {
+			struct stat *v = realloc(s->above, (s->n_above + 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			s->above = v;
+			s->above[s->n_above++] = st;
+		}
+		if (strcmp(up, "/") == 0)
+			break;
+	}
+	return up ? 0 : -ENOMEM;
+}
+
+/* The real path of the per-user store root (cow/store.c) when a grant of @p holds it: every
+ * branch there is its supervisor's alone, out of every sandbox's reach (NULL: none holds it).
+ * Made first when missing, so that no sandbox makes it (and what lies in it) itself. */
+static char *store_root_granted(const struct sandlock_policy *p)
+{
+	char root[64];
+
+	if (cow_store_root(root, sizeof(root)) < 0)
+		return NULL;
+	char *real = landlock_resolve_partly(root);
+	if (!real || !grants_touch(p, real, 0)) {
+		free(real);
+		return NULL;
+	}
+	int fd = cow_store_open(1); /* (another's, or not made: carved all the same) */
+	if (fd >= 0)
+		close(fd);
+	return real;
+}
+
+/* The store root, carved out of every grant that holds it: with a supervisor as a user's
+ * fs_denied path (what the sandbox makes beside it in a writable grant is the supervisor's,
+ * handlers/fs-write.c), without one as sandlock's own paths are (the directories on the way
+ * listed only: nothing is made or removed there). */
+static int add_store_root(const struct sandlock_policy *p, struct denied_set *s)
+{
+	_cleanup_free_ char *real = store_root_granted(p);
+	struct stat st;
+
+	if (!real)
+		return 0;
+	struct denied *d = &s->v[s->n];
+	d->internal = p->no_supervisor;
+	if (stat(real, &st) == 0)
+		d->exists = 1, d->dev = st.st_dev, d->ino = st.st_ino;
+	d->real = TAKE_PTR(real);
+	s->n++;
+	return add_above(s, d->real);
+}
+
 /* ---- gpu_devices ------------------------------------------------------------------------ */
 
 /* The GPU device nodes present: NVIDIA's per-GPU /dev/nvidiaN, its shared nodes, the DRM nodes
@@ -396,7 +461,7 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 	if (dev && gpu_nodes(p, gpu_collect_cb, &gpus) < 0)
 		return error_set(reterr, -ENOMEM, "out of memory");
 	size_t n_gpu = strv_length(gpus);
-	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + n_others + n_gpu + 2,
+	if (!(s->v = calloc(n + ELEMENTSOF(sys_denied) + n_nets + n_others + n_gpu + 3,
 			    sizeof(*s->v))))
 		return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; sys && i < ELEMENTSOF(sys_denied); i++)
@@ -415,6 +480,8 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 	for (size_t i = 0; mediate_proc && i < n_others; i++)
 		if (add_internal(s, others[i]) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
+	if (add_store_root(p, s) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < user; i++) {
 		const char *path = p->fs_deny[i];
 		struct denied *d = &s->v[s->n];
@@ -441,23 +508,7 @@ static int denied_collect(const struct sandlock_policy *p, int mediate_proc, str
 					 "fs_denied: %s: %s", path, strerror(errno));
 		s->n++;
 		/* The directories above it, by identity. */
-		_cleanup_free_ char *up = strdup(d->real);
-		for (char *slash; up && (slash = strrchr(up, '/'));) {
-			if (slash == up)
-				slash[1] = '\0';
-			else
-				*slash = '\0';
-			if (stat(up, &st) == 0) {
-				struct stat *v = realloc(s->above, (s->n_above + 1) * sizeof(*v));
-				if (!v)
-					return error_set(reterr, -ENOMEM, "out of memory");
-				s->above = v;
-				s->above[s->n_above++] = st;
-			}
-			if (strcmp(up, "/") == 0)
-				break;
-		}
-		if (!up)
+		if (add_above(s, d->real) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
 		if (stat(d->real, &st) < 0)
 			continue;
@@ -881,6 +932,13 @@ int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, 
 			free(real);
 			return -ENOMEM;
 		}
+	}
+	/* The store root, which the supervisor keeps out of the writable grants as a user's
+	 * denied path (add_store_root). */
+	char *store = p->fs_write && !p->no_supervisor ? store_root_granted(p) : NULL;
+	if (store && strv_push(&denied, store) < 0) {
+		free(store);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; denied && p->fs_write[i]; i++) {
 		_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);

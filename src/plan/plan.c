@@ -552,8 +552,11 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 			plan.cow = NULL;
 		}
 		/* The branch is the supervisor's alone: a sandbox that could write there would
-		 * change what the supervisor then acts on (and what a commit merges). */
-		for (size_t i = 0; r == 0 && p->fs_write && p->fs_write[i]; i++) {
+		 * change what the supervisor then acts on (and what a commit merges). The store
+		 * root is carved out of every grant (landlock.c); another place must lie outside
+		 * them. */
+		int carved = !p->fs_storage || !*p->fs_storage;
+		for (size_t i = 0; r == 0 && !carved && p->fs_write && p->fs_write[i]; i++) {
 			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
 			/* By identity: Landlock's rule is on the inode, whatever mount shows it. */
 			if (real && path_holds_inode(plan.cow->dir, real))

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "cow/cow.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "policy/policy.h"
@@ -368,6 +369,12 @@ static int root_error(int r, struct sandlock_error **reterr)
 int control_running(char ***ret_names, struct sandlock_error **reterr)
 {
 	_cleanup_strv_free_ char **names = NULL;
+	char store[64];
+
+	/* With the stale runtime directories, what killed runs left in their workdirs: the
+	 * stand-ins recorded by the branches of the store root (cow/stale.c). */
+	if (cow_store_root(store, sizeof(store)) == 0)
+		cow_clean_stale(store, -1);
 
 	int rootfd = root_open(0);
 	if (rootfd == -ENOENT) {

@@ -668,7 +668,10 @@ static void branch_settle(struct sandlock_sandbox *sb)
 
 	/* Stragglers (a daemon the command left) write no more into the branch. */
 	(void)sandbox_signal_all(sb, SIGKILL);
-	int r = cow_changes(sb->cow, &sb->changes, &sb->n_changes);
+	/* The branch as the run left it, then its change set: a commit lands that, or nothing. */
+	int r = cow_seal(sb->cow);
+	if (r == 0)
+		r = cow_changes(sb->cow, &sb->changes, &sb->n_changes);
 	if (r < 0) {
 		/* The change set cannot be read: nothing is merged unseen. */
 		(void)error_set(&sb->branch_err, r, "reading the change set of %s: %s",

@@ -74,11 +74,11 @@ static int serves_proc(const struct sandlock_policy *p)
 	return !p->no_supervisor && landlock_grants_proc(p);
 }
 
-/* A writable grant holds a denied path: what the carve leaves out is done by the supervisor. */
+/* A writable grant holds a denied path (or the store root of the branches): what the carve leaves
+ * out is done by the supervisor. */
 static int mediates_write(const struct sandlock_policy *p)
 {
-	return !p->no_supervisor && p->fs_deny && p->fs_write &&
-	       landlock_write_mediation(p, 0, NULL, NULL) > 0;
+	return !p->no_supervisor && p->fs_write && landlock_write_mediation(p, 0, NULL, NULL) > 0;
 }
 
 /* A workdir: its names are made in the copy-on-write branch (handlers/cow.c). */

@@ -1803,7 +1803,7 @@ def test_writable_grants_and_the_workdir(wd, tmp_path):
     # A writable grant of the workdir itself: still written through the branch only.
     r = sh(wd, "echo x > w.txt", "-w", str(wd), "--on-exit", "abort")
     assert r.returncode == 0 and not (wd / "w.txt").exists()
-    # One holding it is refused with the reason (the branch in the default storage, /tmp).
+    # One holding it is refused with the reason.
     r = run(*SYSTEM_READ, "--workdir", str(wd), "-w", str(tmp_path), "--", "/bin/true")
     assert r.returncode == 1
     assert b"not supported yet: fs_writable" in r.stderr and b"holding the workdir" in r.stderr

@@ -75,8 +75,14 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 										    : (int)a[0];
 
 	const char *rel;
-	if (proc_fd_path((pid_t)req->pid, out, real, sizeof(real)) <= 0 ||
-	    !(rel = cow_rel_to(c->upper, real)) || !*rel)
+	ssize_t k = proc_fd_path((pid_t)req->pid, out, real, sizeof(real));
+	if (k == -ENOENT)
+		return COW_PASS; /* no such descriptor: the kernel's EBADF */
+	/* A descriptor the supervisor may not look at (a non-dumpable task, read by a supervisor
+	 * without CAP_SYS_PTRACE) could be a branch file's: refused, never written uncharged. */
+	if (k <= 0)
+		return -EPERM;
+	if (!(rel = cow_rel_to(c->upper, real)) || !*rel)
 		return COW_PASS;
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, out);
 	struct stat st;

@@ -268,12 +268,21 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 	up.n.layer = COW_UPPER;
 	layer_path(sv->cow, &up, path, sizeof(path));
 	cow_changed(sv->cow);
+	/* max_disk: an attribute set holds its name and value (charged at each set, a value
+	 * replaced included, and never refunded: never less than the branch holds). */
+	int64_t cost = x->op == X_SET ? (int64_t)(strlen(name) + x->size) : 0;
+	if (cost && (r = cow_charge(sv->cow, cost)) < 0) {
+		if (res->n.layer == COW_LOWER || cow_copy_landed_for(sv, req, res->rel))
+			cow_uncopy(sv->cow, res->rel);
+		return r;
+	}
 	/* By path in the branch (only the supervisor writes there), the final symlink not
 	 * followed: @res is the entry the caller's name reached. */
 	r = x->op == X_SET ? lsetxattr(path, name, value ? value : "", x->size, x->flags)
 			   : lremovexattr(path, name);
 	if (r < 0) {
 		r = negative_errno();
+		(void)cow_charge(sv->cow, -cost);
 		/* Copied up for this call (here, or by a worker before it was asked again):
 		 * taken back, so nothing is changed. */
 		if (res->n.layer == COW_LOWER || cow_copy_landed_for(sv, req, res->rel))

@@ -764,11 +764,16 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 		return -ENOENT;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
+	/* max_disk: a symlink holds its target (a long one takes a block of its own). */
+	int64_t cost = (int64_t)strlen(target);
 	if ((r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
-	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
+	    (r = cow_parents_up(sv->cow, res.rel)) < 0 || (r = cow_charge(sv->cow, cost)) < 0)
 		return r;
-	if (symlinkat(target, sv->cow->upper_fd, res.rel) < 0)
-		return negative_errno();
+	if (symlinkat(target, sv->cow->upper_fd, res.rel) < 0) {
+		r = negative_errno();
+		(void)cow_charge(sv->cow, -cost);
+		return r;
+	}
 	notif_answer_value(resp, 0);
 	return 0;
 }

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cow/store: the per-user store root (cow.h), where every branch lives unless fs_storage names
+ * another place: one well-known directory per user, so that every sandbox's grants can leave it
+ * out (plan/landlock.c carves it as it carves fs_denied paths), whatever else they grant.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cow.h"
+#include "fd-util.h"
+#include "macro.h"
+
+int cow_store_root(char *buf, size_t size)
+{
+	int k = snprintf(buf, size, "%s/sandlock-%u", COW_STORE_PARENT, (unsigned)geteuid());
+	return k < 0 || (size_t)k >= size ? -ENAMETOOLONG : 0;
+}
+
+int cow_store_open(int create)
+{
+	char root[64];
+	struct stat st;
+
+	int r = cow_store_root(root, sizeof(root));
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdir(root, 0700) < 0 && errno != EEXIST)
+			return negative_errno();
+		fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? -EPERM : negative_errno();
+	/* Ours and private: another user's (made there first) or one others may enter would
+	 * hold branches anyone could change. */
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return TAKE_FD(fd);
+}
