@@ -227,6 +227,8 @@ static int send_msg_fill(int listener, const struct seccomp_notif *req, struct s
 {
 	size_t total = s->iov.iov_len;
 
+	if (s->m.msg_iov)
+		return 0; /* copied on the loop already (send_inline) */
 	s->iov.iov_base = malloc(total ? total : 1);
 	if (!s->iov.iov_base)
 		return -ENOMEM;
@@ -350,6 +352,45 @@ static int send_socket(struct supervisor *sv, const struct seccomp_notif *req, u
 	return sock;
 }
 
+/* A send of at most SEND_INLINE_MAX bytes is tried on the loop first, without waiting
+ * (MSG_DONTWAIT): most never would (a datagram to loopback, a socket with room), and the hop
+ * to a worker thread and back would cost more than the send. Its bytes are read on the loop
+ * then, as the header, the address and the iovecs always are. */
+#define SEND_INLINE_MAX 65536u
+
+/* The single send of @job made here: 0 with @resp answered, 1 when it would wait for a
+ * blocking caller (then the worker sends the copy made here), or NOTIF_GONE. */
+static int send_inline(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, int sock, struct send_job *job)
+{
+	struct send_msg *s = &job->msgs[0];
+	int r = send_msg_fill(sv->listener, req, s);
+	if (r == NOTIF_GONE)
+		return r;
+	if (r < 0) {
+		notif_answer_errno(resp, r);
+		return 0;
+	}
+	/* The payload's read asked whether the notification stands only when it had bytes. */
+	if (!s->iov.iov_len && !notif_id_valid(sv->listener, req->id))
+		return NOTIF_GONE;
+	int fl = job->flags & ~MSG_ZEROCOPY;
+	ssize_t n = sendmsg(sock, &s->m, fl | MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !(fl & MSG_DONTWAIT)) {
+		int st = fcntl(sock, F_GETFL);
+		if (st >= 0 && !(st & O_NONBLOCK))
+			return 1; /* a blocking caller waits: on a worker */
+		errno = EAGAIN;
+	}
+	if (n < 0 && errno == EPIPE && !(fl & MSG_NOSIGNAL))
+		signal_pipe(req->pid); /* what the kernel does to the sender */
+	if (n < 0)
+		notif_answer_errno(resp, negative_errno());
+	else
+		notif_answer_value(resp, n);
+	return 0;
+}
+
 static int send_submit(struct supervisor *sv, int sock, struct send_job *job)
 {
 	int r = supervisor_run_worker(sv, sock, send_worker, job);
@@ -372,7 +413,6 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 	uint32_t proto;
 	int r;
 
-	(void)resp;
 	_cleanup_close_ int sock = send_socket(sv, req, flags, &domain, &proto, &type);
 	if (sock < 0)
 		return sock;
@@ -416,7 +456,11 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		r = send_msg_prepare(sv, req, sock, domain, proto, type, &um, SEND_MAX,
 				     &job->msgs[0]);
 	}
-	if (r < 0) {
+	if (r == 0 && job->msgs[0].iov.iov_len <= SEND_INLINE_MAX)
+		r = send_inline(sv, req, resp, sock, job);
+	else if (r == 0)
+		r = 1;
+	if (r <= 0) {
 		send_job_free(job);
 		return r;
 	}
