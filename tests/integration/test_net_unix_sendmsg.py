@@ -216,3 +216,32 @@ def test_rewriting_the_address_after_the_check_reaches_nothing(tmp_path):
     assert ok > 0 and refused > 0 and counts["good"] == ok
     good.close()
     bad.close()
+
+
+# The launch's own sendmsg goes untrapped with one flag (0x8000000, which the kernel ignores or
+# clears); once launched, the command gets EINVAL for it, and the datagram goes nowhere.
+LAUNCH_FLAG = r"""
+import ctypes, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    s.sendmsg([b"datagram"], [], 0x8000000, sys.argv[1])
+    print("sent")
+except OSError as e:
+    print(e.errno)
+"""
+
+
+def test_the_launch_flag_is_refused_to_the_command(tmp_path):
+    d = tmp_path / "dg"
+    d.mkdir()
+    srv = receiver(d / "sock")
+    plain = subprocess.run([PY, "-c", LAUNCH_FLAG, str(d / "sock")], capture_output=True,
+                           text=True, timeout=30)
+    assert plain.stdout.split() == ["sent"]  # the control: the kernel ignores the flag
+    assert drain(srv) == [b"datagram"]
+    for grant in ([], ["-w", str(d)]):
+        r = run(*SYSTEM_READ, *grant, "--", PY, "-c", LAUNCH_FLAG, str(d / "sock"), timeout=30)
+        assert r.stdout.decode().split() == [str(errno.EINVAL)], r.stderr
+    assert drain(srv) == []
+    srv.close()

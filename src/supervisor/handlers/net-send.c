@@ -147,6 +147,22 @@ static int translate_control(struct supervisor *sv, const struct seccomp_notif *
 	return 0;
 }
 
+/* Read @len bytes at @addr in the caller without asking whether its notification still
+ * stands: nothing is sent before a read that asks (send_msg_fill: the payload; send_inline or
+ * the worker: once more when it has none), and a notification still standing then proves the
+ * caller lived, its pid its own, through every read before it. Where process_vm_readv is
+ * refused, notif_mem_read (through /proc/<pid>/mem), which asks. */
+static int peek(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr, void *buf,
+		size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	if (process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	return notif_mem_read(sv->listener, req, addr, buf, len);
+}
+
 /* Copy the message @um (the child's header, its pointers the child's) into @s for socket
  * @sock: the destination checked and rewritten (net_route), at most @budget payload bytes (a
  * stream send beyond it is cut short; a larger datagram is EMSGSIZE). */
@@ -164,7 +180,7 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		socklen_t len = um->msg_namelen;
 		if (len > sizeof(s->ss))
 			return -EINVAL;
-		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_name, &s->ss, len);
+		r = peek(sv, req, (uint64_t)um->msg_name, &s->ss, len);
 		if (r < 0)
 			return r;
 		/* A TCP socket ignores an address (Fast Open is refused before). */
@@ -184,8 +200,7 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (!s->src)
 			return -ENOMEM;
 		s->n_src = um->msg_iovlen;
-		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_iov, s->src,
-				   um->msg_iovlen * sizeof(struct iovec));
+		r = peek(sv, req, (uint64_t)um->msg_iov, s->src, um->msg_iovlen * sizeof(struct iovec));
 		if (r < 0)
 			return r;
 	}
@@ -424,7 +439,7 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		if ((uint32_t)req->data.args[5] > sizeof(struct sockaddr_storage))
 			return -EINVAL;
 	} else {
-		r = notif_mem_read(sv->listener, req, req->data.args[1], &um, sizeof(um));
+		r = peek(sv, req, req->data.args[1], &um, sizeof(um));
 		if (r < 0)
 			return r;
 	}
@@ -499,7 +514,7 @@ int handle_sendmmsg(struct supervisor *sv, const struct seccomp_notif *req,
 				  .flags = (int)flags,
 				  .mmsg = 1,
 				  .vec = req->data.args[1] };
-	r = notif_mem_read(sv->listener, req, req->data.args[1], vec, vlen * sizeof(*vec));
+	r = peek(sv, req, req->data.args[1], vec, vlen * sizeof(*vec));
 	/* The entries up to the first that cannot be sent: it and the rest are not. */
 	for (size_t i = 0; r == 0 && i < vlen && budget; i++) {
 		r = send_msg_prepare(sv, req, sock, domain, proto, type, &vec[i].msg_hdr, budget,
