@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * handlers/net-send: sendto(2) with an address (trapped in every supervised sandbox), sendmsg(2)
- * and sendmmsg(2) (trapped where UDP or ICMP destinations are checked: policy_net_sends), made
- * on the child's behalf. The supervisor copies everything the call names (the address, the
+ * handlers/net-send: sendto(2) with an address, sendmsg(2) and sendmmsg(2) (all trapped in
+ * every supervised sandbox: a UNIX datagram socket honours an address even when connected, and
+ * the type of a socket learnt here says nothing of what the number names when the kernel looks
+ * again, so none is CONTINUEd), made on the child's behalf. The supervisor copies everything the call names (the address, the
  * iovecs and their bytes, the control messages, whose SCM_RIGHTS descriptors it takes from the
  * caller's table), checks each destination (net_route: the rules of the socket's protocol, a
  * write grant for a named UNIX socket), and sends the copies on the child's socket from a
