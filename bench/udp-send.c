@@ -82,10 +82,9 @@ static int install_floor(void)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
-	listener_fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				   SECCOMP_FILTER_FLAG_NEW_LISTENER |
-					   SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-				   &prog);
+	listener_fd = (int)syscall(
+		SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
 	if (listener_fd < 0)
 		return -1;
 	(void)ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,

@@ -486,8 +486,8 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 				 SANDLOCK_STATUS_ACTIVE;
 	/* Inside a sandbox of sandlock's the flag is refused (EINVAL), elsewhere the bad
 	 * descriptor is (EBADF). */
-	plan.launch_flag_refused = syscall(SYS_sendmsg, -1, NULL, LAUNCH_SENDMSG_FLAG) < 0 &&
-				   errno == EINVAL;
+	plan.launch_flag_refused =
+		syscall(SYS_sendmsg, -1, NULL, LAUNCH_SENDMSG_FLAG) < 0 && errno == EINVAL;
 	plan.listener_by_number = plan.supervised && plan.launch_flag_refused;
 	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
 	plan.net.port_remap = plan.supervised && p->port_remap;

@@ -3,14 +3,14 @@
  * handlers/net-send: sendto(2) with an address, sendmsg(2) and sendmmsg(2) (all trapped in
  * every supervised sandbox: a UNIX datagram socket honours an address even when connected, and
  * the type of a socket learnt here says nothing of what the number names when the kernel looks
- * again, so none is CONTINUEd), made on the child's behalf. The supervisor copies everything the call names (the address, the
- * iovecs and their bytes, the control messages, whose SCM_RIGHTS descriptors it takes from the
- * caller's table), checks each destination (net_route: the rules of the socket's protocol, a
- * write grant for a named UNIX socket), and sends the copies on the child's socket from a
- * worker thread, which answers when the send ends. The child's memory is not read again, so
- * nothing it changes after the check reaches the kernel. sendmmsg stops at the first refused
- * entry: the ones before it are sent and counted (their msg_len written back), as the kernel
- * reports a failure after at least one message.
+ * again, so none is CONTINUEd), made on the child's behalf. The supervisor copies everything the
+ * call names (the address, the iovecs and their bytes, the control messages, whose SCM_RIGHTS
+ * descriptors it takes from the caller's table), checks each destination (net_route: the rules of
+ * the socket's protocol, a write grant for a named UNIX socket), and sends the copies on the
+ * child's socket from a worker thread, which answers when the send ends. The child's memory is not
+ * read again, so nothing it changes after the check reaches the kernel. sendmmsg stops at the first
+ * refused entry: the ones before it are sent and counted (their msg_len written back), as the
+ * kernel reports a failure after at least one message.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,7 +201,8 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (!s->src)
 			return -ENOMEM;
 		s->n_src = um->msg_iovlen;
-		r = peek(sv, req, (uint64_t)um->msg_iov, s->src, um->msg_iovlen * sizeof(struct iovec));
+		r = peek(sv, req, (uint64_t)um->msg_iov, s->src,
+			 um->msg_iovlen * sizeof(struct iovec));
 		if (r < 0)
 			return r;
 	}
