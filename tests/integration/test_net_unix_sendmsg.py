@@ -60,6 +60,9 @@ for spec in sys.argv[1:]:
     how, kind, path = spec.split(":", 2)
     if kind == "pair":
         s = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0]
+    elif kind.startswith("connected="):  # connected to a peer, the address another socket's
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.connect(kind.split("=", 1)[1])
     else:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     res[spec] = send(s.fileno(), how, path)
@@ -115,6 +118,27 @@ def test_sendmsg_to_named_datagram_socket_needs_a_write_grant(tmp_path):
     missing = [f"{s}:{d / 'nothing'}" for s in SPECS[:1]]
     assert client(["-w", str(d)], *missing) == {missing[0]: -errno.ENOENT}
     srv.close()
+
+
+def test_a_connected_socket_is_no_excuse(tmp_path):
+    d, g = tmp_path / "dg", tmp_path / "granted"
+    d.mkdir()
+    g.mkdir()
+    srv, peer = receiver(d / "sock"), receiver(g / "peer")
+    specs = [f"{how}:connected={g / 'peer'}:{d / 'sock'}" for how in ("sendmsg", "sendmmsg")]
+    assert outside(*specs) == {specs[0]: 8, specs[1]: 2}  # the kernel honours msg_name
+    assert len(drain(srv)) == 3 and drain(peer) == []
+    assert client(["-w", str(g)], *specs) == {s: -errno.EACCES for s in specs}
+    assert drain(srv) == [] and drain(peer) == []
+    # Without an address, to the peer it is connected to (inside the grant): sent.
+    r = run(*SYSTEM_READ, "-w", str(g), "--", PY, "-c",
+            "import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); "
+            "s.connect(sys.argv[1]); print(s.sendmsg([b'datagram']))", str(g / "peer"),
+            timeout=30)
+    assert r.stdout.decode().split() == ["8"], r.stderr
+    assert drain(peer) == [b"datagram"]
+    srv.close()
+    peer.close()
 
 
 def test_sendmsg_to_abstract_names(tmp_path):
