@@ -18,7 +18,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/personality.h>
@@ -282,9 +285,46 @@ static long install_filter(const struct plan *plan)
 	return r;
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+#define NATIVE_ARCH AUDIT_ARCH_RISCV64
+#else
+#error "the native audit architecture of this target"
+#endif
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ARG_LOW(n) (offsetof(struct seccomp_data, args[n]) + 4)
+#else
+#define ARG_LOW(n) offsetof(struct seccomp_data, args[n])
+#endif
+
+/* After the launch's own sendmsg: sendmsg with LAUNCH_SENDMSG_FLAG is refused (EINVAL), which
+ * the supervised filter leaves untrapped (launch.h). Another ABI's calls are the first
+ * filter's to decide (it refuses them). */
+static long close_launch_flag(void)
+{
+	static const struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LOW(2)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, LAUNCH_SENDMSG_FLAG, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	const struct sock_fprog prog = { .len = ELEMENTSOF(insns),
+					 .filter = (struct sock_filter *)insns };
+
+	return raw_sc(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
 /* Tell the parent the child is confined: one byte, carrying the listener (SCM_RIGHTS) when
  * there is one. */
-static int send_ready(int sock, int listener)
+static int send_ready(int sock, int listener, unsigned flag)
 {
 	char dummy = 'R';
 	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
@@ -307,7 +347,8 @@ static int send_ready(int sock, int listener)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &listener, sizeof(int));
 	}
-	long r = raw_sc(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL);
+	/* Untrapped with LAUNCH_SENDMSG_FLAG (@flag): nobody answers trapped calls yet. */
+	long r = raw_sc(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL | flag);
 	return r == 1 ? 0 : r < 0 ? (int)r : -EPIPE;
 }
 
@@ -374,9 +415,10 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 	if (listener < 0)
 		fail(io, LAUNCH_STEP_SECCOMP, (int)-listener);
 	if (plan->listener_by_number) {
-		/* sendmsg is trapped (policy_net_sends), so it cannot carry the listener to the
-		 * supervisor, which does not have it yet: its number goes instead, and the parent
-		 * takes it with pidfd_getfd while this waits for "go" (never a vfork then). */
+		/* sendmsg is trapped (LAUNCH_SENDMSG_FLAG is refused), so it cannot carry the
+		 * listener to the supervisor, which does not have it yet: its number goes instead,
+		 * and the parent takes it with pidfd_getfd while this waits for "go" (never a vfork
+		 * then). */
 		char ready[1 + sizeof(int)] = { 'N' };
 		int n = (int)listener;
 		memcpy(ready + 1, &n, sizeof(n));
@@ -392,7 +434,8 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 		}
 		raw_sc(SYS_close, listener); /* the listener never stays in the child */
 	} else {
-		if ((r = send_ready(io->sock, plan->supervised ? (int)listener : -1)) < 0)
+		unsigned flag = plan->launch_flag_refused ? 0 : LAUNCH_SENDMSG_FLAG;
+		if ((r = send_ready(io->sock, plan->supervised ? (int)listener : -1, flag)) < 0)
 			fail(io, LAUNCH_STEP_SEND_LISTENER, (int)-r);
 		if (plan->supervised)
 			raw_sc(SYS_close, listener); /* the listener never stays in the child */
@@ -402,6 +445,10 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 	char go;
 	if (io->wait_go && !got_go && raw_sc(SYS_read, io->sock, &go, 1) != 1)
 		child_exit(127); /* the parent gave up on this sandbox */
+	/* After "go": the parent's snapshot of this child's filters (proc_ids_snapshot), taken
+	 * before it, counts this one too. */
+	if (plan->supervised && (r = close_launch_flag()) < 0)
+		fail(io, LAUNCH_STEP_SECCOMP, (int)-r);
 
 	/* Descriptors inherited from the parent were opened before confinement, and the kernel
 	 * would keep honouring them whatever Landlock says: close them all. The error pipe is

@@ -491,7 +491,11 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	plan.net.onbehalf = policy_net_onbehalf(p);
 	plan.net.abstract_open = plan.status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
 				 SANDLOCK_STATUS_ACTIVE;
-	plan.listener_by_number = plan.supervised && policy_net_sends(p);
+	/* Inside a sandbox of sandlock's the flag is refused (EINVAL), elsewhere the bad
+	 * descriptor is (EBADF). */
+	plan.launch_flag_refused =
+		syscall(SYS_sendmsg, -1, NULL, LAUNCH_SENDMSG_FLAG) < 0 && errno == EINVAL;
+	plan.listener_by_number = plan.supervised && plan.launch_flag_refused;
 	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
 	plan.net.port_remap = plan.supervised && p->port_remap;
 	/* Compiled for every supervised sandbox with rules: even the direct ones are applied by

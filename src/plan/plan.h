@@ -52,12 +52,21 @@ struct net_plan {
 	struct file_id hosts_id;
 };
 
+/* A sendmsg flag no workload needs: the kernel (5.x: ignored by UNIX sockets; since 6.5:
+ * MSG_SPLICE_PAGES, cleared from what user space passes) sends as without it. The supervised
+ * filter leaves a sendmsg with it untrapped, so that the launch can hand the listener over
+ * before anybody answers trapped calls; right after, the child installs a second filter that
+ * refuses it (EINVAL), so the command and its descendants never send it past the supervisor. */
+#define LAUNCH_SENDMSG_FLAG 0x8000000u
+
 struct plan {
 	int ruleset_fd;
 	struct sock_fprog prog;
 	int supervised;
-	/* sendmsg is trapped: the child reports the listener's number and the parent takes it
-	 * with pidfd_getfd (no vfork launch then). */
+	/* LAUNCH_SENDMSG_FLAG is refused here already (sandlock runs in a sandbox of its own):
+	 * the child sends "ready" without it, and reports the listener's number instead, which
+	 * the parent takes with pidfd_getfd (no vfork launch then). */
+	int launch_flag_refused;
 	int listener_by_number;
 	int abi;
 	uint32_t status[SANDLOCK_PROTECTION_COUNT];

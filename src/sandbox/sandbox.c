@@ -42,6 +42,7 @@
 #include "policy/policy.h"
 #include "sandbox.h"
 #include "supervisor/handlers/handlers.h"
+#include "supervisor/notif.h"
 #include "syscall-util.h"
 
 #ifndef P_PIDFD
@@ -312,10 +313,16 @@ static int launch_ready(struct sandlock_sandbox *sb, struct sandlock_error **ret
 		supervisor_attach(&sb->sv, listener);
 		sb->has_sv = 1;
 		/* Confined by now (the listener comes after its filter): what /proc, the writes
-		 * beneath a denied path's grant and a workdir's set-ID chmods are served to.
+		 * beneath a denied path's grant and a workdir's set-ID chmods are served to. It
+		 * ends its launch with this thread's filters and two of its own (launch.c: the
+		 * policy's, then close_launch_flag's, which it may not have installed yet).
 		 */
-		if (sb->plan.net.proc_mediated || sb->plan.net.write_roots || sb->cow)
-			proc_ids_snapshot(&sb->sv, sb->pid);
+		long own = -1;
+		if (!sb->plan.net.proc_mediated && !sb->plan.net.write_roots && !sb->cow)
+			return 0;
+		if (proc_status_number((pid_t)syscall(SYS_gettid), "Seccomp_filters", &own) < 0)
+			own = -1; /* the snapshot matches nobody: fail closed */
+		proc_ids_snapshot(&sb->sv, sb->pid, own < 0 ? -1 : own + 2);
 	}
 	return 0;
 }

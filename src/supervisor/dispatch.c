@@ -19,6 +19,7 @@
 #include "handlers/handlers.h"
 #include "macro.h"
 #include "plan/landlock.h"
+#include "plan/plan.h"
 
 struct dispatch_entry {
 	struct trap trap;
@@ -171,9 +172,12 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_getsockname }, handle_getsockname, NULL },
 	/* port_remap: binds are made here, and addresses report the virtual ports. */
 	{ { .nr = SYS_getpeername }, handle_getpeername, port_remap },
-	/* sendmsg, sendmmsg, where UDP or ICMP destinations are checked. */
-	{ { .nr = SYS_sendmsg }, handle_sendmsg, policy_net_sends },
-	{ { .nr = SYS_sendmmsg }, handle_sendmmsg, policy_net_sends },
+	/* sendmsg, sendmmsg: the address is in memory the filter cannot read, and a UNIX
+	 * datagram socket honours it even when connected, so every call comes here (a named
+	 * socket needs a write grant; UDP and ICMP rules are checked). The launch's own sendmsg
+	 * goes with LAUNCH_SENDMSG_FLAG, which a second filter refuses once it is sent. */
+	{ { SYS_sendmsg, 1, { MASKED_EQ(2, LAUNCH_SENDMSG_FLAG, 0) }, 0 }, handle_sendmsg, NULL },
+	{ { .nr = SYS_sendmmsg }, handle_sendmmsg, NULL },
 	/* listen, wherever TCP bind is restricted: an unbound socket's listen picks a port past
 	 * Landlock's bind check. Without a supervisor listen is refused (EPERM). */
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },

@@ -206,6 +206,8 @@ static void test_trap_set(void)
 		else if (nr == SYS_sendto)
 			unix_paths += traps[i].n_conds == 1 && traps[i].cond[0].arg == 4 &&
 				      !traps[i].deny_unsupervised;
+		else if (nr == SYS_sendmsg || nr == SYS_sendmmsg)
+			unix_paths += !traps[i].deny_unsupervised;
 		else if (nr == SYS_uname || nr == SYS_setsid || nr == SYS_setpgid)
 			always += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
 		else if (nr == SYS_prlimit64 || nr == SYS_setpriority || nr == SYS_ioprio_set ||
@@ -222,13 +224,13 @@ static void test_trap_set(void)
 	       "the 7 calls on another process are trapped only when naming one, denied "
 	       "unsupervised");
 	is_int(listen, 1, "listen, since TCP bind is restricted, denied unsupervised");
-	is_int(unix_paths, 2,
-	       "connect, and sendto with an address: a named UNIX socket needs a write grant "
-	       "(allowed unsupervised)");
+	is_int(unix_paths, 4,
+	       "connect, sendto with an address, sendmsg, sendmmsg: a named UNIX socket needs a "
+	       "write grant (allowed unsupervised)");
 	is_int(netlink, 3,
 	       "socket(AF_NETLINK, NETLINK_ROUTE), bind, getsockname: the virtual route socket");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
-	is_int(n, 16, "sixteen traps");
+	is_int(n, 18, "eighteen traps");
 
 	/* Network rules add their traps; bind open to every port drops listen's. */
 	char star[] = "*", cidr[] = "tcp://10.0.0.0/8:443";
@@ -241,14 +243,14 @@ static void test_trap_set(void)
 		has_listen |= traps[i].nr == SYS_listen;
 	is_int(has_listen, 0, "net_allow_bind [\"*\"]: listen is not trapped");
 	size_t n_ob = dispatch_trap_set(&onbehalf, traps, 32);
-	is_int(n_ob, 16, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
+	is_int(n_ob, 18, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
 	char udp[] = "udp://10.0.0.1:53";
 	char *udps[] = { udp, NULL };
 	struct sandlock_policy checked = { .net_allow = udps };
 	size_t n_udp = dispatch_trap_set(&checked, traps, 32);
 	for (size_t i = 0; i < n_udp; i++)
 		has_sendmsg += traps[i].nr == SYS_sendmsg || traps[i].nr == SYS_sendmmsg;
-	ok(has_sendmsg == 2 && n_udp == 18, "a checked UDP rule traps sendmsg and sendmmsg");
+	ok(has_sendmsg == 2 && n_udp == 18, "a checked UDP rule: sendmsg and sendmmsg, as always");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
 	/* port_remap: getpeername (virtual ports) and the opens (/proc/net/tcp, tcp6). */
 	struct sandlock_policy remap = { .port_remap = 1 };
@@ -258,7 +260,7 @@ static void test_trap_set(void)
 		remap_extra += traps[i].nr == SYS_getpeername || traps[i].nr == SYS_openat ||
 			       traps[i].nr == SYS_openat2 || traps[i].nr == SYS_open;
 	is_int(remap_extra, 4, "port_remap traps getpeername, open, openat, openat2");
-	is_int(n_remap, 20, "  and nothing else more");
+	is_int(n_remap, 22, "  and nothing else more");
 	/* max_processes: fork, vfork, and clone making a process (one masked condition). */
 	struct sandlock_policy procs = { .max_processes = { .set = 1, .v = 4 } };
 	size_t n_procs = dispatch_trap_set(&procs, traps, 32);
@@ -270,7 +272,7 @@ static void test_trap_set(void)
 			  traps[i].cond[0].datum_b == 0) ||
 			 traps[i].nr == SYS_fork || traps[i].nr == SYS_vfork;
 	is_int(forks, 3, "max_processes traps fork, vfork, and clone without CLONE_THREAD");
-	is_int(n_procs, 19, "  and nothing else more");
+	is_int(n_procs, 21, "  and nothing else more");
 }
 
 /* The traps of the features that add many: fs_denied in a writable grant, deterministic_dirs,
@@ -304,9 +306,9 @@ static void test_trap_set_features(void)
 	is_int(found, ELEMENTSOF(fs_calls),
 	       "fs_denied in a writable grant traps the 16 path calls, the opens, "
 	       "landlock_restrict_self and umask (the creates' masks)");
-	is_int(n_w, 16 + ELEMENTSOF(fs_calls), "  and nothing else more");
+	is_int(n_w, 18 + ELEMENTSOF(fs_calls), "  and nothing else more");
 	struct sandlock_policy w_out = { .fs_write = wr, .fs_deny = outside };
-	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), 16,
+	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), 18,
 	       "fs_denied outside the writable grant: nothing more (control)");
 	struct sandlock_policy w_unsup = { .fs_write = wr, .fs_deny = inside, .no_supervisor = 1 };
 	static const int mkdirat_openat[] = { SYS_mkdirat, SYS_openat };
@@ -320,7 +322,7 @@ static void test_trap_set_features(void)
 	static const int dents[] = { SYS_getdents64, SYS_getdents };
 	is_int(count_traps(&dd, dents, ELEMENTSOF(dents), &total), 2,
 	       "deterministic_dirs traps getdents64 and getdents");
-	is_int(total, 18, "  and nothing else more");
+	is_int(total, 20, "  and nothing else more");
 	dd.no_supervisor = 1;
 	is_int(count_traps(&dd, dents, ELEMENTSOF(dents), &total), 0,
 	       "  not without a supervisor (refused then)");
@@ -330,7 +332,7 @@ static void test_trap_set_features(void)
 	static const int rnd[] = { SYS_getrandom, SYS_openat };
 	is_int(count_traps(&seeded, rnd, ELEMENTSOF(rnd), &total), 2,
 	       "random_seed traps getrandom and the opens");
-	is_int(total, 20, "  and nothing else more (open, openat2 too)");
+	is_int(total, 22, "  and nothing else more (open, openat2 too)");
 
 	/* time_start: the wall clocks (four clock_gettime entries, one per clock), the calls at a
 	 * program's start, the absolute deadlines; nothing without it (control: p above). */
@@ -341,7 +343,7 @@ static void test_trap_set_features(void)
 	is_int(count_traps(&timed, clocks, ELEMENTSOF(clocks), &total), 8,
 	       "time_start traps clock_gettime of 4 clocks, gettimeofday, time, set_tid_address, "
 	       "arch_prctl(ARCH_SET_FS)");
-	is_int(total, 16 + 8 + 8, "  and the 8 calls with absolute deadlines");
+	is_int(total, 18 + 8 + 8, "  and the 8 calls with absolute deadlines");
 	is_int(count_traps(&p, clocks, ELEMENTSOF(clocks), &total), 0, "  none of them without it");
 
 	/* workdir: the calls that take a name (fstat excepted), chdir, getcwd, exec; the writes

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * handlers/net-send: sendto(2) with an address (trapped in every supervised sandbox), sendmsg(2)
- * and sendmmsg(2) (trapped where UDP or ICMP destinations are checked: policy_net_sends), made
- * on the child's behalf. The supervisor copies everything the call names (the address, the
- * iovecs and their bytes, the control messages, whose SCM_RIGHTS descriptors it takes from the
- * caller's table), checks each destination (net_route: the rules of the socket's protocol, a
- * write grant for a named UNIX socket), and sends the copies on the child's socket from a
- * worker thread, which answers when the send ends. The child's memory is not read again, so
- * nothing it changes after the check reaches the kernel. sendmmsg stops at the first refused
- * entry: the ones before it are sent and counted (their msg_len written back), as the kernel
- * reports a failure after at least one message.
+ * handlers/net-send: sendto(2) with an address, sendmsg(2) and sendmmsg(2) (all trapped in
+ * every supervised sandbox: a UNIX datagram socket honours an address even when connected, and
+ * the type of a socket learnt here says nothing of what the number names when the kernel looks
+ * again, so none is CONTINUEd), made on the child's behalf. The supervisor copies everything the
+ * call names (the address, the iovecs and their bytes, the control messages, whose SCM_RIGHTS
+ * descriptors it takes from the caller's table), checks each destination (net_route: the rules of
+ * the socket's protocol, a write grant for a named UNIX socket), and sends the copies on the
+ * child's socket from a worker thread, which answers when the send ends. The child's memory is not
+ * read again, so nothing it changes after the check reaches the kernel. sendmmsg stops at the first
+ * refused entry: the ones before it are sent and counted (their msg_len written back), as the
+ * kernel reports a failure after at least one message.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,6 +148,22 @@ static int translate_control(struct supervisor *sv, const struct seccomp_notif *
 	return 0;
 }
 
+/* Read @len bytes at @addr in the caller without asking whether its notification still
+ * stands: nothing is sent before a read that asks (send_msg_fill: the payload; send_inline or
+ * the worker: once more when it has none), and a notification still standing then proves the
+ * caller lived, its pid its own, through every read before it. Where process_vm_readv is
+ * refused, notif_mem_read (through /proc/<pid>/mem), which asks. */
+static int peek(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr, void *buf,
+		size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	if (process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	return notif_mem_read(sv->listener, req, addr, buf, len);
+}
+
 /* Copy the message @um (the child's header, its pointers the child's) into @s for socket
  * @sock: the destination checked and rewritten (net_route), at most @budget payload bytes (a
  * stream send beyond it is cut short; a larger datagram is EMSGSIZE). */
@@ -164,7 +181,7 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		socklen_t len = um->msg_namelen;
 		if (len > sizeof(s->ss))
 			return -EINVAL;
-		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_name, &s->ss, len);
+		r = peek(sv, req, (uint64_t)um->msg_name, &s->ss, len);
 		if (r < 0)
 			return r;
 		/* A TCP socket ignores an address (Fast Open is refused before). */
@@ -184,8 +201,8 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (!s->src)
 			return -ENOMEM;
 		s->n_src = um->msg_iovlen;
-		r = notif_mem_read(sv->listener, req, (uint64_t)um->msg_iov, s->src,
-				   um->msg_iovlen * sizeof(struct iovec));
+		r = peek(sv, req, (uint64_t)um->msg_iov, s->src,
+			 um->msg_iovlen * sizeof(struct iovec));
 		if (r < 0)
 			return r;
 	}
@@ -227,6 +244,8 @@ static int send_msg_fill(int listener, const struct seccomp_notif *req, struct s
 {
 	size_t total = s->iov.iov_len;
 
+	if (s->m.msg_iov)
+		return 0; /* copied on the loop already (send_inline) */
 	s->iov.iov_base = malloc(total ? total : 1);
 	if (!s->iov.iov_base)
 		return -ENOMEM;
@@ -350,6 +369,45 @@ static int send_socket(struct supervisor *sv, const struct seccomp_notif *req, u
 	return sock;
 }
 
+/* A send of at most SEND_INLINE_MAX bytes is tried on the loop first, without waiting
+ * (MSG_DONTWAIT): most never would (a datagram to loopback, a socket with room), and the hop
+ * to a worker thread and back would cost more than the send. Its bytes are read on the loop
+ * then, as the header, the address and the iovecs always are. */
+#define SEND_INLINE_MAX 65536u
+
+/* The single send of @job made here: 0 with @resp answered, 1 when it would wait for a
+ * blocking caller (then the worker sends the copy made here), or NOTIF_GONE. */
+static int send_inline(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, int sock, struct send_job *job)
+{
+	struct send_msg *s = &job->msgs[0];
+	int r = send_msg_fill(sv->listener, req, s);
+	if (r == NOTIF_GONE)
+		return r;
+	if (r < 0) {
+		notif_answer_errno(resp, r);
+		return 0;
+	}
+	/* The payload's read asked whether the notification stands only when it had bytes. */
+	if (!s->iov.iov_len && !notif_id_valid(sv->listener, req->id))
+		return NOTIF_GONE;
+	int fl = job->flags & ~MSG_ZEROCOPY;
+	ssize_t n = sendmsg(sock, &s->m, fl | MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !(fl & MSG_DONTWAIT)) {
+		int st = fcntl(sock, F_GETFL);
+		if (st >= 0 && !(st & O_NONBLOCK))
+			return 1; /* a blocking caller waits: on a worker */
+		errno = EAGAIN;
+	}
+	if (n < 0 && errno == EPIPE && !(fl & MSG_NOSIGNAL))
+		signal_pipe(req->pid); /* what the kernel does to the sender */
+	if (n < 0)
+		notif_answer_errno(resp, negative_errno());
+	else
+		notif_answer_value(resp, n);
+	return 0;
+}
+
 static int send_submit(struct supervisor *sv, int sock, struct send_job *job)
 {
 	int r = supervisor_run_worker(sv, sock, send_worker, job);
@@ -372,7 +430,6 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 	uint32_t proto;
 	int r;
 
-	(void)resp;
 	_cleanup_close_ int sock = send_socket(sv, req, flags, &domain, &proto, &type);
 	if (sock < 0)
 		return sock;
@@ -384,7 +441,7 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		if ((uint32_t)req->data.args[5] > sizeof(struct sockaddr_storage))
 			return -EINVAL;
 	} else {
-		r = notif_mem_read(sv->listener, req, req->data.args[1], &um, sizeof(um));
+		r = peek(sv, req, req->data.args[1], &um, sizeof(um));
 		if (r < 0)
 			return r;
 	}
@@ -416,7 +473,11 @@ int handle_sendmsg(struct supervisor *sv, const struct seccomp_notif *req,
 		r = send_msg_prepare(sv, req, sock, domain, proto, type, &um, SEND_MAX,
 				     &job->msgs[0]);
 	}
-	if (r < 0) {
+	if (r == 0 && job->msgs[0].iov.iov_len <= SEND_INLINE_MAX)
+		r = send_inline(sv, req, resp, sock, job);
+	else if (r == 0)
+		r = 1;
+	if (r <= 0) {
 		send_job_free(job);
 		return r;
 	}
@@ -455,7 +516,7 @@ int handle_sendmmsg(struct supervisor *sv, const struct seccomp_notif *req,
 				  .flags = (int)flags,
 				  .mmsg = 1,
 				  .vec = req->data.args[1] };
-	r = notif_mem_read(sv->listener, req, req->data.args[1], vec, vlen * sizeof(*vec));
+	r = peek(sv, req, req->data.args[1], vec, vlen * sizeof(*vec));
 	/* The entries up to the first that cannot be sent: it and the rest are not. */
 	for (size_t i = 0; r == 0 && i < vlen && budget; i++) {
 		r = send_msg_prepare(sv, req, sock, domain, proto, type, &vec[i].msg_hdr, budget,

@@ -10,8 +10,10 @@
  * worker thread, which answers when it ends, so the loop never waits. A named UNIX socket needs
  * a write grant (net-unix.c) and is connected the same way.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -299,11 +301,65 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	return NOTIF_DEFERRED;
 }
 
+/* Whether no task but @tid holds @tid's descriptor table: every thread of the sandbox's
+ * processes compared with kcmp(KCMP_FILES). A task that shares the table can only be made by
+ * one that does (clone with CLONE_FILES), so while @tid waits in its trapped call, a scan that
+ * finds none proves there are none. The scan goes up the pids as the kernel allocates them;
+ * one made meanwhile has a higher pid and is reached, unless the pids wrapped around
+ * (ns_last_pid went down: then it cannot tell). 1 or 0 (shared, or cannot tell). */
+struct table_scan {
+	pid_t tid;
+	int shared;
+};
+
+static int process_shares_table(const struct proc_info *p, void *arg)
+{
+	struct table_scan *s = arg;
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)p->pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : (s->shared = 1);
+	for (struct dirent *e; !s->shared && (e = readdir(d));) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (*end || tid <= 0 || tid == s->tid)
+			continue;
+		long r = syscall(SYS_kcmp, s->tid, (pid_t)tid, KCMP_FILES, 0, 0);
+		s->shared = r == 0 || (r < 0 && errno != ESRCH); /* EPERM: cannot tell */
+	}
+	closedir(d);
+	return s->shared;
+}
+
+static long last_pid(void)
+{
+	char buf[32] = "";
+	_cleanup_close_ int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static int table_private(struct supervisor *sv, pid_t tid)
+{
+	struct table_scan s = { .tid = tid };
+	long before = last_pid();
+
+	if (before < 0 || sandbox_processes(sv, process_shares_table, &s) < 0)
+		return 0;
+	long after = last_pid();
+	return !s.shared && after >= before;
+}
+
 /* listen(2), trapped wherever TCP bind is restricted: on an IP socket that is not bound yet,
  * listen binds an ephemeral port by itself, past Landlock's BIND_TCP check (a bind hook only),
  * and IP_LOCAL_PORT_RANGE lets the caller choose that port. So an unbound IP socket may listen
- * only when bind(0) is allowed. For an IP socket the call is made here, on the socket the
- * child named; once bound, a socket stays bound, so the check cannot go stale. */
+ * only when bind(0) is allowed. The decision is on the socket the supervisor took from the
+ * child (pidfd_getfd), and the listen is made on that same socket, here: another thread that
+ * puts an unbound socket under the number meanwhile changes nothing. Once bound, a socket
+ * stays bound, so the check cannot go stale. */
 int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp)
 {
@@ -314,15 +370,20 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 	if (sock < 0)
 		return sock;
 	if (domain != AF_INET && domain != AF_INET6) {
-		/* A UNIX (or netlink) socket: the kernel runs listen itself, because the listener's
-		 * credentials, which its clients check with SO_PEERCRED, are taken from the task
-		 * that calls listen (made here, they would be the supervisor's, and a workload
-		 * could pass for sandlock on a control socket). Not airtight, and said so: a thread
-		 * that swaps an unbound TCP socket in under the same number before the kernel looks
-		 * again gets an autobound listener on an ephemeral port. That is inbound only
-		 * (outbound stays with Landlock and the supervisor); docs/decisions.md lists it as
-		 * a gap. */
-		notif_answer_continue(resp);
+		/* A UNIX (or netlink) socket's listener credentials, which its clients read with
+		 * SO_PEERCRED, are those of the task calling listen: the caller's own are kept by
+		 * letting the kernel make the call (CONTINUE) when nothing can put another socket
+		 * under the number before the kernel reads it again: no other task holds the
+		 * caller's descriptor table (table_private), and the caller waits in this call.
+		 * Otherwise (a multithreaded process) the listen is made here, on the socket
+		 * checked, and the listener's credentials are the supervisor's (docs/decisions.md).
+		 */
+		if (table_private(sv, (pid_t)req->pid) && notif_id_valid(sv->listener, req->id)) {
+			notif_answer_continue(resp);
+			return 0;
+		}
+		int r = listen(sock, backlog);
+		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
 		return 0;
 	}
 	if (!sv->net->bind_zero) {

@@ -517,12 +517,32 @@ static int ids_of(pid_t tid, char *out, size_t size)
 	return 0;
 }
 
-void proc_ids_snapshot(struct supervisor *sv, pid_t pid)
+/* The snapshot's filter count made @filters, the count the child ends its launch with: it
+ * reads @filters or, before its last filter (launch.c: close_launch_flag), one less. Anything
+ * else: -EPERM (the snapshot then matches nobody). */
+static int ids_final_filters(char *ids, size_t size, long filters)
 {
-	if (ids_of(pid, sv->proc_ids, sizeof(sv->proc_ids)) < 0)
+	static const char key[] = "\nSeccomp_filters:\t";
+	char *p = strstr(ids, key);
+	if (!p || filters < 1)
+		return -EPERM;
+	p += strlen(key);
+	char *end;
+	long n = strtol(p, &end, 10);
+	char tail[64];
+	if (end == p || (n != filters && n != filters - 1) || strlen(end) >= sizeof(tail))
+		return -EPERM;
+	strcpy(tail, end);
+	size_t room = size - (size_t)(p - ids);
+	int k = snprintf(p, room, "%ld%s", filters, tail);
+	return k < 0 || (size_t)k >= room ? -EPERM : 0;
+}
+
+void proc_ids_snapshot(struct supervisor *sv, pid_t pid, long filters)
+{
+	if (ids_of(pid, sv->proc_ids, sizeof(sv->proc_ids)) < 0 ||
+	    ids_final_filters(sv->proc_ids, sizeof(sv->proc_ids), filters) < 0)
 		sv->proc_ids[0] = '\0'; /* then /proc is served to nobody: fail closed */
-	/* Without capabilities (and with no_new_privs, none to gain), a process served keeps none.
-	 */
 	sv->proc_no_caps = strstr(sv->proc_ids, "\nCapEff:\t0000000000000000\n") &&
 			   strstr(sv->proc_ids, "\nCapPrm:\t0000000000000000\n");
 }
