@@ -129,6 +129,11 @@ struct supervisor {
 	struct cow_wait *cow_wait; /* workdir: a copy-up off the loop (handlers/cow-copy.c) */
 	int umask_traced;	   /* umask() is trapped: masks may be kept (handlers/umask.c) */
 	struct umask_cache umasks;
+	struct {	     /* the metadata calls (handlers/fs-meta.c) */
+		int creds;   /* how the supervisor's rights stand for the sandbox's; 0: not known */
+		int userns;  /* the sandbox has a user namespace of its own (uid/gid) */
+		char ids[1024]; /* its own ids, groups and effective capabilities */
+	} meta;
 	uint64_t answered;
 };
 

@@ -894,7 +894,7 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
  * version...; extended attributes are cow-xattr.c's): not staged in the
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
  * says) rather than made on the workdir's own file, and for a descriptor of the branch's own
- * files (made or copied in the run). Elsewhere the kernel's. */
+ * files (made or copied in the run). Elsewhere handlers/fs-meta-attr.c's. */
 static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
@@ -978,75 +978,6 @@ static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
 	return fchmodat(c->upper_fd, at_rel(rel), mode, 0);
 }
 
-/* chmod (any of the family) giving a set-user-ID or set-group-ID bit to what is not an entry
- * of the workdir (a file elsewhere, or one of the branch named by its own path or a descriptor):
- * made here, on the very file the call names (the caller's descriptor taken, or the name opened
- * as it reaches it), never left to the kernel, so that a file of the branch linked into the
- * workdir for an exec loses that link first whatever route names it (cow_unanchor_ino). Made
- * with the supervisor's rights, so only for a task with the ids and capabilities the sandbox
- * started with (else EPERM). 1: no such bit, the caller goes on. */
-static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, int fd, int dirfd,
-			uint64_t addr, int flags, mode_t mode, struct seccomp_notif_resp *resp)
-{
-	char self[64];
-	struct stat st, up;
-	int r, by_fd = req->data.nr == SYS_fchmod;
-
-	if (!(mode & (S_ISUID | S_ISGID)))
-		return 1;
-	if ((r = cow_same_creds(sv, req)) != 1)
-		return r == NOTIF_GONE ? r : -EPERM;
-	_cleanup_close_ int own =
-		cow_take_named(sv, req, by_fd, fd, dirfd, addr, (flags & AT_EMPTY_PATH) != 0,
-			       (flags & AT_SYMLINK_NOFOLLOW) != 0, &st, NULL);
-	if (own < 0)
-		return own;
-	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
-		cow_unanchor_ino(sv->cow, st.st_ino);
-	if (by_fd)
-		return answer(resp, fchmod(own, mode)); /* an O_PATH descriptor: EBADF */
-	if (S_ISLNK(st.st_mode))
-		return -EOPNOTSUPP; /* a symlink's mode is not changed */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
-	return answer(resp, chmod(self, mode));
-}
-
-int cow_take_named(struct supervisor *sv, const struct seccomp_notif *req, int by_fd, int fd,
-		   int dirfd, uint64_t addr, int empty_ok, int nofollow, struct stat *st,
-		   int *of_dirfd)
-{
-	char path[PATH_MAX] = ".", real[PATH_MAX];
-	int r, own, named = !by_fd;
-
-	if (named && addr && (r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
-		return r;
-	if (named && !empty_ok && (!addr || !path[0]))
-		return addr ? -ENOENT : -EFAULT;
-	if (of_dirfd)
-		*of_dirfd = 0;
-	if (named && (!addr || !path[0]) && dirfd != AT_FDCWD) {
-		/* an empty (or NULL) name with AT_EMPTY_PATH: the descriptor's own file */
-		named = 0, fd = dirfd;
-		if (of_dirfd)
-			*of_dirfd = 1;
-	} else if (named && !path[0])
-		snprintf(path, sizeof(path), "."); /* ... with AT_FDCWD: the working directory */
-	own = !named ? notif_get_fd(sv->listener, req, fd) /* a bad descriptor: EBADF */
-		     : child_path_open(sv, req, dirfd, path, 0, nofollow);
-	if (own < 0)
-		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
-	/* Decided on the file taken: the name or descriptor read before said it was no entry of
-	 * the workdir; a workdir file now (not a kernel object) is another file than that one
-	 * (the caller changed it meanwhile): refused, never changed here. */
-	if (fstat(own, st) < 0 ||
-	    (!cow_is_special(st->st_mode) &&
-	     (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))) {
-		safe_close(own);
-		return -EPERM;
-	}
-	return own;
-}
-
 int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req)
 {
 	int r = proc_same_creds(sv, (pid_t)req->pid);
@@ -1057,7 +988,7 @@ int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req)
 
 /* chmod of a workdir's kernel object (meta_target answered CONTINUE): with a set-user-ID or
  * set-group-ID bit made here, on the object resolved, rather than by the kernel on whatever the
- * name reads by then (chmod_set_id); otherwise the kernel's. */
+ * name reads by then; otherwise the kernel's. */
 static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
 			 const struct cow_res *res, mode_t mode, struct seccomp_notif_resp *resp)
 {
@@ -1094,9 +1025,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
 		r = (int)a[0] < 0 ? 1 : fd_target(sv, req, (int)a[0], &res);
 		upper = sv->cow->upper_fd;
-		if (r == 1 && req->data.nr == SYS_fchmod)
-			r = chmod_set_id(sv, req, (int)a[0], AT_FDCWD, 0, 0, (mode_t)a[1], resp);
-		else if (r == 0 && req->data.nr == SYS_fchmod)
+		if (r == 0 && req->data.nr == SYS_fchmod)
 			r = answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
 		else if (r == 0)
 			r = answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
@@ -1104,10 +1033,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		return r == 1 ? COW_PASS : r;
 #ifdef SYS_chmod
 	case SYS_chmod:
-		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1) {
-			r = chmod_set_id(sv, req, -1, AT_FDCWD, a[0], 0, (mode_t)a[1], resp);
-			return r == 1 ? COW_PASS : r; /* @res is not set */
-		}
+		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1)
+			return COW_PASS; /* elsewhere: handlers/fs-meta.c */
 		if (r == 2)
 			return chmod_special(sv, req, &res, (mode_t)a[1], resp);
 		if (r != 0)
@@ -1126,10 +1053,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -EINVAL; /* the kernel's answer */
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
-				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1) {
-			r = chmod_set_id(sv, req, -1, (int)a[0], a[1], fl, (mode_t)a[2], resp);
-			return r == 1 ? COW_PASS : r; /* @res is not set */
-		}
+				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1)
+			return COW_PASS;
 		if (r == 2)
 			return chmod_special(sv, req, &res, (mode_t)a[2], resp);
 		if (r != 0)
@@ -1436,13 +1361,12 @@ int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
 int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
-	/* CONTINUE: a name outside the workdir, trapped only because the workdir's names are
-	 * made here. Whatever it reads by the time the kernel looks again, Landlock grants the
-	 * workdir no write, so the kernel changes nothing there; reads and exec of the workdir
-	 * are granted anyway. Modes, owners and times are not Landlock's: a thread that swaps
-	 * the name or the descriptor after the check can still reach a workdir file's (never its
-	 * content; a documented limit, docs/decisions.md "workdir"); set-ID modes and extended
-	 * attributes are made by the supervisor instead (chmod_set_id, cow-xattr.c). */
+	/* CONTINUE: a name outside the workdir of a call that reads (stat, access, readlink,
+	 * getxattr, listxattr), enters (chdir, exec) or reports (getcwd), trapped only because
+	 * the workdir's names are served here. Whatever it reads by the time the kernel looks
+	 * again, Landlock grants the workdir no write, so the kernel changes nothing there, and
+	 * reads and exec are Landlock's to allow. The calls that change metadata are never
+	 * answered here: elsewhere they are handlers/fs-meta.c's. */
 	notif_answer_continue(resp);
 	return 0;
 }
