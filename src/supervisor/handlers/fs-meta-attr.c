@@ -263,13 +263,14 @@ static int inode_ioctl(struct supervisor *sv, const struct seccomp_notif *req,
 }
 
 /* file_setattr(dirfd, path, attr, size, at_flags) (6.17): the struct copied, made on the file
- * taken with AT_EMPTY_PATH. */
+ * taken. */
 static int file_setattr_call(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
-	int fl = (int)a[4], r;
+	int fl = (int)a[4], r, of_dirfd;
 	unsigned char attr[512] __attribute__((aligned(8)));
+	char self[64];
 	struct stat st;
 
 	if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
@@ -282,11 +283,16 @@ static int file_setattr_call(struct supervisor *sv, const struct seccomp_notif *
 		return r;
 	_cleanup_close_ int own =
 		fs_meta_take(sv, req, 0, -1, (int)a[0], a[1], (fl & AT_EMPTY_PATH) != 0,
-			     (fl & AT_SYMLINK_NOFOLLOW) != 0, &st, NULL);
+			     (fl & AT_SYMLINK_NOFOLLOW) != 0, &st, &of_dirfd);
 	if (own < 0)
 		return own;
-	long v = syscall(SYS_file_setattr, own, "", a[3] ? attr : NULL, (size_t)a[3],
-			 AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+	/* The caller's descriptor as the kernel takes it (an O_PATH one: EBADF), else the file
+	 * taken, through its magic link (a symlink opened itself is not followed further). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
+	long v = of_dirfd ? syscall(SYS_file_setattr, own, "", a[3] ? attr : NULL, (size_t)a[3],
+				    AT_EMPTY_PATH)
+			  : syscall(SYS_file_setattr, AT_FDCWD, self, a[3] ? attr : NULL,
+				    (size_t)a[3], 0);
 	if (v < 0)
 		return negative_errno();
 	notif_answer_value(resp, v);
