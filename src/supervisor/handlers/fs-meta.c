@@ -65,8 +65,8 @@ enum {
 	CREDS_NONE,	 /* privileged, and the sandbox in a user namespace: never */
 };
 
-/* Whether the file taken (@own, @st) may be changed: beneath a writable grant, not denied, not a
- * file of the workdir. 0, -EACCES, -EPERM. */
+/* Whether the file taken (@own, @st) may be changed: beneath a writable grant and not denied, or
+ * a file of the workdir's branch; never a file of the workdir itself. 0, -EACCES, -EPERM. */
 static int meta_allowed(struct supervisor *sv, int own, const struct stat *st)
 {
 	const struct net_plan *net = sv->net;
@@ -76,6 +76,10 @@ static int meta_allowed(struct supervisor *sv, int own, const struct stat *st)
 		return -EACCES; /* no path (a socket, a pipe, an anonymous inode): no grant */
 	if (sv->cow && !cow_is_special(st->st_mode) && cow_rel_to(sv->cow->lower, real))
 		return -EPERM;
+	/* A file of the workdir's branch (by a descriptor a workdir open installed, or its own
+	 * path): the run's copy, where its changes of the workdir are made. */
+	if (sv->cow && cow_rel_to(sv->cow->upper, real))
+		return 0;
 	if (!path_is_beneath_any(real, net->unix_write) || path_is_beneath_any(real, net->denied))
 		return -EACCES;
 	for (size_t i = 0; i < net->n_denied_ids; i++)

@@ -15,9 +15,9 @@ struct supervisor;
  * name at @addr opened as the caller reaches it (a final symlink itself with @nofollow; an empty
  * or NULL name with @empty_ok: @dirfd's file, the working directory for AT_FDCWD, *@of_dirfd
  * then set), and allowed only where the change would be the sandbox's to make: beneath a
- * writable grant and not a denied path (else -EACCES), not a workdir file (-EPERM: with a
- * workdir, the name or descriptor read before said otherwise, so the caller changed it
- * meanwhile). Its fstat in @st. A descriptor of the supervisor's, or -errno (NOTIF_GONE). */
+ * writable grant and not a denied path, or a file of a workdir's branch (else -EACCES); not a
+ * workdir file (-EPERM: the name or descriptor read before said otherwise, so the caller changed
+ * it meanwhile). Its fstat in @st. A descriptor of the supervisor's, or -errno (NOTIF_GONE). */
 int fs_meta_take(struct supervisor *sv, const struct seccomp_notif *req, int by_fd, int fd,
 		 int dirfd, uint64_t addr, int empty_ok, int nofollow, struct stat *st,
 		 int *of_dirfd);
