@@ -516,8 +516,8 @@ static void test_is_denied(void)
 
 static int build(const struct sandlock_policy *p, int supervised, struct sock_fprog *prog)
 {
-	struct trap traps[32];
-	size_t n = dispatch_trap_set(p, traps, 32);
+	struct trap traps[DISPATCH_MAX_TRAPS];
+	size_t n = dispatch_trap_set(p, traps, DISPATCH_MAX_TRAPS);
 	struct sandlock_error *e = NULL;
 	int r = seccomp_program_build(p, supervised, traps, n, prog, &e);
 
@@ -915,9 +915,9 @@ static void test_prebuilt(void)
 {
 	char *allow[] = { (char *)"sysv_ipc", NULL };
 	char *deny[] = { (char *)"getcwd", NULL };
-	struct trap traps[32];
+	struct trap traps[DISPATCH_MAX_TRAPS];
 	struct sandlock_policy none = { 0 };
-	size_t n = dispatch_trap_set(&none, traps, 32);
+	size_t n = dispatch_trap_set(&none, traps, DISPATCH_MAX_TRAPS);
 
 	is_int(seccomp_prebuilt_count, 4, "four precompiled shapes");
 	for (int key = 0; key < 4; key++) {
