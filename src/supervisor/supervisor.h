@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "chacha20.h"
+#include "notif.h"
 #include "port-map.h"
 
 struct cow;
@@ -132,7 +133,10 @@ struct supervisor {
 	struct {	     /* the metadata calls (handlers/fs-meta.c) */
 		int creds;   /* how the supervisor's rights stand for the sandbox's; 0: not known */
 		int userns;  /* the sandbox has a user namespace of its own (uid/gid) */
+		int changed; /* a task changed its credentials (or may have): each caller looked at */
+		int verified; /* the sandbox's credentials, unchanged since, are the supervisor's */
 		char ids[1024]; /* its own ids, groups and effective capabilities */
+		struct notif_pidfd pidfd; /* the last caller's, for its descriptors */
 	} meta;
 	uint64_t answered;
 };

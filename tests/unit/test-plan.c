@@ -194,8 +194,11 @@ static int count_traps(const struct sandlock_policy *p, const int *nrs, size_t n
 #else
 #define N_META (6 + 8 + 1 + 8)
 #endif
+/* The calls that change a task's credentials (setuid, setgid, setreuid, setregid, setresuid,
+ * setresgid, setfsuid, setfsgid, setgroups, capset, prctl PR_CAPBSET_DROP and PR_CAP_AMBIENT). */
+#define N_CREDS 12
 /* What a policy of filesystem grants only traps. */
-#define N_BASE (16 + N_META)
+#define N_BASE (16 + N_META + N_CREDS)
 
 static void test_trap_set(void)
 {
@@ -203,12 +206,14 @@ static void test_trap_set(void)
 	struct trap traps[DISPATCH_MAX_TRAPS];
 	size_t n = dispatch_trap_set(&p, traps, DISPATCH_MAX_TRAPS);
 	int always = 0, conditional = 0, listen = 0, unix_paths = 0, netlink = 0, others = 0;
-	int meta = 0;
+	int meta = 0, creds = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int nr = traps[i].nr;
 		if (dispatch_lookup(nr) == handle_fs_meta)
 			meta += traps[i].deny_unsupervised != 0;
+		else if (dispatch_lookup(nr) == handle_creds_change)
+			creds += !traps[i].deny_unsupervised;
 		else if (nr == SYS_listen)
 			listen += traps[i].n_conds == 0 && traps[i].deny_unsupervised;
 		else if (nr == SYS_connect)
@@ -244,6 +249,7 @@ static void test_trap_set(void)
 	       "socket(AF_NETLINK, NETLINK_ROUTE), bind, getsockname: the virtual route socket");
 	is_int(meta, N_META,
 	       "the metadata calls, in every supervised sandbox, denied unsupervised");
+	is_int(creds, N_CREDS, "the calls that change credentials, allowed unsupervised");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
 	is_int(n, N_BASE, "sixteen traps and the metadata calls");
 

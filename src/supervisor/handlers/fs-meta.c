@@ -110,7 +110,7 @@ int fs_meta_take(struct supervisor *sv, const struct seccomp_notif *req, int by_
 		snprintf(path, sizeof(path), "."); /* ... with AT_FDCWD: the working directory */
 	/* A descriptor the supervisor may not take (a non-dumpable task, to a supervisor without
 	 * CAP_SYS_PTRACE): EPERM, never the kernel's call. A bad one: EBADF. */
-	_cleanup_close_ int own = !named ? notif_get_fd(sv->listener, req, fd)
+	_cleanup_close_ int own = !named ? notif_get_fd_kept(sv->listener, req, fd, &sv->meta.pidfd)
 					 : child_path_open(sv, req, dirfd, path, 0, nofollow);
 	if (own < 0)
 		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
@@ -160,7 +160,8 @@ static int one_value(const char *ids, const char *key)
 /* What the supervisor's rights are, once: a supervisor without capabilities and with one uid and
  * one gid has rights no task of the sandbox can lose or exceed (it starts with them; without a
  * capability it can change neither its ids nor its groups, no_new_privs keeps an exec from
- * granting any, and no user namespace can be made in it), so no caller is looked at. */
+ * granting any, and no user namespace can be made in it), so no caller is looked at. A
+ * privileged one compares the callers' credentials with its own (fs_meta_creds). */
 static int creds_kind(struct supervisor *sv)
 {
 	char all[sizeof(sv->meta.ids)];
@@ -191,10 +192,32 @@ int fs_meta_creds(struct supervisor *sv, const struct seccomp_notif *req)
 	default:
 		return -EPERM;
 	}
+	/* Until a task changes its credentials (handle_creds_change), every task has those the
+	 * sandbox started with: found equal to the supervisor's once, they are not read again. */
+	if (!sv->meta.changed && sv->meta.verified)
+		return 1;
 	/* The caller waits in the call: its own ids and capabilities cannot change meanwhile. */
 	if (creds_of((pid_t)req->pid, 0, ids, sizeof(ids)) < 0)
 		return notif_id_valid(sv->listener, req->id) ? -EPERM : NOTIF_GONE;
-	return strcmp(ids, sv->meta.ids) == 0 ? 1 : -EPERM;
+	int same = strcmp(ids, sv->meta.ids) == 0;
+	if (same && !sv->meta.changed)
+		sv->meta.verified = 1;
+	return same ? 1 : -EPERM;
+}
+
+int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp)
+{
+	(void)req;
+	/* From now on each metadata call compares its caller's credentials with the supervisor's
+	 * (fs_meta_creds), marked before this call runs: a call of another task answered
+	 * earlier was made by a task whose credentials this call does not change (they are each
+	 * thread's own). CONTINUE: the call changes only the caller's own credentials, which
+	 * the kernel checks against the caller's capabilities; no decision of the supervisor's
+	 * rests on its arguments. */
+	sv->meta.changed = 1;
+	notif_answer_continue(resp);
+	return 0;
 }
 
 /* chown's id @id (the caller's, in its user namespace: @map "uid_map" or "gid_map") as the
