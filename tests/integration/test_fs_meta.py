@@ -252,8 +252,9 @@ def test_non_dumpable_descriptor(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs a root sandlock")
 def test_root_supervisor_does_not_act_for_another_user(tmp_path):
-    """A child that left root: the supervisor's rights no longer stand for its own (EPERM),
-    even where the kernel would let the new user change its own file."""
+    """A child that left root (after a change made for it as root): the supervisor's rights no
+    longer stand for its own (EPERM), even where the kernel would let the new user change its
+    own file."""
     w = tmp_path / "w"
     w.mkdir()
     os.chmod(tmp_path, 0o755)
@@ -263,6 +264,7 @@ def test_root_supervisor_does_not_act_for_another_user(tmp_path):
     os.chown(f, 65534, 65534)
     os.chmod(f, 0o644)
     code = ("import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "assert libc.chmod(sys.argv[1].encode(), 0o644) == 0\n"  # as root: made
             "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
             "r = libc.chmod(sys.argv[1].encode(), 0o666)\n"
             "print(0 if r == 0 else ctypes.get_errno())\n")

@@ -153,6 +153,29 @@ int xattr_read_change(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
+/* A POSIX ACL's value (@v, @size bytes: a 4-byte version, then 8-byte entries of tag, perm, id)
+ * from a caller in a user namespace of the sandbox's: the ids of its named users and groups
+ * are that namespace's, read as the supervisor's (what the kernel does for the caller). */
+static int acl_ids_mapped(const struct seccomp_notif *req, const char *name, char *v,
+			  size_t size)
+{
+	if (strcmp(name, "system.posix_acl_access") && strcmp(name, "system.posix_acl_default"))
+		return 0;
+	for (size_t off = 4; v && off + 8 <= size; off += 8) {
+		uint16_t tag;
+		uint32_t id;
+		int r;
+		memcpy(&tag, v + off, sizeof(tag));
+		memcpy(&id, v + off + 4, sizeof(id));
+		if (tag != 0x02 /* ACL_USER */ && tag != 0x08 /* ACL_GROUP */)
+			continue;
+		if ((r = fs_meta_map_id(req, tag == 0x02 ? "uid_map" : "gid_map", id, &id)) < 0)
+			return r;
+		memcpy(v + off + 4, &id, sizeof(id));
+	}
+	return 0;
+}
+
 /* A change of an extended attribute, made on the file the call names. A file of the branch's
  * filesystem takes no trusted.* or security.* attribute (file capabilities: a program linked
  * into the workdir for an exec would run with them for anyone, cow/anchor.c): which files there
@@ -175,6 +198,8 @@ int fs_meta_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	if (x.op == X_SET && (x.flags & ~(XATTR_CREATE | XATTR_REPLACE)))
 		return -EINVAL;
 	if ((r = fs_meta_creds(sv, req)) != 1)
+		return r;
+	if (sv->meta.userns && (r = acl_ids_mapped(req, name, value, x.size)) < 0)
 		return r;
 	_cleanup_close_ int own = fs_meta_take(sv, req, x.by_fd, x.fd, x.dirfd, x.path,
 					       x.empty_ok, !x.follow, &st, &of_dirfd);

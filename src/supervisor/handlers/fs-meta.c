@@ -220,10 +220,7 @@ int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
-/* chown's id @id (the caller's, in its user namespace: @map "uid_map" or "gid_map") as the
- * supervisor's namespace reads it, in *@ret. -EINVAL for an id the namespace does not map (the
- * kernel's answer). */
-static int map_id(const struct seccomp_notif *req, const char *map, uint32_t id, uint32_t *ret)
+int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id, uint32_t *ret)
 {
 	char buf[4096];
 
@@ -316,8 +313,8 @@ static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
 	if ((r = fs_meta_creds(sv, req)) != 1)
 		return r;
 	/* In a user namespace of the sandbox's, the ids are that namespace's. */
-	if (sv->meta.userns && ((r = map_id(req, "uid_map", uid, &uid)) < 0 ||
-				(r = map_id(req, "gid_map", gid, &gid)) < 0))
+	if (sv->meta.userns && ((r = fs_meta_map_id(req, "uid_map", uid, &uid)) < 0 ||
+				(r = fs_meta_map_id(req, "gid_map", gid, &gid)) < 0))
 		return r;
 	_cleanup_close_ int own = fs_meta_take(sv, req, by_fd, (int)a[0], dirfd, addr,
 					       fl & AT_EMPTY_PATH, fl & AT_SYMLINK_NOFOLLOW, &st,

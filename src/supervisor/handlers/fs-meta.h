@@ -25,6 +25,11 @@ int fs_meta_take(struct supervisor *sv, const struct seccomp_notif *req, int by_
  * it: 1; -EPERM where they may not (they may exceed the task's: fail closed); NOTIF_GONE. */
 int fs_meta_creds(struct supervisor *sv, const struct seccomp_notif *req);
 
+/* An id of the caller's (in its user namespace: @map "uid_map" or "gid_map"; (uint32_t)-1
+ * stays) as the supervisor's namespace reads it, in *@ret. -EINVAL for an id the namespace does
+ * not map (the kernel's answer). */
+int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id, uint32_t *ret);
+
 /* fs-meta-attr.c: a call of the extended attribute family, decoded. */
 struct xcall {
 	enum { X_SET, X_REMOVE, X_GET, X_LIST } op;
