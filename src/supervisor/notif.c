@@ -75,7 +75,8 @@ int notif_get_fd_kept(int listener, const struct seccomp_notif *req, int fd,
 		      struct notif_pidfd *kept)
 {
 	for (int tries = 0; tries < 2; tries++) {
-		if (!kept->fd_plus1 || kept->tid != (pid_t)req->pid) {
+		int fresh = !kept->fd_plus1 || kept->tid != (pid_t)req->pid;
+		if (fresh) {
 			notif_pidfd_drop(kept);
 			int pidfd = sys_pidfd_open((pid_t)req->pid, PIDFD_THREAD);
 			if (pidfd < 0 && errno == EINVAL) /* no thread pidfds: none kept */
@@ -93,7 +94,10 @@ int notif_get_fd_kept(int listener, const struct seccomp_notif *req, int fd,
 		}
 		if (copy < 0)
 			return negative_errno();
-		if (!notif_id_valid(listener, req->id)) {
+		/* A pidfd opened for this call names the caller once the call is known to wait
+		 * still (its tid named it then); a pidfd kept from such a call names it while it
+		 * lives, which the copy just proved. */
+		if (fresh && !notif_id_valid(listener, req->id)) {
 			close(copy);
 			return NOTIF_GONE;
 		}

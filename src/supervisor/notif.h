@@ -75,7 +75,8 @@ int notif_get_fd(int listener, const struct seccomp_notif *req, int fd);
 /* notif_get_fd through a pidfd kept in @kept between calls (one task's: a call of another
  * replaces it), where the kernel gives pidfds of threads (6.9+): such a pidfd names its thread
  * until that thread is gone, and then gives ESRCH, so a tid taken by another task since is
- * never looked at through it. Elsewhere as notif_get_fd. notif_pidfd_drop closes it. */
+ * never looked at through it, and a copy through a kept one needs no ID_VALID. Elsewhere as
+ * notif_get_fd. notif_pidfd_drop closes it. */
 struct notif_pidfd {
 	pid_t tid;
 	int fd_plus1; /* 0: none */

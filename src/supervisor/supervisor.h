@@ -137,6 +137,10 @@ struct supervisor {
 		int verified; /* the sandbox's credentials, unchanged since, are the supervisor's */
 		char ids[1024]; /* its own ids, groups and effective capabilities */
 		struct notif_pidfd pidfd; /* the last caller's, for its descriptors */
+		int fd_dir_plus1;	  /* /proc/self/fd, opened once (0: not yet) */
+		int kept_plus1;		  /* an O_PATH descriptor of the last file allowed */
+		dev_t kept_dev;
+		ino_t kept_ino;
 	} meta;
 	uint64_t answered;
 };

@@ -40,6 +40,10 @@
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#define OPEN_TREE_CLOEXEC_ O_CLOEXEC
 
 /* The calls of the older ABIs, where this one has them (distinct numbers otherwise). */
 #ifdef SYS_chmod
@@ -65,6 +69,54 @@ enum {
 	CREDS_NONE,	 /* privileged, and the sandbox in a user namespace: never */
 };
 
+void fs_meta_done(struct supervisor *sv)
+{
+	notif_pidfd_drop(&sv->meta.pidfd);
+	if (sv->meta.fd_dir_plus1 > 0)
+		close(sv->meta.fd_dir_plus1 - 1);
+	if (sv->meta.kept_plus1 > 0)
+		close(sv->meta.kept_plus1 - 1);
+	sv->meta.fd_dir_plus1 = sv->meta.kept_plus1 = 0;
+}
+
+/* The last file allowed, kept by an O_PATH descriptor of its own (never the caller's open file,
+ * whose writers and leases it would hold): while the supervisor holds it, its identity names
+ * no other file, so a call on the same file again (tar: fchown, fchmod, futimens of each) is
+ * allowed by identity, not looked up again. What was decided for it stays true: no task of the
+ * sandbox can move a file out of the writable grants (Landlock refuses the rename), nor into a
+ * denied path or the workdir. */
+static void keep(struct supervisor *sv, int own, int is_path, const struct stat *st)
+{
+	int k = is_path ? fcntl(own, F_DUPFD_CLOEXEC, 3)
+			: (int)syscall(SYS_open_tree, own, "", AT_EMPTY_PATH | OPEN_TREE_CLOEXEC_);
+	if (k < 0)
+		return;
+	if (sv->meta.kept_plus1 > 0)
+		close(sv->meta.kept_plus1 - 1);
+	sv->meta.kept_plus1 = k + 1;
+	sv->meta.kept_dev = st->st_dev;
+	sv->meta.kept_ino = st->st_ino;
+}
+
+/* The path the kernel gives the supervisor's descriptor @fd (fd_real_path), read through
+ * /proc/self/fd opened once: the name of each call's file is one lookup, not four. */
+static ssize_t real_path(struct supervisor *sv, int fd, char *buf, size_t size)
+{
+	char num[16];
+
+	if (!sv->meta.fd_dir_plus1) {
+		int dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir < 0)
+			return fd_real_path(fd, buf, size);
+		sv->meta.fd_dir_plus1 = dir + 1;
+	}
+	snprintf(num, sizeof(num), "%d", fd);
+	ssize_t k = readlinkat(sv->meta.fd_dir_plus1 - 1, num, buf, size - 1);
+	if (k > 0)
+		buf[k] = '\0';
+	return k;
+}
+
 /* Whether the file taken (@own, @st) may be changed: beneath a writable grant and not denied, or
  * a file of the workdir's branch; never a file of the workdir itself. 0, -EACCES, -EPERM. */
 static int meta_allowed(struct supervisor *sv, int own, const struct stat *st)
@@ -72,7 +124,7 @@ static int meta_allowed(struct supervisor *sv, int own, const struct stat *st)
 	const struct net_plan *net = sv->net;
 	char real[PATH_MAX];
 
-	if (fd_real_path(own, real, sizeof(real)) <= 0 || real[0] != '/')
+	if (real_path(sv, own, real, sizeof(real)) <= 0 || real[0] != '/')
 		return -EACCES; /* no path (a socket, a pipe, an anonymous inode): no grant */
 	if (sv->cow && !cow_is_special(st->st_mode) && cow_rel_to(sv->cow->lower, real))
 		return -EPERM;
@@ -117,8 +169,12 @@ int fs_meta_take(struct supervisor *sv, const struct seccomp_notif *req, int by_
 	/* Decided on the file taken, by the path the kernel gives it now. */
 	if (fstat(own, st) < 0)
 		return -EPERM;
+	if (sv->meta.kept_plus1 && sv->meta.kept_dev == st->st_dev &&
+	    sv->meta.kept_ino == st->st_ino)
+		return TAKE_FD(own);
 	if ((r = meta_allowed(sv, own, st)) < 0)
 		return r;
+	keep(sv, own, named, st);
 	return TAKE_FD(own);
 }
 

@@ -185,6 +185,8 @@ void cow_wait_stop(struct supervisor *sv);
  * supervisor on the file named, for a file beneath a writable grant and not denied only. */
 int handle_fs_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
+/* fs-meta.c: what the metadata calls keep between calls, closed (supervisor_done). */
+void fs_meta_done(struct supervisor *sv);
 /* fs-meta.c: the calls that change a task's credentials (setuid and the like, capset, the
  * capability prctls): from then on each metadata call's caller is compared with the supervisor
  * (CONTINUE). */
