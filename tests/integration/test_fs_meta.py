@@ -275,3 +275,26 @@ def test_root_supervisor_does_not_act_for_another_user(tmp_path):
     # The control: as root it is made.
     r = run(*SYSTEM_READ, "-w", str(w), "--", "chmod", "666", str(f), timeout=30)
     assert r.returncode == 0 and (os.stat(f).st_mode & 0o777) == 0o666
+
+
+def test_race_into_the_workdir(tmp_path):
+    """With a workdir: a name in a writable grant flipped between a file there and a workdir
+    file while chmod runs on it, 10,000 times: the workdir's own file never changes (the
+    change lands in the branch or is refused), and the branch is aborted."""
+    w, wd = tmp_path / "w", tmp_path / "wd"
+    w.mkdir()
+    wd.mkdir()
+    (tmp_path / "store").mkdir()
+    inside = w / "target"
+    inside.write_text("in\n")
+    wfile = wd / "file"
+    wfile.write_text("work\n")
+    os.chmod(wfile, 0o644)
+    before = state(wfile)
+    r = run(*SYSTEM_READ, "-w", str(w), "--workdir", str(wd), "--fs-storage",
+            str(tmp_path / "store"), "--on-exit", "abort", "--", PY, "-c", RACE, str(inside),
+            str(wfile), "10000", timeout=120)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    ok, refused, fok = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert ok + refused == 10000 and ok > 0
+    assert state(wfile) == before
