@@ -133,9 +133,9 @@ struct supervisor {
 	struct {	     /* the metadata calls (handlers/fs-meta.c) */
 		int creds;   /* how the supervisor's rights stand for the sandbox's; 0: not known */
 		int userns;  /* the sandbox has a user namespace of its own (uid/gid) */
-		int changed; /* a task changed its credentials (or may have): each caller looked at */
+		int changed; /* a task changed its credentials: each caller looked at */
 		int verified; /* the sandbox's credentials, unchanged since, are the supervisor's */
-		char ids[1024]; /* its own ids, groups and effective capabilities */
+		char ids[1024];		  /* its own ids, groups and effective capabilities */
 		struct notif_pidfd pidfd; /* the last caller's, for its descriptors */
 		int fd_dir_plus1;	  /* /proc/self/fd, opened once (0: not yet) */
 		int kept_plus1;		  /* an O_PATH descriptor of the last file allowed */

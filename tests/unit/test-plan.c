@@ -271,7 +271,8 @@ static void test_trap_set(void)
 	size_t n_udp = dispatch_trap_set(&checked, traps, DISPATCH_MAX_TRAPS);
 	for (size_t i = 0; i < n_udp; i++)
 		has_sendmsg += traps[i].nr == SYS_sendmsg || traps[i].nr == SYS_sendmmsg;
-	ok(has_sendmsg == 2 && n_udp == N_BASE + 2, "a checked UDP rule traps sendmsg and sendmmsg");
+	ok(has_sendmsg == 2 && n_udp == N_BASE + 2,
+	   "a checked UDP rule traps sendmsg and sendmmsg");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
 	/* port_remap: getpeername (virtual ports) and the opens (/proc/net/tcp, tcp6). */
 	struct sandlock_policy remap = { .port_remap = 1 };

@@ -8,8 +8,8 @@
  * into the caller's buffer (checked still pending after). Descriptor reads (fgetxattr,
  * flistxattr) are the kernel's: the descriptor's file is the layer's already. A change of a
  * file that is no workdir entry (elsewhere, or the branch's own by its path or a descriptor)
- * is fs-meta-attr.c's (COW_PASS). Kernel objects (FIFOs...) are the kernel's. The attributes of a file of the workdir copied up go with it (cow/copy.c), and the
- * commit keeps them.
+ * is fs-meta-attr.c's (COW_PASS). Kernel objects (FIFOs...) are the kernel's. The attributes of a
+ * file of the workdir copied up go with it (cow/copy.c), and the commit keeps them.
  */
 #include <errno.h>
 #include <fcntl.h>

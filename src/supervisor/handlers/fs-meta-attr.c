@@ -134,8 +134,8 @@ int xattr_read_name(struct supervisor *sv, const struct seccomp_notif *req, uint
 	return r < 0 ? r : !name[0] ? -ERANGE : 0;
 }
 
-int xattr_read_change(struct supervisor *sv, const struct seccomp_notif *req,
-		      const struct xcall *x, char *name, size_t name_size, char **value)
+int xattr_read_change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
+		      char *name, size_t name_size, char **value)
 {
 	int r;
 
@@ -156,8 +156,7 @@ int xattr_read_change(struct supervisor *sv, const struct seccomp_notif *req,
 /* A POSIX ACL's value (@v, @size bytes: a 4-byte version, then 8-byte entries of tag, perm, id)
  * from a caller in a user namespace of the sandbox's: the ids of its named users and groups
  * are that namespace's, read as the supervisor's (what the kernel does for the caller). */
-static int acl_ids_mapped(const struct seccomp_notif *req, const char *name, char *v,
-			  size_t size)
+static int acl_ids_mapped(const struct seccomp_notif *req, const char *name, char *v, size_t size)
 {
 	if (strcmp(name, "system.posix_acl_access") && strcmp(name, "system.posix_acl_default"))
 		return 0;
@@ -201,8 +200,8 @@ int fs_meta_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (sv->meta.userns && (r = acl_ids_mapped(req, name, value, x.size)) < 0)
 		return r;
-	_cleanup_close_ int own = fs_meta_take(sv, req, x.by_fd, x.fd, x.dirfd, x.path,
-					       x.empty_ok, !x.follow, &st, &of_dirfd);
+	_cleanup_close_ int own = fs_meta_take(sv, req, x.by_fd, x.fd, x.dirfd, x.path, x.empty_ok,
+					       !x.follow, &st, &of_dirfd);
 	if (own < 0)
 		return own;
 	if (sv->cow && (!strncmp(name, "trusted.", 8) || !strncmp(name, "security.", 9)) &&
@@ -248,7 +247,7 @@ static size_t ioctl_arg_size(struct supervisor *sv, const struct seccomp_notif *
 	case FS_IOC_SET_ENCRYPTION_POLICY:
 		if (notif_mem_read(sv->listener, sq, arg, &version, 1) < 0)
 			return 0;
-		return version == FSCRYPT_POLICY_V1	? sizeof(struct fscrypt_policy_v1)
+		return version == FSCRYPT_POLICY_V1   ? sizeof(struct fscrypt_policy_v1)
 		       : version == FSCRYPT_POLICY_V2 ? sizeof(struct fscrypt_policy_v2)
 						      : 0;
 	default: /* FS_IOC_ENABLE_VERITY: its argument points at more memory of the caller's */

@@ -182,8 +182,8 @@ int fs_meta_take(struct supervisor *sv, const struct seccomp_notif *req, int by_
  * the groups, the effective capabilities; the permitted and ambient ones with @all. */
 static int creds_of(pid_t tid, int all, char *out, size_t size)
 {
-	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:", "\nCapEff:",
-					    "\nCapPrm:", "\nCapAmb:" };
+	static const char *const keys[] = { "\nUid:",	 "\nGid:",    "\nGroups:",
+					    "\nCapEff:", "\nCapPrm:", "\nCapAmb:" };
 	char buf[8192];
 	size_t n = 0;
 
@@ -224,7 +224,8 @@ static int creds_kind(struct supervisor *sv)
 
 	if (sv->meta.creds)
 		return sv->meta.creds;
-	if (creds_of(0, 1, all, sizeof(all)) < 0 || creds_of(0, 0, sv->meta.ids, sizeof(sv->meta.ids)))
+	if (creds_of(0, 1, all, sizeof(all)) < 0 ||
+	    creds_of(0, 0, sv->meta.ids, sizeof(sv->meta.ids)))
 		return CREDS_NONE; /* not kept: asked again */
 	int plain = one_value(all, "\nUid:") && one_value(all, "\nGid:") &&
 		    strstr(all, "\nCapEff:\t0000000000000000") &&
@@ -286,7 +287,8 @@ int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id
 	}
 	if (proc_read((pid_t)req->pid, map, buf, sizeof(buf)) < 0)
 		return -EPERM;
-	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : 0) {
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : 0) {
 		unsigned long in, out, count;
 		if (sscanf(line, "%lu %lu %lu", &in, &out, &count) == 3 && id >= in &&
 		    id - in < count) {
@@ -372,9 +374,9 @@ static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
 	if (sv->meta.userns && ((r = fs_meta_map_id(req, "uid_map", uid, &uid)) < 0 ||
 				(r = fs_meta_map_id(req, "gid_map", gid, &gid)) < 0))
 		return r;
-	_cleanup_close_ int own = fs_meta_take(sv, req, by_fd, (int)a[0], dirfd, addr,
-					       fl & AT_EMPTY_PATH, fl & AT_SYMLINK_NOFOLLOW, &st,
-					       NULL);
+	_cleanup_close_ int own =
+		fs_meta_take(sv, req, by_fd, (int)a[0], dirfd, addr, fl & AT_EMPTY_PATH,
+			     fl & AT_SYMLINK_NOFOLLOW, &st, NULL);
 	if (own < 0)
 		return own;
 	if (by_fd)
@@ -440,9 +442,9 @@ static int meta_times(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if ((r = fs_meta_creds(sv, req)) != 1)
 		return r;
-	_cleanup_close_ int own = fs_meta_take(sv, req, by_fd, dirfd, dirfd, addr,
-					       fl & AT_EMPTY_PATH, fl & AT_SYMLINK_NOFOLLOW, &st,
-					       NULL);
+	_cleanup_close_ int own =
+		fs_meta_take(sv, req, by_fd, dirfd, dirfd, addr, fl & AT_EMPTY_PATH,
+			     fl & AT_SYMLINK_NOFOLLOW, &st, NULL);
 	if (own < 0)
 		return own;
 	if (by_fd) /* as the kernel's futimens: an O_PATH descriptor is EBADF */

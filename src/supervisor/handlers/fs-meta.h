@@ -33,24 +33,24 @@ int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id
 /* fs-meta-attr.c: a call of the extended attribute family, decoded. */
 struct xcall {
 	enum { X_SET, X_REMOVE, X_GET, X_LIST } op;
-	int fd;		   /* by descriptor: the caller's, else -1 */
-	int by_fd;	   /* fsetxattr, fremovexattr (fd whatever its number) */
-	int dirfd;	   /* by name: relative to */
-	uint64_t path;	   /* by name: the caller's address of it */
-	int follow;	   /* a final symlink followed */
-	int empty_ok;	   /* AT_EMPTY_PATH */
-	uint64_t name;	   /* the attribute's name (not for X_LIST) */
-	uint64_t value;	   /* X_SET: the bytes; X_GET, X_LIST: the caller's buffer */
-	uint64_t size;	   /* of value */
-	int flags;	   /* X_SET: XATTR_CREATE, XATTR_REPLACE */
+	int fd;		/* by descriptor: the caller's, else -1 */
+	int by_fd;	/* fsetxattr, fremovexattr (fd whatever its number) */
+	int dirfd;	/* by name: relative to */
+	uint64_t path;	/* by name: the caller's address of it */
+	int follow;	/* a final symlink followed */
+	int empty_ok;	/* AT_EMPTY_PATH */
+	uint64_t name;	/* the attribute's name (not for X_LIST) */
+	uint64_t value; /* X_SET: the bytes; X_GET, X_LIST: the caller's buffer */
+	uint64_t size;	/* of value */
+	int flags;	/* X_SET: XATTR_CREATE, XATTR_REPLACE */
 };
 /* 0, 1 (not a call of the family), -errno (the kernel's answer to bad flags, an unreadable
  * struct xattr_args). */
 int xattr_decode(struct supervisor *sv, const struct seccomp_notif *req, struct xcall *x);
 /* A change's attribute name and (X_SET) value, from the caller; *@value malloc'd (NULL for
  * none). The kernel's checks of both (ERANGE, E2BIG). */
-int xattr_read_change(struct supervisor *sv, const struct seccomp_notif *req,
-		      const struct xcall *x, char *name, size_t name_size, char **value);
+int xattr_read_change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
+		      char *name, size_t name_size, char **value);
 /* The attribute's name at @addr, from the caller (@size: XATTR_NAME_MAX + 1). */
 int xattr_read_name(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
 		    char *name, size_t size);
