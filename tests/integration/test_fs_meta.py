@@ -298,3 +298,29 @@ def test_race_into_the_workdir(tmp_path):
     ok, refused, fok = json.loads(r.stdout.decode().strip().splitlines()[-1])
     assert ok + refused == 10000 and ok > 0
     assert state(wfile) == before
+
+
+def test_user_namespace(tmp_path):
+    """--user: the sandbox's ids are its namespace's. An unprivileged sandlock maps chown's ids
+    as the kernel does (0 is the user itself; an unmapped id is EINVAL) and makes the change; a
+    root one cannot act with exactly such a task's rights and refuses (EPERM)."""
+    w = tmp_path / "w"
+    w.mkdir()
+    f = w / "f"
+    f.write_text("x")
+    os.chmod(f, 0o644)
+    code = ("import ctypes, json, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def e(r): return 0 if r == 0 else ctypes.get_errno()\n"
+            "p = sys.argv[1].encode()\n"
+            "print(json.dumps([e(libc.chmod(p, 0o600)), e(libc.chown(p, 0, 0)),"
+            " e(libc.chown(p, 4242, 4242))]))\n")
+    r = run(*SYSTEM_READ, "--user", "0:0", "-w", str(w), "--", PY, "-c", code, str(f),
+            timeout=30)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    got = json.loads(r.stdout.decode().split("\n")[-2])
+    st = os.stat(f)
+    if os.geteuid() == 0:
+        assert got == [errno.EPERM] * 3 and (st.st_mode & 0o777) == 0o644
+    else:
+        assert got == [0, 0, errno.EINVAL] and (st.st_mode & 0o777) == 0o600
+        assert (st.st_uid, st.st_gid) == (os.getuid(), os.getgid())
