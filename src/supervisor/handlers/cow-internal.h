@@ -19,10 +19,6 @@ static inline int cow_is_special(mode_t m)
 	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
 }
 
-/* Whether the trapped task has the ids, groups and effective capabilities the sandbox started
- * with (what the supervisor's own rights stand for when it acts for it): 1, 0 (not, or cannot
- * tell), NOTIF_GONE. */
-int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req);
 /* A name relative to a layer's root ("": the root itself). */
 static inline const char *at_rel(const char *rel)
 {

@@ -192,9 +192,11 @@ int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 		return r == 1 ? COW_PASS : r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
+	if (cow_is_special(res.n.st.st_mode) && (x.op == X_SET || x.op == X_REMOVE))
+		return COW_PASS; /* a kernel object's: fs-meta-attr.c's, on the object it takes */
 	if (cow_is_special(res.n.st.st_mode)) {
-		/* CONTINUE: a kernel object's attributes are the kernel's, as its opens are
-		 * (Landlock: no content of the workdir changes through them). */
+		/* CONTINUE: a read of a kernel object's attributes, as the kernel's opens of it are
+		 * (reads of attributes are not confined outside the workdir either). */
 		notif_answer_continue(resp);
 		return 0;
 	}

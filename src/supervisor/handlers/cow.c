@@ -39,6 +39,7 @@
 #include "cow/cow.h"
 #include "fd-util.h"
 #include "cow-internal.h"
+#include "fs-meta.h"
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
@@ -816,7 +817,8 @@ int cow_outside_target(struct supervisor *sv, const struct seccomp_notif *req, i
 	return r != 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
 }
 
-/* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set. */
+/* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set; 2: @res
+ * set, a kernel object. */
 static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, int empty_ok, struct cow_res *res,
 		       struct seccomp_notif_resp *resp)
@@ -828,12 +830,10 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 		return r;
 	if (res->n.layer == COW_NONE)
 		return -ENOENT;
-	if (cow_is_special(res->n.st.st_mode)) {
-		/* A kernel object's metadata is the kernel's (no content of the workdir changes:
-		 * Landlock grants no write there). */
-		notif_answer_continue(resp);
+	/* A kernel object: its metadata is changed on the object itself (special_obj), not in
+	 * the branch; never left to the kernel, which would read the name again. */
+	if (cow_is_special(res->n.st.st_mode))
 		return 2;
-	}
 	return cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
@@ -948,13 +948,8 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	if (cow_is_special(res.n.st.st_mode)) {
-		/* CONTINUE: a kernel object's attributes are the kernel's, as its opens are;
-		 * whatever the name reaches by then, Landlock grants the workdir no write, so no
-		 * content of it changes (its metadata is the documented limit). */
-		notif_answer_continue(resp);
-		return 0;
-	}
+	if (cow_is_special(res.n.st.st_mode))
+		return COW_PASS; /* a kernel object's: fs-meta-attr.c's, on the object it takes */
 	return -EOPNOTSUPP;
 }
 
@@ -978,38 +973,54 @@ static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
 	return fchmodat(c->upper_fd, at_rel(rel), mode, 0);
 }
 
-int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req)
-{
-	int r = proc_same_creds(sv, (pid_t)req->pid);
-	if (r == NOTIF_GONE && notif_id_valid(sv->listener, req->id))
-		return 0; /* its status could not be read, yet it waits: cannot tell */
-	return r;
-}
-
-/* chmod of a workdir's kernel object (meta_target answered CONTINUE): with a set-user-ID or
- * set-group-ID bit made here, on the object resolved, rather than by the kernel on whatever the
- * name reads by then; otherwise the kernel's. */
-static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
-			 const struct cow_res *res, mode_t mode, struct seccomp_notif_resp *resp)
+/* A workdir's kernel object resolved in @res (meta_target answered 2), whose mode, owner and
+ * times are its own (a FIFO holds no content to stage): an O_PATH descriptor of it, made with
+ * the supervisor's rights where they stand for the caller's (fs_meta_creds). Still the object
+ * resolved (the host, or a commit of another sandbox, may have replaced the entry meanwhile),
+ * else -EPERM. */
+static int special_obj(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct cow_res *res)
 {
 	const char *name;
-
-	if (!(mode & (S_ISUID | S_ISGID)))
-		return 0; /* the CONTINUE meta_target answered */
 	struct stat st;
-	char self[64];
-	int r = cow_same_creds(sv, req);
+	int r = fs_meta_creds(sv, req);
+
 	if (r != 1)
-		return r == NOTIF_GONE ? r : -EPERM; /* made with the supervisor's rights */
+		return r;
 	_cleanup_close_ int pfd = cow_parent_of(sv->cow->lower_fd, res->rel, &name);
 	_cleanup_close_ int obj = pfd < 0 ? -1 : openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	/* Still the object resolved (the host, or a commit of another sandbox, may have
-	 * replaced the entry meanwhile). */
 	if (obj < 0 || fstat(obj, &st) < 0 || !cow_is_special(st.st_mode) ||
 	    st.st_dev != res->n.st.st_dev || st.st_ino != res->n.st.st_ino)
 		return -EPERM;
+	return TAKE_FD(obj);
+}
+
+static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
+			 const struct cow_res *res, mode_t mode, struct seccomp_notif_resp *resp)
+{
+	char self[64];
+	_cleanup_close_ int obj = special_obj(sv, req, res);
+
+	if (obj < 0)
+		return obj;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
 	return answer(resp, chmod(self, mode));
+}
+
+static int chown_special(struct supervisor *sv, const struct seccomp_notif *req,
+			 const struct cow_res *res, uint32_t uid, uint32_t gid,
+			 struct seccomp_notif_resp *resp)
+{
+	int r;
+
+	/* In a user namespace of the sandbox's, the ids are that namespace's. */
+	if (sv->meta.userns && ((r = fs_meta_map_id(req, "uid_map", uid, &uid)) < 0 ||
+				(r = fs_meta_map_id(req, "gid_map", gid, &gid)) < 0))
+		return r;
+	_cleanup_close_ int obj = special_obj(sv, req, res);
+	if (obj < 0)
+		return obj;
+	return answer(resp, fchownat(obj, "", uid, gid, AT_EMPTY_PATH));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1067,15 +1078,19 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_chown:
 	case SYS_lchown:
 		if ((r = meta_target(sv, req, AT_FDCWD, a[0], req->data.nr == SYS_chown, 0, &res,
-				     resp)) != 0)
-			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+				     resp)) == 2)
+			return chown_special(sv, req, &res, (uint32_t)a[1], (uint32_t)a[2], resp);
+		if (r != 0)
+			return r == 1 ? COW_PASS : r;
 		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[1],
 					     (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
 #endif
 	case SYS_fchownat:
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !((int)a[4] & AT_SYMLINK_NOFOLLOW),
-				     ((int)a[4] & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
-			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+				     ((int)a[4] & AT_EMPTY_PATH) != 0, &res, resp)) == 2)
+			return chown_special(sv, req, &res, (uint32_t)a[2], (uint32_t)a[3], resp);
+		if (r != 0)
+			return r == 1 ? COW_PASS : r;
 		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[2],
 					     (gid_t)a[3], AT_SYMLINK_NOFOLLOW));
 	default:
@@ -1120,8 +1135,13 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if ((r = dirfd < 0 ? 1 : fd_target(sv, req, dirfd, &res)) != 0)
 			return r == 1 ? COW_PASS : r;
 	} else if ((r = meta_target(sv, req, dirfd, path, !(fl & AT_SYMLINK_NOFOLLOW),
-				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
-		return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 2) {
+		_cleanup_close_ int obj = special_obj(sv, req, &res); /* a kernel object */
+		if (obj < 0)
+			return obj;
+		return answer(resp, utimensat(obj, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
+	} else if (r != 0)
+		return r == 1 ? COW_PASS : r;
 	return answer(resp, utimensat(sv->cow->upper_fd, at_rel(res.rel), has_ts ? ts : NULL,
 				      AT_SYMLINK_NOFOLLOW));
 }
