@@ -324,3 +324,46 @@ def test_user_namespace(tmp_path):
     else:
         assert got == [0, 0, errno.EINVAL] and (st.st_mode & 0o777) == 0o600
         assert (st.st_uid, st.st_gid) == (os.getuid(), os.getgid())
+
+
+FLIP = r"""
+import ctypes, json, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+a, b, n = sys.argv[1].encode(), sys.argv[2].encode(), int(sys.argv[3])
+size = max(len(a), len(b)) + 1
+buf = ctypes.create_string_buffer(a, size)
+stop = False
+def flip():  # the name rewritten in memory while the call is checked
+    while not stop:
+        ctypes.memmove(buf, b.ljust(size, b"\0"), size)
+        ctypes.memmove(buf, a.ljust(size, b"\0"), size)
+t = threading.Thread(target=flip)
+t.start()
+ok = 0
+for i in range(n):
+    ok += libc.chmod(buf, 0o600 if i & 1 else 0o640) == 0
+stop = True
+t.join()
+print(json.dumps(ok))
+"""
+
+
+def test_race_name_rewritten_after_a_workdir_fifo(tmp_path):
+    """chmod of a workdir FIFO (changed on the object resolved) with the name rewritten in the
+    caller's memory to a file outside every writable grant, 10,000 times: the outside file
+    never changes."""
+    wd, out_d = tmp_path / "wd", tmp_path / "out"
+    wd.mkdir()
+    out_d.mkdir()
+    (tmp_path / "store").mkdir()
+    os.mkfifo(wd / "fifo", 0o644)
+    outside = out_d / "file"
+    outside.write_text("x")
+    os.chmod(outside, 0o644)
+    before = state(outside)
+    r = run(*SYSTEM_READ, "--workdir", str(wd), "--fs-storage", str(tmp_path / "store"),
+            "--on-exit", "abort", "--", PY, "-c", FLIP, str(wd / "fifo"), str(outside),
+            "10000", timeout=120)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert json.loads(r.stdout.decode().split()[-1]) > 0
+    assert state(outside) == before
