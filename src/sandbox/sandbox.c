@@ -1058,6 +1058,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		sb->sv.num_cpus = sb->plan.num_cpus;
 		sb->sv.max_memory = sb->plan.max_memory;
 		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;
+		sb->sv.meta.userns = sb->plan.has_ids;
 		if (sb->plan.has_random_seed)
 			random_init(&sb->sv, sb->plan.random_seed);
 		if (r == 0 && sb->plan.has_time_start &&

@@ -7,6 +7,7 @@
 #include <linux/netlink.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -42,6 +43,11 @@ struct dispatch_entry {
 	{                                                                                          \
 		.arg = (a), .op = SCMP_CMP_NE, .datum = 0                                          \
 	}
+
+static int supervised(const struct sandlock_policy *p)
+{
+	return !p->no_supervisor;
+}
 
 static int port_remap(const struct sandlock_policy *p)
 {
@@ -282,19 +288,13 @@ static const struct dispatch_entry table[] = {
 	/* The masks of those creates, known between umask() calls (handlers/umask.c). */
 	{ { .nr = SYS_umask }, handle_umask, mediates_write_or_cow },
 /* A workdir (handlers/cow.c, asked first; elsewhere CONTINUE): the calls that read a
- * name under it (stat, access, readlink), change its metadata, enter it (chdir, exec)
+ * name under it (stat, access, readlink, the extended attributes), enter it (chdir, exec)
  * or report it (getcwd); under max_disk what grows a branch file. */
 #ifdef SYS_stat
 	{ { .nr = SYS_stat }, handle_cow_rest, cow },
 	{ { .nr = SYS_lstat }, handle_cow_rest, cow },
 	{ { .nr = SYS_access }, handle_cow_rest, cow },
 	{ { .nr = SYS_readlink }, handle_cow_rest, cow },
-	{ { .nr = SYS_chmod }, handle_cow_rest, cow },
-	{ { .nr = SYS_chown }, handle_cow_rest, cow },
-	{ { .nr = SYS_lchown }, handle_cow_rest, cow },
-	{ { .nr = SYS_utime }, handle_cow_rest, cow },
-	{ { .nr = SYS_utimes }, handle_cow_rest, cow },
-	{ { .nr = SYS_futimesat }, handle_cow_rest, cow },
 #endif
 	/* Not fstat (AT_EMPTY_PATH: glibc's and Rust's fstat): a descriptor's own file is the
 	 * kernel's, and a name given with AT_EMPTY_PATH is only looked at, never changed. */
@@ -303,31 +303,49 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_faccessat }, handle_cow_rest, cow },
 	{ { .nr = SYS_faccessat2 }, handle_cow_rest, cow },
 	{ { .nr = SYS_readlinkat }, handle_cow_rest, cow },
-	{ { .nr = SYS_fchmod }, handle_cow_rest, cow },
-	{ { .nr = SYS_fchmodat }, handle_cow_rest, cow },
-	{ { .nr = SYS_fchmodat2 }, handle_cow_rest, cow },
-	/* The attributes of a file: its extended attributes (changed and read: handlers/
-	 * cow-xattr.c), its flags (chattr). */
-	{ { .nr = SYS_setxattr }, handle_cow_rest, cow },
-	{ { .nr = SYS_lsetxattr }, handle_cow_rest, cow },
-	{ { .nr = SYS_fsetxattr }, handle_cow_rest, cow },
-	{ { .nr = SYS_removexattr }, handle_cow_rest, cow },
-	{ { .nr = SYS_lremovexattr }, handle_cow_rest, cow },
-	{ { .nr = SYS_fremovexattr }, handle_cow_rest, cow },
-	{ { .nr = SYS_setxattrat }, handle_cow_rest, cow },
-	{ { .nr = SYS_removexattrat }, handle_cow_rest, cow },
-	{ { .nr = SYS_file_setattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_getxattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_lgetxattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_listxattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_llistxattr }, handle_cow_rest, cow },
 	{ { .nr = SYS_getxattrat }, handle_cow_rest, cow },
 	{ { .nr = SYS_listxattrat }, handle_cow_rest, cow },
+/* Every supervised sandbox: the calls that change a file's metadata (its mode, owner, times,
+ * extended attributes, flags), which Landlock does not confine: made by the supervisor on the
+ * file named, beneath a writable grant only (handlers/fs-meta.c; with a workdir, its names
+ * are cow.c's, asked first). Without a supervisor nothing can check the file: refused (EPERM). */
+#define META(n)                                                                                    \
+	{                                                                                          \
+		{ .nr = (n), .deny_unsupervised = 1 }, handle_fs_meta, NULL                        \
+	}
+#ifdef SYS_chmod
+	META(SYS_chmod),
+	META(SYS_chown),
+	META(SYS_lchown),
+	META(SYS_utime),
+	META(SYS_utimes),
+	META(SYS_futimesat),
+#endif
+	META(SYS_fchmod),
+	META(SYS_fchmodat),
+	META(SYS_fchmodat2),
+	META(SYS_fchown),
+	META(SYS_fchownat),
+	META(SYS_utimensat),
+	META(SYS_setxattr),
+	META(SYS_lsetxattr),
+	META(SYS_fsetxattr),
+	META(SYS_removexattr),
+	META(SYS_lremovexattr),
+	META(SYS_fremovexattr),
+	META(SYS_setxattrat),
+	META(SYS_removexattrat),
+	META(SYS_file_setattr),
+#undef META
 /* ioctl's request is an unsigned int: the high half is not the kernel's. The requests
  * that change an inode (COW_INODE_IOCTLS). */
 #define INODE_IOCTL(req)                                                                           \
 	{                                                                                          \
-		{ SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, (req)) }, 0 }, handle_cow_rest, cow     \
+		{ SYS_ioctl, 1, { MASKED_EQ(1, 0xffffffff, (req)) }, 1 }, handle_fs_meta, NULL     \
 	}
 	INODE_IOCTL(FS_IOC_SETFLAGS),
 	INODE_IOCTL(FS_IOC_FSSETXATTR),
@@ -338,9 +356,24 @@ static const struct dispatch_entry table[] = {
 	INODE_IOCTL(BTRFS_IOC_SUBVOL_SETFLAGS),
 	INODE_IOCTL(FS_IOC_SETFSLABEL),
 #undef INODE_IOCTL
-	{ { .nr = SYS_fchown }, handle_cow_rest, cow },
-	{ { .nr = SYS_fchownat }, handle_cow_rest, cow },
-	{ { .nr = SYS_utimensat }, handle_cow_rest, cow },
+	/* The calls that change a task's credentials: the supervisor's rights then stand for a
+	 * caller's only once compared with them (handlers/fs-meta.c). */
+	{ { .nr = SYS_setuid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setgid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setreuid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setregid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setresuid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setresgid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setfsuid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setfsgid }, handle_creds_change, supervised },
+	{ { .nr = SYS_setgroups }, handle_creds_change, supervised },
+	{ { .nr = SYS_capset }, handle_creds_change, supervised },
+	{ { SYS_prctl, 1, { MASKED_EQ(0, 0xffffffff, PR_CAPBSET_DROP) }, 0 },
+	  handle_creds_change,
+	  supervised },
+	{ { SYS_prctl, 1, { MASKED_EQ(0, 0xffffffff, PR_CAP_AMBIENT) }, 0 },
+	  handle_creds_change,
+	  supervised },
 	{ { .nr = SYS_chdir }, handle_cow_rest, cow },
 	{ { .nr = SYS_getcwd }, handle_cow_rest, cow },
 	{ { .nr = SYS_execve }, handle_cow_rest, cow },

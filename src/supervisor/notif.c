@@ -64,6 +64,48 @@ int notif_get_fd(int listener, const struct seccomp_notif *req, int fd)
 	return copy;
 }
 
+void notif_pidfd_drop(struct notif_pidfd *kept)
+{
+	if (kept->fd_plus1 > 0)
+		close(kept->fd_plus1 - 1);
+	*kept = (struct notif_pidfd){ 0 };
+}
+
+int notif_get_fd_kept(int listener, const struct seccomp_notif *req, int fd,
+		      struct notif_pidfd *kept)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		int fresh = !kept->fd_plus1 || kept->tid != (pid_t)req->pid;
+		if (fresh) {
+			notif_pidfd_drop(kept);
+			int pidfd = sys_pidfd_open((pid_t)req->pid, PIDFD_THREAD);
+			if (pidfd < 0 && errno == EINVAL) /* no thread pidfds: none kept */
+				return notif_get_fd(listener, req, fd);
+			if (pidfd < 0)
+				return errno == ESRCH || errno == ENOENT ? NOTIF_GONE
+									 : negative_errno();
+			*kept = (struct notif_pidfd){ (pid_t)req->pid, pidfd + 1 };
+		}
+		int copy = sys_pidfd_getfd(kept->fd_plus1 - 1, fd, 0);
+		if (copy < 0 && errno == ESRCH) {
+			/* The thread kept is gone: its tid names another task now (or none). */
+			notif_pidfd_drop(kept);
+			continue;
+		}
+		if (copy < 0)
+			return negative_errno();
+		/* A pidfd opened for this call names the caller once the call is known to wait
+		 * still (its tid named it then); a pidfd kept from such a call names it while it
+		 * lives, which the copy just proved. */
+		if (fresh && !notif_id_valid(listener, req->id)) {
+			close(copy);
+			return NOTIF_GONE;
+		}
+		return copy;
+	}
+	return NOTIF_GONE;
+}
+
 static int open_mem(const struct seccomp_notif *req, int flags)
 {
 	char path[sizeof("/proc//mem") + 10];

@@ -72,6 +72,18 @@ int notif_mem_write(int listener, const struct seccomp_notif *req, uint64_t addr
  * afterwards so that it is known to come from that task. -EBADF (no such descriptor), -EPERM,
  * NOTIF_GONE. */
 int notif_get_fd(int listener, const struct seccomp_notif *req, int fd);
+/* notif_get_fd through a pidfd kept in @kept between calls (one task's: a call of another
+ * replaces it), where the kernel gives pidfds of threads (6.9+): such a pidfd names its thread
+ * until that thread is gone, and then gives ESRCH, so a tid taken by another task since is
+ * never looked at through it, and a copy through a kept one needs no ID_VALID. Elsewhere as
+ * notif_get_fd. notif_pidfd_drop closes it. */
+struct notif_pidfd {
+	pid_t tid;
+	int fd_plus1; /* 0: none */
+};
+int notif_get_fd_kept(int listener, const struct seccomp_notif *req, int fd,
+		      struct notif_pidfd *kept);
+void notif_pidfd_drop(struct notif_pidfd *kept);
 
 /* Install @fd in the trapped task and make the new number the syscall's result, in one step
  * (SECCOMP_ADDFD_FLAG_SEND); @cloexec: with O_CLOEXEC. Returns NOTIF_DEFERRED (answered),

@@ -339,6 +339,7 @@ void supervisor_done(struct supervisor *sv)
 	pthread_cond_destroy(&w->idle_cond);
 	port_map_done(&sv->ports);
 	umask_cache_done(sv);
+	fs_meta_done(sv);
 	proc_limit_done(&sv->procs);
 	free(sv->mem_pids.v);
 	sv->mem_pids = (struct mem_pids){ 0 };

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "chacha20.h"
+#include "notif.h"
 #include "port-map.h"
 
 struct cow;
@@ -132,6 +133,18 @@ struct supervisor {
 	int ruleset_fd; /* the sandbox's Landlock ruleset (not owned): what a watch may reach
 			 * (handlers/watch.c); -1: none */
 	struct umask_cache umasks;
+	struct {	     /* the metadata calls (handlers/fs-meta.c) */
+		int creds;   /* how the supervisor's rights stand for the sandbox's; 0: not known */
+		int userns;  /* the sandbox has a user namespace of its own (uid/gid) */
+		int changed; /* a task changed its credentials: each caller looked at */
+		int verified; /* the sandbox's credentials, unchanged since, are the supervisor's */
+		char ids[1024];		  /* its own ids, groups and effective capabilities */
+		struct notif_pidfd pidfd; /* the last caller's, for its descriptors */
+		int fd_dir_plus1;	  /* /proc/self/fd, opened once (0: not yet) */
+		int kept_plus1;		  /* an O_PATH descriptor of the last file allowed */
+		dev_t kept_dev;
+		ino_t kept_ino;
+	} meta;
 	uint64_t answered;
 };
 

@@ -22,6 +22,7 @@
 #include "policy/rules.h"
 #include "strv.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/handlers/handlers.h"
 #include "syscall-util.h"
 #include "tap.h"
 
@@ -185,16 +186,40 @@ static int count_traps(const struct sandlock_policy *p, const int *nrs, size_t n
 	return found;
 }
 
+/* The metadata calls every supervised sandbox traps (handlers/fs-meta.c): chmod, chown, lchown,
+ * utime, utimes, futimesat where the ABI has them, fchmod, fchmodat, fchmodat2, fchown, fchownat,
+ * utimensat, the 8 extended attribute changes, file_setattr, the 8 inode ioctls. */
+#ifdef SYS_chmod
+#define N_META (6 + 6 + 8 + 1 + 8)
+#else
+#define N_META (6 + 8 + 1 + 8)
+#endif
+/* The calls that change a task's credentials (setuid, setgid, setreuid, setregid, setresuid,
+ * setresgid, setfsuid, setfsgid, setgroups, capset, prctl PR_CAPBSET_DROP and PR_CAP_AMBIENT). */
+#define N_CREDS 12
+/* What a policy of filesystem grants only traps. */
+/* The calls that name another process by a pidfd, and the watches (handlers/pidfd.c, watch.c). */
+#define N_PIDFD_WATCH 4
+#define N_BASE (18 + N_PIDFD_WATCH + N_META + N_CREDS)
+
 static void test_trap_set(void)
 {
 	struct sandlock_policy p = { 0 };
-	struct trap traps[32];
-	size_t n = dispatch_trap_set(&p, traps, 32);
+	struct trap traps[DISPATCH_MAX_TRAPS];
+	size_t n = dispatch_trap_set(&p, traps, DISPATCH_MAX_TRAPS);
 	int always = 0, conditional = 0, listen = 0, unix_paths = 0, netlink = 0, others = 0;
+	int meta = 0, creds = 0, pidfd_watch = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int nr = traps[i].nr;
-		if (nr == SYS_listen)
+		if (dispatch_lookup(nr) == handle_fs_meta)
+			meta += traps[i].deny_unsupervised != 0;
+		else if (dispatch_lookup(nr) == handle_creds_change)
+			creds += !traps[i].deny_unsupervised;
+		else if (nr == SYS_process_madvise || nr == SYS_process_mrelease ||
+			 nr == SYS_inotify_add_watch || nr == SYS_fanotify_mark)
+			pidfd_watch += traps[i].n_conds == 0 && traps[i].deny_unsupervised;
+		else if (nr == SYS_listen)
 			listen += traps[i].n_conds == 0 && traps[i].deny_unsupervised;
 		else if (nr == SYS_connect)
 			unix_paths += traps[i].n_conds == 0 && !traps[i].deny_unsupervised;
@@ -227,43 +252,50 @@ static void test_trap_set(void)
 	is_int(unix_paths, 4,
 	       "connect, sendto with an address, sendmsg, sendmmsg: a named UNIX socket needs a "
 	       "write grant (allowed unsupervised)");
+	is_int(pidfd_watch, N_PIDFD_WATCH,
+	       "process_madvise, process_mrelease, inotify_add_watch, fanotify_mark: denied "
+	       "unsupervised");
 	is_int(netlink, 3,
 	       "socket(AF_NETLINK, NETLINK_ROUTE), bind, getsockname: the virtual route socket");
+	is_int(meta, N_META,
+	       "the metadata calls, in every supervised sandbox, denied unsupervised");
+	is_int(creds, N_CREDS, "the calls that change credentials, allowed unsupervised");
 	is_int(others, 0, "and nothing else (a filesystem-only policy traps nothing more)");
-	is_int(n, 18, "eighteen traps");
+	is_int(n, N_BASE, "the base traps and the metadata calls");
 
 	/* Network rules add their traps; bind open to every port drops listen's. */
 	char star[] = "*", cidr[] = "tcp://10.0.0.0/8:443";
 	char *any[] = { star, NULL }, *ip[] = { cidr, NULL };
 	struct sandlock_policy open_bind = { .net_allow_bind = any };
 	struct sandlock_policy onbehalf = { .net_allow = ip };
-	size_t n_open = dispatch_trap_set(&open_bind, traps, 32);
+	size_t n_open = dispatch_trap_set(&open_bind, traps, DISPATCH_MAX_TRAPS);
 	int has_listen = 0, has_sendmsg = 0;
 	for (size_t i = 0; i < n_open; i++)
 		has_listen |= traps[i].nr == SYS_listen;
 	is_int(has_listen, 0, "net_allow_bind [\"*\"]: listen is not trapped");
-	size_t n_ob = dispatch_trap_set(&onbehalf, traps, 32);
-	is_int(n_ob, 18, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
+	size_t n_ob = dispatch_trap_set(&onbehalf, traps, DISPATCH_MAX_TRAPS);
+	is_int(n_ob, N_BASE, "a TCP rule to a CIDR: nothing more (connect is trapped anyway)");
 	char udp[] = "udp://10.0.0.1:53";
 	char *udps[] = { udp, NULL };
 	struct sandlock_policy checked = { .net_allow = udps };
-	size_t n_udp = dispatch_trap_set(&checked, traps, 32);
+	size_t n_udp = dispatch_trap_set(&checked, traps, DISPATCH_MAX_TRAPS);
 	for (size_t i = 0; i < n_udp; i++)
 		has_sendmsg += traps[i].nr == SYS_sendmsg || traps[i].nr == SYS_sendmmsg;
-	ok(has_sendmsg == 2 && n_udp == 18, "a checked UDP rule: sendmsg and sendmmsg, as always");
+	ok(has_sendmsg == 2 && n_udp == N_BASE,
+	   "a checked UDP rule: sendmsg and sendmmsg, as always");
 	ok(!dispatch_lookup(SYS_read), "dispatch_lookup(read) is NULL (control)");
 	/* port_remap: getpeername (virtual ports) and the opens (/proc/net/tcp, tcp6). */
 	struct sandlock_policy remap = { .port_remap = 1 };
-	size_t n_remap = dispatch_trap_set(&remap, traps, 32);
+	size_t n_remap = dispatch_trap_set(&remap, traps, DISPATCH_MAX_TRAPS);
 	int remap_extra = 0;
 	for (size_t i = 0; i < n_remap; i++)
 		remap_extra += traps[i].nr == SYS_getpeername || traps[i].nr == SYS_openat ||
 			       traps[i].nr == SYS_openat2 || traps[i].nr == SYS_open;
 	is_int(remap_extra, 4, "port_remap traps getpeername, open, openat, openat2");
-	is_int(n_remap, 22, "  and nothing else more");
+	is_int(n_remap, N_BASE + 4, "  and nothing else more");
 	/* max_processes: fork, vfork, and clone making a process (one masked condition). */
 	struct sandlock_policy procs = { .max_processes = { .set = 1, .v = 4 } };
-	size_t n_procs = dispatch_trap_set(&procs, traps, 32);
+	size_t n_procs = dispatch_trap_set(&procs, traps, DISPATCH_MAX_TRAPS);
 	int forks = 0;
 	for (size_t i = 0; i < n_procs; i++)
 		forks += (traps[i].nr == SYS_clone && traps[i].n_conds == 1 &&
@@ -272,7 +304,7 @@ static void test_trap_set(void)
 			  traps[i].cond[0].datum_b == 0) ||
 			 traps[i].nr == SYS_fork || traps[i].nr == SYS_vfork;
 	is_int(forks, 3, "max_processes traps fork, vfork, and clone without CLONE_THREAD");
-	is_int(n_procs, 21, "  and nothing else more");
+	is_int(n_procs, N_BASE + 3, "  and nothing else more");
 }
 
 /* The traps of the features that add many: fs_denied in a writable grant, deterministic_dirs,
@@ -306,9 +338,9 @@ static void test_trap_set_features(void)
 	is_int(found, ELEMENTSOF(fs_calls),
 	       "fs_denied in a writable grant traps the 16 path calls, the opens, "
 	       "landlock_restrict_self and umask (the creates' masks)");
-	is_int(n_w, 18 + ELEMENTSOF(fs_calls), "  and nothing else more");
+	is_int(n_w, N_BASE + ELEMENTSOF(fs_calls), "  and nothing else more");
 	struct sandlock_policy w_out = { .fs_write = wr, .fs_deny = outside };
-	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), 18,
+	is_int(dispatch_trap_set(&w_out, big, DISPATCH_MAX_TRAPS), N_BASE,
 	       "fs_denied outside the writable grant: nothing more (control)");
 	struct sandlock_policy w_unsup = { .fs_write = wr, .fs_deny = inside, .no_supervisor = 1 };
 	static const int mkdirat_openat[] = { SYS_mkdirat, SYS_openat };
@@ -322,7 +354,7 @@ static void test_trap_set_features(void)
 	static const int dents[] = { SYS_getdents64, SYS_getdents };
 	is_int(count_traps(&dd, dents, ELEMENTSOF(dents), &total), 2,
 	       "deterministic_dirs traps getdents64 and getdents");
-	is_int(total, 20, "  and nothing else more");
+	is_int(total, N_BASE + 2, "  and nothing else more");
 	dd.no_supervisor = 1;
 	is_int(count_traps(&dd, dents, ELEMENTSOF(dents), &total), 0,
 	       "  not without a supervisor (refused then)");
@@ -332,7 +364,7 @@ static void test_trap_set_features(void)
 	static const int rnd[] = { SYS_getrandom, SYS_openat };
 	is_int(count_traps(&seeded, rnd, ELEMENTSOF(rnd), &total), 2,
 	       "random_seed traps getrandom and the opens");
-	is_int(total, 22, "  and nothing else more (open, openat2 too)");
+	is_int(total, N_BASE + 4, "  and nothing else more (open, openat2 too)");
 
 	/* time_start: the wall clocks (four clock_gettime entries, one per clock), the calls at a
 	 * program's start, the absolute deadlines; nothing without it (control: p above). */
@@ -343,7 +375,7 @@ static void test_trap_set_features(void)
 	is_int(count_traps(&timed, clocks, ELEMENTSOF(clocks), &total), 8,
 	       "time_start traps clock_gettime of 4 clocks, gettimeofday, time, set_tid_address, "
 	       "arch_prctl(ARCH_SET_FS)");
-	is_int(total, 18 + 8 + 8, "  and the 8 calls with absolute deadlines");
+	is_int(total, N_BASE + 8 + 8, "  and the 8 calls with absolute deadlines");
 	is_int(count_traps(&p, clocks, ELEMENTSOF(clocks), &total), 0, "  none of them without it");
 
 	/* workdir: the calls that take a name (fstat excepted), chdir, getcwd, exec; the writes
@@ -378,16 +410,18 @@ static void test_trap_set_features(void)
 	static const int fd_reads[] = { SYS_fgetxattr, SYS_flistxattr };
 	is_int(count_traps(&cw, fd_reads, ELEMENTSOF(fd_reads), &total), 0,
 	       "  not fgetxattr, flistxattr (the descriptor's file is its layer's)");
-	is_int(count_traps(&p, attrs, ELEMENTSOF(attrs), &total), 0, "  none of them without it");
+	is_int(count_traps(&p, attrs, ELEMENTSOF(attrs), &total), 7,
+	       "  without it the 7 changes (every sandbox's), not the reads");
 	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), 0,
 	       "  not the writes without max_disk");
-	is_int(count_traps(&p, names, ELEMENTSOF(names), &total), 0, "  none of them without it");
+	is_int(count_traps(&p, names, ELEMENTSOF(names), &total), 2,
+	       "  none of them without it but fchmod and utimensat (every sandbox's)");
 	cw.max_disk = (struct opt_u64){ .set = 1, .v = 1024 };
 	is_int(count_traps(&cw, writes, ELEMENTSOF(writes), &total), ELEMENTSOF(writes),
 	       "  with max_disk, the writes (and io_setup, refused)");
 	cw.no_supervisor = 1;
-	is_int(count_traps(&cw, names, ELEMENTSOF(names), &total), 0,
-	       "  not without a supervisor (refused then)");
+	is_int(count_traps(&cw, names, ELEMENTSOF(names), &total), 2,
+	       "  not without a supervisor (refused then), but fchmod and utimensat (denied)");
 
 	struct trap small[2];
 	is_int(dispatch_trap_set(&p, small, 2), 2, "a short array: at most max written");

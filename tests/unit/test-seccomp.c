@@ -7,6 +7,7 @@
  * forked child then loads the program into the kernel and shows the same verdicts for real.
  */
 #include <errno.h>
+#include <linux/fs.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -523,8 +524,8 @@ static void test_is_denied(void)
 
 static int build(const struct sandlock_policy *p, int supervised, struct sock_fprog *prog)
 {
-	struct trap traps[32];
-	size_t n = dispatch_trap_set(p, traps, 32);
+	struct trap traps[DISPATCH_MAX_TRAPS];
+	size_t n = dispatch_trap_set(p, traps, DISPATCH_MAX_TRAPS);
 	struct sandlock_error *e = NULL;
 	int r = seccomp_program_build(p, supervised, traps, n, prog, &e);
 
@@ -962,15 +963,45 @@ static void test_fork_traps(void)
 	seccomp_program_done(&control);
 }
 
+/* The metadata calls: trapped in every supervised sandbox, refused without a supervisor (nothing
+ * could check the file); the inode ioctls on the low 32 bits of the request, other ioctls not. */
+static void test_metadata_traps(void)
+{
+	struct sandlock_policy p = { 0 };
+	struct sock_fprog sup, unsup;
+	const uint32_t NOTIF = SECCOMP_RET_USER_NOTIF, ALLOW = SECCOMP_RET_ALLOW;
+
+	if (!ok(build(&p, 1, &sup) == 0 && build(&p, 0, &unsup) == 0,
+		"build supervised and unsupervised"))
+		return;
+	EXPECT(&sup, X86, __NR_chmod, 0, 0644, 0, NOTIF, "  chmod -> notify");
+	EXPECT(&sup, X86, __NR_fchownat, 3, 0, 0, NOTIF, "  fchownat -> notify");
+	EXPECT(&sup, X86, __NR_utimensat, 3, 0, 0, NOTIF, "  utimensat -> notify");
+	EXPECT(&sup, X86, __NR_fsetxattr, 3, 0, 0, NOTIF, "  fsetxattr -> notify");
+	EXPECT(&sup, X86, __NR_ioctl, 3, 0xffffffff00000000ULL | FS_IOC_SETFLAGS, 0, NOTIF,
+	       "  ioctl(FS_IOC_SETFLAGS), high half set -> notify");
+	EXPECT(&sup, X86, __NR_ioctl, 3, FS_IOC_GETFLAGS, 0, ALLOW,
+	       "  ioctl(FS_IOC_GETFLAGS) -> allowed (control)");
+	EXPECT(&sup, X86, __NR_fgetxattr, 3, 0, 0, ALLOW, "  fgetxattr -> allowed (control)");
+	EXPECT(&sup, X86, __NR_setuid, 0, 0, 0, NOTIF, "  setuid -> notify (credentials)");
+	EXPECT(&unsup, X86, __NR_chmod, 0, 0644, 0, RET_EPERM, "  unsupervised: chmod -> EPERM");
+	EXPECT(&unsup, X86, __NR_fchmod, 3, 0644, 0, RET_EPERM, "  unsupervised: fchmod -> EPERM");
+	EXPECT(&unsup, X86, __NR_ioctl, 3, FS_IOC_SETFLAGS, 0, RET_EPERM,
+	       "  unsupervised: ioctl(FS_IOC_SETFLAGS) -> EPERM");
+	EXPECT(&unsup, X86, __NR_setuid, 0, 0, 0, ALLOW, "  unsupervised: setuid -> allowed");
+	seccomp_program_done(&sup);
+	seccomp_program_done(&unsup);
+}
+
 /* The programs compiled at build time must be exactly what libseccomp compiles now for the same
  * policy shape; and a policy outside those shapes must not get one. */
 static void test_prebuilt(void)
 {
 	char *allow[] = { (char *)"sysv_ipc", NULL };
 	char *deny[] = { (char *)"getcwd", NULL };
-	struct trap traps[32];
+	struct trap traps[DISPATCH_MAX_TRAPS];
 	struct sandlock_policy none = { 0 };
-	size_t n = dispatch_trap_set(&none, traps, 32);
+	size_t n = dispatch_trap_set(&none, traps, DISPATCH_MAX_TRAPS);
 
 	is_int(seccomp_prebuilt_count, 4, "four precompiled shapes");
 	for (int key = 0; key < 4; key++) {
@@ -1118,6 +1149,7 @@ int main(void)
 	test_other_process();
 	test_mount_api_and_watches();
 	test_fork_traps();
+	test_metadata_traps();
 	test_deny_clone3();
 	test_prebuilt();
 	test_kernel();

@@ -19,19 +19,6 @@ static inline int cow_is_special(mode_t m)
 	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
 }
 
-/* The file a metadata call the supervisor makes itself acts on, taken once: the caller's
- * descriptor @fd (@by_fd), else the name at @addr opened as the caller reaches it (a final
- * symlink itself with @nofollow; an empty or NULL name with @empty_ok: @dirfd's file, the
- * working directory for AT_FDCWD, *@of_dirfd then set). Its lstat in @st. -EPERM where it is a
- * workdir file (not a kernel object): the name or descriptor read before said otherwise, so the
- * caller changed it meanwhile. A descriptor of the supervisor's, or -errno. */
-int cow_take_named(struct supervisor *sv, const struct seccomp_notif *req, int by_fd, int fd,
-		   int dirfd, uint64_t addr, int empty_ok, int nofollow, struct stat *st,
-		   int *of_dirfd);
-/* Whether the trapped task has the ids, groups and effective capabilities the sandbox started
- * with (what the supervisor's own rights stand for when it acts for it): 1, 0 (not, or cannot
- * tell), NOTIF_GONE. */
-int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req);
 /* A name relative to a layer's root ("": the root itself). */
 static inline const char *at_rel(const char *rel)
 {

@@ -8,9 +8,8 @@
  * into the caller's buffer (checked still pending after). Descriptor reads (fgetxattr,
  * flistxattr) are the kernel's: the descriptor's file is the layer's already. A change of a
  * file that is no workdir entry (elsewhere, or the branch's own by its path or a descriptor)
- * is made here on the file named (change_elsewhere). Kernel objects (FIFOs...) are the
- * kernel's. The attributes of a file of the workdir copied up go with it (cow/copy.c), and the
- * commit keeps them.
+ * is fs-meta-attr.c's (COW_PASS). Kernel objects (FIFOs...) are the kernel's. The attributes of a
+ * file of the workdir copied up go with it (cow/copy.c), and the commit keeps them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +23,7 @@
 
 #include "cow-internal.h"
 #include "fd-util.h"
+#include "fs-meta.h"
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
@@ -34,103 +34,6 @@
 #ifndef XATTR_SIZE_MAX
 #define XATTR_SIZE_MAX 65536
 #endif
-
-/* A call, decoded. */
-struct xcall {
-	enum { X_SET, X_REMOVE, X_GET, X_LIST } op;
-	int fd;		   /* by descriptor: the caller's, else -1 */
-	int by_fd;	   /* fsetxattr, fremovexattr (fd whatever its number) */
-	int dirfd;	   /* by name: relative to */
-	uint64_t path;	   /* by name: the caller's address of it */
-	int follow;	   /* a final symlink followed */
-	int empty_ok;	   /* AT_EMPTY_PATH */
-	uint64_t name;	   /* the attribute's name (not for X_LIST) */
-	uint64_t value;	   /* X_SET: the bytes; X_GET, X_LIST: the caller's buffer */
-	uint64_t size;	   /* of value */
-	int flags;	   /* X_SET: XATTR_CREATE, XATTR_REPLACE */
-	uint64_t args;	   /* the *at forms' struct xattr_args, or 0 */
-	uint64_t args_len; /* its size */
-};
-
-/* The *at forms' arguments (6.13). */
-struct xattr_args_ {
-	uint64_t value;
-	uint32_t size;
-	uint32_t flags;
-};
-
-static int decode(struct supervisor *sv, const struct seccomp_notif *req, struct xcall *x)
-{
-	const __u64 *a = req->data.args;
-
-	*x = (struct xcall){ .fd = -1, .dirfd = AT_FDCWD, .path = a[0], .follow = 1 };
-	switch (req->data.nr) {
-	case SYS_lsetxattr:
-	case SYS_lremovexattr:
-	case SYS_lgetxattr:
-	case SYS_llistxattr:
-		x->follow = 0;
-		break;
-	case SYS_fsetxattr:
-	case SYS_fremovexattr:
-		x->fd = (int)a[0], x->by_fd = 1, x->path = 0;
-		break;
-	case SYS_setxattrat:
-	case SYS_removexattrat:
-	case SYS_getxattrat:
-	case SYS_listxattrat:
-		x->dirfd = (int)a[0], x->path = a[1];
-		x->follow = !((int)a[2] & AT_SYMLINK_NOFOLLOW);
-		x->empty_ok = ((int)a[2] & AT_EMPTY_PATH) != 0;
-		if ((int)a[2] & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-			return -EINVAL; /* the kernel's answer */
-		break;
-	default:
-		break;
-	}
-	switch (req->data.nr) {
-	case SYS_setxattr:
-	case SYS_lsetxattr:
-	case SYS_fsetxattr:
-		x->op = X_SET, x->name = a[1], x->value = a[2], x->size = a[3],
-		x->flags = (int)a[4];
-		return 0;
-	case SYS_getxattr:
-	case SYS_lgetxattr:
-		x->op = X_GET, x->name = a[1], x->value = a[2], x->size = a[3];
-		return 0;
-	case SYS_listxattr:
-	case SYS_llistxattr:
-		x->op = X_LIST, x->value = a[1], x->size = a[2];
-		return 0;
-	case SYS_removexattr:
-	case SYS_lremovexattr:
-	case SYS_fremovexattr:
-		x->op = X_REMOVE, x->name = a[1];
-		return 0;
-	case SYS_removexattrat:
-		x->op = X_REMOVE, x->name = a[3];
-		return 0;
-	case SYS_listxattrat:
-		x->op = X_LIST, x->value = a[3], x->size = a[4];
-		return 0;
-	case SYS_setxattrat:
-	case SYS_getxattrat: {
-		struct xattr_args_ xa;
-		x->op = req->data.nr == SYS_setxattrat ? X_SET : X_GET;
-		x->name = a[3];
-		if (a[5] < sizeof(xa))
-			return -EINVAL; /* what the kernel says of a short struct */
-		int r = notif_mem_read(sv->listener, req, a[4], &xa, sizeof(xa));
-		if (r < 0)
-			return r;
-		x->value = xa.value, x->size = xa.size, x->flags = (int)xa.flags;
-		return 0;
-	}
-	default:
-		return 1;
-	}
-}
 
 /* The entry the call names, in @res. 1: not the workdir's (the kernel's). */
 static int target(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
@@ -147,16 +50,6 @@ static int target(struct supervisor *sv, const struct seccomp_notif *req, const 
 	else if (r == 1 && x->empty_ok && !x->path)
 		r = cow_fd_entry(sv, req, x->dirfd, res);
 	return r;
-}
-
-/* The attribute's name, from the caller. */
-static int read_name(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
-		     char name[XATTR_NAME_MAX + 1])
-{
-	int r = child_read_path(sv, req, addr, name, XATTR_NAME_MAX + 1);
-	if (r == -ENAMETOOLONG)
-		return -ERANGE; /* the kernel's answer to a name too long */
-	return r < 0 ? r : !name[0] ? -ERANGE : 0;
 }
 
 /* The entry's path in its layer (the branch's upper directory, or the workdir). */
@@ -228,27 +121,6 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 	return has && (x->flags & XATTR_CREATE) ? -EEXIST : 0;
 }
 
-/* A change's attribute name and (X_SET) value, from the caller; *@value malloc'd (NULL for
- * none). */
-static int read_change(struct supervisor *sv, const struct seccomp_notif *req,
-		       const struct xcall *x, char name[XATTR_NAME_MAX + 1], char **value)
-{
-	int r;
-
-	*value = NULL;
-	if (x->op == X_SET && x->size > XATTR_SIZE_MAX)
-		return -E2BIG;
-	if ((r = read_name(sv, req, x->name, name)) < 0)
-		return r;
-	if (x->op == X_SET && x->size) {
-		if (!(*value = malloc(x->size)))
-			return -ENOMEM;
-		if ((r = notif_mem_read(sv->listener, req, x->value, *value, x->size)) < 0)
-			return r;
-	}
-	return 0;
-}
-
 static int change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
 		  const struct cow_res *res, struct seccomp_notif_resp *resp)
 {
@@ -256,7 +128,7 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 	_cleanup_free_ char *value = NULL;
 	int r;
 
-	if ((r = read_change(sv, req, x, name, &value)) < 0)
+	if ((r = xattr_read_change(sv, req, x, name, sizeof(name), &value)) < 0)
 		return r;
 	/* What the kernel would refuse is refused before the copy-up: a failed call changes
 	 * nothing in the branch (nor, by a commit, the workdir's file). */
@@ -303,7 +175,7 @@ static int read_back(struct supervisor *sv, const struct seccomp_notif *req, con
 
 	if (size && !buf)
 		return -ENOMEM;
-	if (x->op == X_GET && (r = read_name(sv, req, x->name, name)) < 0)
+	if (x->op == X_GET && (r = xattr_read_name(sv, req, x->name, name, sizeof(name))) < 0)
 		return r;
 	layer_path(sv->cow, res, path, sizeof(path));
 	ssize_t n = x->op == X_GET ? lgetxattr(path, name, buf, size) : llistxattr(path, buf, size);
@@ -315,73 +187,25 @@ static int read_back(struct supervisor *sv, const struct seccomp_notif *req, con
 	return 0;
 }
 
-/* A change of an attribute of a file that is no entry of the workdir (elsewhere, or a file of
- * the branch by its own path or a descriptor): made here, on the file the call names (the
- * caller's descriptor taken, or the name opened as it reaches it), never left to the kernel,
- * which would read the name, the descriptor and the attribute's name again. So a file of the
- * branch takes no trusted.* or security.* attribute (file capabilities: a program linked into
- * the workdir for an exec would run with them for anyone, cow/anchor.c), and a workdir file
- * reached by then is another one than the call named (refused). Made with the supervisor's
- * rights: only for a task with the ids and capabilities the sandbox started with. */
-static int change_elsewhere(struct supervisor *sv, const struct seccomp_notif *req,
-			    const struct xcall *x, struct seccomp_notif_resp *resp)
-{
-	char name[XATTR_NAME_MAX + 1], self[64];
-	_cleanup_free_ char *value = NULL;
-	struct stat st;
-	int r, of_dirfd;
-
-	if ((r = read_change(sv, req, x, name, &value)) < 0)
-		return r; /* the kernel's checks of the name and value come first */
-	if ((r = cow_same_creds(sv, req)) != 1)
-		return r == NOTIF_GONE ? r : -EPERM;
-	_cleanup_close_ int own = cow_take_named(sv, req, x->by_fd, x->fd, x->dirfd, x->path,
-						 x->empty_ok, !x->follow, &st, &of_dirfd);
-	if (own < 0)
-		return own;
-	/* No trusted.* or security.* on a file of the branch's filesystem (precheck): which
-	 * files there are the branch's, a path cannot tell (another mount of it). */
-	struct stat up;
-	if ((!strncmp(name, "trusted.", 8) || !strncmp(name, "security.", 9)) &&
-	    (fstat(sv->cow->upper_fd, &up) < 0 || up.st_dev == st.st_dev))
-		return -EPERM;
-	int fl = fcntl(own, F_GETFL);
-	if (of_dirfd && (fl < 0 || (fl & O_PATH)))
-		return -EBADF; /* AT_EMPTY_PATH on an O_PATH descriptor: the kernel's answer */
-	if (x->by_fd)	       /* by descriptor: an O_PATH one is the kernel's EBADF */
-		r = x->op == X_SET ? fsetxattr(own, name, value ? value : "", x->size, x->flags)
-				   : fremovexattr(own, name);
-	else if (S_ISLNK(st.st_mode))
-		return -EPERM; /* a symlink's attributes are not changed here (user.*: EPERM) */
-	else {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
-		r = x->op == X_SET ? setxattr(self, name, value ? value : "", x->size, x->flags)
-				   : removexattr(self, name);
-	}
-	if (r < 0)
-		return negative_errno();
-	notif_answer_value(resp, 0);
-	return 0;
-}
-
 int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	      struct seccomp_notif_resp *resp)
 {
 	struct xcall x;
 	struct cow_res res;
-	int r = decode(sv, req, &x);
+	int r = xattr_decode(sv, req, &x);
 
 	if (r != 0)
 		return r == 1 ? COW_PASS : r;
-	if ((r = target(sv, req, &x, &res)) == 1 && (x.op == X_SET || x.op == X_REMOVE))
-		return change_elsewhere(sv, req, &x, resp);
-	if (r != 0)
+	/* A change of a file that is no entry of the workdir: fs-meta-attr.c's. */
+	if ((r = target(sv, req, &x, &res)) != 0)
 		return r == 1 ? COW_PASS : r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
+	if (cow_is_special(res.n.st.st_mode) && (x.op == X_SET || x.op == X_REMOVE))
+		return COW_PASS; /* a kernel object's: fs-meta-attr.c's, on the object it takes */
 	if (cow_is_special(res.n.st.st_mode)) {
-		/* CONTINUE: a kernel object's attributes are the kernel's, as its opens are
-		 * (Landlock: no content of the workdir changes through them). */
+		/* CONTINUE: a read of a kernel object's attributes, as the kernel's opens of it are
+		 * (reads of attributes are not confined outside the workdir either). */
 		notif_answer_continue(resp);
 		return 0;
 	}

@@ -39,6 +39,7 @@
 #include "cow/cow.h"
 #include "fd-util.h"
 #include "cow-internal.h"
+#include "fs-meta.h"
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
@@ -821,7 +822,8 @@ int cow_outside_target(struct supervisor *sv, const struct seccomp_notif *req, i
 	return r != 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
 }
 
-/* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set. */
+/* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set; 2: @res
+ * set, a kernel object. */
 static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, int empty_ok, struct cow_res *res,
 		       struct seccomp_notif_resp *resp)
@@ -833,12 +835,10 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 		return r;
 	if (res->n.layer == COW_NONE)
 		return -ENOENT;
-	if (cow_is_special(res->n.st.st_mode)) {
-		/* A kernel object's metadata is the kernel's (no content of the workdir changes:
-		 * Landlock grants no write there). */
-		notif_answer_continue(resp);
+	/* A kernel object: its metadata is changed on the object itself (special_obj), not in
+	 * the branch; never left to the kernel, which would read the name again. */
+	if (cow_is_special(res->n.st.st_mode))
 		return 2;
-	}
 	return cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
@@ -899,7 +899,7 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
  * version...; extended attributes are cow-xattr.c's): not staged in the
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
  * says) rather than made on the workdir's own file, and for a descriptor of the branch's own
- * files (made or copied in the run). Elsewhere the kernel's. */
+ * files (made or copied in the run). Elsewhere handlers/fs-meta-attr.c's. */
 static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
@@ -953,13 +953,8 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	if (cow_is_special(res.n.st.st_mode)) {
-		/* CONTINUE: a kernel object's attributes are the kernel's, as its opens are;
-		 * whatever the name reaches by then, Landlock grants the workdir no write, so no
-		 * content of it changes (its metadata is the documented limit). */
-		notif_answer_continue(resp);
-		return 0;
-	}
+	if (cow_is_special(res.n.st.st_mode))
+		return COW_PASS; /* a kernel object's: fs-meta-attr.c's, on the object it takes */
 	return -EOPNOTSUPP;
 }
 
@@ -983,107 +978,54 @@ static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
 	return fchmodat(c->upper_fd, at_rel(rel), mode, 0);
 }
 
-/* chmod (any of the family) giving a set-user-ID or set-group-ID bit to what is not an entry
- * of the workdir (a file elsewhere, or one of the branch named by its own path or a descriptor):
- * made here, on the very file the call names (the caller's descriptor taken, or the name opened
- * as it reaches it), never left to the kernel, so that a file of the branch linked into the
- * workdir for an exec loses that link first whatever route names it (cow_unanchor_ino). Made
- * with the supervisor's rights, so only for a task with the ids and capabilities the sandbox
- * started with (else EPERM). 1: no such bit, the caller goes on. */
-static int chmod_set_id(struct supervisor *sv, const struct seccomp_notif *req, int fd, int dirfd,
-			uint64_t addr, int flags, mode_t mode, struct seccomp_notif_resp *resp)
-{
-	char self[64];
-	struct stat st, up;
-	int r, by_fd = req->data.nr == SYS_fchmod;
-
-	if (!(mode & (S_ISUID | S_ISGID)))
-		return 1;
-	if ((r = cow_same_creds(sv, req)) != 1)
-		return r == NOTIF_GONE ? r : -EPERM;
-	_cleanup_close_ int own =
-		cow_take_named(sv, req, by_fd, fd, dirfd, addr, (flags & AT_EMPTY_PATH) != 0,
-			       (flags & AT_SYMLINK_NOFOLLOW) != 0, &st, NULL);
-	if (own < 0)
-		return own;
-	if (fstat(sv->cow->upper_fd, &up) == 0 && st.st_dev == up.st_dev)
-		cow_unanchor_ino(sv->cow, st.st_ino);
-	if (by_fd)
-		return answer(resp, fchmod(own, mode)); /* an O_PATH descriptor: EBADF */
-	if (S_ISLNK(st.st_mode))
-		return -EOPNOTSUPP; /* a symlink's mode is not changed */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
-	return answer(resp, chmod(self, mode));
-}
-
-int cow_take_named(struct supervisor *sv, const struct seccomp_notif *req, int by_fd, int fd,
-		   int dirfd, uint64_t addr, int empty_ok, int nofollow, struct stat *st,
-		   int *of_dirfd)
-{
-	char path[PATH_MAX] = ".", real[PATH_MAX];
-	int r, own, named = !by_fd;
-
-	if (named && addr && (r = child_read_path(sv, req, addr, path, sizeof(path))) < 0)
-		return r;
-	if (named && !empty_ok && (!addr || !path[0]))
-		return addr ? -ENOENT : -EFAULT;
-	if (of_dirfd)
-		*of_dirfd = 0;
-	if (named && (!addr || !path[0]) && dirfd != AT_FDCWD) {
-		/* an empty (or NULL) name with AT_EMPTY_PATH: the descriptor's own file */
-		named = 0, fd = dirfd;
-		if (of_dirfd)
-			*of_dirfd = 1;
-	} else if (named && !path[0])
-		snprintf(path, sizeof(path), "."); /* ... with AT_FDCWD: the working directory */
-	own = !named ? notif_get_fd(sv->listener, req, fd) /* a bad descriptor: EBADF */
-		     : child_path_open(sv, req, dirfd, path, 0, nofollow);
-	if (own < 0)
-		return own == -ELOOP ? -EACCES : own; /* a magic link or a loop: not followed */
-	/* Decided on the file taken: the name or descriptor read before said it was no entry of
-	 * the workdir; a workdir file now (not a kernel object) is another file than that one
-	 * (the caller changed it meanwhile): refused, never changed here. */
-	if (fstat(own, st) < 0 ||
-	    (!cow_is_special(st->st_mode) &&
-	     (fd_real_path(own, real, sizeof(real)) <= 0 || cow_rel_to(sv->cow->lower, real)))) {
-		safe_close(own);
-		return -EPERM;
-	}
-	return own;
-}
-
-int cow_same_creds(struct supervisor *sv, const struct seccomp_notif *req)
-{
-	int r = proc_same_creds(sv, (pid_t)req->pid);
-	if (r == NOTIF_GONE && notif_id_valid(sv->listener, req->id))
-		return 0; /* its status could not be read, yet it waits: cannot tell */
-	return r;
-}
-
-/* chmod of a workdir's kernel object (meta_target answered CONTINUE): with a set-user-ID or
- * set-group-ID bit made here, on the object resolved, rather than by the kernel on whatever the
- * name reads by then (chmod_set_id); otherwise the kernel's. */
-static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
-			 const struct cow_res *res, mode_t mode, struct seccomp_notif_resp *resp)
+/* A workdir's kernel object resolved in @res (meta_target answered 2), whose mode, owner and
+ * times are its own (a FIFO holds no content to stage): an O_PATH descriptor of it, made with
+ * the supervisor's rights where they stand for the caller's (fs_meta_creds). Still the object
+ * resolved (the host, or a commit of another sandbox, may have replaced the entry meanwhile),
+ * else -EPERM. */
+static int special_obj(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct cow_res *res)
 {
 	const char *name;
-
-	if (!(mode & (S_ISUID | S_ISGID)))
-		return 0; /* the CONTINUE meta_target answered */
 	struct stat st;
-	char self[64];
-	int r = cow_same_creds(sv, req);
+	int r = fs_meta_creds(sv, req);
+
 	if (r != 1)
-		return r == NOTIF_GONE ? r : -EPERM; /* made with the supervisor's rights */
+		return r;
 	_cleanup_close_ int pfd = cow_parent_of(sv->cow->lower_fd, res->rel, &name);
 	_cleanup_close_ int obj = pfd < 0 ? -1 : openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	/* Still the object resolved (the host, or a commit of another sandbox, may have
-	 * replaced the entry meanwhile). */
 	if (obj < 0 || fstat(obj, &st) < 0 || !cow_is_special(st.st_mode) ||
 	    st.st_dev != res->n.st.st_dev || st.st_ino != res->n.st.st_ino)
 		return -EPERM;
+	return TAKE_FD(obj);
+}
+
+static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
+			 const struct cow_res *res, mode_t mode, struct seccomp_notif_resp *resp)
+{
+	char self[64];
+	_cleanup_close_ int obj = special_obj(sv, req, res);
+
+	if (obj < 0)
+		return obj;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
 	return answer(resp, chmod(self, mode));
+}
+
+static int chown_special(struct supervisor *sv, const struct seccomp_notif *req,
+			 const struct cow_res *res, uint32_t uid, uint32_t gid,
+			 struct seccomp_notif_resp *resp)
+{
+	int r;
+
+	/* In a user namespace of the sandbox's, the ids are that namespace's. */
+	if (sv->meta.userns && ((r = fs_meta_map_id(req, "uid_map", uid, &uid)) < 0 ||
+				(r = fs_meta_map_id(req, "gid_map", gid, &gid)) < 0))
+		return r;
+	_cleanup_close_ int obj = special_obj(sv, req, res);
+	if (obj < 0)
+		return obj;
+	return answer(resp, fchownat(obj, "", uid, gid, AT_EMPTY_PATH));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1099,9 +1041,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
 		r = (int)a[0] < 0 ? 1 : fd_target(sv, req, (int)a[0], &res);
 		upper = sv->cow->upper_fd;
-		if (r == 1 && req->data.nr == SYS_fchmod)
-			r = chmod_set_id(sv, req, (int)a[0], AT_FDCWD, 0, 0, (mode_t)a[1], resp);
-		else if (r == 0 && req->data.nr == SYS_fchmod)
+		if (r == 0 && req->data.nr == SYS_fchmod)
 			r = answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
 		else if (r == 0)
 			r = answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
@@ -1109,10 +1049,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		return r == 1 ? COW_PASS : r;
 #ifdef SYS_chmod
 	case SYS_chmod:
-		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1) {
-			r = chmod_set_id(sv, req, -1, AT_FDCWD, a[0], 0, (mode_t)a[1], resp);
-			return r == 1 ? COW_PASS : r; /* @res is not set */
-		}
+		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1)
+			return COW_PASS; /* elsewhere: handlers/fs-meta.c */
 		if (r == 2)
 			return chmod_special(sv, req, &res, (mode_t)a[1], resp);
 		if (r != 0)
@@ -1131,10 +1069,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -EINVAL; /* the kernel's answer */
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
-				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1) {
-			r = chmod_set_id(sv, req, -1, (int)a[0], a[1], fl, (mode_t)a[2], resp);
-			return r == 1 ? COW_PASS : r; /* @res is not set */
-		}
+				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1)
+			return COW_PASS;
 		if (r == 2)
 			return chmod_special(sv, req, &res, (mode_t)a[2], resp);
 		if (r != 0)
@@ -1147,15 +1083,19 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	case SYS_chown:
 	case SYS_lchown:
 		if ((r = meta_target(sv, req, AT_FDCWD, a[0], req->data.nr == SYS_chown, 0, &res,
-				     resp)) != 0)
-			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+				     resp)) == 2)
+			return chown_special(sv, req, &res, (uint32_t)a[1], (uint32_t)a[2], resp);
+		if (r != 0)
+			return r == 1 ? COW_PASS : r;
 		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[1],
 					     (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
 #endif
 	case SYS_fchownat:
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !((int)a[4] & AT_SYMLINK_NOFOLLOW),
-				     ((int)a[4] & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
-			return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+				     ((int)a[4] & AT_EMPTY_PATH) != 0, &res, resp)) == 2)
+			return chown_special(sv, req, &res, (uint32_t)a[2], (uint32_t)a[3], resp);
+		if (r != 0)
+			return r == 1 ? COW_PASS : r;
 		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[2],
 					     (gid_t)a[3], AT_SYMLINK_NOFOLLOW));
 	default:
@@ -1200,8 +1140,13 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if ((r = dirfd < 0 ? 1 : fd_target(sv, req, dirfd, &res)) != 0)
 			return r == 1 ? COW_PASS : r;
 	} else if ((r = meta_target(sv, req, dirfd, path, !(fl & AT_SYMLINK_NOFOLLOW),
-				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) != 0)
-		return r == 2 ? 0 : r == 1 ? COW_PASS : r;
+				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 2) {
+		_cleanup_close_ int obj = special_obj(sv, req, &res); /* a kernel object */
+		if (obj < 0)
+			return obj;
+		return answer(resp, utimensat(obj, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
+	} else if (r != 0)
+		return r == 1 ? COW_PASS : r;
 	return answer(resp, utimensat(sv->cow->upper_fd, at_rel(res.rel), has_ts ? ts : NULL,
 				      AT_SYMLINK_NOFOLLOW));
 }
@@ -1441,13 +1386,12 @@ int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
 int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
-	/* CONTINUE: a name outside the workdir, trapped only because the workdir's names are
-	 * made here. Whatever it reads by the time the kernel looks again, Landlock grants the
-	 * workdir no write, so the kernel changes nothing there; reads and exec of the workdir
-	 * are granted anyway. Modes, owners and times are not Landlock's: a thread that swaps
-	 * the name or the descriptor after the check can still reach a workdir file's (never its
-	 * content; a documented limit, docs/decisions.md "workdir"); set-ID modes and extended
-	 * attributes are made by the supervisor instead (chmod_set_id, cow-xattr.c). */
+	/* CONTINUE: a name outside the workdir of a call that reads (stat, access, readlink,
+	 * getxattr, listxattr), enters (chdir, exec) or reports (getcwd), trapped only because
+	 * the workdir's names are served here. Whatever it reads by the time the kernel looks
+	 * again, Landlock grants the workdir no write, so the kernel changes nothing there, and
+	 * reads and exec are Landlock's to allow. The calls that change metadata are never
+	 * answered here: elsewhere they are handlers/fs-meta.c's. */
 	notif_answer_continue(resp);
 	return 0;
 }

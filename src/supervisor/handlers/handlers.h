@@ -187,13 +187,26 @@ int cow_held(struct supervisor *sv);
 void cow_wait_on_done(struct supervisor *sv);
 void cow_wait_stop(struct supervisor *sv);
 /* The ioctl requests that change a file's inode (flags, version, verity, an encryption
- * policy, a subvolume's flags, a filesystem's label) rather than its content: trapped on a
- * workdir (dispatch.c), refused there for a workdir file (cow.c). On the low 32 bits. */
+ * policy, a subvolume's flags, a filesystem's label) rather than its content: trapped in every
+ * supervised sandbox (dispatch.c), refused for a workdir file (cow.c), made by the supervisor
+ * elsewhere (fs-meta-attr.c). On the low 32 bits. */
 #define EXT4_IOC_SETVERSION_ _IOW('f', 4, long)
 #define COW_INODE_IOCTLS                                                                           \
 	FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION, EXT4_IOC_SETVERSION_,               \
 		FS_IOC_ENABLE_VERITY, FS_IOC_SET_ENCRYPTION_POLICY, BTRFS_IOC_SUBVOL_SETFLAGS,     \
 		FS_IOC_SETFSLABEL
+/* fs-meta.c: in every supervised sandbox, the calls that change a file's metadata (chmod,
+ * chown, the times, extended attributes, inode flags, file_setattr; every form): made by the
+ * supervisor on the file named, for a file beneath a writable grant and not denied only. */
+int handle_fs_meta(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* fs-meta.c: what the metadata calls keep between calls, closed (supervisor_done). */
+void fs_meta_done(struct supervisor *sv);
+/* fs-meta.c: the calls that change a task's credentials (setuid and the like, capset, the
+ * capability prctls): from then on each metadata call's caller is compared with the supervisor
+ * (CONTINUE). */
+int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp);
 /* cow.c: the table's handler of the calls trapped for the workdir only: CONTINUE. */
 int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
