@@ -484,7 +484,6 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	plan.net.onbehalf = policy_net_onbehalf(p);
 	plan.net.abstract_open = plan.status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
 				 SANDLOCK_STATUS_ACTIVE;
-	plan.listener_by_number = plan.supervised && policy_net_sends(p);
 	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
 	plan.net.port_remap = plan.supervised && p->port_remap;
 	/* Compiled for every supervised sandbox with rules: even the direct ones are applied by
@@ -522,8 +521,12 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
-		for (size_t i = 0; plan.supervised && i < n; i++)
+		/* Whatever traps sendmsg, under any condition: the child's sendmsg cannot carry
+		 * the listener then (launch.c announce_listener). */
+		for (size_t i = 0; plan.supervised && i < n; i++) {
 			plan.umask_traced |= traps[i].nr == SYS_umask;
+			plan.listener_by_number |= traps[i].nr == SYS_sendmsg;
+		}
 	}
 	plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)

@@ -53,8 +53,8 @@ struct plan {
 	int ruleset_fd;
 	struct sock_fprog prog;
 	int supervised;
-	/* sendmsg is trapped: the child reports the listener's number and the parent takes it
-	 * with pidfd_getfd (no vfork launch then). */
+	/* sendmsg is in the trap set: before its filter, the child reports the number the
+	 * listener will have, and the parent takes it with pidfd_getfd. */
 	int listener_by_number;
 	int abi;
 	uint32_t status[SANDLOCK_PROTECTION_COUNT];

@@ -15,6 +15,7 @@
 #include "cow/cow.h"
 #include "error.h"
 #include "groups.h"
+#include "launch/launch.h"
 #include "plan/plan.h"
 #include "sandlock.h"
 #include "supervisor/supervisor.h"
@@ -61,7 +62,10 @@ struct sandlock_sandbox {
 
 	pid_t pid;
 	int pidfd;
-	int waits_go;	    /* the child waits for "go" (not cloned in vfork mode) */
+	int waits_go;	    /* the child waits for "go" (forked, not sharing our memory) */
+	void *child_stack;  /* a child sharing our memory runs here until it exec'd or exited */
+	struct launch_io launch_io;   /* what it reads meanwhile, so it outlives the clone's frame */
+	struct launch_arg launch_arg;
 	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
 	int errpipe[2];	    /* [0] ours, [1] the child's */
 	int child_stdio[3]; /* the child's ends, closed here after clone */
@@ -75,7 +79,7 @@ struct sandlock_sandbox {
 	pthread_t thread;
 	int has_thread;
 	int done_efd;
-	int timer_fd;		 /* the timeout, armed when the command starts */
+	int timer_fd;		 /* the timeout, armed at the clone (a parked one's at start) */
 	int memory_fd;		 /* max_memory: the periodic check's timer, or -1 */
 	int throttle_fd;	 /* max_cpu: the duty cycle's timer, or -1 */
 	int cow_copy_fd;	 /* workdir: a copy-up's worker is done (sv.cow_wait's), or -1 */
