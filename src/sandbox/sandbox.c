@@ -79,11 +79,13 @@ static int launch_poll(struct sandlock_sandbox *sb, int want, int64_t wait_ns)
 		struct pollfd pfd[LW_N] = {
 			[LW_CTL] = { .fd = want == LW_CTL ? sb->ctl[0] : -1, .events = POLLIN },
 			[LW_ERR] = { .fd = sb->errpipe[0], .events = POLLIN },
-			[LW_LISTENER] = { .fd = sb->has_sv ? sb->sv.listener : -1, .events = POLLIN },
+			[LW_LISTENER] = { .fd = sb->has_sv ? sb->sv.listener : -1,
+					  .events = POLLIN },
 			/* Left readable once it fired: the event loop closes it. */
 			[LW_TIMER] = { .fd = sb->timed_out ? -1 : sb->timer_fd, .events = POLLIN },
 		};
-		struct timespec ts = { .tv_sec = wait_ns / 1000000000, .tv_nsec = wait_ns % 1000000000 };
+		struct timespec ts = { .tv_sec = wait_ns / 1000000000,
+				       .tv_nsec = wait_ns % 1000000000 };
 		int n = ppoll(pfd, LW_N, wait_ns >= 0 ? &ts : NULL, NULL);
 		if (n < 0 && errno == EINTR)
 			continue;

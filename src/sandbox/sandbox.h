@@ -63,9 +63,6 @@ struct sandlock_sandbox {
 	pid_t pid;
 	int pidfd;
 	int waits_go;	    /* the child waits for "go" (forked, not sharing our memory) */
-	void *child_stack;  /* a child sharing our memory runs here until it exec'd or exited */
-	struct launch_io launch_io;   /* what it reads meanwhile, so it outlives the clone's frame */
-	struct launch_arg launch_arg;
 	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
 	int errpipe[2];	    /* [0] ours, [1] the child's */
 	int child_stdio[3]; /* the child's ends, closed here after clone */
@@ -75,6 +72,12 @@ struct sandlock_sandbox {
 	int stdin_w, out_r, err_r;
 	int tty_fd;
 	pid_t own_pgrp;
+
+	/* A child sharing our memory runs on child_stack until it exec'd or exited, and reads
+	 * these meanwhile: they outlive the clone's frame. */
+	void *child_stack;
+	struct launch_io launch_io;
+	struct launch_arg launch_arg;
 
 	pthread_t thread;
 	int has_thread;
