@@ -266,7 +266,13 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 	if (sigfd < 0) /* without it, signals for the sandbox would be lost */
 		return cli_error(EXIT_POLICY, "signalfd: %s", strerror(errno));
 
+	/* Until the command runs there is nothing to pass a signal on to: one ends sandlock
+	 * by its default action, and the kernel ends the sandbox (the child's PDEATHSIG, each
+	 * group's lifeline). The launch itself may take long (a resolver, an execve waiting on
+	 * a file). */
+	sigprocmask(SIG_UNBLOCK, &fwd, NULL);
 	int r = sandlock_spawn(c->policy, cmd, &opts, &sb, &err);
+	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	if (r < 0) {
 		close(sigfd);
 		return report_spawn_error(r, err);

@@ -240,7 +240,10 @@ typedef struct sandlock_spawn_opts {
 	uint32_t stdin_mode, stdout_mode, stderr_mode;
 	int32_t stdin_fd, stdout_fd, stderr_fd;
 	uint32_t reserved;
-	uint64_t timeout_ms; /* 0 = none: kill the whole sandbox after this long */
+	/* 0 = none: kill the whole sandbox after this long, counted from the launch (a parked
+	 * sandbox's from sandlock_sandbox_start()); a launch that takes longer ends as
+	 * SANDLOCK_EXIT_TIMEOUT too. */
+	uint64_t timeout_ms;
 	/* Descriptors (each >= 3, distinct, at most SANDLOCK_PASS_FDS_MAX) the command inherits at
 	 * the same numbers, close-on-exec cleared in the child only; every other descriptor above
 	 * 2 is closed before exec. Borrowed: used by number, not duplicated and not closed, so

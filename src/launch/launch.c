@@ -4,14 +4,18 @@
  *
  *   close the host's fds (but pass_fds) -> stdio -> signals -> setpgid -> PDEATHSIG -> process
  *   knobs -> user namespace (uid/gid) -> chdir -> NO_NEW_PRIVS
- *   -> landlock_restrict_self -> seccomp (+ listener) -> "ready" (+ listener) to the parent
+ *   -> landlock_restrict_self -> [sendmsg trapped: the listener's number to the parent]
+ *   -> seccomp (+ listener) -> "ready" (+ listener) to the parent, or wait until it took it
  *   -> wait for "go"
  *   -> close fds >= 3 but pass_fds, which lose FD_CLOEXEC -> rlimits -> execve (PATH search)
  *
+ * Any call after the filter may be trapped: the parent answers them from the moment it holds
+ * the listener, and the hand-off itself never waits on such a call.
+ *
  * Everything here runs in a child cloned from a possibly multi-threaded parent, and usually
- * with CLONE_VM|CLONE_VFORK (sandbox/sandbox.c): in the parent's memory, on a stack of its own,
- * with the parent's thread-local storage. So it makes raw syscalls that return -errno (raw_sc:
- * glibc's syscall() would write errno, which belongs to the suspended parent thread), touches no
+ * with CLONE_VM (sandbox/sandbox.c): in the parent's memory, on a stack of its own, with the
+ * parent's thread-local storage. So it makes raw syscalls that return -errno (raw_sc: glibc's
+ * syscall() would write errno, which belongs to a parent thread), touches no
  * allocator, lock, stdio or TLS, and writes no memory but its own stack and plan->sh_argv[1].
  * The Makefile builds this file without sanitizer instrumentation, whose shadow writes would
  * land in the parent's shadow memory. The plan was built in the parent.
@@ -352,6 +356,27 @@ static int send_ready(int sock, int listener, unsigned flag)
 	return r == 1 ? 0 : r < 0 ? (int)r : -EPIPE;
 }
 
+/* plan.listener_by_number: sendmsg is trapped, so it cannot carry the listener, and nothing
+ * the child calls once its filter is in may be relied on to reach the parent (any of it may be
+ * trapped, and nobody answers before the parent holds the listener). So before the filter, the
+ * child says which number the listener will have: the lowest free descriptor, found here. The
+ * parent takes it with pidfd_getfd once it exists. Returns the number. */
+static long announce_listener(const struct launch_io *io)
+{
+	long n = raw_sc(SYS_fcntl, io->sock, F_DUPFD_CLOEXEC, 0);
+
+	if (n < 0)
+		fail(io, LAUNCH_STEP_SEND_LISTENER, (int)-n);
+	raw_sc(SYS_close, n);
+	char ready[1 + sizeof(int)] = { 'N' };
+	int num = (int)n;
+	memcpy(ready + 1, &num, sizeof(num));
+	long r = raw_sc(SYS_write, io->sock, ready, sizeof(ready));
+	if (r != (long)sizeof(ready))
+		fail(io, LAUNCH_STEP_SEND_LISTENER, r < 0 ? (int)-r : EPIPE);
+	return n;
+}
+
 static _noreturn_ void exec_command(const struct plan *plan, const struct launch_io *io)
 {
 	int seen_eacces = 0;
@@ -411,21 +436,19 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 		fail(io, LAUNCH_STEP_LANDLOCK, (int)-r);
 
 	int got_go = 0;
+	long number = -1;
+	if (plan->listener_by_number)
+		number = announce_listener(io);
 	long listener = install_filter(plan);
 	if (listener < 0)
 		fail(io, LAUNCH_STEP_SECCOMP, (int)-listener);
 	if (plan->listener_by_number) {
-		/* sendmsg is trapped (LAUNCH_SENDMSG_FLAG is refused), so it cannot carry the
-		 * listener to the supervisor, which does not have it yet: its number goes instead,
-		 * and the parent takes it with pidfd_getfd while this waits for "go" (never a vfork
-		 * then). */
-		char ready[1 + sizeof(int)] = { 'N' };
-		int n = (int)listener;
-		memcpy(ready + 1, &n, sizeof(n));
-		r = raw_sc(SYS_write, io->sock, ready, sizeof(ready));
-		if (r != (long)sizeof(ready))
-			fail(io, LAUNCH_STEP_SEND_LISTENER, r < 0 ? (int)-r : EPIPE);
-		/* Keep it until the parent says it has it ('T'); its "go" may come first. */
+		/* The kernel gives the lowest free descriptor, and this table is the child's own:
+		 * anything else cannot happen, and the parent checks what it takes. */
+		if (listener != number)
+			child_exit(127);
+		/* Keep it until the parent says it has it ('T'); its "go" may come first. Trapped
+		 * or not, this read is answered: the parent holds the listener from then on. */
 		char c = 0;
 		while (c != 'T') {
 			if (raw_sc(SYS_read, io->sock, &c, 1) != 1)
@@ -441,7 +464,7 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 			raw_sc(SYS_close, listener); /* the listener never stays in the child */
 	}
 
-	/* Without a vfork, the parent has set-up to do before this may exec (-i, parked). */
+	/* A forked child: the parent has set-up to do before this may exec (-i, parked). */
 	char go;
 	if (io->wait_go && !got_go && raw_sc(SYS_read, io->sock, &go, 1) != 1)
 		child_exit(127); /* the parent gave up on this sandbox */

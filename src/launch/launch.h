@@ -48,7 +48,7 @@ struct launch_io {
 	int sock;     /* child end of the control socket: the listener goes out, "go" comes in */
 	int errpipe;  /* write end of the error pipe, O_CLOEXEC, >= 3 */
 	pid_t parent; /* sandlock's pid, to notice a parent that died before PDEATHSIG was set */
-	int wait_go;  /* wait for "go" before exec: the parent is not vfork-suspended */
+	int wait_go;  /* wait for "go" before exec: a forked child (-i, parked) */
 	const int *pass_fds; /* the caller's descriptors (>= 3) the command inherits as they are */
 	int n_pass_fds;
 };

@@ -64,9 +64,10 @@ struct plan {
 	struct sock_fprog prog;
 	int supervised;
 	/* LAUNCH_SENDMSG_FLAG is refused here already (sandlock runs in a sandbox of its own):
-	 * the child sends "ready" without it, and reports the listener's number instead, which
-	 * the parent takes with pidfd_getfd (no vfork launch then). */
+	 * the child sends "ready" without it (listener_by_number). */
 	int launch_flag_refused;
+	/* sendmsg is in the trap set: before its filter, the child reports the number the
+	 * listener will have, and the parent takes it with pidfd_getfd. */
 	int listener_by_number;
 	int abi;
 	uint32_t status[SANDLOCK_PROTECTION_COUNT];

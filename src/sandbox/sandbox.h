@@ -15,6 +15,7 @@
 #include "cow/cow.h"
 #include "error.h"
 #include "groups.h"
+#include "launch/launch.h"
 #include "plan/plan.h"
 #include "sandlock.h"
 #include "supervisor/supervisor.h"
@@ -61,7 +62,7 @@ struct sandlock_sandbox {
 
 	pid_t pid;
 	int pidfd;
-	int waits_go;	    /* the child waits for "go" (not cloned in vfork mode) */
+	int waits_go;	    /* the child waits for "go" (forked, not sharing our memory) */
 	int ctl[2];	    /* [0] ours, [1] the child's: listener out, "go" in */
 	int errpipe[2];	    /* [0] ours, [1] the child's */
 	int child_stdio[3]; /* the child's ends, closed here after clone */
@@ -72,10 +73,16 @@ struct sandlock_sandbox {
 	int tty_fd;
 	pid_t own_pgrp;
 
+	/* A child sharing our memory runs on child_stack until it exec'd or exited, and reads
+	 * these meanwhile: they outlive the clone's frame. */
+	void *child_stack;
+	struct launch_io launch_io;
+	struct launch_arg launch_arg;
+
 	pthread_t thread;
 	int has_thread;
 	int done_efd;
-	int timer_fd;		 /* the timeout, armed when the command starts */
+	int timer_fd;		 /* the timeout, armed at the clone (a parked one's at start) */
 	int memory_fd;		 /* max_memory: the periodic check's timer, or -1 */
 	int throttle_fd;	 /* max_cpu: the duty cycle's timer, or -1 */
 	int cow_copy_fd;	 /* workdir: a copy-up's worker is done (sv.cow_wait's), or -1 */
