@@ -222,7 +222,7 @@ static const char *const cold_names[_COLD_MAX] = { "plan",    "seccomp", "compil
 #define COLD_VALUES 2
 
 static const char *const true_argv[] = { "/bin/true", NULL };
-#define TRAPS_MAX 32
+#define TRAPS_MAX DISPATCH_MAX_TRAPS
 
 static int wait_true(pid_t pid)
 {

@@ -44,11 +44,6 @@ struct dispatch_entry {
 		.arg = (a), .op = SCMP_CMP_NE, .datum = 0                                          \
 	}
 
-static int supervised(const struct sandlock_policy *p)
-{
-	return !p->no_supervisor;
-}
-
 static int port_remap(const struct sandlock_policy *p)
 {
 	return p->port_remap;
@@ -357,23 +352,25 @@ static const struct dispatch_entry table[] = {
 	INODE_IOCTL(FS_IOC_SETFSLABEL),
 #undef INODE_IOCTL
 	/* The calls that change a task's credentials: the supervisor's rights then stand for a
-	 * caller's only once compared with them (handlers/fs-meta.c). */
-	{ { .nr = SYS_setuid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setgid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setreuid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setregid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setresuid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setresgid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setfsuid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setfsgid }, handle_creds_change, supervised },
-	{ { .nr = SYS_setgroups }, handle_creds_change, supervised },
-	{ { .nr = SYS_capset }, handle_creds_change, supervised },
+	 * caller's only once compared with them (handlers/fs-meta.c). Allowed without a
+	 * supervisor (NULL, not !no_supervisor: an unsupervised trap set is then the supervised
+	 * one, and the precompiled unsupervised program applies). */
+	{ { .nr = SYS_setuid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setgid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setreuid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setregid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setresuid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setresgid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setfsuid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setfsgid }, handle_creds_change, NULL },
+	{ { .nr = SYS_setgroups }, handle_creds_change, NULL },
+	{ { .nr = SYS_capset }, handle_creds_change, NULL },
 	{ { SYS_prctl, 1, { MASKED_EQ(0, 0xffffffff, PR_CAPBSET_DROP) }, 0 },
 	  handle_creds_change,
-	  supervised },
+	  NULL },
 	{ { SYS_prctl, 1, { MASKED_EQ(0, 0xffffffff, PR_CAP_AMBIENT) }, 0 },
 	  handle_creds_change,
-	  supervised },
+	  NULL },
 	{ { .nr = SYS_chdir }, handle_cow_rest, cow },
 	{ { .nr = SYS_getcwd }, handle_cow_rest, cow },
 	{ { .nr = SYS_execve }, handle_cow_rest, cow },

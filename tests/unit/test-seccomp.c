@@ -1004,6 +1004,14 @@ static void test_prebuilt(void)
 	size_t n = dispatch_trap_set(&none, traps, DISPATCH_MAX_TRAPS);
 
 	is_int(seccomp_prebuilt_count, 4, "four precompiled shapes");
+	/* The precompiled shapes are built from the default policy's trap set: an unsupervised
+	 * policy must compute the same one (its traps are then denied or left out by the
+	 * compile), or it pays libseccomp's compile at every start. */
+	struct trap unsup_traps[DISPATCH_MAX_TRAPS];
+	struct sandlock_policy unsup = { .no_supervisor = 1 };
+	size_t n_unsup = dispatch_trap_set(&unsup, unsup_traps, DISPATCH_MAX_TRAPS);
+	ok(n_unsup == n && memcmp(unsup_traps, traps, n * sizeof(*traps)) == 0,
+	   "no_supervisor: the default trap set (the precompiled program applies)");
 	for (int key = 0; key < 4; key++) {
 		struct sandlock_policy p = { 0 };
 		struct sock_fprog built, fresh;
