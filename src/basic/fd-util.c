@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -105,4 +106,23 @@ int memfd_sealed_readonly(const char *name, const void *data, size_t len)
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", mem);
 	int fd = open(self, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? negative_errno() : fd;
+}
+
+int private_dir_open(const char *path, int create)
+{
+	struct stat st;
+
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return negative_errno();
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? -EPERM : negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return TAKE_FD(fd);
 }

@@ -31,4 +31,10 @@ int fd_set_nonblock(int fd, int on);
 
 /* A read-only descriptor (O_CLOEXEC, offset 0) of a sealed memfd named @name holding @len bytes
  * of @data: a file the receiver can read but never change. Returns it or -errno. */
+/* Open directory @path (created 0700 when missing and @create), which must be the caller's
+ * (euid) and closed to everyone else: a directory another user made first, or one others may
+ * enter, would hold what they could read or replace. Never follows a symlink at the last
+ * component. Returns the descriptor (O_CLOEXEC); -EPERM when it is not private, or -errno. */
+int private_dir_open(const char *path, int create);
+
 int memfd_sealed_readonly(const char *name, const void *data, size_t len);

@@ -23,24 +23,9 @@ int cow_store_root(char *buf, size_t size)
 int cow_store_open(int create)
 {
 	char root[64];
-	struct stat st;
 
 	int r = cow_store_root(root, sizeof(root));
 	if (r < 0)
 		return r;
-	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
-		if (mkdir(root, 0700) < 0 && errno != EEXIST)
-			return negative_errno();
-		fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return errno == ELOOP || errno == ENOTDIR ? -EPERM : negative_errno();
-	/* Ours and private: another user's (made there first) or one others may enter would
-	 * hold branches anyone could change. */
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return -EPERM;
-	return TAKE_FD(fd);
+	return private_dir_open(root, create);
 }

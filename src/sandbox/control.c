@@ -72,24 +72,11 @@ static int64_t now_ms(void)
 static int root_open(int create)
 {
 	char root[64];
-	struct stat st;
 
 	int r = control_root(root, sizeof(root));
 	if (r < 0)
 		return r;
-	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
-		if (mkdir(root, 0700) < 0 && errno != EEXIST)
-			return negative_errno();
-		fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return errno == ELOOP || errno == ENOTDIR ? -EPERM : negative_errno();
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return -EPERM;
-	return TAKE_FD(fd);
+	return private_dir_open(root, create);
 }
 
 /* Claims and cleanups exclude each other. Bounded: whoever holds the lock too long (a stopped
