@@ -477,6 +477,31 @@ static void test_plan_build(void)
 	} else
 		diag("  %d %s", r, e ? e->message : "");
 	error_free(e);
+	e = NULL;
+
+	/* The launch hands the listener over by number exactly when the trap set holds
+	 * sendmsg, whichever feature traps it. */
+	char udp[] = "udp://127.0.0.1:7999";
+	char *udps[] = { udp, NULL };
+	const int sendmsg_nr[] = { SYS_sendmsg };
+	size_t total;
+	p.no_supervisor = 0;
+	for (int k = 0; k < 2; k++) {
+		p.net_allow = k ? udps : NULL;
+		int traps_it = count_traps(&p, sendmsg_nr, 1, &total) > 0;
+		r = plan_build(&p, (const char *const[]){ "true", NULL }, &plan, &e);
+		if (ok(r == 0, "a supervised plan %s builds",
+		       k ? "with a UDP rule" : "(control)")) {
+			is_int(plan.listener_by_number, traps_it,
+			       "  listener by number iff sendmsg is trapped");
+			plan_done(&plan);
+		} else
+			diag("  %d %s", r, e ? e->message : "");
+		error_free(e);
+		e = NULL;
+		if (k)
+			ok(traps_it, "  a UDP rule traps sendmsg");
+	}
 }
 
 /* Which network rules need what: the classes, and the policy predicates built on them. */
