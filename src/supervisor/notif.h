@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,16 @@ static inline void notif_answer_value(struct seccomp_notif_resp *resp, int64_t v
 	resp->val = val;
 	resp->error = 0;
 	resp->flags = 0;
+}
+
+/* The answer to a call the supervisor made with a libc function returning 0 or -1 with errno:
+ * 0 answered as the call's own success, -1 returned as -errno for the handler to answer. */
+static inline int notif_answer_libc(struct seccomp_notif_resp *resp, long r)
+{
+	if (r < 0)
+		return -errno;
+	notif_answer_value(resp, 0);
+	return 0;
 }
 
 /* Fail the syscall with @err, a negative errno (a positive value is taken as its negation). */

@@ -958,14 +958,6 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	return -EOPNOTSUPP;
 }
 
-static int answer(struct seccomp_notif_resp *resp, int r)
-{
-	if (r < 0)
-		return negative_errno();
-	notif_answer_value(resp, 0);
-	return 0;
-}
-
 /* chmod of branch entry @rel: a set-user-ID or set-group-ID bit is never given to a file
  * linked into the workdir for an exec (cow_unanchor_ino first). -1 with errno as fchmodat. */
 static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
@@ -1009,7 +1001,7 @@ static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
 	if (obj < 0)
 		return obj;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
-	return answer(resp, chmod(self, mode));
+	return notif_answer_libc(resp, chmod(self, mode));
 }
 
 static int chown_special(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1025,7 +1017,7 @@ static int chown_special(struct supervisor *sv, const struct seccomp_notif *req,
 	_cleanup_close_ int obj = special_obj(sv, req, res);
 	if (obj < 0)
 		return obj;
-	return answer(resp, fchownat(obj, "", uid, gid, AT_EMPTY_PATH));
+	return notif_answer_libc(resp, fchownat(obj, "", uid, gid, AT_EMPTY_PATH));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1042,10 +1034,10 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		r = (int)a[0] < 0 ? 1 : fd_target(sv, req, (int)a[0], &res);
 		upper = sv->cow->upper_fd;
 		if (r == 0 && req->data.nr == SYS_fchmod)
-			r = answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
+			r = notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
 		else if (r == 0)
-			r = answer(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1], (gid_t)a[2],
-						  AT_SYMLINK_NOFOLLOW));
+			r = notif_answer_libc(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1],
+							     (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
 		return r == 1 ? COW_PASS : r;
 #ifdef SYS_chmod
 	case SYS_chmod:
@@ -1058,7 +1050,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
 					     */
-		return answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
+		return notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
 #endif
 	case SYS_fchmodat:
 #ifdef SYS_fchmodat2
@@ -1077,7 +1069,7 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 			return r;
 		if (S_ISLNK(res.n.st.st_mode))
 			return -EOPNOTSUPP;
-		return answer(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[2]));
+		return notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[2]));
 	}
 #ifdef SYS_chown
 	case SYS_chown:
@@ -1087,8 +1079,9 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 			return chown_special(sv, req, &res, (uint32_t)a[1], (uint32_t)a[2], resp);
 		if (r != 0)
 			return r == 1 ? COW_PASS : r;
-		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[1],
-					     (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
+		return notif_answer_libc(resp,
+					 fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[1],
+						  (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
 #endif
 	case SYS_fchownat:
 		if ((r = meta_target(sv, req, (int)a[0], a[1], !((int)a[4] & AT_SYMLINK_NOFOLLOW),
@@ -1096,8 +1089,9 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 			return chown_special(sv, req, &res, (uint32_t)a[2], (uint32_t)a[3], resp);
 		if (r != 0)
 			return r == 1 ? COW_PASS : r;
-		return answer(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[2],
-					     (gid_t)a[3], AT_SYMLINK_NOFOLLOW));
+		return notif_answer_libc(resp,
+					 fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[2],
+						  (gid_t)a[3], AT_SYMLINK_NOFOLLOW));
 	default:
 		break;
 	}
@@ -1144,11 +1138,12 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		_cleanup_close_ int obj = special_obj(sv, req, &res); /* a kernel object */
 		if (obj < 0)
 			return obj;
-		return answer(resp, utimensat(obj, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
+		return notif_answer_libc(resp,
+					 utimensat(obj, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
 	} else if (r != 0)
 		return r == 1 ? COW_PASS : r;
-	return answer(resp, utimensat(sv->cow->upper_fd, at_rel(res.rel), has_ts ? ts : NULL,
-				      AT_SYMLINK_NOFOLLOW));
+	return notif_answer_libc(resp, utimensat(sv->cow->upper_fd, at_rel(res.rel),
+						 has_ts ? ts : NULL, AT_SYMLINK_NOFOLLOW));
 }
 
 static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,

@@ -299,14 +299,6 @@ int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id
 	return -EINVAL;
 }
 
-static int answer(struct seccomp_notif_resp *resp, long r)
-{
-	if (r < 0)
-		return negative_errno();
-	notif_answer_value(resp, 0);
-	return 0;
-}
-
 /* A named call's AT_ flags: only @allowed, else the kernel's EINVAL. */
 static int at_flags(int fl, int allowed)
 {
@@ -344,11 +336,11 @@ static int meta_chmod(struct supervisor *sv, const struct seccomp_notif *req,
 	    st.st_dev == up.st_dev)
 		cow_unanchor_ino(sv->cow, st.st_ino);
 	if (by_fd)
-		return answer(resp, fchmod(own, mode)); /* an O_PATH descriptor: EBADF */
+		return notif_answer_libc(resp, fchmod(own, mode)); /* an O_PATH descriptor: EBADF */
 	if (S_ISLNK(st.st_mode))
 		return -EOPNOTSUPP; /* a symlink's mode is not changed */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
-	return answer(resp, chmod(self, mode));
+	return notif_answer_libc(resp, chmod(self, mode));
 }
 
 static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
@@ -380,8 +372,8 @@ static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
 	if (own < 0)
 		return own;
 	if (by_fd)
-		return answer(resp, fchown(own, uid, gid));
-	return answer(resp, fchownat(own, "", uid, gid, AT_EMPTY_PATH));
+		return notif_answer_libc(resp, fchown(own, uid, gid));
+	return notif_answer_libc(resp, fchownat(own, "", uid, gid, AT_EMPTY_PATH));
 }
 
 /* The times of utime, utimes, futimesat, utimensat, in @ts (*@has_ts 0: now). */
@@ -448,8 +440,9 @@ static int meta_times(struct supervisor *sv, const struct seccomp_notif *req,
 	if (own < 0)
 		return own;
 	if (by_fd) /* as the kernel's futimens: an O_PATH descriptor is EBADF */
-		return answer(resp, syscall(SYS_utimensat, own, NULL, has_ts ? ts : NULL, 0));
-	return answer(resp, utimensat(own, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
+		return notif_answer_libc(resp,
+					 syscall(SYS_utimensat, own, NULL, has_ts ? ts : NULL, 0));
+	return notif_answer_libc(resp, utimensat(own, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
 }
 
 int handle_fs_meta(struct supervisor *sv, const struct seccomp_notif *req,
