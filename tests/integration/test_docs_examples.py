@@ -80,8 +80,16 @@ def environment(tmp_path):
     return env
 
 
+# Runs the example as __main__, after taking LD_PRELOAD out of the environment the commands it
+# starts inherit (see python_env).
+PY_RUN = ("import os, runpy, sys; os.environ.pop('LD_PRELOAD', None); sys.argv = sys.argv[1:]; "
+          "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
 def python_env(env):
-    """An ASan build's library needs the sanitizer runtimes loaded first (as tests/run does)."""
+    """An ASan build's library needs the sanitizer runtimes loaded first in the interpreter (as
+    tests/run does); a confined command that inherited them would exit 1 at its end, so PY_RUN
+    unsets LD_PRELOAD once the interpreter has them."""
     if not SANITIZED:
         return env
     gcc = lambda lib: subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True,
@@ -100,8 +108,9 @@ def run_python(block, cwd, env):
     script = cwd / f".example-{block.line}.py"
     script.write_text(block.text)
     try:
-        r = subprocess.run([sys.executable, str(script)], cwd=cwd, env=python_env(env),
-                           timeout=120, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-c", PY_RUN, str(script)], cwd=cwd,
+                           env=python_env(env), timeout=120, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True)
     finally:
         script.unlink()
     assert r.returncode == 0, f"{block.where()}: exit {r.returncode}\n{r.stdout}{r.stderr}"
@@ -150,7 +159,6 @@ def run_console(block, cwd, env):
     assert len(got) == len(steps), f"{block.where()}: the block stopped early:\n{out}"
     for (cmd, want), printed in zip(steps, got):
         have = printed.rstrip("\n").split("\n") if printed.strip("\n") else []
-        want = [w for w in want]
         if block.mark == "output varies":
             have, want = normalize(have), normalize(want)
         assert have == want, f"{block.where()}: `{cmd}` printed:\n" + "\n".join(have)
@@ -180,3 +188,24 @@ def test_every_skip_says_why():
 def test_the_readme_has_examples_of_each_kind():
     langs = {b.lang for b in blocks(ROOT / "README.md") if b.mark != "skip"}
     assert {"sh", "console", "python", "toml"} <= langs
+
+
+def slug(heading):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    text = re.sub(r"[`*]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def test_links_resolve():
+    for doc in DOCS:
+        text = doc.read_text()
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+        anchors = {slug(h) for h in re.findall(r"^#+ (.+)$", prose, re.M)}
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            if path:
+                assert (doc.parent / path).exists(), f"{doc}: link to missing {path}"
+            elif anchor:
+                assert anchor in anchors, f"{doc}: no heading for #{anchor}"
