@@ -7,6 +7,7 @@
 #   make SANITIZE=1              ASan + UBSan build (BUILDDIR defaults to build-asan)
 #   make WERROR=1                warnings are errors (CI)
 #   make install PREFIX=/usr/local DESTDIR=...
+#   make docs                    regenerate docs/profile-schema.md from the schema table
 #   make format-check            clang-format over the tree
 
 PREFIX ?= /usr/local
@@ -66,7 +67,8 @@ SHLIB := $(BUILDDIR)/libsandlock.so.$(VERSION)
 SONAME := libsandlock.so.$(SOVERSION)
 
 all: $(BUILDDIR)/libsandlock.a $(if $(SANFLAGS),$(BUILDDIR)/SANITIZED) $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
-	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode
+	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode \
+	$(BUILDDIR)/tools/schema-doc
 
 $(BUILDDIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -80,6 +82,21 @@ $(BUILDDIR)/tools/seccomp-gen: tools/seccomp-gen.c tools/prebuilt-none.c $(LIB_O
 $(BUILDDIR)/tools/toml-decode: tools/toml-decode.c $(BUILDDIR)/libsandlock.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILDDIR)/libsandlock.a $(LIBS)
+
+# The profile schema reference (docs/profile-schema.md, `make docs`): the schema table and the
+# CLI's flag table, so it links the CLI's objects but main.o from an archive.
+$(BUILDDIR)/tools/cli.a: $(filter-out $(BUILDDIR)/obj/cli/main.o,$(CLI_OBJS))
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILDDIR)/tools/schema-doc: tools/schema-doc.c tools/schema-doc-fields.h $(BUILDDIR)/tools/cli.a \
+		$(BUILDDIR)/libsandlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILDDIR)/tools/cli.a \
+		$(BUILDDIR)/libsandlock.a $(LIBS)
+
+docs: $(BUILDDIR)/tools/schema-doc
+	$< > docs/profile-schema.md.tmp && mv docs/profile-schema.md.tmp docs/profile-schema.md
 
 $(BUILDDIR)/gen/seccomp-prebuilt.c: $(BUILDDIR)/tools/seccomp-gen
 	@mkdir -p $(dir $@)
@@ -176,6 +193,6 @@ format-check:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all check install format-check clean fuzz
+.PHONY: all check install format-check clean fuzz docs
 
 -include $(ALL_LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
