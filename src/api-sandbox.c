@@ -35,6 +35,11 @@ _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *
 		      opts->reserved != 0) ||
 		     (opts->size >= sizeof(*opts) && opts->reserved2 != 0)))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
+	const uint32_t known =
+		SANDLOCK_SPAWN_INTERACTIVE | SANDLOCK_SPAWN_PARKED | SANDLOCK_SPAWN_FDS_FROM_3;
+	if (opts && (opts->flags & ~known))
+		return error_set(reterr, -EINVAL, "sandlock_spawn: unknown flags %#x",
+				 opts->flags & ~known);
 	return sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
 }
 
