@@ -12,7 +12,7 @@ from sandlock import Sandbox, StdioMode
 SYSTEM = [d for d in ("/usr", "/lib", "/lib64", "/bin") if os.path.exists(d)]
 ADD = "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())), flush=True)\n"
 
-sb = Sandbox(fs_readable=SYSTEM)
+sb = Sandbox(fs_readable=SYSTEM, clean_env=True)  # only what the command needs
 with sb.popen(["/usr/bin/python3", "-c", ADD], stdin=StdioMode.PIPED,
               stdout=StdioMode.PIPED) as proc:
     proc.stdin.write(b"1 2 3\n")
