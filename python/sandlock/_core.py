@@ -348,7 +348,7 @@ class Handle:
             r.error = told or "killed: max_memory reached"
         elif cause == _ffi.CAUSE_KILL:
             r.reason = ExitReason.KILLED
-            r.error = "killed by kill() or `sandlock kill`"
+            r.error = "killed by SIGKILL (kill() or `sandlock kill`)"
         r._notices = notices
         r.changes = changes
         if branch_msg:

@@ -233,7 +233,7 @@ def test_reason_killed_by_kill(sandboxes, unique_sleep):
     sb.kill()
     r = sb.wait()
     assert (r.success, r.exit_code, r.signal, r.reason) == (False, 137, 9, ExitReason.KILLED)
-    assert (r.error, r.notices) == ("killed by kill() or `sandlock kill`", [])
+    assert (r.error, r.notices) == ("killed by SIGKILL (kill() or `sandlock kill`)", [])
     # Control: a SIGKILL the command sends itself is SIGNALED.
     r = sb.run(["sh", "-c", "kill -KILL $$"])
     assert (r.exit_code, r.signal, r.reason, r.error) == (
