@@ -233,6 +233,9 @@ int sandlock_confine(const sandlock_policy_t *policy, sandlock_error_t **reterr)
 #define SANDLOCK_SPAWN_PARKED                                                                      \
 	(1u << 1) /* stop between confinement and exec until                                       \
 		   * sandlock_sandbox_start() */
+#define SANDLOCK_SPAWN_FDS_FROM_3                                                                  \
+	(1u << 2) /* the command gets pass_fds[i] as descriptor 3 + i (as a shell's 3<&FD),        \
+		   * not at its own number */
 
 typedef struct sandlock_spawn_opts {
 	uint64_t size; /* sizeof(sandlock_spawn_opts_t) */
@@ -245,11 +248,11 @@ typedef struct sandlock_spawn_opts {
 	 * SANDLOCK_EXIT_TIMEOUT too. */
 	uint64_t timeout_ms;
 	/* Descriptors (each >= 3, distinct, at most SANDLOCK_PASS_FDS_MAX) the command inherits at
-	 * the same numbers, close-on-exec cleared in the child only; every other descriptor above
-	 * 2 is closed before exec. Borrowed: used by number, not duplicated and not closed, so
-	 * they must stay open until sandlock_spawn() returns. They are the caller's grant: what
-	 * they reach, the command reaches, whatever the policy says (a pipe between two sandboxes,
-	 * say). */
+	 * the same numbers (at 3, 4, ... in order with SANDLOCK_SPAWN_FDS_FROM_3), close-on-exec
+	 * cleared in the child only; every other descriptor above 2 is closed before exec.
+	 * Borrowed: used by number, not duplicated and not closed, so they must stay open until
+	 * sandlock_spawn() returns. They are the caller's grant: what they reach, the command
+	 * reaches, whatever the policy says (a pipe between two sandboxes, say). */
 	const int32_t *pass_fds;
 	uint32_t n_pass_fds;
 	uint32_t reserved2;

@@ -22,6 +22,13 @@ _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *
 		return error_set(reterr, -EINVAL, "sandlock_spawn: NULL argument");
 	if (opts && opts->size < sizeof(uint64_t) + 4 * sizeof(uint32_t))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->size too small");
+	/* A flag this library does not know is an option it would drop, as below. */
+	const uint32_t known =
+		SANDLOCK_SPAWN_INTERACTIVE | SANDLOCK_SPAWN_PARKED | SANDLOCK_SPAWN_FDS_FROM_3;
+	if (opts && (opts->flags & ~known))
+		return error_set(reterr, -E2BIG,
+				 "sandlock_spawn: flags %#x unknown to this library",
+				 opts->flags & ~known);
 	/* A newer caller's options this library does not know must be zero: never drop an
 	 * option silently. */
 	for (uint64_t i = sizeof(*opts); opts && i < opts->size; i++)

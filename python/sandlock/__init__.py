@@ -10,7 +10,7 @@ works inside a gather's consumer.
 
 from __future__ import annotations
 
-from ._core import DryRunResult, Result
+from ._core import DryRunResult, ExitReason, Result
 from ._fields import BranchAction, Protection
 from ._helpers import Change, Entry, parse_ports, renames
 from ._profile import list_profiles, load_profile
@@ -23,20 +23,25 @@ from .exceptions import (
     LandlockUnavailableError,
     MemoryProtectError,
     NotifError,
+    PolicyError,
     SandboxError,
     SandboxRuntimeError,
     SandlockError,
     SeccompError,
 )
 from .inputs import inputs
+from ._process import Process, StdioMode
+from ._version import __version__
 from .pipeline import Gather, GatherPipeline, NamedStage, Pipeline, Stage
 from .sandbox import Sandbox, confine, landlock_abi_version, min_landlock_abi
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "__version__",
     "Sandbox",
     "Result",
+    "ExitReason",
+    "Process",
+    "StdioMode",
     "DryRunResult",
     "BranchAction",
     "Protection",
@@ -57,6 +62,7 @@ __all__ = [
     "GatherPipeline",
     "SandlockError",
     "SandboxError",
+    "PolicyError",
     "SandboxRuntimeError",
     "ForkError",
     "ChildError",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import enum
 import errno
 import json
 import math
@@ -25,8 +26,10 @@ from .exceptions import (
     ForkError,
     LandlockUnavailableError,
     NotifError,
+    PolicyError,
     SandboxError,
     SandboxRuntimeError,
+    SandlockError,
     SeccompError,
 )
 
@@ -36,7 +39,7 @@ _CONFIG_ERRNOS = {errno.EINVAL, errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno
 
 
 def raise_config(rc: int, msg: str, step: str | None = None) -> NoReturn:
-    raise SandboxError(_fields.python_message(msg))
+    raise PolicyError(_fields.python_message(msg))
 
 
 def raise_spawn(rc: int, msg: str, step: str | None) -> NoReturn:
@@ -44,7 +47,7 @@ def raise_spawn(rc: int, msg: str, step: str | None) -> NoReturn:
     e = -rc
     if step is None:
         if e in _CONFIG_ERRNOS or msg.startswith("not supported yet: "):
-            raise SandboxError(msg)
+            raise PolicyError(msg)
         if e == errno.EOPNOTSUPP:
             if _ffi.lib().sandlock_landlock_abi_version() < 0:
                 raise LandlockUnavailableError(msg)
@@ -110,13 +113,25 @@ class Policy:
         return (rc, err.take(rc)[0]) if rc < 0 else (0, "")
 
 
+class ExitReason(enum.IntEnum):
+    """How a command's run ended (Result.reason)."""
+
+    EXITED = 0  # it exited by itself (exit_code is its status)
+    SIGNALED = 1  # a signal not sent by sandlock ended it (Result.signal)
+    KILLED = 2  # sandlock ended it: max_memory reached, or kill() (Result.error says which)
+    TIMEOUT = 3  # the run's timeout expired
+
+
 @dataclass
 class Result:
     """The outcome of a run.
 
     ``exit_code`` is the command's exit status; killed by a signal it is 128 + the signal (as a
-    shell reports it) and ``signal`` holds the signal number; on a timeout it is 124 and
-    ``error`` says so.
+    shell reports it) and ``signal`` holds the signal number (0 when no signal ended it); on a
+    timeout it is 124 and ``error`` says so. ``reason`` says which of these ended the run
+    (ExitReason); when sandlock killed the command (max_memory reached, kill()) it is KILLED
+    and ``error`` is sandlock's notice. ``notices`` lists every notice sandlock gave about the
+    run ("fork refused: process limit 2 reached", ...).
 
     With a workdir, ``changes`` lists what the run changed in its branch (read before the
     branch was committed, aborted or deferred); it is empty without one. A branch that could not
@@ -130,7 +145,38 @@ class Result:
     stderr: bytes = field(default=b"", repr=False)
     error: str | None = None
     changes: list[Change] = field(default_factory=list)
-    signal: int | None = None
+    signal: int = 0
+    reason: ExitReason = field(default=ExitReason.EXITED, repr=False)
+    _notices: list[str] = field(default_factory=list, repr=False, compare=False)
+    _unknown: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def notices(self) -> list[str]:
+        """sandlock's notices about the run, one line each. SandlockError if the library
+        cannot tell (an older one)."""
+        if self._unknown is not None:
+            raise SandlockError(self._unknown)
+        return list(self._notices)
+
+
+def _get_reason(self: Result) -> ExitReason:
+    # Only a SIGKILL may be sandlock's (sandlock_sandbox_exit_cause); the exit kind tells the
+    # rest.
+    if (self._unknown is not None and self._reason == ExitReason.SIGNALED
+            and self.signal == _signal.SIGKILL):
+        raise SandlockError(self._unknown)
+    return self._reason
+
+
+def _set_reason(self: Result, value: ExitReason) -> None:
+    self._reason = ExitReason(value)
+
+
+# A field (Result(reason=...) builds one) read through a property: with a library that cannot
+# tell the reason, reading it raises, naming what the library lacks, rather than guess.
+Result.reason = property(  # type: ignore[assignment]
+    _get_reason, _set_reason,
+    doc="How the run ended. SandlockError if the library cannot tell (an older one).")
 
 
 @dataclass
@@ -284,6 +330,7 @@ class Handle:
         """The outcome, with the branch's change set and error; the sandbox must have ended."""
         L = _ffi.lib()
         with self._use() as p:
+            cause, notices, unknown = self._cause(p)
             kind = L.sandlock_sandbox_exit_kind(p)
             out = self._bytes(L.sandlock_sandbox_stdout, p)
             err = self._bytes(L.sandlock_sandbox_stderr, p)
@@ -293,20 +340,44 @@ class Handle:
             branch_err = L.sandlock_sandbox_branch_error(p)
             branch_msg = _ffi.error_message(branch_err) if branch_err else None
         r = self._exit_result(kind, code, sig, out, err)
+        if unknown is not None:
+            r._unknown = unknown
+        elif cause == _ffi.CAUSE_MEMORY:
+            r.reason = ExitReason.KILLED
+            told = "; ".join(n for n in notices if n.startswith("killed "))
+            r.error = told or "killed: max_memory reached"
+        elif cause == _ffi.CAUSE_KILL:
+            r.reason = ExitReason.KILLED
+            r.error = "killed by SIGKILL (kill() or `sandlock kill`)"
+        r._notices = notices
         r.changes = changes
         if branch_msg:
             r.error = f"{r.error}; {branch_msg}" if r.error else branch_msg
         return r
+
+    @staticmethod
+    def _cause(p: c_void_p) -> tuple[int, list[str], str | None]:
+        """Why sandlock ended the sandbox @p (SANDLOCK_CAUSE_*), its notices (each line, the
+        "sandlock: " prefix left out), and, if the library cannot tell, why not."""
+        try:
+            cause = int(_ffi.late("sandlock_sandbox_exit_cause")(p))
+            text = _ffi.late("sandlock_sandbox_notices")(p) or b""
+        except SandlockError as e:
+            return _ffi.CAUSE_NONE, [], str(e)
+        lines = os.fsdecode(text).splitlines()
+        return cause, [n.removeprefix("sandlock: ") for n in lines if n], None
 
     def _exit_result(self, kind: int, code: int, sig: int, out: bytes, err: bytes) -> Result:
         if kind == _ffi.EXIT_CODE:
             return Result(success=code == 0, exit_code=code, stdout=out, stderr=err)
         if kind == _ffi.EXIT_SIGNAL:
             return Result(success=False, exit_code=128 + sig, stdout=out, stderr=err,
-                          error=f"killed by {_signal_name(sig)}", signal=sig)
+                          error=f"killed by {_signal_name(sig)}", signal=sig,
+                          reason=ExitReason.SIGNALED)
         if kind == _ffi.EXIT_TIMEOUT:
             return Result(success=False, exit_code=124, stdout=out, stderr=err,
-                          error=f"timed out after {self.timeout:g} s", signal=int(_signal.SIGKILL))
+                          error=f"timed out after {self.timeout:g} s", signal=int(_signal.SIGKILL),
+                          reason=ExitReason.TIMEOUT)
         return Result(success=False, exit_code=-1, stdout=out, stderr=err,
                       error="the sandbox has not ended")
 

@@ -40,10 +40,15 @@ STDIO_FD = 3
 
 SPAWN_INTERACTIVE = 1 << 0
 SPAWN_PARKED = 1 << 1
+SPAWN_FDS_FROM_3 = 1 << 2
 
 EXIT_CODE = 1
 EXIT_SIGNAL = 2
 EXIT_TIMEOUT = 3
+
+CAUSE_NONE = 0  # the command ended by itself, or by the timeout
+CAUSE_MEMORY = 1  # sandlock killed it: max_memory reached
+CAUSE_KILL = 2  # sandlock_sandbox_kill() or `sandlock kill` ended it
 
 PASS_FDS_MAX = 64
 
@@ -140,8 +145,16 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_sandbox_free": (None, [_P]),
 }
 
+# Bound on first use rather than at load (late()): a library without them still runs sandboxes,
+# and what needs them (Result.reason, Result.notices) raises naming the missing function.
+_LATE_SIGNATURES: dict[str, tuple[object, list[object]]] = {
+    "sandlock_sandbox_exit_cause": (c_uint32, [_P]),
+    "sandlock_sandbox_notices": (c_char_p, [_P]),
+}
+
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
+_late: dict[str, Callable[..., object]] = {}
 
 
 def library_path() -> str:
@@ -177,6 +190,23 @@ def lib() -> ctypes.CDLL:
                 fn.argtypes = argtypes
             _lib = handle
         return _lib
+
+
+def late(name: str) -> Callable[..., object]:
+    """The function @name of _LATE_SIGNATURES, declared; SandlockError if the library lacks it."""
+    L = lib()
+    with _lock:
+        fn = _late.get(name)
+        if fn is None:
+            try:
+                fn = getattr(L, name)
+            except AttributeError:
+                raise SandlockError(
+                    f"{library_path()} lacks {name}: a libsandlock older than this package"
+                ) from None
+            fn.restype, fn.argtypes = _LATE_SIGNATURES[name]
+            _late[name] = fn
+        return fn
 
 
 class Error:

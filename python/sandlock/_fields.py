@@ -13,7 +13,7 @@ import datetime as _dt
 import enum
 from typing import Any, Callable
 
-from .exceptions import SandboxError
+from .exceptions import PolicyError
 
 
 class BranchAction(enum.Enum):
@@ -25,15 +25,30 @@ class BranchAction(enum.Enum):
     DEFER = "defer"  # hold the branch for commit() / abort()
 
 
-class Protection(enum.Enum):
-    """A Landlock protection, for ``allow_degraded`` and ``disable``."""
+class Protection(enum.IntEnum):
+    """A Landlock protection, for ``allow_degraded`` and ``disable``. Wherever one is taken, its
+    name as the CLI and profiles spell it ("fs-refer", ...) is taken too, and so is the bare
+    number; ``Protection("fs-refer")`` is ``Protection.FS_REFER``."""
 
-    FS_REFER = "fs-refer"  # ABI 2
-    FS_TRUNCATE = "fs-truncate"  # ABI 3
-    NET_TCP = "net-tcp"  # ABI 4
-    FS_IOCTL_DEV = "fs-ioctl-dev"  # ABI 5
-    SIGNAL_SCOPE = "signal-scope"  # ABI 6
-    ABSTRACT_UNIX_SOCKET_SCOPE = "abstract-unix-socket-scope"  # ABI 6
+    FS_REFER = 0  # ABI 2
+    FS_TRUNCATE = 1  # ABI 3
+    NET_TCP = 2  # ABI 4
+    FS_IOCTL_DEV = 3  # ABI 5
+    SIGNAL_SCOPE = 4  # ABI 6
+    ABSTRACT_UNIX_SOCKET_SCOPE = 5  # ABI 6
+
+    @property
+    def label(self) -> str:
+        """The name the CLI, profiles and the policy document use ("fs-refer")."""
+        return self.name.lower().replace("_", "-")
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Protection | None":
+        if isinstance(value, str):
+            for p in cls:
+                if p.label == value:
+                    return p
+        return None
 
 
 def _same(v: Any) -> Any:
@@ -63,9 +78,20 @@ def _action(v: Any) -> Any:
 
 
 def _protections(v: Any) -> Any:
+    """Members and numbers as the document's names; any other string goes to the core as it is
+    (it names the field when it refuses one)."""
     if isinstance(v, (str, bytes)):
         return v
-    return [p.value if isinstance(p, Protection) else p for p in v]
+    out = []
+    for p in v:
+        if isinstance(p, int) and not isinstance(p, bool):
+            try:
+                p = Protection(p).label
+            except ValueError:
+                raise PolicyError(f"protection {p}: not one of 0..{len(Protection) - 1} "
+                                  f"({', '.join(x.label for x in Protection)})") from None
+        out.append(p)
+    return out
 
 
 def _time(v: Any) -> Any:
@@ -169,18 +195,18 @@ def _is_default(value: Any, default: Any) -> bool:
 
 def _mounts(values: dict[str, Any], ro: bool) -> list[Any]:
     if not hasattr(values, "items"):
-        raise SandboxError(
+        raise PolicyError(
             f"{'fs_mount_ro' if ro else 'fs_mount'}: a mapping of virtual path to host path"
         )
     field = "fs_mount_ro" if ro else "fs_mount"
     out = []
     for virtual, host in values.items():
         if not isinstance(virtual, str) or not isinstance(host, str):
-            raise SandboxError(f"{field}: paths are strings")
+            raise PolicyError(f"{field}: paths are strings")
         # The document joins the two with ':', so a ':' in either would change what is mounted
         # ("/w": "/a:ro" would read as a read-only mount of /a).
         if ":" in virtual or ":" in host:
-            raise SandboxError(f"{field}: {virtual!r}: {host!r}: a path cannot hold ':'")
+            raise PolicyError(f"{field}: {virtual!r}: {host!r}: a path cannot hold ':'")
         out.append(f"{virtual}:{host}:ro" if ro else f"{virtual}:{host}")
     return out
 
@@ -191,7 +217,10 @@ def render(values: dict[str, Any], command: list[str] | None = None) -> dict[str
     for name, section, key, default, conv in POLICY_FIELDS:
         value = values.get(name, default)
         if not _is_default(value, default):
-            doc.setdefault(section, {})[key] = conv(value)
+            try:
+                doc.setdefault(section, {})[key] = conv(value)
+            except PolicyError as e:
+                raise PolicyError(f"{name}: {e}") from None
     mounts = _mounts(values.get("fs_mount") or {}, False) + _mounts(
         values.get("fs_mount_ro") or {}, True
     )
@@ -229,7 +258,7 @@ def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None
             elif (section, key) == ("program", "args"):
                 continue
             elif (section, key) not in by_key:
-                raise SandboxError(f"{section}.{key}: a field this SDK does not know "
+                raise PolicyError(f"{section}.{key}: a field this SDK does not know "
                                    "(a newer library?)")
             else:
                 name, default = by_key[(section, key)]

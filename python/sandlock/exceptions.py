@@ -2,7 +2,8 @@
 """The exception hierarchy of the SDK (the Python SDK reference's, name for name).
 
 SandlockError
-  +-- SandboxError              invalid sandbox configuration
+  +-- SandboxError              invalid sandbox configuration (also a ValueError)
+  |     +-- PolicyError             a policy field the core or the SDK refused
   +-- SandboxRuntimeError       sandbox lifecycle errors
   |     +-- ForkError               the sandbox could not be started
   |     +-- ChildError              the child failed before running the command
@@ -22,8 +23,14 @@ class SandlockError(Exception):
     """The base of every sandlock error."""
 
 
-class SandboxError(SandlockError):
-    """Invalid sandbox configuration; the message is the core's, naming the field."""
+class SandboxError(SandlockError, ValueError):
+    """Invalid sandbox configuration; the message is the core's, naming the field. A
+    ValueError too, so code that catches ValueError for a bad argument catches it."""
+
+
+class PolicyError(SandboxError):
+    """A policy field refused (by the core's validator or by the SDK's conversion): what every
+    invalid configuration raises."""
 
 
 class SandboxRuntimeError(SandlockError):
@@ -75,6 +82,7 @@ class MemoryProtectError(SandlockError):
 __all__ = [
     "SandlockError",
     "SandboxError",
+    "PolicyError",
     "SandboxRuntimeError",
     "ForkError",
     "ChildError",

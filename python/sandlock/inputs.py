@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """sandlock.inputs: inside a gather's consumer, each producer's output by name.
 
-The consumer inherits one pipe per producer; $_SANDLOCK_GATHER lists them as "name:fd,...".
-A value is read to the end, decoded as UTF-8, on first access, and kept.
+The consumer inherits one pipe per producer: the last producer's as its stdin, the others' as
+descriptors 3, 4, ... in order; $_SANDLOCK_GATHER lists them as "name:fd,..." (the last is
+"name:0"). A value is read to the end, decoded as UTF-8, on first access, and kept.
 """
 
 from __future__ import annotations

@@ -54,9 +54,9 @@ class _Run:
         return ends[0], ends[1]
 
     def spawn(self, stage: "Stage", stdin: Any, stdout: Any, pass_fds: list[int] | None = None,
-              extra_env: dict[str, str] | None = None) -> _core.Handle:
+              extra_env: dict[str, str] | None = None, flags: int = 0) -> _core.Handle:
         opts, _keep = _core.stdio_opts(stdin, stdout, "pipe", timeout=self.timeout,
-                                       pass_fds=pass_fds)
+                                       pass_fds=pass_fds, flags=flags)
         with stage.sandbox._policy(stage.args, extra_env) as policy:
             h = _core.Handle.spawn(policy, stage.args, opts, self.timeout)
         self.handles.append(h)
@@ -107,14 +107,17 @@ class Stage:
         self.args = list(args)
 
     def __or__(self, other: "Stage") -> "Pipeline":
-        return Pipeline([self]) | other
+        if not isinstance(other, Stage):
+            return NotImplemented
+        return Pipeline([self, other])
 
     def as_(self, name: str) -> "NamedStage":
         """Label this stage's stdout for a gather's consumer (sandlock.inputs[name])."""
         return NamedStage(self, name)
 
     def run(self, stdout: Any = None, timeout: float | None = None) -> Result:
-        return Pipeline([self]).run(stdout=stdout, timeout=timeout)
+        """Run this stage alone, as the last stage of a pipeline runs."""
+        return _run_stages([self], stdout, timeout)
 
     def __repr__(self) -> str:
         return f"Stage({self.args!r})"
@@ -125,6 +128,8 @@ class Pipeline:
 
     def __init__(self, stages: Sequence[Stage]) -> None:
         self.stages = list(stages)
+        if len(self.stages) < 2:
+            raise ValueError(f"a pipeline has at least two stages, not {len(self.stages)}")
 
     def __or__(self, other: Stage) -> "Pipeline":
         if not isinstance(other, Stage):
@@ -136,26 +141,29 @@ class Pipeline:
         captured (or goes to @stdout: a descriptor or an object with fileno()). Each stage's
         stderr is captured; the Result is the last stage's. @timeout (seconds) applies to
         every stage: one that outlives it is killed and the Result fails saying so."""
-
-        def body(run: _Run) -> _core.Handle:
-            prev_read: int | None = None
-            h = None
-            for i, stage in enumerate(self.stages):
-                last = i == len(self.stages) - 1
-                if last:
-                    out: Any = "pipe" if stdout is None else _fd_of(stdout)
-                else:
-                    r, out = run.pipe()
-                h = run.spawn(stage, prev_read, out)
-                if not last:
-                    prev_read = r
-            assert h is not None
-            return h
-
-        return _Run(timeout).start(body)
+        return _run_stages(self.stages, stdout, timeout)
 
     def __repr__(self) -> str:
         return " | ".join(repr(s) for s in self.stages)
+
+
+def _run_stages(stages: list[Stage], stdout: Any, timeout: float | None) -> Result:
+    def body(run: _Run) -> _core.Handle:
+        prev_read: int | None = None
+        h = None
+        for i, stage in enumerate(stages):
+            last = i == len(stages) - 1
+            if last:
+                out: Any = "pipe" if stdout is None else _fd_of(stdout)
+            else:
+                r, out = run.pipe()
+            h = run.spawn(stage, prev_read, out)
+            if not last:
+                prev_read = r
+        assert h is not None
+        return h
+
+    return _Run(timeout).start(body)
 
 
 class NamedStage:
@@ -185,6 +193,11 @@ class Gather:
         if dup:
             raise ValueError(f"gather label used twice: {', '.join(sorted(dup))}")
 
+    @property
+    def sources(self) -> list[tuple[str, Stage]]:
+        """The producers as (name, stage), in order."""
+        return [(p.name, p.stage) for p in self.producers]
+
     def __add__(self, other: "NamedStage | Gather") -> "Gather":
         if isinstance(other, NamedStage):
             return Gather(self.producers + [other])
@@ -207,20 +220,25 @@ class GatherPipeline:
 
     def run(self, timeout: float | None = None) -> Result:
         """Run the producers and the consumer concurrently. Each producer's stdout goes to a
-        pipe the consumer inherits; $_SANDLOCK_GATHER ("name:fd,...") tells sandlock.inputs
-        where. The Result is the consumer's."""
+        pipe the consumer reads: the last producer's is its stdin, the others' are its
+        descriptors 3, 4, ... in order (``cat <&3`` reads the first of three).
+        $_SANDLOCK_GATHER ("name:fd,...") tells sandlock.inputs which is which. The Result is
+        the consumer's."""
 
-        if len(self.gather.producers) > _ffi.PASS_FDS_MAX:
-            raise ValueError(f"a gather has at most {_ffi.PASS_FDS_MAX} producers")
+        if len(self.gather.producers) > _ffi.PASS_FDS_MAX + 1:
+            raise ValueError(f"a gather has at most {_ffi.PASS_FDS_MAX + 1} producers")
 
         def body(run: _Run) -> _core.Handle:
-            read_ends: list[tuple[str, int]] = []
+            read_ends: list[int] = []
             for p in self.gather.producers:
                 r, w = run.pipe()
                 run.spawn(p.stage, None, w)
-                read_ends.append((p.name, r))
-            env = {GATHER_ENV: ",".join(f"{n}:{fd}" for n, fd in read_ends)}
-            return run.spawn(self.consumer, None, "pipe", pass_fds=[fd for _, fd in read_ends],
-                             extra_env=env)
+                read_ends.append(r)
+            *passed, stdin = read_ends
+            names = [p.name for p in self.gather.producers]
+            numbers = [3 + i for i in range(len(passed))] + [0]
+            env = {GATHER_ENV: ",".join(f"{n}:{fd}" for n, fd in zip(names, numbers))}
+            return run.spawn(self.consumer, stdin, "pipe", pass_fds=passed, extra_env=env,
+                             flags=_ffi.SPAWN_FDS_FROM_3)
 
         return _Run(timeout).start(body)

@@ -6,19 +6,22 @@ from __future__ import annotations
 import datetime as _dt
 import errno
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from . import _core, _fields, _ffi
+from . import _core, _fields, _ffi, _process
 from ._core import DryRunResult, Result
+from ._process import Process, StdioMode
 from ._fields import BranchAction, Protection
 from .exceptions import (
     BranchError,
     ChildError,
     ConfinementError,
     LandlockUnavailableError,
+    PolicyError,
     SandboxError,
 )
 
@@ -154,9 +157,9 @@ class Sandbox:
             policy.__exit__()
             prefix = "not supported yet: "
             if rc < 0 and not msg.startswith(prefix):
-                raise SandboxError(msg)
+                raise PolicyError(msg)
             core = msg[len(prefix):].split(", ") if rc < 0 else []
-            raise SandboxError(prefix + ", ".join(core + extra))
+            raise PolicyError(prefix + ", ".join(core + extra))
         return policy
 
     def to_json(self) -> dict[str, Any]:
@@ -311,6 +314,16 @@ class Sandbox:
             return 127
         return self._wait_for(h).exit_code
 
+    def popen(self, cmd: Sequence[str] | None = None, stdin: StdioMode = StdioMode.INHERIT,
+              stdout: StdioMode = StdioMode.INHERIT,
+              stderr: StdioMode = StdioMode.INHERIT) -> Process:
+        """Start @cmd and return it running, as a Process: each stream is StdioMode.INHERIT
+        (this process's), PIPED (Process.stdin / .stdout / .stderr, unbuffered binary files
+        the caller reads and writes while it runs) or NULL (/dev/null). The process takes
+        this sandbox's one slot until Process.wait(). ChildError when the command cannot be
+        executed."""
+        return _process.popen(self, cmd, (stdin, stdout, stderr))
+
     # ---- the running process --------------------------------------------------------------
 
     def _running(self) -> _core.Handle:
@@ -456,6 +469,28 @@ def confine(sandbox: Sandbox) -> None:
     with _core.Policy(sandbox._document()) as p:
         _ffi.call(_ffi.lib().sandlock_confine, p.ptr, raise_as=raise_confine)
 
+
+
+_SIZE = re.compile(r"([0-9]+)([KMGT]?)", re.IGNORECASE)
+_SHIFT = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
+
+
+def parse_memory_size(s: str | int) -> int:
+    """Bytes in a size as max_memory and max_disk take it: a number of bytes, or one followed
+    by K, M, G or T (powers of 1024, either case): "512M", "1g", "100K", "4096". ValueError
+    for anything else."""
+    if isinstance(s, int) and not isinstance(s, bool):
+        if s < 0:
+            raise ValueError(f"size {s}: not negative")
+        return s
+    m = _SIZE.fullmatch(s) if isinstance(s, str) else None
+    if m is None:
+        raise ValueError(f"size {s!r}: a number of bytes, or one with K, M, G or T "
+                         "(\"512M\", \"1G\")")
+    n = int(m.group(1)) << _SHIFT[m.group(2).upper()]
+    if n >= 1 << 64:
+        raise ValueError(f"size {s!r}: too large (max {(1 << 64) - 1} bytes)")
+    return n
 
 
 def landlock_abi_version() -> int:

@@ -440,4 +440,4 @@ def test_to_json_canonical(kwargs, doc):
 def test_result_fields(sandboxes):
     r = sandboxes().run(["true"])
     assert (r.success, r.exit_code, r.stdout, r.stderr, r.error, r.changes, r.signal) == (
-        True, 0, b"", b"", None, [], None)
+        True, 0, b"", b"", None, [], 0)

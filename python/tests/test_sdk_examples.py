@@ -16,6 +16,7 @@ EXPECTED = {
     "basic.py": ["allowed: 0 hello", "denied:  1 cat: /etc/hostname: Permission denied"],
     "pipeline.py": ["pipeline: THE LAUNCH CODE IS 1234", "Permission denied"],
     "gather.py": ["executor: 12"],
+    "popen.py": ["answer: 6 running: True", "exit: 0 EXITED"],
     "profiles.py": ["profiles: ['echo']", "default command: from a profile",
                     "explicit command: profile-demo", "bad.toml:2:1: unknown key 'reed'"],
 }

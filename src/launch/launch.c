@@ -406,6 +406,45 @@ static _noreturn_ void exec_command(const struct plan *plan, const struct launch
 	fail(io, LAUNCH_STEP_EXECVE, seen_eacces ? EACCES : ENOENT);
 }
 
+/* SANDLOCK_SPAWN_FDS_FROM_3: pass_fds[i] becomes descriptor 3 + i. Only the error pipe and
+ * the pass_fds are open above 2 by now, but any of them may sit on another's target: all go
+ * above the targets first, then each onto its own. @out is @io with the new numbers (its
+ * pass_fds in @at); on failure its error pipe is still a valid one. */
+static long renumber_fds(const struct launch_io *io, struct launch_io *out, int *at)
+{
+	int n = io->n_pass_fds, top = 3 + n;
+	long r;
+
+	/* Field by field: no memcpy in this code (see the top of the file). */
+	for (int i = 0; i < 3; i++)
+		out->stdio[i] = io->stdio[i];
+	out->sock = io->sock;
+	out->errpipe = io->errpipe;
+	out->parent = io->parent;
+	out->wait_go = io->wait_go;
+	out->pass_fds = io->pass_fds;
+	out->n_pass_fds = n;
+	out->fds_from_3 = 0;
+	if ((r = raw_sc(SYS_fcntl, io->errpipe, F_DUPFD_CLOEXEC, top)) < 0)
+		return r;
+	raw_sc(SYS_close, io->errpipe);
+	out->errpipe = (int)r;
+	for (int i = 0; i < n; i++) {
+		if ((r = raw_sc(SYS_fcntl, io->pass_fds[i], F_DUPFD_CLOEXEC, top)) < 0)
+			return r;
+		raw_sc(SYS_close, io->pass_fds[i]);
+		at[i] = (int)r;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((r = raw_sc(SYS_dup3, at[i], 3 + i, O_CLOEXEC)) < 0)
+			return r;
+		raw_sc(SYS_close, at[i]);
+		at[i] = 3 + i;
+	}
+	out->pass_fds = at;
+	return 0;
+}
+
 _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io)
 {
 	long r;
@@ -482,6 +521,13 @@ _noreturn_ void launch_child(const struct plan *plan, const struct launch_io *io
 		keep[n++] = io->pass_fds[i];
 	if ((r = close_except(keep, n)) < 0)
 		fail(io, LAUNCH_STEP_CLOSE_FDS, (int)-r);
+	struct launch_io moved;
+	int at[SANDLOCK_PASS_FDS_MAX];
+	if (io->fds_from_3) {
+		if ((r = renumber_fds(io, &moved, at)) < 0)
+			fail(&moved, LAUNCH_STEP_CLOSE_FDS, (int)-r);
+		io = &moved;
+	}
 	/* The caller's grant (sandlock_spawn_opts_t.pass_fds): kept open across execve. This
 	 * child has a table of its own (no CLONE_FILES), so the caller's flags are untouched. */
 	for (int i = 0; i < io->n_pass_fds; i++)

@@ -51,6 +51,7 @@ struct launch_io {
 	int wait_go;  /* wait for "go" before exec: a forked child (-i, parked) */
 	const int *pass_fds; /* the caller's descriptors (>= 3) the command inherits as they are */
 	int n_pass_fds;
+	int fds_from_3; /* ... or as 3, 4, ... in order (SANDLOCK_SPAWN_FDS_FROM_3) */
 };
 
 /* The name of a step for messages ("execve", "landlock_restrict_self", ...). */

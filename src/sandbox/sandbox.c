@@ -360,6 +360,7 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 		.wait_go = !vm_mode,
 		.pass_fds = sb->pass_fds,
 		.n_pass_fds = sb->n_pass_fds,
+		.fds_from_3 = !!(sb->flags & SANDLOCK_SPAWN_FDS_FROM_3),
 	};
 	sb->waits_go = !vm_mode;
 	/* The timeout covers the launch: it counts from here (a parked sandbox's from its

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-sdk-api: what the SDKs need of the library beyond spawning: descriptors passed to the
- * command (pass_fds), the port-list parser (parse_ports), and the profile directory. Each
- * behaviour has a control.
+ * command (pass_fds, renumbered from 3 or not), the port-list parser (parse_ports), and the profile
+ * directory. Each behaviour has a control.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,6 +110,85 @@ static void test_pass_fds(void)
 	is_int(r, -EINVAL, "pass_fds: more than SANDLOCK_PASS_FDS_MAX is -EINVAL");
 	close(other);
 	close(pipefd[0]);
+	sandlock_policy_free(p);
+}
+
+/* A close-on-exec pipe holding @text, its read end at @at or above; -1 on failure. */
+static int pipe_with(const char *text, int at)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	ssize_t n = write(fds[1], text, strlen(text));
+	close(fds[1]);
+	int fd = fcntl(fds[0], F_DUPFD_CLOEXEC, at);
+	close(fds[0]);
+	return n == (ssize_t)strlen(text) ? fd : -1;
+}
+
+/* SANDLOCK_SPAWN_FDS_FROM_3: pass_fds[i] is the command's descriptor 3 + i, whatever its
+ * number here, on both launches; the error pipe still reports a failed exec. */
+static void test_fds_from_3(void)
+{
+	sandlock_policy_t *p = system_policy();
+	const char *script = "read a <&3; read b <&4; echo \"$a$b\"; [ -e /dev/fd/5 ] || echo ok";
+	int a = pipe_with("A\n", 40), b = pipe_with("B\n", 50), r;
+	uint32_t flag = SANDLOCK_SPAWN_FDS_FROM_3;
+
+	if (!ok(a >= 40 && b >= 50, "two pipes at %d and %d", a, b))
+		return;
+	int32_t ab[] = { a, b };
+	char *out = run_sh_flags(p, script, ab, 2, flag, &r);
+	is_str(out, "AB\nok\n", "pass_fds {%d, %d} are the command's 3 and 4, nothing at 5", a, b);
+	free(out);
+	ok(fcntl(a, F_GETFD) == FD_CLOEXEC, "the caller's descriptors stay as they were");
+	close(a);
+	close(b);
+
+	a = pipe_with("A\n", 40);
+	b = pipe_with("B\n", 50);
+	int32_t ba[] = { b, a };
+	out = run_sh_flags(p, script, ba, 2, flag | SANDLOCK_SPAWN_PARKED, &r);
+	is_str(out, "BA\nok\n", "in their order, on the parked launch too");
+	free(out);
+
+	close(a);
+	close(b);
+	/* The lowest free numbers: a source on another's target (3 -> 4, 4 -> 3). */
+	a = pipe_with("A\n", 3);
+	b = pipe_with("B\n", 3);
+	int32_t low_ba[] = { b, a };
+	out = run_sh_flags(p, script, low_ba, 2, flag, &r);
+	is_str(out, "BA\nok\n", "{%d, %d}: sources among the targets' own numbers", b, a);
+	free(out);
+	close(a);
+	close(b);
+
+	a = pipe_with("A\n", 40);
+	b = pipe_with("B\n", 50);
+	out = run_sh_flags(p, "read a <&3 && echo \"$a\" || echo none", ab, 2, 0, &r);
+	is_str(out, "none\n", "without the flag, 3 is not the first of them (control)");
+	free(out);
+
+	sandlock_spawn_opts_t o = {
+		.size = sizeof(o), .flags = flag, .pass_fds = ab, .n_pass_fds = 2
+	};
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_error_t *e = NULL;
+	r = sandlock_spawn(p, (const char *const[]){ "/nonexistent/cmd", NULL }, &o, &sb, &e);
+	is_int(r, -ENOENT, "a failed exec after the renumbering is still reported");
+	is_str(e ? sandlock_error_step(e) : NULL, "execve", "  at its step");
+	sandlock_error_free(e);
+	e = NULL;
+	o.flags = 1u << 31;
+	r = sandlock_spawn(p, (const char *const[]){ "/bin/true", NULL }, &o, &sb, &e);
+	is_int(r, -E2BIG, "an unknown spawn flag is -E2BIG, never ignored");
+	is_str(e ? sandlock_error_message(e) : NULL,
+	       "sandlock_spawn: flags 0x80000000 unknown to this library", "  saying which");
+	sandlock_error_free(e);
+	close(a);
+	close(b);
 	sandlock_policy_free(p);
 }
 
@@ -253,6 +332,7 @@ int main(void)
 	if (sandlock_landlock_abi_version() < 0)
 		skip_all("Landlock");
 	test_pass_fds();
+	test_fds_from_3();
 	test_parse_ports();
 	test_profiles();
 	test_confine_refuses();
