@@ -46,12 +46,20 @@ static int opt_user(struct run_ctx *c, const char *arg, const char *flag)
 	return r ? r : set_field(c, "gid", flag, colon + 1);
 }
 
+/* The longest --timeout (about 31 years): far above any run, and its milliseconds fit. */
+#define TIMEOUT_MAX_S 1000000000
+
 static int opt_timeout(struct run_ctx *c, const char *arg, const char *flag)
 {
 	char *end;
 	errno = 0;
 	double s = strtod(arg, &end);
-	if (errno || *end || !(s > 0) || s > 1e9 || s != s)
+	/* A number that does not fit is told apart from one that is not a number. */
+	if (!*end && end != arg && (s > TIMEOUT_MAX_S || (errno == ERANGE && s > 1)))
+		return cli_error(EXIT_USAGE,
+				 "--%s: invalid value '%s': too large (max %d seconds)", flag,
+				 arg, TIMEOUT_MAX_S);
+	if (errno || *end || !(s > 0) || s != s)
 		return cli_error(EXIT_USAGE,
 				 "--%s: invalid value '%s': expected a positive number of seconds",
 				 flag, arg);
@@ -79,7 +87,10 @@ static int opt_status_fd(struct run_ctx *c, const char *arg, const char *flag)
 	char *end;
 	errno = 0;
 	long v = strtol(arg, &end, 10);
-	if (errno || *end || arg[0] < '0' || arg[0] > '9' || v > INT32_MAX)
+	if (!*end && arg[0] >= '0' && arg[0] <= '9' && (errno == ERANGE || v > INT32_MAX))
+		return cli_error(EXIT_USAGE, "--%s: invalid value '%s': too large (max %d)", flag,
+				 arg, INT32_MAX);
+	if (errno || *end || arg[0] < '0' || arg[0] > '9')
 		return cli_error(EXIT_USAGE,
 				 "--%s: invalid value '%s': expected a file descriptor number",
 				 flag, arg);
@@ -101,12 +112,6 @@ static int opt_dry_run(struct run_ctx *c, const char *arg, const char *flag)
 		r = set_field(c, "on_error", flag, "abort");
 	c->dry_run = 1;
 	return r;
-}
-
-/* Behaviour of the run rather than policy, not built yet. */
-static int opt_unsupported(struct run_ctx *c, const char *arg, const char *flag)
-{
-	return cli_error(EXIT_POLICY, "not supported yet: --%s", flag);
 }
 
 /* Flags that name a field take their value (or, without one, "true"). */
@@ -147,11 +152,11 @@ const struct run_option run_options[] = {
 	{ "chroot", 0, "PATH", "emulated chroot", "chroot" },
 	{ "fs-mount", 0, "MAP", "map a host directory into the chroot (VIRTUAL:HOST[:ro])",
 	  "fs_mount" },
-	{ "image", 0, "REF", "run inside a container image's rootfs", NULL, opt_unsupported },
+	{ "image", 0, "REF", "run inside a container image's rootfs", "image" },
 	{ "cwd", 0, "PATH", "the command's working directory", "cwd" },
 	{ "env", 0, "KEY=VALUE", "set an environment variable", "env" },
 	{ "clean-env", 0, NULL, "start from PATH, HOME, USER, TERM, LANG only", "clean_env" },
-	{ "user", 0, "UID:GID", "map to this uid/gid in a user namespace", NULL, opt_user },
+	{ "user", 0, "UID:GID", "map to this uid/gid in a user namespace", "uid", opt_user },
 	{ "random-seed", 0, "N", "deterministic getrandom and /dev/urandom", "random_seed" },
 	{ "time-start", 0, "TIME", "virtual wall clock starting at this instant", "time_start" },
 	{ "deterministic-dirs", 0, NULL, "sorted directory listings", "deterministic_dirs" },
@@ -170,8 +175,8 @@ const struct run_option run_options[] = {
 	  NULL },
 	{ "profile-file", 0, "PATH", "load a profile file", NULL },
 	{ "name", 0, "NAME", "sandbox name and virtual hostname", "name" },
-	{ "no-control-socket", 0, NULL, "no runtime directory: invisible to ps/inspect/kill", NULL,
-	  opt_no_control_socket },
+	{ "no-control-socket", 0, NULL, "no runtime directory: invisible to ps/inspect/kill",
+	  "control_socket", opt_no_control_socket },
 	{ "timeout", 't', "SECONDS", "kill the whole sandbox after this long", NULL, opt_timeout },
 	{ "exec-shell", 'e', "CMD", "run /bin/sh -c CMD", NULL, opt_exec_shell },
 	{ "interactive", 'i', NULL, "give the sandbox the terminal", NULL, opt_interactive },
@@ -190,15 +195,30 @@ void run_help(void)
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
 			 o->short_name ? o->short_name : ' ', o->short_name ? "," : " ", o->name,
 			 o->meta ? " " : "", o->meta ? o->meta : "");
-		/* --user sets uid and gid through a handler of its own. */
-		int later = o->apply == opt_unsupported ||
-			    (o->field && sandlock_field_supported(o->field) == 0) ||
-			    (o->apply == opt_user && sandlock_field_supported("uid") == 0);
+		int later = o->field && sandlock_field_supported(o->field) == 0;
 		printf("  %-34s %s%s\n", left, o->help, later ? " (not supported yet)" : "");
 	}
 	printf("  %-34s %s\n", "-h, --help", "show this help");
 	printf("\nWithout CMD, the profile's [program] exec and args run. Fields whose enforcement "
 	       "is not built yet are refused with \"not supported yet\".\n");
+}
+
+int run_label_fields(sandlock_policy_t *p)
+{
+	for (size_t i = 0; i < run_n_options; i++) {
+		const struct run_option *o = &run_options[i];
+		char label[64];
+		if (!o->field)
+			continue;
+		snprintf(label, sizeof(label), "--%s", o->name);
+		int r = sandlock_policy_set_label(p, o->field, label);
+		/* --user sets gid with uid. */
+		if (r == 0 && strcmp(o->field, "uid") == 0)
+			r = sandlock_policy_set_label(p, "gid", label);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 int run_apply(struct run_ctx *c, const struct run_option *o, const char *arg)

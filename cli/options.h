@@ -25,7 +25,7 @@ struct run_option {
 	int short_name;
 	const char *meta; /* NULL: takes no value */
 	const char *help;
-	const char *field; /* the policy field it sets, or NULL */
+	const char *field; /* the policy field it sets (and the errors name by the flag), or NULL */
 	int (*apply)(struct run_ctx *c, const char *arg, const char *flag);
 };
 
@@ -36,5 +36,7 @@ extern const struct run_option run_options[];
 extern const size_t run_n_options;
 
 void run_help(void);
+/* Make @p's errors name each field by its flag ("--fs-read"). -ENOMEM. */
+int run_label_fields(sandlock_policy_t *p);
 /* Apply one flag; returns 0 or the exit code (after printing the error). */
 int run_apply(struct run_ctx *c, const struct run_option *o, const char *arg);

@@ -127,6 +127,8 @@ static int apply_all(struct run_ctx *c, const struct parsed *v, size_t n)
 		}
 		sandlock_policy_free(c->policy);
 		c->policy = loaded;
+		if (run_label_fields(c->policy) < 0)
+			return cli_error(EXIT_POLICY, "out of memory");
 		c->profile_loaded = 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -322,8 +324,10 @@ int verb_run(int argc, char **argv)
 {
 	struct run_ctx c = { .status_fd = -1 };
 
-	if (sandlock_policy_new(&c.policy) < 0)
+	if (sandlock_policy_new(&c.policy) < 0 || run_label_fields(c.policy) < 0) {
+		sandlock_policy_free(c.policy);
 		return cli_error(EXIT_POLICY, "out of memory");
+	}
 	int code = parse_args(&c, argc, argv);
 	if (code < 0)
 		code = run_with_command(&c, argc, argv);

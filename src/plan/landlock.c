@@ -865,7 +865,7 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		rr = add_grant(fd, "workdir", workdir, attr.handled_access_fs, 0, 0, &deny, NULL,
 			       reterr);
 	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
-		rr = add_grant(fd, "fs_read", p->fs_read[i], attr.handled_access_fs, 0, 0, &deny,
+		rr = add_grant(fd, "fs_readable", p->fs_read[i], attr.handled_access_fs, 0, 0, &deny,
 			       NULL, reterr);
 	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++) {
 		int write = 1;
@@ -882,7 +882,7 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 				break;
 			}
 		}
-		rr = add_grant(fd, "fs_write", p->fs_write[i], attr.handled_access_fs, write,
+		rr = add_grant(fd, "fs_writable", p->fs_write[i], attr.handled_access_fs, write,
 			       flags & LANDLOCK_BUILD_MEDIATE_WRITE, &deny, ret_carved, reterr);
 	}
 	denied_set_done(&deny);

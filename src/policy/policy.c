@@ -36,6 +36,7 @@ void policy_free(struct sandlock_policy *p)
 	if (!p)
 		return;
 	schema_free_all(p);
+	policy_labels_free(p);
 	free(p);
 }
 

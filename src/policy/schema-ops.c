@@ -74,6 +74,13 @@ static int assign_number(struct sandlock_policy *p, const struct field *f, const
 	uint64_t n;
 	int r = f->type == FT_SIZE && v->kind == FV_STR ? parse_size(v->s, &n) : as_u64(v, &n);
 
+	if (r == -ERANGE && v->kind == FV_STR) { /* digits that do not fit in 64 bits */
+		char why[64];
+		snprintf(why, sizeof(why), "too large (max %llu%s)",
+			 (unsigned long long)(f->max ? f->max : UINT64_MAX),
+			 f->type == FT_SIZE ? " bytes" : "");
+		return bad(reterr, -ERANGE, f, why);
+	}
 	if (r < 0)
 		return f->type == FT_SIZE
 			       ? want(reterr, f, "a size such as 512M, 1G or a byte count")
@@ -531,6 +538,10 @@ struct sandlock_policy *policy_copy(const struct sandlock_policy *p)
 	*c = *p;
 	for (size_t i = 0; i < schema_n_fields; i++)
 		forget_pointers(c, &schema_fields[i]);
+	if (policy_labels_copy(c, p) < 0) {
+		policy_free(c);
+		return NULL;
+	}
 	for (size_t i = 0; i < schema_n_fields; i++)
 		if (copy_field(c, p, &schema_fields[i]) < 0) {
 			policy_free(c);

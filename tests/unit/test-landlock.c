@@ -285,7 +285,7 @@ static void test_ruleset_build(void)
 	p.fs_write = NULL;
 	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e), -ENOENT,
 	       "a missing fs_read path is -ENOENT");
-	snprintf(want, sizeof(want), "fs_read: %s: No such file or directory", missing);
+	snprintf(want, sizeof(want), "fs_readable: %s: No such file or directory", missing);
 	is_str(e ? e->message : NULL, want, "  the message names the field and the path");
 	error_free(e);
 	e = NULL;
@@ -294,7 +294,7 @@ static void test_ruleset_build(void)
 	p.fs_write = (char **)(const char *[]){ missing, NULL };
 	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e), -ENOENT,
 	       "a missing fs_write path is -ENOENT");
-	snprintf(want, sizeof(want), "fs_write: %s: No such file or directory", missing);
+	snprintf(want, sizeof(want), "fs_writable: %s: No such file or directory", missing);
 	is_str(e ? e->message : NULL, want, "  the message names fs_write and the path");
 	error_free(e);
 

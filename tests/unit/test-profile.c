@@ -975,6 +975,7 @@ static const struct set_case set_cases[] = {
 	  "{\"runtime\":{\"credentials\":[\"tok=env:TOKEN\"]}}" },
 	{ "runtime.http_auth", "get a.com/* bearer tok", "",
 	  "{\"runtime\":{\"http_auth\":[\"GET a.com/* bearer tok\"]}}" },
+	{ "image", "docker://alpine", "", "{\"runtime\":{\"image\":\"docker://alpine\"}}" },
 	{ "exec", "/bin/ls", "[program]\nexec = \"/bin/ls\"\n", NULL },
 	{ "chroot", "/jail", "[filesystem]\nchroot = \"/jail\"\n", NULL },
 };
