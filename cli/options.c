@@ -8,6 +8,7 @@
  * scalars, in command-line order.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,13 +105,17 @@ static int opt_no_control_socket(struct run_ctx *c, const char *arg, const char 
 	return set_field(c, "control_socket", flag, "false");
 }
 
-/* --dry-run: the branch is aborted whatever the outcome; its change list is printed. */
+/* --dry-run: the branch is aborted whatever the outcome; its change list is printed (on stderr,
+ * apart from the command's output, or into FILE). */
 static int opt_dry_run(struct run_ctx *c, const char *arg, const char *flag)
 {
+	if (arg && !arg[0])
+		return cli_error(EXIT_USAGE, "--%s=: expected a file name after '='", flag);
 	int r = set_field(c, "on_exit", flag, "abort");
 	if (r == 0)
 		r = set_field(c, "on_error", flag, "abort");
 	c->dry_run = 1;
+	c->dry_run_file = arg;
 	return r;
 }
 
@@ -148,7 +153,8 @@ const struct run_option run_options[] = {
 	{ "fs-storage", 0, "PATH", "where copy-on-write branches live", "fs_storage" },
 	{ "on-exit", 0, "ACTION", "branch action after success", "on_exit" },
 	{ "on-error", 0, "ACTION", "branch action after failure", "on_error" },
-	{ "dry-run", 0, NULL, "print the change list, then abort", NULL, opt_dry_run },
+	{ "dry-run", 0, "FILE", "print the change list (stderr, or FILE), then abort", NULL,
+	  opt_dry_run, 1 },
 	{ "chroot", 0, "PATH", "emulated chroot", "chroot" },
 	{ "fs-mount", 0, "MAP", "map a host directory into the chroot (VIRTUAL:HOST[:ro])",
 	  "fs_mount" },
@@ -192,15 +198,69 @@ void run_help(void)
 	for (size_t i = 0; i < run_n_options; i++) {
 		char left[64];
 		const struct run_option *o = &run_options[i];
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s%s", o->short_name ? "-" : "",
 			 o->short_name ? o->short_name : ' ', o->short_name ? "," : " ", o->name,
-			 o->meta ? " " : "", o->meta ? o->meta : "");
+			 !o->meta ? "" : o->meta_optional ? "[=" : " ", o->meta ? o->meta : "",
+			 o->meta_optional ? "]" : "");
 		int later = o->field && sandlock_field_supported(o->field) == 0;
 		printf("  %-34s %s%s\n", left, o->help, later ? " (not supported yet)" : "");
 	}
 	printf("  %-34s %s\n", "-h, --help", "show this help");
 	printf("\nWithout CMD, the profile's [program] exec and args run. Fields whose enforcement "
 	       "is not built yet are refused with \"not supported yet\".\n");
+}
+
+/* The edit distance of @a and @b (insertions, deletions, substitutions and swaps of two
+ * neighbours each count 1), or a large number for names longer than any flag. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[40][40];
+
+	if (la >= 40 || lb >= 40)
+		return SIZE_MAX / 2;
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			if (i == 0 || j == 0) {
+				d[i][j] = i + j;
+				continue;
+			}
+			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			size_t best = sub < del ? sub : del;
+			best = best < ins ? best : ins;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *run_suggest(const char *typed)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX, n = strcspn(typed, "=");
+	char name[40];
+
+	if (strncmp(typed, "--", 2) != 0 || n - 2 >= sizeof(name) || n <= 2)
+		return NULL;
+	memcpy(name, typed + 2, n - 2);
+	name[n - 2] = '\0';
+	for (size_t i = 0; i <= run_n_options; i++) {
+		const char *o = i < run_n_options ? run_options[i].name : "help";
+		size_t d = distance(name, o);
+		/* A name the user typed the start of (getopt takes a unique start, so this one
+		 * is shared), else the one within a typo or two; a tie is no suggestion. */
+		if (strncmp(o, name, strlen(name)) == 0)
+			d = 0;
+		if (d < best_d) {
+			best_d = d;
+			best = o;
+		} else if (d == best_d) {
+			best = NULL;
+		}
+	}
+	return best && best_d <= (strlen(name) < 6 ? 1 : 2) ? best : NULL;
 }
 
 int run_label_fields(sandlock_policy_t *p)
