@@ -298,6 +298,39 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 	return code;
 }
 
+/* "FsRefer" as the flags spell it: "fs-refer". */
+static void flag_form(const char *name, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *c = name; *c && n + 2 < size; c++) {
+		if (*c >= 'A' && *c <= 'Z' && c != name)
+			buf[n++] = '-';
+		buf[n++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+	}
+	buf[n] = '\0';
+}
+
+/* Every protection the policy lets degrade and this kernel lacks, named on one line. */
+static void warn_degraded(const sandlock_policy_t *p)
+{
+	char names[512] = "", name[64];
+	size_t off = 0;
+
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
+		if (sandlock_policy_protection_status(p, i) != (int)SANDLOCK_STATUS_DEGRADED)
+			continue;
+		flag_form(sandlock_protection_name(i), name, sizeof(name));
+		int n = snprintf(names + off, sizeof(names) - off, "%s%s (ABI %d)", off ? ", " : "",
+				 name, sandlock_protection_abi_floor(i));
+		if (n > 0 && (size_t)n < sizeof(names) - off)
+			off += (size_t)n;
+	}
+	if (off)
+		cli_error(0, "warning: running without %s: this kernel has Landlock ABI %d", names,
+			  sandlock_landlock_abi_version());
+}
+
 /* The change list of --dry-run goes apart from the command's output: to stderr, or to the file
  * named, opened before the run so that a bad name costs no run. */
 static int run_command(struct run_ctx *c, const char *const *cmd)
@@ -308,6 +341,7 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 		return cli_error(EXIT_USAGE, "--dry-run needs --workdir (or a profile's workdir)");
 	if (c->dry_run_file && !(changes = fopen(c->dry_run_file, "we")))
 		return cli_error(EXIT_USAGE, "--dry-run=%s: %s", c->dry_run_file, strerror(errno));
+	warn_degraded(c->policy);
 	int code = run_spawned(c, cmd, changes);
 	if (changes != stderr && fclose(changes) != 0 && code == 0)
 		code = cli_error(EXIT_POLICY, "--dry-run=%s: %s", c->dry_run_file,

@@ -276,18 +276,51 @@ static int assign_env(struct sandlock_policy *p, const struct field *f, const st
 	return r;
 }
 
+/* One protection name, or "all" (every protection) where @all_ok; sets bits in *@set. */
+static int protection_word(const char *w, size_t n, int all_ok, uint32_t *set)
+{
+	char name[64];
+
+	if (n == 0 || n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, w, n);
+	name[n] = '\0';
+	if (all_ok && strcmp(name, "all") == 0) {
+		*set |= (1u << SANDLOCK_PROTECTION_COUNT) - 1;
+		return 0;
+	}
+	int prot = sandlock_protection_from_name(name);
+	if (prot < 0)
+		return prot;
+	*set |= 1u << prot;
+	return 0;
+}
+
+/* A protection name, a comma list of them ("fs-refer,net-tcp"), and for allow_degraded "all":
+ * degrading every protection the kernel lacks is one word for a user on an older kernel.
+ * disable takes no "all": turning every protection off is spelled out. */
 static int assign_protection(struct sandlock_policy *p, const struct field *f,
 			     const struct fvalue *v, struct sandlock_error **reterr)
 {
-	int prot = v->kind == FV_STR ? sandlock_protection_from_name(v->s) : -EINVAL;
+	int disable = strcmp(f->key, "disable") == 0, r = v->kind == FV_STR ? 0 : -EINVAL;
+	uint32_t set = 0;
 
-	if (prot < 0)
+	for (const char *s = v->s; r == 0 && s;) {
+		size_t n = strcspn(s, ",");
+		r = protection_word(s, n, !disable, &set);
+		s = s[n] ? s + n + 1 : NULL;
+	}
+	if (r < 0)
 		return want(reterr, f,
-			    "fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, signal-scope or "
-			    "abstract-unix-socket-scope");
+			    disable ? "fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, signal-scope or "
+				      "abstract-unix-socket-scope"
+				    : "all, fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, "
+				      "signal-scope or abstract-unix-socket-scope");
 	/* The last word wins for a protection, whichever of the two lists says it. */
-	p->protection[prot] = strcmp(f->key, "disable") == 0 ? SANDLOCK_PROTECTION_DISABLED
-							     : SANDLOCK_PROTECTION_DEGRADED;
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		if (set & (1u << i))
+			p->protection[i] = disable ? SANDLOCK_PROTECTION_DISABLED
+						   : SANDLOCK_PROTECTION_DEGRADED;
 	return 0;
 }
 
