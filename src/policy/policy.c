@@ -77,11 +77,41 @@ int policy_check_name(const char *name, struct sandlock_error **reterr)
 	return 0;
 }
 
+/* Every strict protection this kernel lacks in one message: one run tells the user all of them
+ * (and the one flag that lets them degrade). */
+static int unavailable_error(const uint32_t status[SANDLOCK_PROTECTION_COUNT], int abi,
+			     struct sandlock_error **reterr)
+{
+	char names[256] = "", floors[64] = "", flags[256] = "";
+	size_t n = 0, on = 0, of = 0, ol = 0;
+
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
+		const struct protection_info *info = &protection_table[i];
+		if (status[i] != SANDLOCK_STATUS_UNAVAILABLE)
+			continue;
+		const char *sep = n++ ? ", " : "";
+		on += (size_t)snprintf(names + on, sizeof(names) - on, "%s%s", sep, info->name);
+		of += (size_t)snprintf(floors + of, sizeof(floors) - of, "%s%d", sep,
+				       info->abi_floor);
+		ol += (size_t)snprintf(flags + ol, sizeof(flags) - ol, "%s%s", n > 1 ? "," : "",
+				       info->cli_name);
+	}
+	if (n == 1)
+		return error_set(reterr, -EOPNOTSUPP,
+				 "protection %s needs Landlock ABI %s, this kernel has %d (allow it "
+				 "to degrade with --allow-degraded %s)",
+				 names, floors, abi, flags);
+	return error_set(reterr, -EOPNOTSUPP,
+			 "protections %s need Landlock ABI %s, this kernel has %d (allow them to "
+			 "degrade with --allow-degraded %s, or all)",
+			 names, floors, abi, flags);
+}
+
 int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 			       uint32_t status[SANDLOCK_PROTECTION_COUNT],
 			       struct sandlock_error **reterr)
 {
-	int r = 0;
+	int missing = 0;
 
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
 		const struct protection_info *info = &protection_table[i];
@@ -94,15 +124,10 @@ int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 			status[i] = SANDLOCK_STATUS_DEGRADED;
 		else {
 			status[i] = SANDLOCK_STATUS_UNAVAILABLE;
-			if (r == 0)
-				r = error_set(
-					reterr, -EOPNOTSUPP,
-					"protection %s needs Landlock ABI %d, this kernel has %d "
-					"(allow it to degrade with --allow-degraded %s)",
-					info->name, info->abi_floor, abi, info->cli_name);
+			missing = 1;
 		}
 	}
-	return r;
+	return missing ? unavailable_error(status, abi, reterr) : 0;
 }
 
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size)

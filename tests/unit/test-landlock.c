@@ -204,14 +204,16 @@ static void test_resolve(void)
 		      (uint32_t[]){ ACT, ACT, ACT, ACT, ACT, ACT }, NULL, "all strict at ABI 7");
 	check_resolve((uint8_t[]){ S, S, S, S, S, S }, 3, -EOPNOTSUPP,
 		      (uint32_t[]){ ACT, ACT, UNA, UNA, UNA, UNA },
-		      "protection NetTcp needs Landlock ABI 4, this kernel has 3 (allow it to "
-		      "degrade with --allow-degraded net-tcp)",
-		      "all strict at ABI 3: the first missing one is named with its floor");
-	check_resolve((uint8_t[]){ S, S, S, S, S, S }, 1, -EOPNOTSUPP,
-		      (uint32_t[]){ UNA, UNA, UNA, UNA, UNA, UNA },
+		      "protections NetTcp, FsIoctlDev, SignalScope, AbstractUnixSocketScope need "
+		      "Landlock ABI 4, 5, 6, 6, this kernel has 3 (allow them to degrade with "
+		      "--allow-degraded net-tcp,fs-ioctl-dev,signal-scope,"
+		      "abstract-unix-socket-scope, or all)",
+		      "all strict at ABI 3: every missing one is named with its floor");
+	check_resolve((uint8_t[]){ S, D, D, D, D, D }, 1, -EOPNOTSUPP,
+		      (uint32_t[]){ UNA, DEG, DEG, DEG, DEG, DEG },
 		      "protection FsRefer needs Landlock ABI 2, this kernel has 1 (allow it to "
 		      "degrade with --allow-degraded fs-refer)",
-		      "all strict at ABI 1");
+		      "one strict at ABI 1");
 	check_resolve((uint8_t[]){ D, D, D, D, D, S }, 5, -EOPNOTSUPP,
 		      (uint32_t[]){ ACT, ACT, ACT, ACT, DEG, UNA },
 		      "protection AbstractUnixSocketScope needs Landlock ABI 6, this kernel has 5 "
