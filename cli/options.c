@@ -57,9 +57,8 @@ static int opt_timeout(struct run_ctx *c, const char *arg, const char *flag)
 	double s = strtod(arg, &end);
 	/* A number that does not fit is told apart from one that is not a number. */
 	if (!*end && end != arg && (s > TIMEOUT_MAX_S || (errno == ERANGE && s > 1)))
-		return cli_error(EXIT_USAGE,
-				 "--%s: invalid value '%s': too large (max %d seconds)", flag,
-				 arg, TIMEOUT_MAX_S);
+		return cli_error(EXIT_USAGE, "--%s: invalid value '%s': too large (max %d seconds)",
+				 flag, arg, TIMEOUT_MAX_S);
 	if (errno || *end || !(s > 0) || s != s)
 		return cli_error(EXIT_USAGE,
 				 "--%s: invalid value '%s': expected a positive number of seconds",
@@ -200,8 +199,10 @@ void run_help(void)
 		const struct run_option *o = &run_options[i];
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s%s", o->short_name ? "-" : "",
 			 o->short_name ? o->short_name : ' ', o->short_name ? "," : " ", o->name,
-			 !o->meta ? "" : o->meta_optional ? "[=" : " ", o->meta ? o->meta : "",
-			 o->meta_optional ? "]" : "");
+			 !o->meta	    ? ""
+			 : o->meta_optional ? "[="
+					    : " ",
+			 o->meta ? o->meta : "", o->meta_optional ? "]" : "");
 		int later = o->field && sandlock_field_supported(o->field) == 0;
 		printf("  %-34s %s%s\n", left, o->help, later ? " (not supported yet)" : "");
 	}

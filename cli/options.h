@@ -17,7 +17,7 @@ struct run_ctx {
 	int status_fd;
 	const char *shell_cmd;
 	int profile_loaded;
-	int dry_run; /* --dry-run: the change list printed, the branch aborted */
+	int dry_run;		  /* --dry-run: the change list printed, the branch aborted */
 	const char *dry_run_file; /* --dry-run=FILE: the change list's file, else stderr */
 };
 

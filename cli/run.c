@@ -30,7 +30,7 @@ static void build_getopt(struct option *longs, char *shorts)
 	shorts[s++] = '+'; /* stop at the command */
 	shorts[s++] = ':'; /* report a missing value as ':' */
 	for (size_t i = 0; i < run_n_options; i++) {
-		int has_arg = !run_options[i].meta	   ? no_argument
+		int has_arg = !run_options[i].meta	     ? no_argument
 			      : run_options[i].meta_optional ? optional_argument
 							     : required_argument;
 		longs[i] = (struct option){ run_options[i].name, has_arg, NULL, 256 + (int)i };
@@ -344,8 +344,7 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 	warn_degraded(c->policy);
 	int code = run_spawned(c, cmd, changes);
 	if (changes != stderr && fclose(changes) != 0 && code == 0)
-		code = cli_error(EXIT_POLICY, "--dry-run=%s: %s", c->dry_run_file,
-				 strerror(errno));
+		code = cli_error(EXIT_POLICY, "--dry-run=%s: %s", c->dry_run_file, strerror(errno));
 	return code;
 }
 

@@ -873,8 +873,8 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		rr = add_grant(fd, "workdir", workdir, attr.handled_access_fs, 0, 0, &deny, NULL,
 			       reterr);
 	for (size_t i = 0; rr == 0 && p->fs_read && p->fs_read[i]; i++)
-		rr = add_grant(fd, "fs_readable", p->fs_read[i], attr.handled_access_fs, 0, 0, &deny,
-			       NULL, reterr);
+		rr = add_grant(fd, "fs_readable", p->fs_read[i], attr.handled_access_fs, 0, 0,
+			       &deny, NULL, reterr);
 	for (size_t i = 0; rr == 0 && p->fs_write && p->fs_write[i]; i++) {
 		int write = 1;
 		if (workdir) {

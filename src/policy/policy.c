@@ -97,10 +97,11 @@ static int unavailable_error(const uint32_t status[SANDLOCK_PROTECTION_COUNT], i
 				       info->cli_name);
 	}
 	if (n == 1)
-		return error_set(reterr, -EOPNOTSUPP,
-				 "protection %s needs Landlock ABI %s, this kernel has %d (allow it "
-				 "to degrade with --allow-degraded %s)",
-				 names, floors, abi, flags);
+		return error_set(
+			reterr, -EOPNOTSUPP,
+			"protection %s needs Landlock ABI %s, this kernel has %d (allow it "
+			"to degrade with --allow-degraded %s)",
+			names, floors, abi, flags);
 	return error_set(reterr, -EOPNOTSUPP,
 			 "protections %s need Landlock ABI %s, this kernel has %d (allow them to "
 			 "degrade with --allow-degraded %s, or all)",
@@ -204,33 +205,33 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 	/* What the supervisor enforces, and why: refused without one, never run unenforced. */
 	const struct {
 		int asked;
-		const char *what;
+		const char *field, *why;
 	} needs[] = {
-		{ policy_net_onbehalf(p),
-		  "net_allow rules to hosts, IPs, CIDRs or restricted UDP/ICMP destinations, or "
+		{ policy_net_onbehalf(p), "net_allow",
+		  " rules to hosts, IPs, CIDRs or restricted UDP/ICMP destinations, or "
 		  "net_deny (connections and sends are made by the supervisor)" },
-		{ p->port_remap, "port_remap (binds are made by the supervisor)" },
-		{ p->max_memory.set, "max_memory (allocations are checked by the supervisor)" },
-		{ p->max_processes.set,
-		  "max_processes (the processes are counted by the supervisor)" },
-		{ p->max_cpu.set && p->max_cpu.v < 100,
-		  "max_cpu (a process that starts its own process group is found by the "
+		{ p->port_remap, "port_remap", " (binds are made by the supervisor)" },
+		{ p->max_memory.set, "max_memory", " (allocations are checked by the supervisor)" },
+		{ p->max_processes.set, "max_processes",
+		  " (the processes are counted by the supervisor)" },
+		{ p->max_cpu.set && p->max_cpu.v < 100, "max_cpu",
+		  " (a process that starts its own process group is found by the "
 		  "supervisor)" },
-		{ p->num_cpus.set, "num_cpus (the CPU count is shown by the supervisor)" },
-		{ p->name != NULL, "name (the virtual hostname needs the supervisor)" },
-		{ p->random_seed.set,
-		  "random_seed (getrandom and /dev/urandom are answered by the supervisor)" },
-		{ p->time_start != NULL,
-		  "time_start (the wall clock is answered by the supervisor)" },
-		{ p->deterministic_dirs,
-		  "deterministic_dirs (directory listings are sorted by the supervisor)" },
-		{ p->workdir != NULL,
-		  "workdir (its copy-on-write branch is made by the supervisor)" },
+		{ p->num_cpus.set, "num_cpus", " (the CPU count is shown by the supervisor)" },
+		{ p->name != NULL, "name", " (the virtual hostname needs the supervisor)" },
+		{ p->random_seed.set, "random_seed",
+		  " (getrandom and /dev/urandom are answered by the supervisor)" },
+		{ p->time_start != NULL, "time_start",
+		  " (the wall clock is answered by the supervisor)" },
+		{ p->deterministic_dirs, "deterministic_dirs",
+		  " (directory listings are sorted by the supervisor)" },
+		{ p->workdir != NULL, "workdir",
+		  " (its copy-on-write branch is made by the supervisor)" },
 	};
 
 	for (size_t i = 0; p->no_supervisor && i < ELEMENTSOF(needs); i++)
 		if (needs[i].asked)
-			return error_set(reterr, -EINVAL, "no_supervisor: cannot enforce %s",
-					 needs[i].what);
+			return error_set(reterr, -EINVAL, "no_supervisor: cannot enforce %s%s",
+					 schema_label_of(p, needs[i].field), needs[i].why);
 	return 0;
 }

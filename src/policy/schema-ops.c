@@ -311,11 +311,12 @@ static int assign_protection(struct sandlock_policy *p, const struct field *f,
 		s = s[n] ? s + n + 1 : NULL;
 	}
 	if (r < 0)
-		return want(reterr, f,
-			    disable ? "fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, signal-scope or "
-				      "abstract-unix-socket-scope"
-				    : "all, fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, "
-				      "signal-scope or abstract-unix-socket-scope");
+		return want(
+			reterr, f,
+			disable ? "fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, signal-scope or "
+				  "abstract-unix-socket-scope"
+				: "all, fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, "
+				  "signal-scope or abstract-unix-socket-scope");
 	/* The last word wins for a protection, whichever of the two lists says it. */
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
 		if (set & (1u << i))
