@@ -77,12 +77,16 @@ int policy_check_name(const char *name, struct sandlock_error **reterr)
 	return 0;
 }
 
-/* Every strict protection this kernel lacks in one message: one run tells the user all of them
- * (and the one flag that lets them degrade). */
-static int unavailable_error(const uint32_t status[SANDLOCK_PROTECTION_COUNT], int abi,
+/* Every strict protection this kernel lacks in one message: one run tells the user all of them,
+ * and how to let them degrade, as the caller spells allow_degraded (the CLI: a flag taking a
+ * comma list; else the field, a list of names). */
+static int unavailable_error(const struct sandlock_policy *p,
+			     const uint32_t status[SANDLOCK_PROTECTION_COUNT], int abi,
 			     struct sandlock_error **reterr)
 {
-	char names[256] = "", floors[64] = "", flags[256] = "";
+	const char *label = schema_label_of(p, "allow_degraded");
+	int flag = strncmp(label, "--", 2) == 0;
+	char names[256] = "", floors[64] = "", list[256] = "";
 	size_t n = 0, on = 0, of = 0, ol = 0;
 
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
@@ -93,19 +97,23 @@ static int unavailable_error(const uint32_t status[SANDLOCK_PROTECTION_COUNT], i
 		on += (size_t)snprintf(names + on, sizeof(names) - on, "%s%s", sep, info->name);
 		of += (size_t)snprintf(floors + of, sizeof(floors) - of, "%s%d", sep,
 				       info->abi_floor);
-		ol += (size_t)snprintf(flags + ol, sizeof(flags) - ol, "%s%s", n > 1 ? "," : "",
+		ol += (size_t)snprintf(list + ol, sizeof(list) - ol, flag ? "%s%s" : "%s\"%s\"",
+				       n == 1 ? ""
+				       : flag ? ","
+					      : ", ",
 				       info->cli_name);
 	}
 	if (n == 1)
 		return error_set(
 			reterr, -EOPNOTSUPP,
 			"protection %s needs Landlock ABI %s, this kernel has %d (allow it "
-			"to degrade with --allow-degraded %s)",
-			names, floors, abi, flags);
+			"to degrade with %s%s%s%s)",
+			names, floors, abi, label, flag ? " " : " = [", list, flag ? "" : "]");
 	return error_set(reterr, -EOPNOTSUPP,
 			 "protections %s need Landlock ABI %s, this kernel has %d (allow them to "
-			 "degrade with --allow-degraded %s, or all)",
-			 names, floors, abi, flags);
+			 "degrade with %s%s%s%s)",
+			 names, floors, abi, label, flag ? " " : " = [", list,
+			 flag ? ", or all" : "] or [\"all\"]");
 }
 
 int policy_resolve_protections(const struct sandlock_policy *p, int abi,
@@ -128,7 +136,7 @@ int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 			missing = 1;
 		}
 	}
-	return missing ? unavailable_error(status, abi, reterr) : 0;
+	return missing ? unavailable_error(p, status, abi, reterr) : 0;
 }
 
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size)

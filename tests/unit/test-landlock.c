@@ -206,18 +206,18 @@ static void test_resolve(void)
 		      (uint32_t[]){ ACT, ACT, UNA, UNA, UNA, UNA },
 		      "protections NetTcp, FsIoctlDev, SignalScope, AbstractUnixSocketScope need "
 		      "Landlock ABI 4, 5, 6, 6, this kernel has 3 (allow them to degrade with "
-		      "--allow-degraded net-tcp,fs-ioctl-dev,signal-scope,"
-		      "abstract-unix-socket-scope, or all)",
+		      "allow_degraded = [\"net-tcp\", \"fs-ioctl-dev\", \"signal-scope\", "
+		      "\"abstract-unix-socket-scope\"] or [\"all\"])",
 		      "all strict at ABI 3: every missing one is named with its floor");
 	check_resolve((uint8_t[]){ S, D, D, D, D, D }, 1, -EOPNOTSUPP,
 		      (uint32_t[]){ UNA, DEG, DEG, DEG, DEG, DEG },
 		      "protection FsRefer needs Landlock ABI 2, this kernel has 1 (allow it to "
-		      "degrade with --allow-degraded fs-refer)",
+		      "degrade with allow_degraded = [\"fs-refer\"])",
 		      "one strict at ABI 1");
 	check_resolve((uint8_t[]){ D, D, D, D, D, S }, 5, -EOPNOTSUPP,
 		      (uint32_t[]){ ACT, ACT, ACT, ACT, DEG, UNA },
 		      "protection AbstractUnixSocketScope needs Landlock ABI 6, this kernel has 5 "
-		      "(allow it to degrade with --allow-degraded abstract-unix-socket-scope)",
+		      "(allow it to degrade with allow_degraded = [\"abstract-unix-socket-scope\"])",
 		      "one strict protection above the ABI fails, the degraded ones do not");
 	check_resolve((uint8_t[]){ D, D, D, D, D, D }, 1, 0,
 		      (uint32_t[]){ DEG, DEG, DEG, DEG, DEG, DEG }, NULL, "all degraded at ABI 1");
