@@ -12,6 +12,9 @@ import pytest
 from conftest import PKG_PARENT, SYSTEM_READ, landlock_abi_cli, require
 from sandlock import SandboxError
 
+pytestmark = pytest.mark.usefixtures("no_sanitizer_preload")
+PRELOAD = os.environ.get("LD_PRELOAD")  # read before the fixture takes it away
+
 
 def message(sb, cmd=("true",)):
     with pytest.raises(SandboxError) as e:
@@ -59,9 +62,10 @@ def test_allow_degraded_bad_word_is_refused(sandboxes):
 
 # A fresh interpreter (the library probes the ABI once) that believes the kernel has ABI 4.
 OLD_KERNEL_RUN = """
-import sys
+import os, sys
 sys.path.insert(0, sys.argv[1])
 from sandlock import Sandbox
+os.environ.pop("LD_PRELOAD", None)  # loaded here (an ASan build); not for the command
 try:
     r = Sandbox(fs_readable=sys.argv[2].split(","), **eval(sys.argv[3])).run(["true"])
     print("ran", r.success)
@@ -72,6 +76,8 @@ except Exception as e:
 
 def old_kernel(**kw):
     env = dict(os.environ, SANDLOCK_TEST_LANDLOCK_ABI="4")
+    if PRELOAD:  # the interpreter of an ASan build needs the runtimes
+        env["LD_PRELOAD"] = PRELOAD
     r = subprocess.run([sys.executable, "-c", OLD_KERNEL_RUN, PKG_PARENT, ",".join(SYSTEM_READ),
                         repr(kw)], capture_output=True, text=True, env=env, timeout=60)
     return r.stdout.strip()
