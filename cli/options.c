@@ -8,6 +8,7 @@
  * scalars, in command-line order.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +47,19 @@ static int opt_user(struct run_ctx *c, const char *arg, const char *flag)
 	return r ? r : set_field(c, "gid", flag, colon + 1);
 }
 
+/* The longest --timeout (about 31 years): far above any run, and its milliseconds fit. */
+#define TIMEOUT_MAX_S 1000000000
+
 static int opt_timeout(struct run_ctx *c, const char *arg, const char *flag)
 {
 	char *end;
 	errno = 0;
 	double s = strtod(arg, &end);
-	if (errno || *end || !(s > 0) || s > 1e9 || s != s)
+	/* A number that does not fit is told apart from one that is not a number. */
+	if (!*end && end != arg && (s > TIMEOUT_MAX_S || (errno == ERANGE && s > 1)))
+		return cli_error(EXIT_USAGE, "--%s: invalid value '%s': too large (max %d seconds)",
+				 flag, arg, TIMEOUT_MAX_S);
+	if (errno || *end || !(s > 0) || s != s)
 		return cli_error(EXIT_USAGE,
 				 "--%s: invalid value '%s': expected a positive number of seconds",
 				 flag, arg);
@@ -79,7 +87,10 @@ static int opt_status_fd(struct run_ctx *c, const char *arg, const char *flag)
 	char *end;
 	errno = 0;
 	long v = strtol(arg, &end, 10);
-	if (errno || *end || arg[0] < '0' || arg[0] > '9' || v > INT32_MAX)
+	if (!*end && arg[0] >= '0' && arg[0] <= '9' && (errno == ERANGE || v > INT32_MAX))
+		return cli_error(EXIT_USAGE, "--%s: invalid value '%s': too large (max %d)", flag,
+				 arg, INT32_MAX);
+	if (errno || *end || arg[0] < '0' || arg[0] > '9')
 		return cli_error(EXIT_USAGE,
 				 "--%s: invalid value '%s': expected a file descriptor number",
 				 flag, arg);
@@ -93,20 +104,18 @@ static int opt_no_control_socket(struct run_ctx *c, const char *arg, const char 
 	return set_field(c, "control_socket", flag, "false");
 }
 
-/* --dry-run: the branch is aborted whatever the outcome; its change list is printed. */
+/* --dry-run: the branch is aborted whatever the outcome; its change list is printed (on stderr,
+ * apart from the command's output, or into FILE). */
 static int opt_dry_run(struct run_ctx *c, const char *arg, const char *flag)
 {
+	if (arg && !arg[0])
+		return cli_error(EXIT_USAGE, "--%s=: expected a file name after '='", flag);
 	int r = set_field(c, "on_exit", flag, "abort");
 	if (r == 0)
 		r = set_field(c, "on_error", flag, "abort");
 	c->dry_run = 1;
+	c->dry_run_file = arg;
 	return r;
-}
-
-/* Behaviour of the run rather than policy, not built yet. */
-static int opt_unsupported(struct run_ctx *c, const char *arg, const char *flag)
-{
-	return cli_error(EXIT_POLICY, "not supported yet: --%s", flag);
 }
 
 /* Flags that name a field take their value (or, without one, "true"). */
@@ -143,15 +152,16 @@ const struct run_option run_options[] = {
 	{ "fs-storage", 0, "PATH", "where copy-on-write branches live", "fs_storage" },
 	{ "on-exit", 0, "ACTION", "branch action after success", "on_exit" },
 	{ "on-error", 0, "ACTION", "branch action after failure", "on_error" },
-	{ "dry-run", 0, NULL, "print the change list, then abort", NULL, opt_dry_run },
+	{ "dry-run", 0, "FILE", "print the change list (stderr, or FILE), then abort", NULL,
+	  opt_dry_run, 1 },
 	{ "chroot", 0, "PATH", "emulated chroot", "chroot" },
 	{ "fs-mount", 0, "MAP", "map a host directory into the chroot (VIRTUAL:HOST[:ro])",
 	  "fs_mount" },
-	{ "image", 0, "REF", "run inside a container image's rootfs", NULL, opt_unsupported },
+	{ "image", 0, "REF", "run inside a container image's rootfs", "image" },
 	{ "cwd", 0, "PATH", "the command's working directory", "cwd" },
 	{ "env", 0, "KEY=VALUE", "set an environment variable", "env" },
 	{ "clean-env", 0, NULL, "start from PATH, HOME, USER, TERM, LANG only", "clean_env" },
-	{ "user", 0, "UID:GID", "map to this uid/gid in a user namespace", NULL, opt_user },
+	{ "user", 0, "UID:GID", "map to this uid/gid in a user namespace", "uid", opt_user },
 	{ "random-seed", 0, "N", "deterministic getrandom and /dev/urandom", "random_seed" },
 	{ "time-start", 0, "TIME", "virtual wall clock starting at this instant", "time_start" },
 	{ "deterministic-dirs", 0, NULL, "sorted directory listings", "deterministic_dirs" },
@@ -161,17 +171,18 @@ const struct run_option run_options[] = {
 	{ "extra-deny-syscall", 0, "NAME", "block a syscall or group", "extra_deny_syscalls" },
 	{ "extra-allow-syscall", 0, "GROUP", "re-allow a blocked group (sysv_ipc)",
 	  "extra_allow_syscalls" },
-	{ "allow-degraded", 0, "PROT", "enforce a protection only where the kernel has it",
+	{ "allow-degraded", 0, "PROT",
+	  "enforce protections (a comma list, or all) only where the kernel has them",
 	  "allow_degraded" },
-	{ "disable", 0, "PROT", "never enforce a protection", "disable" },
+	{ "disable", 0, "PROT", "never enforce these protections (a comma list)", "disable" },
 	{ "no-supervisor", 0, NULL, "Landlock + kernel-only filter, no supervisor (nesting)",
 	  "no_supervisor" },
 	{ "profile", 'p', "NAME", "load a profile ($XDG_CONFIG_HOME/sandlock/profiles/NAME.toml)",
 	  NULL },
 	{ "profile-file", 0, "PATH", "load a profile file", NULL },
 	{ "name", 0, "NAME", "sandbox name and virtual hostname", "name" },
-	{ "no-control-socket", 0, NULL, "no runtime directory: invisible to ps/inspect/kill", NULL,
-	  opt_no_control_socket },
+	{ "no-control-socket", 0, NULL, "no runtime directory: invisible to ps/inspect/kill",
+	  "control_socket", opt_no_control_socket },
 	{ "timeout", 't', "SECONDS", "kill the whole sandbox after this long", NULL, opt_timeout },
 	{ "exec-shell", 'e', "CMD", "run /bin/sh -c CMD", NULL, opt_exec_shell },
 	{ "interactive", 'i', NULL, "give the sandbox the terminal", NULL, opt_interactive },
@@ -187,18 +198,89 @@ void run_help(void)
 	for (size_t i = 0; i < run_n_options; i++) {
 		char left[64];
 		const struct run_option *o = &run_options[i];
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s%s", o->short_name ? "-" : "",
 			 o->short_name ? o->short_name : ' ', o->short_name ? "," : " ", o->name,
-			 o->meta ? " " : "", o->meta ? o->meta : "");
-		/* --user sets uid and gid through a handler of its own. */
-		int later = o->apply == opt_unsupported ||
-			    (o->field && sandlock_field_supported(o->field) == 0) ||
-			    (o->apply == opt_user && sandlock_field_supported("uid") == 0);
+			 !o->meta	    ? ""
+			 : o->meta_optional ? "[="
+					    : " ",
+			 o->meta ? o->meta : "", o->meta_optional ? "]" : "");
+		int later = o->field && sandlock_field_supported(o->field) == 0;
 		printf("  %-34s %s%s\n", left, o->help, later ? " (not supported yet)" : "");
 	}
 	printf("  %-34s %s\n", "-h, --help", "show this help");
 	printf("\nWithout CMD, the profile's [program] exec and args run. Fields whose enforcement "
 	       "is not built yet are refused with \"not supported yet\".\n");
+}
+
+/* The edit distance of @a and @b (insertions, deletions, substitutions and swaps of two
+ * neighbours each count 1), or a large number for names longer than any flag. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[40][40];
+
+	if (la >= 40 || lb >= 40)
+		return SIZE_MAX / 2;
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			if (i == 0 || j == 0) {
+				d[i][j] = i + j;
+				continue;
+			}
+			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			size_t best = sub < del ? sub : del;
+			best = best < ins ? best : ins;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *run_suggest(const char *typed)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX, n = strcspn(typed, "=");
+	char name[40];
+
+	if (strncmp(typed, "--", 2) != 0 || n - 2 >= sizeof(name) || n <= 2)
+		return NULL;
+	memcpy(name, typed + 2, n - 2);
+	name[n - 2] = '\0';
+	for (size_t i = 0; i <= run_n_options; i++) {
+		const char *o = i < run_n_options ? run_options[i].name : "help";
+		size_t d = distance(name, o);
+		/* A name the user typed the start of (getopt takes a unique start, so this one
+		 * is shared), else the one within a typo or two; a tie is no suggestion. */
+		if (strncmp(o, name, strlen(name)) == 0)
+			d = 0;
+		if (d < best_d) {
+			best_d = d;
+			best = o;
+		} else if (d == best_d) {
+			best = NULL;
+		}
+	}
+	return best && best_d <= (strlen(name) < 6 ? 1 : 2) ? best : NULL;
+}
+
+int run_label_fields(sandlock_policy_t *p)
+{
+	for (size_t i = 0; i < run_n_options; i++) {
+		const struct run_option *o = &run_options[i];
+		char label[64];
+		if (!o->field)
+			continue;
+		snprintf(label, sizeof(label), "--%s", o->name);
+		int r = sandlock_policy_set_label(p, o->field, label);
+		/* --user sets gid with uid. */
+		if (r == 0 && strcmp(o->field, "uid") == 0)
+			r = sandlock_policy_set_label(p, "gid", label);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 int run_apply(struct run_ctx *c, const struct run_option *o, const char *arg)

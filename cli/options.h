@@ -17,7 +17,8 @@ struct run_ctx {
 	int status_fd;
 	const char *shell_cmd;
 	int profile_loaded;
-	int dry_run; /* --dry-run: the change list printed, the branch aborted */
+	int dry_run;		  /* --dry-run: the change list printed, the branch aborted */
+	const char *dry_run_file; /* --dry-run=FILE: the change list's file, else stderr */
 };
 
 struct run_option {
@@ -25,8 +26,9 @@ struct run_option {
 	int short_name;
 	const char *meta; /* NULL: takes no value */
 	const char *help;
-	const char *field; /* the policy field it sets, or NULL */
+	const char *field; /* the policy field it sets (and the errors name by the flag), or NULL */
 	int (*apply)(struct run_ctx *c, const char *arg, const char *flag);
+	int meta_optional; /* the value is optional, and only given as --name=VALUE */
 };
 
 /* run_n_options is at most this (the getopt tables are sized by it). */
@@ -36,5 +38,10 @@ extern const struct run_option run_options[];
 extern const size_t run_n_options;
 
 void run_help(void);
+/* The flag (without "--") closest to the unknown @typed ("--fs-rad"), or NULL when none is close
+ * or two are equally close. */
+const char *run_suggest(const char *typed);
+/* Make @p's errors name each field by its flag ("--fs-read"). -ENOMEM. */
+int run_label_fields(sandlock_policy_t *p);
 /* Apply one flag; returns 0 or the exit code (after printing the error). */
 int run_apply(struct run_ctx *c, const struct run_option *o, const char *arg);

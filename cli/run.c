@@ -30,9 +30,10 @@ static void build_getopt(struct option *longs, char *shorts)
 	shorts[s++] = '+'; /* stop at the command */
 	shorts[s++] = ':'; /* report a missing value as ':' */
 	for (size_t i = 0; i < run_n_options; i++) {
-		longs[i] = (struct option){ run_options[i].name,
-					    run_options[i].meta ? required_argument : no_argument,
-					    NULL, 256 + (int)i };
+		int has_arg = !run_options[i].meta	     ? no_argument
+			      : run_options[i].meta_optional ? optional_argument
+							     : required_argument;
+		longs[i] = (struct option){ run_options[i].name, has_arg, NULL, 256 + (int)i };
 		if (run_options[i].short_name) {
 			shorts[s++] = (char)run_options[i].short_name;
 			if (run_options[i].meta)
@@ -83,11 +84,15 @@ static int collect(int argc, char **argv, struct parsed *out, size_t *n)
 			return 0;
 		}
 		const struct run_option *o = ch == '?' || ch == ':' ? NULL : find_option(ch);
-		if (!o) {
+		const char *hint = ch == '?' ? run_suggest(argv[optind - 1]) : NULL;
+		if (!o && hint)
+			cli_error(EXIT_USAGE, "unknown flag: %s (did you mean --%s?)",
+				  argv[optind - 1], hint);
+		else if (!o)
 			cli_error(EXIT_USAGE, "%s: %s",
 				  ch == ':' ? "missing value" : "unknown flag", argv[optind - 1]);
+		if (!o)
 			return usage_hint();
-		}
 		out[(*n)++] = (struct parsed){ o, optarg };
 	}
 	return -1;
@@ -127,6 +132,8 @@ static int apply_all(struct run_ctx *c, const struct parsed *v, size_t n)
 		}
 		sandlock_policy_free(c->policy);
 		c->policy = loaded;
+		if (run_label_fields(c->policy) < 0)
+			return cli_error(EXIT_POLICY, "out of memory");
 		c->profile_loaded = 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -210,26 +217,25 @@ static int outcome(struct run_ctx *c, sandlock_sandbox_t *sb)
 	return code;
 }
 
-/* --dry-run: what the run changed in the workdir, one "A|M|D path" per line. */
-static void print_changes(sandlock_sandbox_t *sb)
+/* --dry-run: what the run changed in the workdir, one "A|M|D path" per line, on @out. */
+static void print_changes(sandlock_sandbox_t *sb, FILE *out)
 {
 	size_t n = sandlock_sandbox_change_count(sb);
 
-	fflush(stdout);
 	for (size_t i = 0; i < n; i++) {
 		const char *path;
 		sandlock_entry_t before, after;
 		if (sandlock_sandbox_change(sb, i, &path, &before, &after) < 0)
 			continue;
-		printf("%c %s\n",
-		       before.kind == SANDLOCK_ENTRY_ABSENT  ? 'A'
-		       : after.kind == SANDLOCK_ENTRY_ABSENT ? 'D'
-							     : 'M',
-		       path);
+		fprintf(out, "%c %s\n",
+			before.kind == SANDLOCK_ENTRY_ABSENT  ? 'A'
+			: after.kind == SANDLOCK_ENTRY_ABSENT ? 'D'
+							      : 'M',
+			path);
 	}
 	if (!n)
-		printf("no changes\n");
-	fflush(stdout);
+		fprintf(out, "no changes\n");
+	fflush(out);
 }
 
 /* --dry-run needs a workdir, from a flag or a profile. */
@@ -241,7 +247,7 @@ static int has_workdir(const sandlock_policy_t *p)
 	return yes;
 }
 
-static int run_command(struct run_ctx *c, const char *const *cmd)
+static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 {
 	sandlock_spawn_opts_t opts = {
 		.size = sizeof(opts),
@@ -254,8 +260,6 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 
 	/* Signals for the sandbox arrive on a signalfd; blocked before the sandbox thread
 	 * exists, so every thread has them blocked. */
-	if (c->dry_run && !has_workdir(c->policy))
-		return cli_error(EXIT_USAGE, "--dry-run needs --workdir (or a profile's workdir)");
 	sigemptyset(&fwd);
 	sigaddset(&fwd, SIGINT);
 	sigaddset(&fwd, SIGTERM);
@@ -280,7 +284,7 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 	wait_forwarding(sb, sigfd);
 	int code = outcome(c, sb);
 	if (c->dry_run)
-		print_changes(sb);
+		print_changes(sb, changes);
 	const sandlock_error_t *berr = sandlock_sandbox_branch_error(sb);
 	if (berr) {
 		/* The branch could not be settled as asked (it is on disk, the message says
@@ -291,6 +295,56 @@ static int run_command(struct run_ctx *c, const char *const *cmd)
 	}
 	sandlock_sandbox_free(sb);
 	close(sigfd);
+	return code;
+}
+
+/* "FsRefer" as the flags spell it: "fs-refer". */
+static void flag_form(const char *name, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *c = name; *c && n + 2 < size; c++) {
+		if (*c >= 'A' && *c <= 'Z' && c != name)
+			buf[n++] = '-';
+		buf[n++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+	}
+	buf[n] = '\0';
+}
+
+/* Every protection the policy lets degrade and this kernel lacks, named on one line. */
+static void warn_degraded(const sandlock_policy_t *p)
+{
+	char names[512] = "", name[64];
+	size_t off = 0;
+
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
+		if (sandlock_policy_protection_status(p, i) != (int)SANDLOCK_STATUS_DEGRADED)
+			continue;
+		flag_form(sandlock_protection_name(i), name, sizeof(name));
+		int n = snprintf(names + off, sizeof(names) - off, "%s%s (ABI %d)", off ? ", " : "",
+				 name, sandlock_protection_abi_floor(i));
+		if (n > 0 && (size_t)n < sizeof(names) - off)
+			off += (size_t)n;
+	}
+	if (off)
+		cli_error(0, "warning: running without %s: this kernel has Landlock ABI %d", names,
+			  sandlock_landlock_abi_version());
+}
+
+/* The change list of --dry-run goes apart from the command's output: to stderr, or to the file
+ * named, opened before the run so that a bad name costs no run. */
+static int run_command(struct run_ctx *c, const char *const *cmd)
+{
+	FILE *changes = stderr;
+
+	if (c->dry_run && !has_workdir(c->policy))
+		return cli_error(EXIT_USAGE, "--dry-run needs --workdir (or a profile's workdir)");
+	if (c->dry_run_file && !(changes = fopen(c->dry_run_file, "we")))
+		return cli_error(EXIT_USAGE, "--dry-run=%s: %s", c->dry_run_file, strerror(errno));
+	warn_degraded(c->policy);
+	int code = run_spawned(c, cmd, changes);
+	if (changes != stderr && fclose(changes) != 0 && code == 0)
+		code = cli_error(EXIT_POLICY, "--dry-run=%s: %s", c->dry_run_file, strerror(errno));
 	return code;
 }
 
@@ -322,8 +376,10 @@ int verb_run(int argc, char **argv)
 {
 	struct run_ctx c = { .status_fd = -1 };
 
-	if (sandlock_policy_new(&c.policy) < 0)
+	if (sandlock_policy_new(&c.policy) < 0 || run_label_fields(c.policy) < 0) {
+		sandlock_policy_free(c.policy);
 		return cli_error(EXIT_POLICY, "out of memory");
+	}
 	int code = parse_args(&c, argc, argv);
 	if (code < 0)
 		code = run_with_command(&c, argc, argv);

@@ -172,6 +172,14 @@ int sandlock_policy_set(sandlock_policy_t *policy, const char *field, const char
 			sandlock_error_t **reterr);
 /* Reset a field to its default. Errors: -EINVAL (unknown field). */
 int sandlock_policy_clear(sandlock_policy_t *policy, const char *field);
+/* Call @field ("section.key" or the Python name) @label in the errors about @policy, where they
+ * name the field (those of sandlock_policy_set(), sandlock_policy_check(), sandlock_spawn()):
+ * a program that reads its own options gives each field the option its user types, as the
+ * sandlock CLI does ("--fs-read: /x: No such file or directory", not "fs_readable: ..."). By
+ * default a field is called by its Python name. @label is copied; NULL restores the name. Not
+ * part of the policy's dump; a loaded policy starts with none. Errors: -EINVAL (NULL policy,
+ * unknown field, empty label), -ENOMEM. */
+int sandlock_policy_set_label(sandlock_policy_t *policy, const char *field, const char *label);
 
 /* The ports of @spec, in the bind-port grammar ("8080", "9000-9005", "80, 443, 8000-8005";
  * 0..65535; not "*"), sorted without duplicates: the first @n are written to @ret_ports and

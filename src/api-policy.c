@@ -274,8 +274,8 @@ static void clear_mount_ro(sandlock_policy_t *p)
 		p->fs_mount[w] = NULL;
 }
 
-_public_ int sandlock_policy_set(sandlock_policy_t *p, const char *field, const char *value,
-				 sandlock_error_t **reterr)
+static int policy_set(sandlock_policy_t *p, const char *field, const char *value,
+		      sandlock_error_t **reterr)
 {
 	if (!p || !field || !value)
 		return error_set(reterr, -EINVAL, "sandlock_policy_set: NULL argument");
@@ -305,6 +305,23 @@ _public_ int sandlock_policy_set(sandlock_policy_t *p, const char *field, const 
 		(*list)[before] = NULL;
 	}
 	return r;
+}
+
+_public_ int sandlock_policy_set(sandlock_policy_t *p, const char *field, const char *value,
+				 sandlock_error_t **reterr)
+{
+	int r = policy_set(p, field, value, reterr);
+	error_relabel(reterr, p);
+	return r;
+}
+
+_public_ int sandlock_policy_set_label(sandlock_policy_t *p, const char *field, const char *label)
+{
+	const struct field *f = p && field ? schema_find(field) : NULL;
+
+	if (!f || (label && !label[0]))
+		return -EINVAL;
+	return policy_set_label(p, f, label);
 }
 
 _public_ int sandlock_policy_clear(sandlock_policy_t *p, const char *field)

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "macro.h"
+#include "policy/schema.h"
 #include "sandbox/sandbox.h"
 
 _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
@@ -42,7 +43,9 @@ _public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *
 		      opts->reserved != 0) ||
 		     (opts->size >= sizeof(*opts) && opts->reserved2 != 0)))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
-	return sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
+	int r = sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
+	error_relabel(reterr, policy);
+	return r;
 }
 
 _public_ int sandlock_sandbox_start(sandlock_sandbox_t *sb, sandlock_error_t **reterr)

@@ -83,7 +83,7 @@ static int check_common(const sandlock_policy_t *p, int no_net, sandlock_error_t
 	return landlock_ruleset_build(p, abi, status, no_net, NULL, NULL, NULL, reterr);
 }
 
-_public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t **reterr)
+static int policy_check(const sandlock_policy_t *p, sandlock_error_t **reterr)
 {
 	if (!p)
 		return error_set(reterr, -EINVAL, "NULL policy");
@@ -100,6 +100,13 @@ _public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t 
 		return fd;
 	close(fd);
 	return 0;
+}
+
+_public_ int sandlock_policy_check(const sandlock_policy_t *p, sandlock_error_t **reterr)
+{
+	int r = policy_check(p, reterr);
+	error_relabel(reterr, p);
+	return r;
 }
 
 _public_ int sandlock_confine(const sandlock_policy_t *p, sandlock_error_t **reterr)

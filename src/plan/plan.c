@@ -439,8 +439,10 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 				     reterr);
 	/* With uid/gid the child is another user in a namespace of its own, with less than the
 	 * supervisor, which makes the workdir's calls with its own rights. */
+	const char *user = schema_label_of(p, "uid"); /* the CLI's --user sets both */
 	if (r == 0 && p->workdir && (p->uid.set || p->gid.set))
-		r = error_set(reterr, -EOPNOTSUPP, "not supported yet: workdir with uid/gid");
+		r = error_set(reterr, -EOPNOTSUPP, "not supported yet: workdir with %s",
+			      strcmp(user, "uid") == 0 ? "uid/gid" : user);
 	/* A denied path is carved out of Landlock's grants, but the workdir's names are opened
 	 * by the supervisor (the branch's view), which would open a denied one too. */
 	if (r == 0 && p->workdir && !p->no_supervisor)
@@ -449,13 +451,15 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 	 * hold them for a workdir given with it, so this is checked here, at spawn). */
 	if (r == 0 && !p->workdir && p->max_disk.set)
 		r = error_set(reterr, -EINVAL,
-			      "max_disk: needs workdir (it is the quota of the workdir's branch)");
+			      "max_disk: needs %s (it is the quota of the workdir's branch)",
+			      schema_label_of(p, "workdir"));
 	if (r == 0 && !p->workdir && p->fs_storage)
 		r = error_set(reterr, -EINVAL,
-			      "fs_storage: needs workdir (it is where the workdir's branch lives)");
+			      "fs_storage: needs %s (it is where the workdir's branch lives)",
+			      schema_label_of(p, "workdir"));
 	if (r == 0 && !p->workdir && !p->chroot && (p->on_exit || p->on_error))
-		r = error_set(reterr, -EINVAL, "%s: needs workdir (it acts on its branch)",
-			      p->on_exit ? "on_exit" : "on_error");
+		r = error_set(reterr, -EINVAL, "%s: needs %s (it acts on its branch)",
+			      p->on_exit ? "on_exit" : "on_error", schema_label_of(p, "workdir"));
 	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
 	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
 	if (r == 0 && policy_net_onbehalf(p))
@@ -567,8 +571,9 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 				r = error_set(reterr, -EINVAL,
 					      "fs_storage: %s is inside the writable grant %s: "
 					      "the branch must be out of the sandbox's reach (set "
-					      "fs_storage elsewhere)",
-					      plan.cow->dir, p->fs_write[i]);
+					      "%s elsewhere)",
+					      plan.cow->dir, p->fs_write[i],
+					      schema_label_of(p, "fs_storage"));
 		}
 	}
 	if (r == 0) {

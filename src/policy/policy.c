@@ -36,6 +36,7 @@ void policy_free(struct sandlock_policy *p)
 	if (!p)
 		return;
 	schema_free_all(p);
+	policy_labels_free(p);
 	free(p);
 }
 
@@ -76,11 +77,50 @@ int policy_check_name(const char *name, struct sandlock_error **reterr)
 	return 0;
 }
 
+/* Every strict protection this kernel lacks in one message: one run tells the user all of them,
+ * and how to let them degrade, as the caller spells allow_degraded (the CLI: a flag taking a
+ * comma list; else the field, a list of names). */
+static int unavailable_error(const struct sandlock_policy *p,
+			     const uint32_t status[SANDLOCK_PROTECTION_COUNT], int abi,
+			     struct sandlock_error **reterr)
+{
+	const char *label = schema_label_of(p, "allow_degraded");
+	int flag = strncmp(label, "--", 2) == 0;
+	char names[256] = "", floors[64] = "", list[256] = "";
+	size_t n = 0, on = 0, of = 0, ol = 0;
+
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
+		const struct protection_info *info = &protection_table[i];
+		if (status[i] != SANDLOCK_STATUS_UNAVAILABLE)
+			continue;
+		const char *sep = n++ ? ", " : "";
+		on += (size_t)snprintf(names + on, sizeof(names) - on, "%s%s", sep, info->name);
+		of += (size_t)snprintf(floors + of, sizeof(floors) - of, "%s%d", sep,
+				       info->abi_floor);
+		ol += (size_t)snprintf(list + ol, sizeof(list) - ol, flag ? "%s%s" : "%s\"%s\"",
+				       n == 1 ? ""
+				       : flag ? ","
+					      : ", ",
+				       info->cli_name);
+	}
+	if (n == 1)
+		return error_set(
+			reterr, -EOPNOTSUPP,
+			"protection %s needs Landlock ABI %s, this kernel has %d (allow it "
+			"to degrade with %s%s%s%s)",
+			names, floors, abi, label, flag ? " " : " = [", list, flag ? "" : "]");
+	return error_set(reterr, -EOPNOTSUPP,
+			 "protections %s need Landlock ABI %s, this kernel has %d (allow them to "
+			 "degrade with %s%s%s%s)",
+			 names, floors, abi, label, flag ? " " : " = [", list,
+			 flag ? ", or all" : "] or [\"all\"]");
+}
+
 int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 			       uint32_t status[SANDLOCK_PROTECTION_COUNT],
 			       struct sandlock_error **reterr)
 {
-	int r = 0;
+	int missing = 0;
 
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++) {
 		const struct protection_info *info = &protection_table[i];
@@ -93,15 +133,10 @@ int policy_resolve_protections(const struct sandlock_policy *p, int abi,
 			status[i] = SANDLOCK_STATUS_DEGRADED;
 		else {
 			status[i] = SANDLOCK_STATUS_UNAVAILABLE;
-			if (r == 0)
-				r = error_set(
-					reterr, -EOPNOTSUPP,
-					"protection %s needs Landlock ABI %d, this kernel has %d "
-					"(allow it to degrade with --allow-degraded %s)",
-					info->name, info->abi_floor, abi, info->cli_name);
+			missing = 1;
 		}
 	}
-	return r;
+	return missing ? unavailable_error(p, status, abi, reterr) : 0;
 }
 
 void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t size)
@@ -178,33 +213,33 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 	/* What the supervisor enforces, and why: refused without one, never run unenforced. */
 	const struct {
 		int asked;
-		const char *what;
+		const char *field, *why;
 	} needs[] = {
-		{ policy_net_onbehalf(p),
-		  "net_allow rules to hosts, IPs, CIDRs or restricted UDP/ICMP destinations, or "
+		{ policy_net_onbehalf(p), "net_allow",
+		  " rules to hosts, IPs, CIDRs or restricted UDP/ICMP destinations, or "
 		  "net_deny (connections and sends are made by the supervisor)" },
-		{ p->port_remap, "port_remap (binds are made by the supervisor)" },
-		{ p->max_memory.set, "max_memory (allocations are checked by the supervisor)" },
-		{ p->max_processes.set,
-		  "max_processes (the processes are counted by the supervisor)" },
-		{ p->max_cpu.set && p->max_cpu.v < 100,
-		  "max_cpu (a process that starts its own process group is found by the "
+		{ p->port_remap, "port_remap", " (binds are made by the supervisor)" },
+		{ p->max_memory.set, "max_memory", " (allocations are checked by the supervisor)" },
+		{ p->max_processes.set, "max_processes",
+		  " (the processes are counted by the supervisor)" },
+		{ p->max_cpu.set && p->max_cpu.v < 100, "max_cpu",
+		  " (a process that starts its own process group is found by the "
 		  "supervisor)" },
-		{ p->num_cpus.set, "num_cpus (the CPU count is shown by the supervisor)" },
-		{ p->name != NULL, "name (the virtual hostname needs the supervisor)" },
-		{ p->random_seed.set,
-		  "random_seed (getrandom and /dev/urandom are answered by the supervisor)" },
-		{ p->time_start != NULL,
-		  "time_start (the wall clock is answered by the supervisor)" },
-		{ p->deterministic_dirs,
-		  "deterministic_dirs (directory listings are sorted by the supervisor)" },
-		{ p->workdir != NULL,
-		  "workdir (its copy-on-write branch is made by the supervisor)" },
+		{ p->num_cpus.set, "num_cpus", " (the CPU count is shown by the supervisor)" },
+		{ p->name != NULL, "name", " (the virtual hostname needs the supervisor)" },
+		{ p->random_seed.set, "random_seed",
+		  " (getrandom and /dev/urandom are answered by the supervisor)" },
+		{ p->time_start != NULL, "time_start",
+		  " (the wall clock is answered by the supervisor)" },
+		{ p->deterministic_dirs, "deterministic_dirs",
+		  " (directory listings are sorted by the supervisor)" },
+		{ p->workdir != NULL, "workdir",
+		  " (its copy-on-write branch is made by the supervisor)" },
 	};
 
 	for (size_t i = 0; p->no_supervisor && i < ELEMENTSOF(needs); i++)
 		if (needs[i].asked)
-			return error_set(reterr, -EINVAL, "no_supervisor: cannot enforce %s",
-					 needs[i].what);
+			return error_set(reterr, -EINVAL, "no_supervisor: cannot enforce %s%s",
+					 schema_label_of(p, needs[i].field), needs[i].why);
 	return 0;
 }

@@ -97,8 +97,11 @@ struct sandlock_policy {
 	int control_socket_off; /* control_socket = false */
 	char **credentials;	/* "NAME=SOURCE" */
 	char **http_auth;
+	char *image; /* a container image reference */
 	/* [protections] (an extension of the schema: the builder's allow_degraded/disable) */
 	uint8_t protection[SANDLOCK_PROTECTION_COUNT]; /* SANDLOCK_PROTECTION_STRICT... */
+	/* What messages call each field, by schema index (labels.c); NULL: the names. */
+	char **labels;
 };
 struct protection_info {
 	const char *name;     /* "FsRefer" */

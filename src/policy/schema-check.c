@@ -44,6 +44,14 @@ static int check_mounts(const struct sandlock_policy *p, struct sandlock_error *
 	return 0;
 }
 
+/* "@field: needs at least one http_allow or http_deny rule", the fields by @p's labels. */
+static int needs_http_rule(const struct sandlock_policy *p, const char *field,
+			   struct sandlock_error **reterr)
+{
+	return error_set(reterr, -EINVAL, "%s: needs at least one %s or %s rule", field,
+			 schema_label_of(p, "http_allow"), schema_label_of(p, "http_deny"));
+}
+
 int schema_validate(const struct sandlock_policy *p, struct sandlock_error **reterr)
 {
 	int has_http_rule = p->http_allow || p->http_deny;
@@ -53,14 +61,11 @@ int schema_validate(const struct sandlock_policy *p, struct sandlock_error **ret
 	if (p->uid.set != p->gid.set)
 		return error_set(reterr, -EINVAL, "uid, gid: set both or neither");
 	if (p->http_inject_ca && !has_http_rule)
-		return error_set(reterr, -EINVAL,
-				 "http_inject_ca: needs at least one http_allow or http_deny rule");
+		return needs_http_rule(p, "http_inject_ca", reterr);
 	if (p->http_ca_out && !has_http_rule)
-		return error_set(reterr, -EINVAL,
-				 "http_ca_out: needs at least one http_allow or http_deny rule");
+		return needs_http_rule(p, "http_ca_out", reterr);
 	if (p->http_auth && !has_http_rule)
-		return error_set(reterr, -EINVAL,
-				 "http_auth: needs at least one http_allow or http_deny rule");
+		return needs_http_rule(p, "http_auth", reterr);
 	return check_mounts(p, reterr);
 }
 

@@ -74,6 +74,13 @@ static int assign_number(struct sandlock_policy *p, const struct field *f, const
 	uint64_t n;
 	int r = f->type == FT_SIZE && v->kind == FV_STR ? parse_size(v->s, &n) : as_u64(v, &n);
 
+	if (r == -ERANGE && v->kind == FV_STR) { /* digits that do not fit in 64 bits */
+		char why[64];
+		snprintf(why, sizeof(why), "too large (max %llu%s)",
+			 (unsigned long long)(f->max ? f->max : UINT64_MAX),
+			 f->type == FT_SIZE ? " bytes" : "");
+		return bad(reterr, -ERANGE, f, why);
+	}
 	if (r < 0)
 		return f->type == FT_SIZE
 			       ? want(reterr, f, "a size such as 512M, 1G or a byte count")
@@ -269,18 +276,52 @@ static int assign_env(struct sandlock_policy *p, const struct field *f, const st
 	return r;
 }
 
+/* One protection name, or "all" (every protection) where @all_ok; sets bits in *@set. */
+static int protection_word(const char *w, size_t n, int all_ok, uint32_t *set)
+{
+	char name[64];
+
+	if (n == 0 || n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, w, n);
+	name[n] = '\0';
+	if (all_ok && strcmp(name, "all") == 0) {
+		*set |= (1u << SANDLOCK_PROTECTION_COUNT) - 1;
+		return 0;
+	}
+	int prot = sandlock_protection_from_name(name);
+	if (prot < 0)
+		return prot;
+	*set |= 1u << prot;
+	return 0;
+}
+
+/* A protection name, a comma list of them ("fs-refer,net-tcp"), and for allow_degraded "all":
+ * degrading every protection the kernel lacks is one word for a user on an older kernel.
+ * disable takes no "all": turning every protection off is spelled out. */
 static int assign_protection(struct sandlock_policy *p, const struct field *f,
 			     const struct fvalue *v, struct sandlock_error **reterr)
 {
-	int prot = v->kind == FV_STR ? sandlock_protection_from_name(v->s) : -EINVAL;
+	int disable = strcmp(f->key, "disable") == 0, r = v->kind == FV_STR ? 0 : -EINVAL;
+	uint32_t set = 0;
 
-	if (prot < 0)
-		return want(reterr, f,
-			    "fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, signal-scope or "
-			    "abstract-unix-socket-scope");
+	for (const char *s = v->s; r == 0 && s;) {
+		size_t n = strcspn(s, ",");
+		r = protection_word(s, n, !disable, &set);
+		s = s[n] ? s + n + 1 : NULL;
+	}
+	if (r < 0)
+		return want(
+			reterr, f,
+			disable ? "fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, signal-scope or "
+				  "abstract-unix-socket-scope"
+				: "all, fs-refer, fs-truncate, net-tcp, fs-ioctl-dev, "
+				  "signal-scope or abstract-unix-socket-scope");
 	/* The last word wins for a protection, whichever of the two lists says it. */
-	p->protection[prot] = strcmp(f->key, "disable") == 0 ? SANDLOCK_PROTECTION_DISABLED
-							     : SANDLOCK_PROTECTION_DEGRADED;
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		if (set & (1u << i))
+			p->protection[i] = disable ? SANDLOCK_PROTECTION_DISABLED
+						   : SANDLOCK_PROTECTION_DEGRADED;
 	return 0;
 }
 
@@ -531,6 +572,10 @@ struct sandlock_policy *policy_copy(const struct sandlock_policy *p)
 	*c = *p;
 	for (size_t i = 0; i < schema_n_fields; i++)
 		forget_pointers(c, &schema_fields[i]);
+	if (policy_labels_copy(c, p) < 0) {
+		policy_free(c);
+		return NULL;
+	}
 	for (size_t i = 0; i < schema_n_fields; i++)
 		if (copy_field(c, p, &schema_fields[i]) < 0) {
 			policy_free(c);

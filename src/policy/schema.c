@@ -97,6 +97,7 @@ const struct field schema_fields[] = {
 	      F_SUPPORTED | F_RUNTIME),
 	FIELD("runtime", "credentials", "credentials", FT_CREDV, credentials, F_RUNTIME),
 	FIELD("runtime", "http_auth", "http_auth", FT_AUTHV, http_auth, F_RUNTIME),
+	FIELD("runtime", "image", "image", FT_STR, image, F_RUNTIME),
 };
 
 const size_t schema_n_fields = ELEMENTSOF(schema_fields);

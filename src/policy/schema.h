@@ -108,3 +108,16 @@ static inline void *field_ptr(const struct sandlock_policy *p, const struct fiel
 
 /* Action names: "commit", "abort", "keep", "defer". */
 const char *schema_action_name(unsigned a);
+
+/* Labels (labels.c): what messages call a field. */
+/* Call @f @label (copied; NULL: its name) in the messages about @p. -ENOMEM. */
+int policy_set_label(struct sandlock_policy *p, const struct field *f, const char *label);
+void policy_labels_free(struct sandlock_policy *p);
+int policy_labels_copy(struct sandlock_policy *to, const struct sandlock_policy *from);
+/* The label of @f in @p (NULL @p: the field's name), and of the field named @name (@name
+ * itself when it names none). Owned by @p or the schema. */
+const char *schema_label(const struct sandlock_policy *p, const struct field *f);
+const char *schema_label_of(const struct sandlock_policy *p, const char *name);
+/* Rewrite the field names *@e starts with into @p's labels (unchanged when @p has none, or on
+ * ENOMEM). */
+void error_relabel(struct sandlock_error **e, const struct sandlock_policy *p);

@@ -178,7 +178,7 @@ def test_name_already_running_is_an_error(sleeper):
     r = subprocess.run([SANDLOCK, "run", *SYSTEM_READ, "--name", name, "--", "true"],
                        capture_output=True, timeout=30)
     assert r.returncode == 1
-    assert r.stderr.decode() == f"sandlock: name: a sandbox named {name} is already running\n"
+    assert r.stderr.decode() == f"sandlock: --name: a sandbox named {name} is already running\n"
     # The negative control: another name runs.
     r = subprocess.run([SANDLOCK, "run", *SYSTEM_READ, "--name", unique(), "--", "true"],
                        capture_output=True, timeout=30)

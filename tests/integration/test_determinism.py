@@ -302,7 +302,7 @@ def test_user_namespaces_unavailable():
     r = run(*outer, *inner, timeout=30, env=nested_env())
     assert r.returncode == 127  # could not be started
     assert r.stderr.decode().splitlines() == [
-        "sandlock: uid, gid: user namespaces are not available here "
+        "sandlock: --user: user namespaces are not available here "
         "(unshare(CLONE_NEWUSER): Operation not permitted)"]
     inner.remove("--user")
     inner.remove("0:0")

@@ -250,7 +250,7 @@ out(res)
     assert not new.exists()
 
 
-@pytest.mark.parametrize("flag,key", [("-r", "fs_read"), ("-w", "fs_write")])
+@pytest.mark.parametrize("flag,key", [("-r", "--fs-read"), ("-w", "--fs-write")])
 def test_missing_grant_path_is_policy_error(tmp_path, flag, key):
     missing = tmp_path / "missing"
     r = run(*SYSTEM_READ, flag, str(missing), "--", "true", timeout=30)

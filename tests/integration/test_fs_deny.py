@@ -132,7 +132,7 @@ def test_a_file_with_other_names_is_refused(tree):
             timeout=30)
     assert r.returncode == 1
     assert r.stderr.decode().splitlines() == [
-        f"sandlock: not supported yet: fs_denied of a file with other hard links "
+        f"sandlock: not supported yet: --fs-deny of a file with other hard links "
         f"({tree / 'a' / 'open'} has 2 names)"]
     # Control: with one name, it runs.
     os.unlink(tree / "b" / "hardlink")
@@ -169,7 +169,7 @@ def test_a_hard_link_beneath_a_denied_directory_is_refused(tree):
             timeout=30)
     assert r.returncode == 1
     assert r.stderr.decode().splitlines() == [
-        f"sandlock: not supported yet: fs_denied of a file with other hard links "
+        f"sandlock: not supported yet: --fs-deny of a file with other hard links "
         f"({tree / 'a' / 'sub' / 'deep'})"]
     os.unlink(tree / "b" / "deeplink")  # control: with one name it runs
     assert run(*SYSTEM_READ, "-r", str(tree), "--fs-deny", str(tree / "a" / "sub"), "--",
@@ -182,7 +182,7 @@ def test_a_dangling_symlink_on_the_way_is_refused(tree):
             "--", "true", timeout=30)
     assert r.returncode == 1
     assert r.stderr.decode().splitlines() == [
-        f"sandlock: fs_denied: {tree / 'a' / 'dl' / 'secret'}: goes through a symlink that "
+        f"sandlock: --fs-deny: {tree / 'a' / 'dl' / 'secret'}: goes through a symlink that "
         f"points nowhere (deny where it points instead)"]
     (tree / "b" / "future").mkdir()  # control: once it points somewhere, it runs
     assert run(*SYSTEM_READ, "-r", str(tree), "--fs-deny", str(tree / "a" / "dl" / "secret"),

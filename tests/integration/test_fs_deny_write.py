@@ -294,7 +294,7 @@ def test_a_denied_name_through_a_symlink_in_a_writable_grant_is_refused(tmp_path
             timeout=30)
     assert r.returncode == 1
     assert r.stderr.decode().splitlines() == [
-        f"sandlock: fs_denied: {t / 'l' / 'secret'}: goes through a symlink in a writable "
+        f"sandlock: --fs-deny: {t / 'l' / 'secret'}: goes through a symlink in a writable "
         f"grant ({t / 'l'}), which the sandbox could point elsewhere (deny where it points "
         f"instead)"]
     # Controls: where it points, or with the symlink in a read grant only, it runs.
@@ -399,7 +399,7 @@ def test_without_the_supervisor_it_is_refused(tmp_path):
     r = run("--no-supervisor", *args, timeout=30)
     assert r.returncode == 1
     assert r.stderr.decode().splitlines() == [
-        f"sandlock: fs_denied inside a writable grant needs the supervisor "
+        f"sandlock: --fs-deny inside a writable grant needs the supervisor "
         f"({t / 'a' / 'secret'} in {t})"]
     assert run(*args, timeout=30).returncode == 0  # control: with it, it runs
     assert run("--no-supervisor", *SYSTEM_READ, "-w", str(t / "b"), "--fs-deny",

@@ -267,7 +267,7 @@ def test_onbehalf_needs_the_net_tcp_protection():
 def test_no_supervisor_refuses_onbehalf_rules():
     r = run(*SYSTEM_READ, "--no-supervisor", "--net-allow", "tcp://127.0.0.1:80", "--", "true",
             timeout=30)
-    assert r.returncode == 1 and b"no_supervisor: cannot enforce" in r.stderr
+    assert r.returncode == 1 and b"--no-supervisor: cannot enforce" in r.stderr
     # Control: a direct rule needs no supervisor.
     assert run(*SYSTEM_READ, "--no-supervisor", "--net-allow", "tcp://*:80", "--",
                "true").returncode == 0
@@ -336,7 +336,7 @@ def test_unresolvable_host_fails_at_start():
             timeout=60)
     assert r.returncode == 1
     assert r.stderr.decode().startswith(
-        "sandlock: net_allow: no-such-host.invalid: cannot resolve")
+        "sandlock: --net-allow: no-such-host.invalid: cannot resolve")
 
 
 HOL = """

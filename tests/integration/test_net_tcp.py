@@ -132,7 +132,7 @@ def test_grandchild_is_confined(listeners):
 def test_rules_needing_the_supervisor_are_refused_without_one(rule):
     r = run(*SYSTEM_READ, "--no-supervisor", "--net-allow", rule, "--", "true", timeout=30)
     assert r.returncode == 1
-    assert r.stderr.decode().startswith("sandlock: no_supervisor: cannot enforce net_allow")
+    assert r.stderr.decode().startswith("sandlock: --no-supervisor: cannot enforce --net-allow")
     # Control: the same rule with a supervisor runs, and so does a direct rule without one.
     assert run(*SYSTEM_READ, "--net-allow", rule, "--", "true").returncode == 0
     assert run(*SYSTEM_READ, "--no-supervisor", "--net-allow", "tcp://:443", "--",

@@ -177,7 +177,7 @@ static void test_check(void)
 	is_int(sandlock_policy_check(p, &e), -ENOENT,
 	       "policy_check with a missing grant is -ENOENT");
 	is_str(sandlock_error_message(e),
-	       "fs_read: /nonexistent-sandlock-test/x: No such file or directory",
+	       "fs_readable: /nonexistent-sandlock-test/x: No such file or directory",
 	       "  the message names the field and the path");
 	is_int(sandlock_error_code(e), -ENOENT, "  error code");
 	ok(sandlock_error_step(e) == NULL, "  no child step");

@@ -204,18 +204,20 @@ static void test_resolve(void)
 		      (uint32_t[]){ ACT, ACT, ACT, ACT, ACT, ACT }, NULL, "all strict at ABI 7");
 	check_resolve((uint8_t[]){ S, S, S, S, S, S }, 3, -EOPNOTSUPP,
 		      (uint32_t[]){ ACT, ACT, UNA, UNA, UNA, UNA },
-		      "protection NetTcp needs Landlock ABI 4, this kernel has 3 (allow it to "
-		      "degrade with --allow-degraded net-tcp)",
-		      "all strict at ABI 3: the first missing one is named with its floor");
-	check_resolve((uint8_t[]){ S, S, S, S, S, S }, 1, -EOPNOTSUPP,
-		      (uint32_t[]){ UNA, UNA, UNA, UNA, UNA, UNA },
+		      "protections NetTcp, FsIoctlDev, SignalScope, AbstractUnixSocketScope need "
+		      "Landlock ABI 4, 5, 6, 6, this kernel has 3 (allow them to degrade with "
+		      "allow_degraded = [\"net-tcp\", \"fs-ioctl-dev\", \"signal-scope\", "
+		      "\"abstract-unix-socket-scope\"] or [\"all\"])",
+		      "all strict at ABI 3: every missing one is named with its floor");
+	check_resolve((uint8_t[]){ S, D, D, D, D, D }, 1, -EOPNOTSUPP,
+		      (uint32_t[]){ UNA, DEG, DEG, DEG, DEG, DEG },
 		      "protection FsRefer needs Landlock ABI 2, this kernel has 1 (allow it to "
-		      "degrade with --allow-degraded fs-refer)",
-		      "all strict at ABI 1");
+		      "degrade with allow_degraded = [\"fs-refer\"])",
+		      "one strict at ABI 1");
 	check_resolve((uint8_t[]){ D, D, D, D, D, S }, 5, -EOPNOTSUPP,
 		      (uint32_t[]){ ACT, ACT, ACT, ACT, DEG, UNA },
 		      "protection AbstractUnixSocketScope needs Landlock ABI 6, this kernel has 5 "
-		      "(allow it to degrade with --allow-degraded abstract-unix-socket-scope)",
+		      "(allow it to degrade with allow_degraded = [\"abstract-unix-socket-scope\"])",
 		      "one strict protection above the ABI fails, the degraded ones do not");
 	check_resolve((uint8_t[]){ D, D, D, D, D, D }, 1, 0,
 		      (uint32_t[]){ DEG, DEG, DEG, DEG, DEG, DEG }, NULL, "all degraded at ABI 1");
@@ -285,7 +287,7 @@ static void test_ruleset_build(void)
 	p.fs_write = NULL;
 	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e), -ENOENT,
 	       "a missing fs_read path is -ENOENT");
-	snprintf(want, sizeof(want), "fs_read: %s: No such file or directory", missing);
+	snprintf(want, sizeof(want), "fs_readable: %s: No such file or directory", missing);
 	is_str(e ? e->message : NULL, want, "  the message names the field and the path");
 	error_free(e);
 	e = NULL;
@@ -294,7 +296,7 @@ static void test_ruleset_build(void)
 	p.fs_write = (char **)(const char *[]){ missing, NULL };
 	is_int(landlock_ruleset_build(&p, abi, st, 0, NULL, NULL, NULL, &e), -ENOENT,
 	       "a missing fs_write path is -ENOENT");
-	snprintf(want, sizeof(want), "fs_write: %s: No such file or directory", missing);
+	snprintf(want, sizeof(want), "fs_writable: %s: No such file or directory", missing);
 	is_str(e ? e->message : NULL, want, "  the message names fs_write and the path");
 	error_free(e);
 

@@ -970,11 +970,18 @@ static const struct set_case set_cases[] = {
 	{ "cpu_cores", "0-2", "[limits]\ncpu_cores = [0, 1, 2]\n", NULL },
 	{ "allow_degraded", "FsRefer", "[protections]\nallow_degraded = [\"fs-refer\"]\n", NULL },
 	{ "protections.disable", "net-tcp", "[protections]\ndisable = [\"net-tcp\"]\n", NULL },
+	{ "allow_degraded", "all",
+	  "[protections]\nallow_degraded = [\"fs-refer\", \"fs-truncate\", \"net-tcp\", "
+	  "\"fs-ioctl-dev\", \"signal-scope\", \"abstract-unix-socket-scope\"]\n",
+	  NULL },
+	{ "allow_degraded", "signal-scope,FsRefer",
+	  "[protections]\nallow_degraded = [\"fs-refer\", \"signal-scope\"]\n", NULL },
 	{ "name", "box", "", "{\"runtime\":{\"name\":\"box\"}}" },
 	{ "credentials", "tok=env:TOKEN", "",
 	  "{\"runtime\":{\"credentials\":[\"tok=env:TOKEN\"]}}" },
 	{ "runtime.http_auth", "get a.com/* bearer tok", "",
 	  "{\"runtime\":{\"http_auth\":[\"GET a.com/* bearer tok\"]}}" },
+	{ "image", "docker://alpine", "", "{\"runtime\":{\"image\":\"docker://alpine\"}}" },
 	{ "exec", "/bin/ls", "[program]\nexec = \"/bin/ls\"\n", NULL },
 	{ "chroot", "/jail", "[filesystem]\nchroot = \"/jail\"\n", NULL },
 };
