@@ -118,7 +118,7 @@ static const struct field_doc field_docs[] = {
 	  "The child runs as this user id in a user namespace of its own, mapped to the caller's "
 	  "ids outside (`0`: fake root, with no host privilege the caller lacks); set together "
 	  "with `gid`.",
-	  NULL, "`--user UID:GID`", "gid = 0\n" },
+	  NULL, NULL, "gid = 0\n" },
 	{ "program.gid", "unset", "0", "The group id that goes with `uid`; set together with it.",
 	  NULL, "`--user UID:GID`", "uid = 0\n" },
 	{ "program.clean_env", "`false`", "true",
@@ -220,7 +220,9 @@ static const struct field_doc field_docs[] = {
 	  NULL, NULL },
 
 	{ "protections.allow_degraded", "`[]`", "[\"signal-scope\"]",
-	  "Protections enforced only where the kernel has them.", NULL, NULL, NULL },
+	  "Protections enforced only where the kernel has them; `all` names every one (each entry "
+	  "may also be a comma list).",
+	  NULL, NULL, NULL },
 	{ "protections.disable", "`[]`", "[\"signal-scope\"]",
 	  "Protections never enforced, even where the kernel has them.", NULL, NULL, NULL },
 
@@ -230,7 +232,9 @@ static const struct field_doc field_docs[] = {
 	{ "runtime.control_socket", "`true`", "false",
 	  "Whether the sandbox has a runtime directory and control socket; without one, `ps`, "
 	  "`inspect` and `kill` cannot see it.",
-	  NULL, "`--no-control-socket` (`false`)", NULL },
+	  NULL, NULL, NULL },
+	{ "runtime.image", "unset", "\"python:3.12-slim\"",
+	  "An OCI image as the sandbox's root filesystem.", NULL, NULL, NULL },
 	{ "runtime.credentials", "`[]`", "[\"api=env:API_TOKEN\"]",
 	  "Secrets held by the supervisor, for `http_auth`.", NULL, NULL, NULL },
 	{ "runtime.http_auth", "`[]`", "[\"POST api.example.com/* bearer api\"]",
