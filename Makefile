@@ -2,7 +2,10 @@
 #
 # sandlock build. Out of tree under $(BUILDDIR) (default build/):
 #   make                         libsandlock.so (soname libsandlock.so.0), libsandlock.a (the
-#                                internal archive the tests and the CLI link), sandlock, sandlock.pc
+#                                internal archive the tests and the CLI link), sandlock, sandlock.pc,
+#                                pub/libsandlock.a (the installed archive: the API only),
+#                                sandlock.1 (help2man) and sandlock.bash (completion), both
+#                                made of sandlock's --help
 #   make check                   unit tests (prove) and black-box tests (pytest)
 #   make SANITIZE=1              ASan + UBSan build (BUILDDIR defaults to build-asan)
 #   make WERROR=1                warnings are errors (CI)
@@ -15,6 +18,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 VERSION := 0.1.0
 SOVERSION := 0
@@ -44,7 +49,15 @@ CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -Isrc/basic
 CFLAGS_ALL := -std=gnu17 $(OPT) $(WARNINGS) $(HARDEN) $(SANFLAGS) -fPIC -fvisibility=hidden \
 	-pthread $(CFLAGS)
 LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAGS)
-LIBS := -lseccomp -ljansson
+# The libraries libsandlock needs, from their pkg-config files. sandlock.pc names them in
+# Requires.private, so that `pkg-config --static --libs sandlock` gives a static link all of it.
+PKG_DEPS := libseccomp jansson
+LIBS := $(shell pkg-config --libs $(PKG_DEPS) 2>/dev/null || echo -lseccomp -ljansson)
+PC_REQUIRES := $(shell pkg-config --exists $(PKG_DEPS) 2>/dev/null && echo $(PKG_DEPS))
+PC_LIBS_PRIVATE := $(if $(PC_REQUIRES),,$(LIBS)) -pthread
+LD ?= ld
+OBJCOPY ?= objcopy
+HELP2MAN ?= help2man
 
 LIB_SRCS := $(wildcard src/basic/*.c src/policy/*.c src/plan/*.c src/launch/*.c \
 	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/toml/*.c src/cow/*.c \
@@ -67,6 +80,7 @@ SHLIB := $(BUILDDIR)/libsandlock.so.$(VERSION)
 SONAME := libsandlock.so.$(SOVERSION)
 
 all: $(BUILDDIR)/libsandlock.a $(if $(SANFLAGS),$(BUILDDIR)/SANITIZED) $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
+	$(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/sandlock.1 $(BUILDDIR)/sandlock.bash \
 	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode \
 	$(BUILDDIR)/tools/schema-doc
 
@@ -114,6 +128,16 @@ $(BUILDDIR)/libsandlock.a: $(ALL_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+# The installed archive: the objects linked into one, whose symbols but the API (those the code
+# marks _public_) are made local, as the shared library's version script hides them, so that a
+# program linking it statically cannot clash with a name of ours (closep, error_set, ...).
+$(BUILDDIR)/pub/libsandlock.a: $(ALL_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(LD) -r -o $(BUILDDIR)/pub/sandlock.o $^
+	$(OBJCOPY) --localize-hidden $(BUILDDIR)/pub/sandlock.o
+	@rm -f $@
+	$(AR) rcs $@ $(BUILDDIR)/pub/sandlock.o
+
 $(SHLIB): $(ALL_LIB_OBJS) src/libsandlock.sym
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libsandlock.sym \
 		$(LDFLAGS_ALL) -o $@ $(ALL_LIB_OBJS) $(LIBS)
@@ -157,10 +181,30 @@ $(BUILDDIR)/SANITIZED:
 	@mkdir -p $(BUILDDIR)
 	touch $@
 
-$(BUILDDIR)/sandlock.pc: sandlock.pc.in
+# sandlock.pc, made again by install for the PREFIX given there. Directories under PREFIX are
+# written as ${prefix}/..., so that the file moves with them (pkg-config --define-prefix).
+PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|' \
+	-e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	-e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	-e 's|@VERSION@|$(VERSION)|' \
+	-e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES)|' -e 's|@LIBS_PRIVATE@|$(strip $(PC_LIBS_PRIVATE))|'
+
+$(BUILDDIR)/sandlock.pc: sandlock.pc.in Makefile
 	@mkdir -p $(BUILDDIR)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(PC_SUBST) $< > $@
+
+# sandlock(1) and the bash completion, made of the help sandlock prints (its flag table,
+# cli/options.c): they cannot say other than --help. A sanitized sandlock runs here without
+# leak checking (the tests do that).
+$(BUILDDIR)/sandlock.1: $(BUILDDIR)/sandlock tools/man-help tools/sandlock.h2m
+	@command -v $(HELP2MAN) >/dev/null || \
+		{ echo "sandlock.1 needs help2man (Debian: apt-get install help2man)" >&2; exit 1; }
+	SANDLOCK=$(BUILDDIR)/sandlock ASAN_OPTIONS=detect_leaks=0 $(HELP2MAN) --no-info \
+		--include=tools/sandlock.h2m --output=$@.tmp tools/man-help && mv $@.tmp $@
+
+$(BUILDDIR)/sandlock.bash: $(BUILDDIR)/sandlock tools/gen-completion
+	ASAN_OPTIONS=detect_leaks=0 tools/gen-completion $(BUILDDIR)/sandlock > $@.tmp && \
+		mv $@.tmp $@
 
 FUZZ_CC ?= clang
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) $(BUILDDIR)/gen/seccomp-prebuilt.c
@@ -176,16 +220,21 @@ fuzz: $(FUZZ_SRCS) $(LIB_SRCS) $(BUILDDIR)/gen/seccomp-prebuilt.c
 check: all
 	tests/run --build $(BUILDDIR)
 
-install: all
+INSTALLED := $(SHLIB) $(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.1 \
+	$(BUILDDIR)/sandlock.bash
+
+install: $(INSTALLED)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libsandlock.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsandlock.so
+	install -m 0644 $(BUILDDIR)/pub/libsandlock.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/sandlock.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0755 $(BUILDDIR)/sandlock $(DESTDIR)$(BINDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' sandlock.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/sandlock.pc
+	$(PC_SUBST) sandlock.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/sandlock.pc
+	install -m 0644 $(BUILDDIR)/sandlock.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILDDIR)/sandlock.bash $(DESTDIR)$(BASHCOMPDIR)/sandlock
 
 format-check:
 	clang-format --dry-run --Werror $(LIB_SRCS) $(CLI_SRCS) include/sandlock.h

@@ -4,7 +4,6 @@
  * floor and availability. Exits 0 when a default (all strict) sandbox can run here.
  */
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -12,15 +11,8 @@
 
 int verb_check(int argc, char **argv)
 {
-	if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0) {
-			printf("Usage: sandlock check\n\nReport the kernel's Landlock ABI and "
-			       "which "
-			       "protections a sandbox gets here.\n");
-			return 0;
-		}
-		return cli_error(EXIT_USAGE, "check takes no arguments");
-	}
+	if (argc > 1)
+		return cli_usage_error("check");
 
 	int abi = sandlock_landlock_abi_version();
 	int min = sandlock_min_landlock_abi();

@@ -19,5 +19,7 @@ int verb_ps(int argc, char **argv);
 int verb_inspect(int argc, char **argv);
 int verb_kill(int argc, char **argv);
 
+/* "sandlock: usage: <VERB's synopsis>" on stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *verb);
 /* "sandlock: <message>" on stderr; returns @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

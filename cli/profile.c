@@ -84,10 +84,5 @@ int verb_profile(int argc, char **argv)
 		return profile_show(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "delete") == 0)
 		return profile_delete(argv[2]);
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		printf("Usage: sandlock profile list | show NAME | delete NAME\n");
-		return 0;
-	}
-	cli_error(EXIT_USAGE, "usage: sandlock profile list | show NAME | delete NAME");
-	return EXIT_USAGE;
+	return cli_usage_error("profile");
 }

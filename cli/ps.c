@@ -169,7 +169,7 @@ int verb_ps(int argc, char **argv)
 	size_t width[6], n = 0;
 
 	if (argc != 1)
-		return cli_error(EXIT_USAGE, "usage: sandlock ps");
+		return cli_usage_error("ps");
 	sandlock_error_t *err = NULL;
 	int r = sandlock_running(&names, &err);
 	if (r < 0) {
@@ -236,7 +236,7 @@ int verb_inspect(int argc, char **argv)
 			bad = 1;
 	}
 	if (!name || bad)
-		return cli_error(EXIT_USAGE, "usage: sandlock inspect [--toml] [--] NAME");
+		return cli_usage_error("inspect");
 	json_t *ans = ask(name, "{\"cmd\":\"policy\"}", 0, NULL);
 	if (!ans)
 		return EXIT_POLICY;
@@ -282,7 +282,7 @@ int verb_kill(int argc, char **argv)
 {
 	int dashdash = argc == 3 && strcmp(argv[1], "--") == 0;
 	if (!(argc == 2 && argv[1][0] != '-') && !dashdash)
-		return cli_error(EXIT_USAGE, "usage: sandlock kill [--] NAME");
+		return cli_usage_error("kill");
 	const char *name = argv[dashdash ? 2 : 1];
 	json_t *ans = ask(name, "{\"cmd\":\"kill\"}", 0, NULL);
 	if (!ans)

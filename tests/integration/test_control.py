@@ -324,6 +324,41 @@ def test_usage_errors():
         assert r.stderr.decode().startswith("sandlock: usage: sandlock "), args
 
 
+VERB_USAGE = {
+    "ps": "sandlock ps",
+    "inspect": "sandlock inspect [--toml] [--] NAME",
+    "kill": "sandlock kill [--] NAME",
+    "check": "sandlock check",
+    "profile": "sandlock profile list | show NAME | delete NAME",
+}
+
+
+@pytest.mark.parametrize("verb", sorted(VERB_USAGE))
+def test_verb_help_is_stdout_exit_0(verb):
+    # As `run --help`: the usage and what the verb does on stdout, exit 0, nothing on stderr.
+    for flag in ("--help", "-h"):
+        r = sandlock(verb, flag)
+        assert (r.returncode, r.stderr) == (0, b""), (verb, flag, r.stderr)
+        out = r.stdout.decode().splitlines()
+        assert out[0] == f"Usage: {VERB_USAGE[verb]}", (verb, flag)
+        assert out[1] == "" and len(out) > 2, (verb, flag)
+    # Control: bad usage still goes to stderr with exit 2 and the same synopsis.
+    bad = {"ps": ["x"], "inspect": [], "kill": [], "check": ["x"], "profile": []}[verb]
+    r = sandlock(verb, *bad)
+    assert (r.returncode, r.stdout) == (2, b""), verb
+    assert r.stderr.decode() == f"sandlock: usage: {VERB_USAGE[verb]}\n", verb
+
+
+def test_help_after_dashdash_is_a_name():
+    # After "--", --help is the sandbox's name, not a request for help.
+    r = sandlock("kill", "--", "--help")
+    assert (r.returncode, r.stdout) == (1, b"")
+    assert r.stderr.decode() == "sandlock: no running sandbox named --help\n"
+    r = sandlock("inspect", "--toml", "--", "--help")
+    assert (r.returncode, r.stdout) == (1, b"")
+    assert r.stderr.decode() == "sandlock: no running sandbox named --help\n"
+
+
 def request(path, line):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)

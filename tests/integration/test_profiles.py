@@ -354,8 +354,8 @@ def test_profile_usage():
     r = sandlock("profile", "show")
     assert r.returncode == 2
     r = sandlock("profile", "--help")
-    assert (r.returncode, text(r.stdout)) == (
-        0, "Usage: sandlock profile list | show NAME | delete NAME\n")
+    assert r.returncode == 0
+    assert text(r.stdout).startswith("Usage: sandlock profile list | show NAME | delete NAME\n\n")
 
 
 # ---- regressions: bugs found by these tests, fixed ---------------------------------------------
