@@ -208,6 +208,10 @@ def test_completion_commands_and_flags(completion):
     assert complete(completion, "run", "-r", "/usr", "--", "ls", "--fs-r") == []
     assert complete(completion, "run", "-r", "/usr", "ls", "--fs-r") == []
     assert "true" in complete(completion, "run", "-r", "/usr", "--", "tru")
+    # A protection value: the names sandlock check lists, and all for --allow-degraded only.
+    assert complete(completion, "run", "--allow-degraded", "al") == ["all"]
+    assert complete(completion, "run", "--disable", "al") == []
+    assert "FsRefer" in complete(completion, "run", "--disable", "Fs")
 
 
 def test_completion_profile_names(completion, tmp_path):
