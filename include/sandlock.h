@@ -140,10 +140,10 @@ int sandlock_policy_protection_status(const sandlock_policy_t *policy, uint32_t 
 
 /* ---- the whole policy: profiles, documents, fields ---------------------------------------- */
 
-/* Load a policy from a TOML profile (the sectioned schema of the sandbox reference: [config],
- * [determinism], [program], [filesystem], [network], [http], [syscalls], [limits], and
+/* Load a policy from a TOML profile (the sectioned profile schema, docs/profile-schema.md:
+ * [config], [determinism], [program], [filesystem], [network], [http], [syscalls], [limits], and
  * [protections]), from a TOML file, or from a JSON document (the same sections, plus "runtime":
- * name, control_socket, credentials, http_auth). ${HOME} is expanded in a profile's path
+ * name, control_socket, credentials, http_auth, image). ${HOME} is expanded in a profile's path
  * fields. *@ret_policy is the caller's (sandlock_policy_free). A profile error's message starts
  * with "line:column: " (a file's with "path:line:column: "); every error is one line naming the
  * field. Errors: -EINVAL, -ERANGE (a number out of its range: cpu = 150), -ENOMEM, -ENOENT (a

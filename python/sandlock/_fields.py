@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The Sandbox fields and the schema's JSON document.
 
-Every policy field of the sandbox reference maps to one (section, key) of the document the core
+Every policy field of the profile schema maps to one (section, key) of the document the core
 loads (sandlock_policy_load_json), so the core's validator is the only one: this module only
 changes Python shapes into document shapes (a dict of mounts into "VIRTUAL:HOST" strings, an
 enum into its value, an aware datetime into RFC 3339) and back.

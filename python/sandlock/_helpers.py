@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Helpers of the sandbox reference: parse_ports, and the COW change-set types."""
+"""Helpers of the SDK: parse_ports, and the COW change-set types."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The exception hierarchy of the SDK (the Python SDK reference's, name for name).
+"""The exception hierarchy of the SDK (the Rust sandlock Python SDK's, name for name).
 
 SandlockError
   +-- SandboxError              invalid sandbox configuration (also a ValueError)

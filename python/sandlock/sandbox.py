@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Sandbox: the policy fields of the sandbox reference, and the handle of one running process."""
+"""Sandbox: every policy field of the profile schema, and the handle of one running process."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ class Sandbox:
             if isinstance(a, (str, bytes, os.PathLike)):
                 argv.append(os.fsdecode(a))
             elif isinstance(a, int) and not isinstance(a, bool):
-                argv.append(str(a))  # run(["echo", i]) as the reference's examples write it
+                argv.append(str(a))  # run(["echo", i]) as code written for the Rust sandlock's SDK writes it
             else:
                 raise TypeError(f"cmd: {a!r} is not a string")
         if not argv:
