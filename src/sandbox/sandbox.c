@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,10 @@ static void set_exit(struct sandlock_sandbox *sb, int exited, int status)
 	} else {
 		sb->exit_kind = SANDLOCK_EXIT_SIGNAL;
 		sb->exit_signal = status;
+		/* A kill asked for or made for the limit, and the command died of a SIGKILL:
+		 * that one (the command could not have caught it). */
+		if (status == SIGKILL)
+			sb->exit_cause = atomic_load(&sb->kill_cause);
 	}
 }
 
@@ -373,6 +378,7 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 	}
 
 	sb->pid = pid;
+	sb->sv.main_pid = pid;
 	sb->ctl[1] = safe_close(sb->ctl[1]);
 	sb->errpipe[1] = safe_close(sb->errpipe[1]);
 	for (int i = 0; i < 3; i++)
@@ -816,6 +822,7 @@ static void finish(struct sandlock_sandbox *sb)
 	control_close(&sb->control);
 	if (sb->cow && sb->exit_kind != SANDLOCK_EXIT_RUNNING)
 		branch_settle(sb);
+	sb->notices = notices_close(&sb->sv.notices);
 
 	pthread_mutex_lock(&sb->lock);
 	/* Release: the outcome written above is visible to whoever sees ended set. */
@@ -1143,6 +1150,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups, &sb->plan.net);
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
+		sb->sv.kill_cause = &sb->kill_cause;
 		sb->sv.num_cpus = sb->plan.num_cpus;
 		sb->sv.max_memory = sb->plan.max_memory;
 		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;
@@ -1217,6 +1225,13 @@ int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms)
 	return ended ? 0 : -ETIMEDOUT;
 }
 
+void sandbox_note_kill(struct sandlock_sandbox *sb)
+{
+	uint32_t none = SANDLOCK_CAUSE_NONE;
+
+	(void)atomic_compare_exchange_strong(&sb->kill_cause, &none, SANDLOCK_CAUSE_KILL);
+}
+
 int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 {
 	pthread_mutex_lock(&sb->lock);
@@ -1227,6 +1242,8 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 	/* A pause or resume and its flag together, under the throttle's lock: a tick in between
 	 * would undo the pause (throttle_tick). */
 	int pause = sig == SIGSTOP || sig == SIGCONT;
+	if (sig == SIGKILL)
+		sandbox_note_kill(sb);
 	if (pause)
 		pthread_mutex_lock(&sb->throttle_lock);
 	int r = sandbox_signal_all(sb, sig);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "chacha20.h"
+#include "notices.h"
 #include "notif.h"
 #include "port-map.h"
 
@@ -146,6 +147,10 @@ struct supervisor {
 		ino_t kept_ino;
 	} meta;
 	uint64_t answered;
+	struct notices notices; /* for the user: a process killed, a fork refused (notices.h) */
+	pid_t main_pid;		/* the command's own process, once cloned */
+	_Atomic uint32_t *kill_cause; /* the sandbox's: SANDLOCK_CAUSE_MEMORY once the command's
+				       * own process is killed for max_memory (not owned) */
 };
 
 /* Allocate the notification buffers. Called by the thread that spawns, so that the sandbox
