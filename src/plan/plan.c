@@ -316,6 +316,9 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 			else if (errno == ENOMEM)
 				return -ENOMEM;
 		}
+	/* The random devices are every sandbox's to read (random_seed serves them). */
+	if (landlock_random_devices_granted(p, &net->granted) < 0)
+		return -ENOMEM;
 	if (asprintf(&net->runtime_prefix, "%s/sandlock-",
 		     realpath("/dev/shm", shm) ? shm : "/dev/shm") < 0) {
 		net->runtime_prefix = NULL;
