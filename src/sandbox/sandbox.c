@@ -1151,6 +1151,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 		sb->sv.kill_cause = &sb->kill_cause;
+		sb->sv.hostname_served = sb->plan.name != NULL;
 		sb->sv.num_cpus = sb->plan.num_cpus;
 		sb->sv.max_memory = sb->plan.max_memory;
 		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;

@@ -84,6 +84,7 @@ struct supervisor {
 	struct seccomp_notif_resp *resp;
 	struct seccomp_notif_sizes sizes;
 	const char *name;	    /* the sandbox's name: uname's nodename */
+	int hostname_served;	    /* the name was given: /etc/hostname is it (handlers/open.c) */
 	struct groups *groups;	    /* the sandbox's process groups */
 	const struct net_plan *net; /* the rules the connect handler matches */
 	struct supervisor_workers workers;
