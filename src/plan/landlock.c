@@ -1046,3 +1046,9 @@ int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PR
 {
 	return add_path_rule(ruleset_fd, field, path, landlock_fs_handled(abi, status), 0, reterr);
 }
+
+int landlock_add_write(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+		       const char *path, const char *field, struct sandlock_error **reterr)
+{
+	return add_path_rule(ruleset_fd, field, path, landlock_fs_handled(abi, status), 1, reterr);
+}

@@ -65,3 +65,6 @@ int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, 
 /* Grant @path read (and execute) in ruleset @ruleset_fd. */
 int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 		      const char *path, const char *field, struct sandlock_error **reterr);
+/* Grant @path read and write (everything the ruleset handles) in ruleset @ruleset_fd. */
+int landlock_add_write(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+		       const char *path, const char *field, struct sandlock_error **reterr);

@@ -822,6 +822,11 @@ static void finish(struct sandlock_sandbox *sb)
 	control_close(&sb->control);
 	if (sb->cow && sb->exit_kind != SANDLOCK_EXIT_RUNNING)
 		branch_settle(sb);
+	if (sb->tmp) {
+		/* Stragglers (a daemon the command left) make nothing more in it. */
+		(void)sandbox_signal_all(sb, SIGKILL);
+		cow_tmp_remove(sb->tmp);
+	}
 	sb->notices = notices_close(&sb->sv.notices);
 
 	pthread_mutex_lock(&sb->lock);
@@ -1175,6 +1180,10 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}
+	if (r == 0)
+		sb->tmp = TAKE_PTR(sb->plan.tmp);
+	if (r == 0 && sb->tmp && sb->plan.supervised)
+		sb->sv.private_tmp = sb->tmp->path;
 	if (r == 0 && !(o.flags & SANDLOCK_SPAWN_PARKED) && is_main_thread())
 		r = launch_inline(sb, reterr);
 	else if (r == 0) {
@@ -1289,6 +1298,8 @@ void sandbox_free(struct sandlock_sandbox *sb)
 		cow_done(sb->cow);
 		free(sb->cow);
 	}
+	cow_tmp_remove(sb->tmp); /* removed already unless the sandbox never ran */
+	free(sb->tmp);
 	cow_changes_free(sb->changes, sb->n_changes);
 	error_free(sb->branch_err);
 	groups_done(&sb->groups); /* closing the lifelines kills any straggler */

@@ -110,6 +110,7 @@ struct sandlock_sandbox {
 	/* workdir: the branch (taken from the plan), settled when the sandbox ends
 	 * (branch_settle): the change set, the action applied, a commit's error. */
 	struct cow *cow;
+	struct cow_tmp *tmp; /* private_tmp (taken from the plan), removed when the sandbox ends */
 	struct cow_change *changes;
 	size_t n_changes;
 	int branch_action; /* enum branch_action applied; -1: none yet */

@@ -85,6 +85,7 @@ struct supervisor {
 	struct seccomp_notif_sizes sizes;
 	const char *name;	    /* the sandbox's name: uname's nodename */
 	int hostname_served;	    /* the name was given: /etc/hostname is it (handlers/open.c) */
+	const char *private_tmp;    /* private_tmp: its directory (the sandbox's), or NULL */
 	struct groups *groups;	    /* the sandbox's process groups */
 	const struct net_plan *net; /* the rules the connect handler matches */
 	struct supervisor_workers workers;
