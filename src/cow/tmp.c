@@ -48,8 +48,8 @@ static void make_removable(int dir, int depth)
 		_cleanup_close_ int fd = openat(dirfd(d), e->d_name, flags);
 		if (fd < 0 && errno == EACCES) {
 			char self[64];
-			_cleanup_close_ int p = openat(dirfd(d), e->d_name,
-						       O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int p = openat(
+				dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
 			if (p >= 0 && chmod(self, 0700) == 0)
 				fd = openat(dirfd(d), e->d_name, flags);
@@ -63,7 +63,8 @@ static void make_removable(int dir, int depth)
 /* Remove entry @name of the store root @root, a directory of ours. */
 static int remove_entry(int root, const char *name)
 {
-	_cleanup_close_ int fd = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0)
 		make_removable(fd, 0);
 	return cow_remove_tree(root, name);
@@ -106,8 +107,8 @@ static int make_in(struct cow_tmp *t, int root, const char *root_path, const cha
 		t->dir = NULL;
 		return -errno;
 	}
-	_cleanup_close_ int dfd =
-		openat(root, strrchr(t->dir, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int dfd = openat(root, strrchr(t->dir, '/') + 1,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
 	t->lock_fd = openat(dfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
