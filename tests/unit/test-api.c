@@ -699,6 +699,36 @@ static sandlock_sandbox_t *spawn_memory(sandlock_policy_t *p, const char *cmd)
 	return sb;
 }
 
+/* The control socket's "kill" (`sandlock kill`) is a cause too. */
+static void spawn_control_kill(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	char name[64], *answer = NULL;
+
+	snprintf(name, sizeof(name), "cause-kill-%d", (int)getpid());
+	sandlock_policy_set_name(p, name, NULL);
+	if (!ok(sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &o, &sb,
+			       NULL) == 0,
+		"spawn a named sleep 30")) {
+		sandlock_policy_free(p);
+		return;
+	}
+	int r = -1;
+	for (int i = 0; i < 100 && r < 0; i++) { /* the runtime directory is claimed at once */
+		r = sandlock_control(name, "{\"cmd\": \"kill\"}", 2000, &answer, NULL);
+		if (r < 0)
+			usleep(10000);
+	}
+	sandlock_free(answer);
+	is_int(r, 0, "  kill through the control socket");
+	is_int(sandlock_sandbox_wait(sb, 10000), 0, "  it ends");
+	is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_KILL, "  cause KILL");
+	sandlock_sandbox_free(sb);
+	sandlock_policy_free(p);
+}
+
 /* Why sandlock ended the command: MEMORY when the command's own process was killed for
  * max_memory, NONE when only a process of it was (the command lives on) or none was. */
 static void spawn_exit_cause(void)
@@ -860,6 +890,7 @@ static void test_spawn(void)
 	spawn_null_opts(p);
 	spawn_pause(p);
 	spawn_exit_cause();
+	spawn_control_kill();
 	sandlock_sandbox_free(NULL);
 	ok(1, "sandbox_free(NULL) returns");
 	sandlock_policy_free(p);
