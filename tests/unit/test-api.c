@@ -661,7 +661,8 @@ static void spawn_kill(sandlock_policy_t *p)
 		is_int(sandlock_sandbox_wait(sb, 0), -ETIMEDOUT, "  wait(0) is -ETIMEDOUT");
 		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_RUNNING, "  still RUNNING");
 		ok(sandlock_sandbox_done_fd(sb) >= 0, "  a done fd");
-		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_NONE, "  no cause while it runs");
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_NONE,
+		       "  no cause while it runs");
 		is_str(sandlock_sandbox_notices(sb), "", "  no notices while it runs");
 		is_int(sandlock_sandbox_kill(sb), 0, "  kill");
 		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait after kill");
