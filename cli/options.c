@@ -187,6 +187,7 @@ const struct run_option run_options[] = {
 	{ "exec-shell", 'e', "CMD", "run /bin/sh -c CMD", NULL, opt_exec_shell },
 	{ "interactive", 'i', NULL, "give the sandbox the terminal", NULL, opt_interactive },
 	{ "status-fd", 0, "FD", "write {\"exit_code\":N} to FD after exit", NULL, opt_status_fd },
+	{ "tmp", 0, NULL, "a private TMPDIR, removed when the sandbox ends", "private_tmp" },
 };
 
 const size_t run_n_options = sizeof(run_options) / sizeof(run_options[0]);

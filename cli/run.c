@@ -190,6 +190,21 @@ static void wait_forwarding(sandlock_sandbox_t *sb, int sigfd)
 	sandlock_sandbox_wait(sb, -1);
 }
 
+/* What the library would tell the user about the run (a process killed for max_memory, a
+ * fork refused by max_processes), one "sandlock: " line each, once the sandbox ended. */
+static void print_notices(sandlock_sandbox_t *sb)
+{
+	const char *line = sandlock_sandbox_notices(sb);
+
+	fflush(stdout);
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		int n = eol ? (int)(eol - line) : (int)strlen(line);
+		fprintf(stderr, "sandlock: %.*s\n", n, line);
+		line += n + (eol != NULL);
+	}
+}
+
 static int outcome(struct run_ctx *c, sandlock_sandbox_t *sb)
 {
 	int code = 0, sig = 0;
@@ -282,6 +297,7 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 		return report_spawn_error(r, err);
 	}
 	wait_forwarding(sb, sigfd);
+	print_notices(sb);
 	int code = outcome(c, sb);
 	if (c->dry_run)
 		print_changes(sb, changes);

@@ -331,6 +331,23 @@ int sandlock_sandbox_close_stdin(sandlock_sandbox_t *sandbox);
 uint32_t sandlock_sandbox_exit_kind(const sandlock_sandbox_t *sandbox);
 int32_t sandlock_sandbox_exit_code(const sandlock_sandbox_t *sandbox);
 int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sandbox);
+
+/* Causes. NONE: the command ended by itself, or by the timeout (SANDLOCK_EXIT_TIMEOUT). */
+#define SANDLOCK_CAUSE_NONE 0u
+#define SANDLOCK_CAUSE_MEMORY 1u /* sandlock killed the command's process: max_memory reached */
+#define SANDLOCK_CAUSE_KILL 2u	 /* sandlock_sandbox_kill() or `sandlock kill` ended it */
+/* Why sandlock ended the command's process (valid once sandlock_sandbox_wait() returned 0):
+ * MEMORY or KILL only when the command's own process died of that SIGKILL (exit kind
+ * SANDLOCK_EXIT_SIGNAL, signal 9), the first of the two asked for; NONE otherwise (a
+ * command that exited first, a process of the command's killed for memory while the command
+ * itself lived on), and while the sandbox runs. */
+uint32_t sandlock_sandbox_exit_cause(const sandlock_sandbox_t *sandbox);
+/* What sandlock would tell a user about the run, one line each ending in '\n' (a process
+ * killed for max_memory: "killed PID (NAME): memory limit 50M reached"; a fork refused by
+ * max_processes, once per run: "fork refused: process limit 2 reached"), without the
+ * "sandlock: " prefix; "" when none. At most 16 lines, then one saying how many were left
+ * out. Owned by the sandbox; valid once sandlock_sandbox_wait() returned 0 ("" before). */
+const char *sandlock_sandbox_notices(const sandlock_sandbox_t *sandbox);
 /* Captured bytes (SANDLOCK_STDIO_PIPE), owned by the sandbox; *ret_len gets the length. NULL
  * with length 0 when nothing was captured. */
 const uint8_t *sandlock_sandbox_stdout(const sandlock_sandbox_t *sandbox, size_t *ret_len);

@@ -149,6 +149,16 @@ _public_ int32_t sandlock_sandbox_exit_code(const sandlock_sandbox_t *sb)
 	return ended(sb) && sb->exit_kind == SANDLOCK_EXIT_CODE ? sb->exit_code : -1;
 }
 
+_public_ uint32_t sandlock_sandbox_exit_cause(const sandlock_sandbox_t *sb)
+{
+	return ended(sb) ? sb->exit_cause : SANDLOCK_CAUSE_NONE;
+}
+
+_public_ const char *sandlock_sandbox_notices(const sandlock_sandbox_t *sb)
+{
+	return ended(sb) && sb->notices ? sb->notices : "";
+}
+
 _public_ int32_t sandlock_sandbox_exit_signal(const sandlock_sandbox_t *sb)
 {
 	if (!ended(sb))

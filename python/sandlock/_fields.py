@@ -131,6 +131,7 @@ POLICY_FIELDS: list[tuple[str, str, str, Any, Callable[[Any], Any]]] = [
     # fs_mount and fs_mount_ro share filesystem.mount (see render()).
     ("on_exit", "filesystem", "on_exit", BranchAction.COMMIT, _action),
     ("on_error", "filesystem", "on_error", BranchAction.ABORT, _action),
+    ("private_tmp", "filesystem", "private_tmp", False, _same),
     ("net_allow", "network", "allow", (), _list),
     ("net_deny", "network", "deny", (), _list),
     ("net_allow_bind", "network", "allow_bind", (), _ports),

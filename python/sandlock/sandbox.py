@@ -76,6 +76,7 @@ class Sandbox:
     fs_mount_ro: Mapping[str, str] = field(default_factory=dict)
     on_exit: BranchAction = BranchAction.COMMIT
     on_error: BranchAction = BranchAction.ABORT
+    private_tmp: bool = False  # a TMPDIR of its own, removed when it ends
     # [network]
     net_allow: Sequence[str] = ()
     net_deny: Sequence[str] = ()

@@ -3,6 +3,7 @@
  * parse-util: strict parsers for integers, sizes, ports and CPU lists. Pure: no syscalls.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,20 @@ int parse_uint32(const char *s, uint32_t *ret)
 		return -ERANGE;
 	*ret = (uint32_t)v;
 	return 0;
+}
+
+void format_size(uint64_t v, char *buf, size_t size)
+{
+	static const char units[] = "KMGT";
+
+	for (int u = 3; u >= 0; u--) {
+		unsigned shift = 10 * (unsigned)(u + 1);
+		if (v && v % (1ULL << shift) == 0) {
+			snprintf(buf, size, "%llu%c", (unsigned long long)(v >> shift), units[u]);
+			return;
+		}
+	}
+	snprintf(buf, size, "%llu", (unsigned long long)v);
 }
 
 int parse_size(const char *s, uint64_t *ret)

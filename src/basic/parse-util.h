@@ -15,6 +15,9 @@ int parse_uint32(const char *s, uint32_t *ret);
 /* A size: decimal bytes, or a number with one of the binary suffixes K, M, G, T (either case):
  * "512M", "1G", "4096". -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t *ret);
+/* @v as a user writes a size: the largest binary suffix that divides it exactly ("50M", "1G"),
+ * else plain bytes ("1000"); what parse_size reads back as @v. */
+void format_size(uint64_t v, char *buf, size_t size);
 
 struct port_range {
 	uint16_t lo, hi;

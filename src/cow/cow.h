@@ -128,6 +128,21 @@ int cow_store_root(char *buf, size_t size);
  * descriptor, or -EPERM where it is not a private directory of the user's, -errno. */
 int cow_store_open(int create);
 
+/* private_tmp (cow/tmp.c): the sandbox's own temporary directory, <store root>/tmp-<name>-XXXXXX
+ * holding a lock file (locked while its sandlock lives) and t/, the directory the sandbox is
+ * granted (0700) and given as TMPDIR. The store root is out of every sandbox's reach, so no
+ * other sandbox sees it. */
+struct cow_tmp {
+	char *dir;   /* <store root>/tmp-<name>-XXXXXX */
+	char *path;  /* dir/t */
+	int lock_fd; /* dir/lock, flock'd */
+};
+/* Make one for the sandbox named @name (NULL: "sandbox"), after removing those whose sandlock
+ * died (their lock free). 0 or -errno with a message. */
+int cow_tmp_make(struct cow_tmp *t, const char *name, struct sandlock_error **reterr);
+/* Remove it with everything in it (never through a symlink) and release it; NULL-safe. */
+void cow_tmp_remove(struct cow_tmp *t);
+
 /* Make a branch of @workdir in @storage (NULL: the store root), named after @name. */
 int cow_open(struct cow *c, const char *workdir, const char *storage, const char *name,
 	     uint64_t max_disk, struct sandlock_error **reterr);

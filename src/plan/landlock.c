@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cow/cow.h"
@@ -679,6 +680,66 @@ static int add_grant(int ruleset_fd, const char *field, const char *path, uint64
 		     write && user_inside ? carved : NULL, reterr);
 }
 
+/* ---- the devices every program expects ------------------------------------------------ */
+
+/* As bwrap --dev and Docker give them: the memory devices, by their fixed numbers (a node of
+ * that name that is another device, or no device, gets nothing). null, zero and full read and
+ * write (and truncate: `>/dev/null` opens with O_TRUNC), the random devices read only. No ioctl
+ * (IOCTL_DEV): none of these serves one a program needs. */
+static const struct default_device {
+	const char *path;
+	unsigned minor; /* of major 1 */
+	int write;
+} default_devices[] = {
+	{ "/dev/null", 3, 1 },	 { "/dev/zero", 5, 1 },	   { "/dev/full", 7, 1 },
+	{ "/dev/random", 8, 0 }, { "/dev/urandom", 9, 0 },
+};
+
+int landlock_random_devices_granted(const struct sandlock_policy *p, char ***granted)
+{
+	static const char *const random[] = { "/dev/random", "/dev/urandom" };
+
+	for (size_t i = 0; i < ELEMENTSOF(random); i++) {
+		int denied = 0;
+		for (size_t k = 0; !denied && p->fs_deny && p->fs_deny[k]; k++) {
+			_cleanup_free_ char *real = landlock_resolve_partly(p->fs_deny[k]);
+			if (!real && errno == ENOMEM)
+				return -ENOMEM;
+			denied = path_is_beneath(random[i], real ? real : p->fs_deny[k]);
+		}
+		if (!denied && strv_extend(granted, random[i]) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Grant each default device present, unless a denied path (the user's, or above it: /dev) is
+ * or holds it, by name or by identity: an explicit fs_denied wins. A node missing (a container
+ * without it) is skipped. */
+static int add_default_devices(int ruleset_fd, uint64_t handled, const struct denied_set *deny,
+			       struct sandlock_error **reterr)
+{
+	for (size_t i = 0; i < ELEMENTSOF(default_devices); i++) {
+		const struct default_device *d = &default_devices[i];
+		struct stat st;
+		int denied = 0;
+		for (size_t k = 0; k < deny->n; k++)
+			denied |= path_is_beneath(d->path, deny->v[k].real);
+		_cleanup_close_ int fd = denied ? -1 : open(d->path, O_PATH | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != makedev(1, d->minor) || is_denied_inode(deny, &st))
+			continue;
+		uint64_t access = LANDLOCK_ACCESS_FS_READ_FILE;
+		if (d->write)
+			access |= LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
+		int r = add_fd_rule(ruleset_fd, fd, access & handled, "default devices", d->path,
+				    reterr);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* The TCP ports a sandbox may bind and connect to, as two bitmaps (65536 bits each). */
 struct tcp_ports {
 	int bind_all, connect_all;
@@ -893,6 +954,8 @@ int landlock_ruleset_build(const struct sandlock_policy *p, int abi,
 		rr = add_grant(fd, "fs_writable", p->fs_write[i], attr.handled_access_fs, write,
 			       flags & LANDLOCK_BUILD_MEDIATE_WRITE, &deny, ret_carved, reterr);
 	}
+	if (rr == 0)
+		rr = add_default_devices(fd, attr.handled_access_fs, &deny, reterr);
 	denied_set_done(&deny);
 	if (rr < 0)
 		return rr;
@@ -990,4 +1053,10 @@ int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PR
 		      const char *path, const char *field, struct sandlock_error **reterr)
 {
 	return add_path_rule(ruleset_fd, field, path, landlock_fs_handled(abi, status), 0, reterr);
+}
+
+int landlock_add_write(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+		       const char *path, const char *field, struct sandlock_error **reterr)
+{
+	return add_path_rule(ruleset_fd, field, path, landlock_fs_handled(abi, status), 1, reterr);
 }

@@ -46,6 +46,9 @@ uint64_t landlock_write_access(uint64_t handled, int is_dir);
 /* Whether a grant of @p covers /proc (its real path is /proc or above it): with a supervisor,
  * /proc is then served by it (LANDLOCK_BUILD_MEDIATE_PROC). */
 int landlock_grants_proc(const struct sandlock_policy *p);
+/* Append to @granted the random devices every sandbox may read (/dev/random, /dev/urandom:
+ * the default devices' rules) but those an fs_denied path is or holds. 0 or -ENOMEM. */
+int landlock_random_devices_granted(const struct sandlock_policy *p, char ***granted);
 /* @path, absolute, with its longest existing prefix resolved (realpath) and the rest appended
  * as written (a denied path that does not exist yet). NULL with errno set: ENOLINK when a
  * component is a symlink that points nowhere. */
@@ -62,3 +65,6 @@ int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, 
 /* Grant @path read (and execute) in ruleset @ruleset_fd. */
 int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 		      const char *path, const char *field, struct sandlock_error **reterr);
+/* Grant @path read and write (everything the ruleset handles) in ruleset @ruleset_fd. */
+int landlock_add_write(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
+		       const char *path, const char *field, struct sandlock_error **reterr);

@@ -316,6 +316,9 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 			else if (errno == ENOMEM)
 				return -ENOMEM;
 		}
+	/* The random devices are every sandbox's to read (random_seed serves them). */
+	if (landlock_random_devices_granted(p, &net->granted) < 0)
+		return -ENOMEM;
 	if (asprintf(&net->runtime_prefix, "%s/sandlock-",
 		     realpath("/dev/shm", shm) ? shm : "/dev/shm") < 0) {
 		net->runtime_prefix = NULL;
@@ -468,6 +471,33 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 	return r;
 }
 
+/* private_tmp: the directory made (cow/tmp.c), granted read and write, the command's TMPDIR
+ * unless the policy's env names one (what the user wrote wins); for the supervisor, a writable
+ * grant (UNIX sockets and metadata changes there) and, where it makes the calls beneath a
+ * writable grant holding the store root (-w /var/tmp), one the kernel decides beneath. */
+static int plan_private_tmp(const struct sandlock_policy *p, struct plan *plan,
+			    struct sandlock_error **reterr)
+{
+	if (!(plan->tmp = calloc(1, sizeof(*plan->tmp))))
+		return error_set(reterr, -ENOMEM, "out of memory");
+	int r = cow_tmp_make(plan->tmp, p->name, reterr);
+	if (r < 0) {
+		free(plan->tmp);
+		plan->tmp = NULL;
+		return r;
+	}
+	r = landlock_add_write(plan->ruleset_fd, plan->abi, plan->status, plan->tmp->path,
+			       "private_tmp", reterr);
+	if (r < 0)
+		return r;
+	if ((!strv_env_get(p->env, "TMPDIR") &&
+	     strv_env_set(&plan->envp, "TMPDIR", plan->tmp->path) < 0) ||
+	    (plan->supervised && strv_extend(&plan->net.unix_write, plan->tmp->path) < 0) ||
+	    (plan->net.write_roots && strv_extend(&plan->net.carved, plan->tmp->path) < 0))
+		return error_set(reterr, -ENOMEM, "out of memory");
+	return 0;
+}
+
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
 	       struct sandlock_error **reterr)
 {
@@ -591,6 +621,8 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	if (r == 0 && plan.cow)
 		r = landlock_add_read(plan.ruleset_fd, plan.abi, plan.status, plan.cow->upper,
 				      "fs_storage", reterr);
+	if (r == 0 && p->private_tmp)
+		r = plan_private_tmp(p, &plan, reterr);
 	if (r < 0) {
 		plan_done(&plan);
 		return r == -ENOMEM ? error_set(reterr, r, "out of memory") : r;
@@ -612,6 +644,9 @@ void plan_done(struct plan *plan)
 	plan->cwd = NULL;
 	free(plan->name);
 	plan->name = NULL;
+	cow_tmp_remove(plan->tmp); /* never handed to a sandbox */
+	free(plan->tmp);
+	plan->tmp = NULL;
 	if (plan->cow) { /* never handed to a sandbox: nothing ran in it */
 		(void)cow_abort(plan->cow);
 		cow_done(plan->cow);

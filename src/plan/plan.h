@@ -16,6 +16,7 @@
 #include "policy/rules.h"
 
 struct cow;
+struct cow_tmp;
 
 /* The network rules the supervisor's handlers apply. */
 struct net_plan {
@@ -100,6 +101,7 @@ struct plan {
 	char *name;		/* NULL: "sandbox-<pid>" once the pid is known */
 	int control;		/* a runtime directory and control socket (control_socket) */
 	struct cow *cow;	/* workdir: its branch, made here (the sandbox takes it); NULL */
+	struct cow_tmp *tmp;	/* private_tmp: made here (the sandbox takes it); NULL */
 	int umask_traced;	/* umask() is trapped (the supervisor keeps the masks it reads) */
 	uint8_t on_exit, on_error; /* enum branch_action, resolved */
 	struct net_plan net;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse-util.h"
 #include "profile.h"
 #include "schema.h"
 #include "strv.h"
@@ -18,20 +19,6 @@
 /* ---- values common to both formats ------------------------------------------------------- */
 
 /* "512M": the largest binary unit that divides the size, or plain bytes. */
-static void format_size(uint64_t v, char *buf, size_t size)
-{
-	static const char units[] = "KMGT";
-
-	for (int u = 3; u >= 0; u--) {
-		unsigned shift = 10 * (unsigned)(u + 1);
-		if (v && v % (1ULL << shift) == 0) {
-			snprintf(buf, size, "%llu%c", (unsigned long long)(v >> shift), units[u]);
-			return;
-		}
-	}
-	snprintf(buf, size, "%llu", (unsigned long long)v);
-}
-
 /* The protection names (CLI form) a protection list holds. */
 static size_t protections_of(const struct sandlock_policy *p, const struct field *f,
 			     const char **names)

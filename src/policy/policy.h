@@ -69,6 +69,7 @@ struct sandlock_policy {
 	char **fs_mount;  /* "VIRTUAL:HOST" or "VIRTUAL:HOST:ro" */
 	uint8_t on_exit;  /* 0: the default (commit), else enum branch_action + 1 */
 	uint8_t on_error; /* 0: the default (abort), else enum branch_action + 1 */
+	int private_tmp;  /* a directory of the sandbox's own, its TMPDIR (cow/tmp.c) */
 	/* [network] */
 	char **net_allow;
 	char **net_deny;

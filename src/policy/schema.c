@@ -64,6 +64,7 @@ const struct field schema_fields[] = {
 	FIELD("filesystem", "mount", "fs_mount", FT_MOUNTV, fs_mount, F_EXPAND),
 	FIELD("filesystem", "on_exit", "on_exit", FT_ACTION, on_exit, F_SUPPORTED),
 	FIELD("filesystem", "on_error", "on_error", FT_ACTION, on_error, F_SUPPORTED),
+	FIELD("filesystem", "private_tmp", "private_tmp", FT_BOOL, private_tmp, F_SUPPORTED),
 
 	FIELD("network", "allow", "net_allow", FT_NETV, net_allow, F_SUPPORTED),
 	FIELD("network", "deny", "net_deny", FT_NETDENYV, net_deny, F_SUPPORTED),

@@ -77,6 +77,7 @@ static json_t *kill_all(struct sandlock_sandbox *sb)
 	for (size_t i = 0; groups && i < sb->groups.n; i++)
 		json_array_append_new(groups, json_integer(sb->groups.v[i].pgid));
 	pthread_mutex_unlock(&sb->groups.lock);
+	sandbox_note_kill(sb);
 	int reached = sandbox_signal_all(sb, SIGKILL);
 	return json_pack("{s:i, s:o, s:i}", "pid", sb->pid, "groups", groups, "reached",
 			 reached < 0 ? 0 : reached);

@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,10 @@ static void set_exit(struct sandlock_sandbox *sb, int exited, int status)
 	} else {
 		sb->exit_kind = SANDLOCK_EXIT_SIGNAL;
 		sb->exit_signal = status;
+		/* A kill asked for or made for the limit, and the command died of a SIGKILL:
+		 * that one (the command could not have caught it). */
+		if (status == SIGKILL)
+			sb->exit_cause = atomic_load(&sb->kill_cause);
 	}
 }
 
@@ -374,6 +379,7 @@ static int launch_clone(struct sandlock_sandbox *sb, struct sandlock_error **ret
 	}
 
 	sb->pid = pid;
+	sb->sv.main_pid = pid;
 	sb->ctl[1] = safe_close(sb->ctl[1]);
 	sb->errpipe[1] = safe_close(sb->errpipe[1]);
 	for (int i = 0; i < 3; i++)
@@ -817,6 +823,12 @@ static void finish(struct sandlock_sandbox *sb)
 	control_close(&sb->control);
 	if (sb->cow && sb->exit_kind != SANDLOCK_EXIT_RUNNING)
 		branch_settle(sb);
+	if (sb->tmp) {
+		/* Stragglers (a daemon the command left) make nothing more in it. */
+		(void)sandbox_signal_all(sb, SIGKILL);
+		cow_tmp_remove(sb->tmp);
+	}
+	sb->notices = notices_close(&sb->sv.notices);
 
 	pthread_mutex_lock(&sb->lock);
 	/* Release: the outcome written above is visible to whoever sees ended set. */
@@ -1144,6 +1156,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		r = supervisor_prepare(&sb->sv, sb->name, &sb->groups, &sb->plan.net);
 		if (r < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
+		sb->sv.kill_cause = &sb->kill_cause;
+		sb->sv.hostname_served = sb->plan.name != NULL;
 		sb->sv.num_cpus = sb->plan.num_cpus;
 		sb->sv.max_memory = sb->plan.max_memory;
 		sb->sv.deterministic_dirs = sb->plan.deterministic_dirs;
@@ -1167,6 +1181,10 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
 			r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	}
+	if (r == 0)
+		sb->tmp = TAKE_PTR(sb->plan.tmp);
+	if (r == 0 && sb->tmp && sb->plan.supervised)
+		sb->sv.private_tmp = sb->tmp->path;
 	if (r == 0 && !(o.flags & SANDLOCK_SPAWN_PARKED) && is_main_thread())
 		r = launch_inline(sb, reterr);
 	else if (r == 0) {
@@ -1218,6 +1236,13 @@ int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms)
 	return ended ? 0 : -ETIMEDOUT;
 }
 
+void sandbox_note_kill(struct sandlock_sandbox *sb)
+{
+	uint32_t none = SANDLOCK_CAUSE_NONE;
+
+	(void)atomic_compare_exchange_strong(&sb->kill_cause, &none, SANDLOCK_CAUSE_KILL);
+}
+
 int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 {
 	pthread_mutex_lock(&sb->lock);
@@ -1228,6 +1253,8 @@ int sandbox_signal(struct sandlock_sandbox *sb, int sig)
 	/* A pause or resume and its flag together, under the throttle's lock: a tick in between
 	 * would undo the pause (throttle_tick). */
 	int pause = sig == SIGSTOP || sig == SIGCONT;
+	if (sig == SIGKILL)
+		sandbox_note_kill(sb);
 	if (pause)
 		pthread_mutex_lock(&sb->throttle_lock);
 	int r = sandbox_signal_all(sb, sig);
@@ -1272,6 +1299,8 @@ void sandbox_free(struct sandlock_sandbox *sb)
 		cow_done(sb->cow);
 		free(sb->cow);
 	}
+	cow_tmp_remove(sb->tmp); /* removed already unless the sandbox never ran */
+	free(sb->tmp);
 	cow_changes_free(sb->changes, sb->n_changes);
 	error_free(sb->branch_err);
 	groups_done(&sb->groups); /* closing the lifelines kills any straggler */

@@ -94,6 +94,12 @@ struct sandlock_sandbox {
 	int has_sv;
 	struct buffer out, err;
 	int timed_out;
+	/* Why sandlock ended the command's process (SANDLOCK_CAUSE_*): the first kill asked for
+	 * (a kill of the sandbox, max_memory's of the command's process), kept when the command
+	 * died of it (set_exit). */
+	_Atomic uint32_t kill_cause;
+	uint32_t exit_cause;
+	const char *notices; /* the supervisor's, closed when the sandbox ended */
 	uint32_t exit_kind;
 	int32_t exit_code, exit_signal;
 
@@ -104,6 +110,7 @@ struct sandlock_sandbox {
 	/* workdir: the branch (taken from the plan), settled when the sandbox ends
 	 * (branch_settle): the change set, the action applied, a commit's error. */
 	struct cow *cow;
+	struct cow_tmp *tmp; /* private_tmp (taken from the plan), removed when the sandbox ends */
 	struct cow_change *changes;
 	size_t n_changes;
 	int branch_action; /* enum branch_action applied; -1: none yet */
@@ -118,6 +125,9 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 int sandbox_start(struct sandlock_sandbox *sb, struct sandlock_error **reterr);
 int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms);
 int sandbox_signal(struct sandlock_sandbox *sb, int sig);
+/* A kill of the whole sandbox is asked for (sandlock_sandbox_kill, the control socket's
+ * "kill"): the cause of the command's end if it dies of it. Any thread. */
+void sandbox_note_kill(struct sandlock_sandbox *sb);
 /* Signal every process of the sandbox, from any thread; how many were reached, or -errno. */
 int sandbox_signal_all(struct sandlock_sandbox *sb, int sig);
 void sandbox_free(struct sandlock_sandbox *sb);

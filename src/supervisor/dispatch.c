@@ -104,7 +104,7 @@ static int serves_files(const struct sandlock_policy *p)
 {
 	return cow(p) || policy_net_hosts(p) || p->port_remap || p->num_cpus.set ||
 	       p->max_memory.set || serves_proc(p) || mediates_write(p) ||
-	       (!p->no_supervisor && p->random_seed.set);
+	       (!p->no_supervisor && (p->random_seed.set || p->name));
 }
 
 static int time_start(const struct sandlock_policy *p)
@@ -184,8 +184,9 @@ static const struct dispatch_entry table[] = {
 	{ { .nr = SYS_listen, .deny_unsupervised = 1 }, handle_listen, policy_bind_restricted },
 /* open, openat, openat2, when a rule names a host (/etc/hosts is the names resolved at start),
  * under port_remap (/proc/net/tcp and tcp6 show the sandbox's sockets), num_cpus
- * (/proc/cpuinfo and the sysfs CPU lists show N CPUs), max_memory (/proc/meminfo), or with a
- * grant covering /proc (served by the supervisor); sched_getaffinity under num_cpus. Without a
+ * (/proc/cpuinfo and the sysfs CPU lists show N CPUs), max_memory (/proc/meminfo), with a
+ * name given (/etc/hostname is it), or with a grant covering /proc (served by the supervisor);
+ * sched_getaffinity under num_cpus. Without a
  * supervisor such a policy is refused (or /proc is Landlock's), so nothing is denied here. */
 #ifdef SYS_open
 	{ { .nr = SYS_open }, handle_open, serves_files },

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "chacha20.h"
+#include "notices.h"
 #include "notif.h"
 #include "port-map.h"
 
@@ -83,6 +84,8 @@ struct supervisor {
 	struct seccomp_notif_resp *resp;
 	struct seccomp_notif_sizes sizes;
 	const char *name;	    /* the sandbox's name: uname's nodename */
+	int hostname_served;	    /* the name was given: /etc/hostname is it (handlers/open.c) */
+	const char *private_tmp;    /* private_tmp: its directory (the sandbox's), or NULL */
 	struct groups *groups;	    /* the sandbox's process groups */
 	const struct net_plan *net; /* the rules the connect handler matches */
 	struct supervisor_workers workers;
@@ -146,6 +149,10 @@ struct supervisor {
 		ino_t kept_ino;
 	} meta;
 	uint64_t answered;
+	struct notices notices; /* for the user: a process killed, a fork refused (notices.h) */
+	pid_t main_pid;		/* the command's own process, once cloned */
+	_Atomic uint32_t *kill_cause; /* the sandbox's: SANDLOCK_CAUSE_MEMORY once the command's
+				       * own process is killed for max_memory (not owned) */
 };
 
 /* Allocate the notification buffers. Called by the thread that spawns, so that the sandbox

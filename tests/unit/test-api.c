@@ -661,10 +661,15 @@ static void spawn_kill(sandlock_policy_t *p)
 		is_int(sandlock_sandbox_wait(sb, 0), -ETIMEDOUT, "  wait(0) is -ETIMEDOUT");
 		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_RUNNING, "  still RUNNING");
 		ok(sandlock_sandbox_done_fd(sb) >= 0, "  a done fd");
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_NONE,
+		       "  no cause while it runs");
+		is_str(sandlock_sandbox_notices(sb), "", "  no notices while it runs");
 		is_int(sandlock_sandbox_kill(sb), 0, "  kill");
 		is_int(sandlock_sandbox_wait(sb, 10000), 0, "  wait after kill");
 		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_SIGNAL, "  exit kind SIGNAL");
 		is_int(sandlock_sandbox_exit_signal(sb), SIGKILL, "  signal 9");
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_KILL, "  cause KILL");
+		is_str(sandlock_sandbox_notices(sb), "", "  no notices");
 		is_int(sandlock_sandbox_exit_code(sb), -1, "  no exit code");
 		is_int(sandlock_sandbox_wait(sb, 0), 0, "  wait(0) on an ended sandbox is 0");
 		is_int(sandlock_sandbox_signal(sb, SIGTERM), -ESRCH,
@@ -673,6 +678,105 @@ static void spawn_kill(sandlock_policy_t *p)
 		is_int(sandlock_sandbox_pause(sb), -ESRCH, "  pause after the end is -ESRCH");
 		sandlock_sandbox_free(sb);
 	}
+}
+
+/* max_memory: @cmd under a 32M limit, its outcome and notices. */
+static sandlock_sandbox_t *spawn_memory(sandlock_policy_t *p, const char *cmd)
+{
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	sandlock_error_t *e = NULL;
+
+	if (sandlock_spawn(p, (const char *const[]){ "/bin/sh", "-c", cmd, NULL }, &o, &sb, &e) <
+	    0) {
+		diag("  spawn: %s", e ? sandlock_error_message(e) : "?");
+		sandlock_error_free(e);
+		return NULL;
+	}
+	if (sandlock_sandbox_wait(sb, 20000) < 0) {
+		sandlock_sandbox_free(sb);
+		return NULL;
+	}
+	return sb;
+}
+
+/* The control socket's "kill" (`sandlock kill`) is a cause too. */
+static void spawn_control_kill(void)
+{
+	sandlock_policy_t *p = system_policy();
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_spawn_opts_t o = capture_opts();
+	char name[64], *answer = NULL;
+
+	snprintf(name, sizeof(name), "cause-kill-%d", (int)getpid());
+	sandlock_policy_set_name(p, name, NULL);
+	if (!ok(sandlock_spawn(p, (const char *const[]){ "/bin/sleep", "30", NULL }, &o, &sb,
+			       NULL) == 0,
+		"spawn a named sleep 30")) {
+		sandlock_policy_free(p);
+		return;
+	}
+	int r = -1;
+	for (int i = 0; i < 100 && r < 0; i++) { /* the runtime directory is claimed at once */
+		r = sandlock_control(name, "{\"cmd\": \"kill\"}", 2000, &answer, NULL);
+		if (r < 0)
+			usleep(10000);
+	}
+	sandlock_free(answer);
+	is_int(r, 0, "  kill through the control socket");
+	is_int(sandlock_sandbox_wait(sb, 10000), 0, "  it ends");
+	is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_KILL, "  cause KILL");
+	sandlock_sandbox_free(sb);
+	sandlock_policy_free(p);
+}
+
+/* Why sandlock ended the command: MEMORY when the command's own process was killed for
+ * max_memory, NONE when only a process of it was (the command lives on) or none was. */
+static void spawn_exit_cause(void)
+{
+	static const char hog[] = "python3 -c 'b=[]\nwhile 1: b.append(bytearray(1<<20))'";
+	char cmd[256], want[64];
+	sandlock_policy_t *p = system_policy();
+	sandlock_error_t *e = NULL;
+
+	if (access("/usr/bin/python3", X_OK) != 0) {
+		diag("no /usr/bin/python3: exit cause tests skipped");
+		sandlock_policy_free(p);
+		return;
+	}
+	if (!ok(sandlock_policy_set(p, "max_memory", "32M", &e) == 0, "max_memory 32M")) {
+		sandlock_error_free(e);
+		sandlock_policy_free(p);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "exec %s", hog);
+	sandlock_sandbox_t *sb = spawn_memory(p, cmd);
+	if (ok(sb != NULL, "the command itself grows past max_memory")) {
+		is_int(sandlock_sandbox_exit_signal(sb), SIGKILL, "  killed by SIGKILL");
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_MEMORY, "  cause MEMORY");
+		snprintf(want, sizeof(want), "killed %d (python3): memory limit 32M reached\n",
+			 sandlock_sandbox_pid(sb));
+		is_str(sandlock_sandbox_notices(sb), want, "  the notice names it");
+		sandlock_sandbox_free(sb);
+	}
+	snprintf(cmd, sizeof(cmd), "%s; exit 3", hog);
+	sb = spawn_memory(p, cmd);
+	if (ok(sb != NULL, "a process of the command grows past max_memory")) {
+		is_int(sandlock_sandbox_exit_code(sb), 3, "  the command exits by itself (3)");
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_NONE, "  cause NONE");
+		const char *n = sandlock_sandbox_notices(sb);
+		ok(strncmp(n, "killed ", 7) == 0 &&
+			   strstr(n, " (python3): memory limit 32M reached\n") != NULL,
+		   "  the notice names the process killed: %s", n);
+		sandlock_sandbox_free(sb);
+	}
+	sb = spawn_memory(p, "exit 0");
+	if (ok(sb != NULL, "a command within max_memory")) {
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_NONE, "  cause NONE");
+		is_str(sandlock_sandbox_notices(sb), "", "  no notices");
+		sandlock_sandbox_free(sb);
+	}
+	sandlock_policy_free(p);
 }
 
 /* The sandbox's own timeout; it counts from the start, not while parked. */
@@ -693,6 +797,7 @@ static void spawn_timeout(sandlock_policy_t *p)
 		is_int(sandlock_sandbox_exit_kind(sb), SANDLOCK_EXIT_TIMEOUT,
 		       "  exit kind TIMEOUT");
 		is_int(sandlock_sandbox_exit_signal(sb), SIGKILL, "  killed by SIGKILL");
+		is_int(sandlock_sandbox_exit_cause(sb), SANDLOCK_CAUSE_NONE, "  cause NONE");
 		ok(ms >= 200 && ms < 5000, "  ended after about 300 ms (%ld ms)", ms);
 		sandlock_sandbox_free(sb);
 	}
@@ -785,6 +890,8 @@ static void test_spawn(void)
 	spawn_timeout(p);
 	spawn_null_opts(p);
 	spawn_pause(p);
+	spawn_exit_cause();
+	spawn_control_kill();
 	sandlock_sandbox_free(NULL);
 	ok(1, "sandbox_free(NULL) returns");
 	sandlock_policy_free(p);

@@ -953,6 +953,7 @@ static const struct set_case set_cases[] = {
 	{ "on_exit", "keep", "[filesystem]\non_exit = \"keep\"\n", NULL },
 	{ "on_error", "defer", "[filesystem]\non_error = \"defer\"\n", NULL },
 	{ "filesystem.on_error", "abort", "", NULL },
+	{ "private_tmp", "true", "[filesystem]\nprivate_tmp = true\n", NULL },
 	{ "env", "K=V", "[program]\nenv = { K = \"V\" }\n", NULL },
 	{ "program.env", "K=a=b", "[program]\nenv = { K = \"a=b\" }\n", NULL },
 	{ "fs_mount", "/w:/h:rw", "[filesystem]\nmount = [\"/w:/h\"]\n", NULL },

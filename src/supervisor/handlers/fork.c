@@ -123,8 +123,18 @@ int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 		int r = sandbox_processes(sv, count_process, &c);
 		if (!notif_id_valid(sv->listener, req->id))
 			return NOTIF_GONE;
-		if (r < 0 || c.n + pl->n_pending + 1 > pl->max)
+		if (r < 0 || c.n + pl->n_pending + 1 > pl->max) {
+			/* Told once per run: a program that forks in a loop would say it on
+			 * every try. */
+			if (!sv->notices.fork_refused)
+				notices_add(&sv->notices,
+					    r < 0 ? "fork refused: the processes could not be "
+						    "counted (process limit %u)"
+						  : "fork refused: process limit %u reached",
+					    pl->max);
+			sv->notices.fork_refused = 1;
 			return -EAGAIN; /* as the kernel's RLIMIT_NPROC; uncounted: refused */
+		}
 	}
 	if (pl->n_pending == pl->cap_pending) {
 		size_t cap = pl->cap_pending ? 2 * pl->cap_pending : 16;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
+#include "parse-util.h"
+#include "sandlock.h"
 #include "sandbox/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -185,11 +188,52 @@ int memory_usage(struct supervisor *sv, uint64_t *ret_total)
 	return 0;
 }
 
+/* The command's own process is killed for the limit: the sandbox's cause, unless another
+ * (a kill asked for) came first. */
+static void note_main_killed(struct supervisor *sv)
+{
+	uint32_t none = SANDLOCK_CAUSE_NONE;
+
+	if (sv->kill_cause)
+		(void)atomic_compare_exchange_strong(sv->kill_cause, &none, SANDLOCK_CAUSE_MEMORY);
+}
+
+/* The name of process @pid, read before it is killed (its parent may reap it at once). It is
+ * the task's own (prctl(PR_SET_NAME) sets any bytes): what could pass for a line of sandlock's
+ * or a terminal's escape is shown as '?'. */
+static void task_comm(pid_t pid, char *comm, size_t size)
+{
+	if (proc_read(pid, "comm", comm, size) < 0)
+		snprintf(comm, size, "?");
+	comm[strcspn(comm, "\n")] = '\0';
+	for (char *c = comm; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+}
+
+/* Tell the user that process @pid (named @comm) was killed for the limit. */
+static void note_killed(struct supervisor *sv, pid_t pid, const char *comm)
+{
+	char limit[32];
+
+	format_size(sv->max_memory, limit, sizeof(limit));
+	notices_add(&sv->notices, "killed %d (%s): memory limit %s reached", (int)pid, comm, limit);
+	if (pid == sv->main_pid)
+		note_main_killed(sv);
+}
+
 /* The whole sandbox: when its use cannot be counted (the scan failed: the supervisor out of
  * descriptors or memory) or a process over the limit cannot be reached, the sandbox counts as
  * over its limit. Each group's pidfd is held already: this needs no descriptor. */
 static void kill_sandbox(struct supervisor *sv)
 {
+	char limit[32];
+
+	format_size(sv->max_memory, limit, sizeof(limit));
+	notices_add(&sv->notices,
+		    "killed the sandbox: its memory use could not be counted (memory limit %s)",
+		    limit);
+	note_main_killed(sv);
 	(void)groups_signal(sv->groups, SIGKILL);
 }
 
@@ -207,8 +251,12 @@ static void kill_process(struct supervisor *sv, const struct proc_info *p)
 		return;
 	if (r < 0)
 		return kill_sandbox(sv); /* cannot reach it: fail closed */
-	if (now.pgrp == p->pgrp && groups_owns(sv->groups, now.pgrp))
-		(void)sys_pidfd_send_signal(fd, SIGKILL, NULL, 0);
+	if (now.pgrp != p->pgrp || !groups_owns(sv->groups, now.pgrp))
+		return;
+	char comm[64];
+	task_comm(p->pid, comm, sizeof(comm));
+	if (sys_pidfd_send_signal(fd, SIGKILL, NULL, 0) == 0)
+		note_killed(sv, p->pid, comm);
 }
 
 /* The processes whose numbers could not be read count as over the limit: killed. */
@@ -314,8 +362,12 @@ int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r == -ESRCH)
 		return NOTIF_GONE;
 	_cleanup_close_ int fd = r == 0 ? sys_pidfd_open(tgid, 0) : -1;
-	if (fd >= 0 && notif_id_valid(sv->listener, req->id))
-		(void)sys_pidfd_send_signal(fd, SIGKILL, NULL, 0);
+	char comm[64];
+	if (fd >= 0)
+		task_comm(tgid, comm, sizeof(comm));
+	if (fd >= 0 && notif_id_valid(sv->listener, req->id) &&
+	    sys_pidfd_send_signal(fd, SIGKILL, NULL, 0) == 0)
+		note_killed(sv, tgid, comm);
 	return -ENOMEM;
 }
 

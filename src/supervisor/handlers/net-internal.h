@@ -141,6 +141,14 @@ int proc_same_creds(struct supervisor *sv, pid_t tid);
  * answered (0 with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other
  * handlers of open.c to decide. */
 #define FS_WRITE_NOT_MINE 1
+/* hostname.c: an open of a sandbox given a name (supervisor.hostname_served), whose name at
+ * @path_addr is read into @path (*@have_path set) when it may be /etc/hostname: answered with
+ * the name (NOTIF_DEFERRED), refused (-EACCES: a write), NOTIF_GONE, or HOSTNAME_NOT_MINE for
+ * any other file. */
+#define HOSTNAME_NOT_MINE 1
+int hostname_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		  uint64_t path_addr, char *path, size_t size, int *have_path, uint64_t flags,
+		  uint64_t resolve);
 int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
 		  uint64_t mode, uint64_t resolve);

@@ -761,6 +761,13 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 					   flags);
 	}
 
+	/* A name given: /etc/hostname is it, read-only (hostname.c). */
+	if (sv->hostname_served) {
+		r = hostname_open(sv, req, dirfd, path_addr, path, sizeof(path), &have_path, flags,
+				  resolve);
+		if (r != HOSTNAME_NOT_MINE)
+			return r;
+	}
 	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name
 	 * read there serves the handlers below too. */
 	if (sv->net->write_roots && !(flags & O_PATH)) {
