@@ -145,6 +145,10 @@ static const struct field_doc field_docs[] = {
 	  "Neither read nor write, under any name and by any call, even inside a read or a write "
 	  "grant.",
 	  NULL, NULL, NULL },
+	{ "filesystem.private_tmp", "`false`", "true",
+	  "A private writable directory for the sandbox (0700, under the per-user store root), set "
+	  "as `TMPDIR` unless `env` sets it, and removed when the sandbox ends.",
+	  NULL, NULL, NULL },
 	{ "filesystem.chroot", "unset", "\"/opt/rootfs\"", "An emulated chroot.", NULL, NULL,
 	  NULL },
 	{ "filesystem.mount", "`[]`", "[\"/work:/srv/work\", \"/data:/srv/data:ro\"]",
