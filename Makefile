@@ -100,6 +100,7 @@ $(BUILDDIR)/tools/toml-decode: tools/toml-decode.c $(BUILDDIR)/libsandlock.a
 # The profile schema reference (docs/profile-schema.md, `make docs`): the schema table and the
 # CLI's flag table, so it links the CLI's objects but main.o from an archive.
 $(BUILDDIR)/tools/cli.a: $(filter-out $(BUILDDIR)/obj/cli/main.o,$(CLI_OBJS))
+	@mkdir -p $(dir $@)
 	@rm -f $@
 	$(AR) rcs $@ $^
 

@@ -342,9 +342,13 @@ static void warn_degraded(const sandlock_policy_t *p)
 		if (n > 0 && (size_t)n < sizeof(names) - off)
 			off += (size_t)n;
 	}
+	/* A lowered ABI is the caller's test setting, never the kernel's: say so. */
 	if (off)
-		cli_error(0, "warning: running without %s: this kernel has Landlock ABI %d", names,
-			  sandlock_landlock_abi_version());
+		cli_error(0, "warning: running without %s: this kernel has Landlock ABI %d%s",
+			  names, sandlock_landlock_abi_version(),
+			  secure_getenv("SANDLOCK_TEST_LANDLOCK_ABI")
+				  ? " (SANDLOCK_TEST_LANDLOCK_ABI)"
+				  : "");
 }
 
 /* The change list of --dry-run goes apart from the command's output: to stderr, or to the file

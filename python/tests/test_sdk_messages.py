@@ -89,5 +89,5 @@ def test_older_kernel_runs_with_allow_degraded_all():
     # Control: strict, every missing protection is named in one refusal.
     assert old_kernel() == (
         "ConfinementError protections FsIoctlDev, SignalScope, AbstractUnixSocketScope need "
-        "Landlock ABI 5, 6, 6, this kernel has 4 (allow them to degrade with allow_degraded = "
+        "Landlock ABI 5, 6, 6, this kernel has 4 (SANDLOCK_TEST_LANDLOCK_ABI) (allow them to degrade with allow_degraded = "
         '["fs-ioctl-dev", "signal-scope", "abstract-unix-socket-scope"] or ["all"])')

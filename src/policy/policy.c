@@ -103,16 +103,19 @@ static int unavailable_error(const struct sandlock_policy *p,
 					      : ", ",
 				       info->cli_name);
 	}
+	/* A lowered ABI is the caller's test setting, never the kernel's: say so. */
+	const char *by =
+		secure_getenv("SANDLOCK_TEST_LANDLOCK_ABI") ? " (SANDLOCK_TEST_LANDLOCK_ABI)" : "";
 	if (n == 1)
 		return error_set(
 			reterr, -EOPNOTSUPP,
-			"protection %s needs Landlock ABI %s, this kernel has %d (allow it "
+			"protection %s needs Landlock ABI %s, this kernel has %d%s (allow it "
 			"to degrade with %s%s%s%s)",
-			names, floors, abi, label, flag ? " " : " = [", list, flag ? "" : "]");
+			names, floors, abi, by, label, flag ? " " : " = [", list, flag ? "" : "]");
 	return error_set(reterr, -EOPNOTSUPP,
-			 "protections %s need Landlock ABI %s, this kernel has %d (allow them to "
+			 "protections %s need Landlock ABI %s, this kernel has %d%s (allow them to "
 			 "degrade with %s%s%s%s)",
-			 names, floors, abi, label, flag ? " " : " = [", list,
+			 names, floors, abi, by, label, flag ? " " : " = [", list,
 			 flag ? ", or all" : "] or [\"all\"]");
 }
 

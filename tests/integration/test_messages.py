@@ -118,7 +118,8 @@ def test_unsupported_flags_named_together():
 # sandlock's test hook: it believes the kernel has this Landlock ABI (it can only lower it).
 OLD_KERNEL = dict(os.environ, SANDLOCK_TEST_LANDLOCK_ABI="4")
 WARNING = ("sandlock: warning: running without fs-ioctl-dev (ABI 5), signal-scope (ABI 6), "
-           "abstract-unix-socket-scope (ABI 6): this kernel has Landlock ABI 4")
+           "abstract-unix-socket-scope (ABI 6): this kernel has Landlock ABI 4 "
+           "(SANDLOCK_TEST_LANDLOCK_ABI)")
 
 
 def test_allow_degraded_all_names_every_missing_protection_once():
@@ -141,7 +142,7 @@ def test_strict_protections_missing_are_named_together():
     r = run(*SYSTEM_READ, "--", "true", env=OLD_KERNEL, timeout=30)
     assert (r.returncode, err(r)) == (1, [
         "sandlock: protections FsIoctlDev, SignalScope, AbstractUnixSocketScope need Landlock "
-        "ABI 5, 6, 6, this kernel has 4 (allow them to degrade with --allow-degraded "
+        "ABI 5, 6, 6, this kernel has 4 (SANDLOCK_TEST_LANDLOCK_ABI) (allow them to degrade with --allow-degraded "
         "fs-ioctl-dev,signal-scope,abstract-unix-socket-scope, or all)"])
 
 
