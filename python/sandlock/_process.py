@@ -20,7 +20,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ._core import Handle, Result
+from ._core import ExitReason, Handle, Result
 
 if TYPE_CHECKING:
     from .sandbox import Sandbox
@@ -101,12 +101,20 @@ class Process:
             if self._result is None:
                 if timeout is not None:
                     deadline = time.monotonic() + timeout
+                    timed_out = False
                     while not self._handle.ended(min(250, max(0, int(
                             (deadline - time.monotonic()) * 1000)))):
                         if time.monotonic() >= deadline:
                             self.kill()
+                            timed_out = True
                             break
                 self._result = self._sandbox._wait_for(self._handle)
+                if timeout is not None and timed_out and self._result.signal:
+                    # The deadline ended it, not a kill() of the caller's: told as run()'s
+                    # timeout is.
+                    self._result.reason = ExitReason.TIMEOUT
+                    self._result.exit_code = 124
+                    self._result.error = f"timed out after {timeout:g} s"
             return self._result
 
     def kill(self) -> None:

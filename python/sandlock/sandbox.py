@@ -7,6 +7,7 @@ import datetime as _dt
 import errno
 import os
 import re
+from fractions import Fraction
 import sys
 import threading
 from dataclasses import dataclass, field, fields
@@ -472,13 +473,14 @@ def confine(sandbox: Sandbox) -> None:
 
 
 
-_SIZE = re.compile(r"([0-9]+)([KMGT]?)", re.IGNORECASE)
+# The Rust SDK's grammar: a decimal number, then K, M, G or T, blanks around either allowed.
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)\s*", re.IGNORECASE | re.ASCII)
 _SHIFT = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
 
 
 def parse_memory_size(s: str | int) -> int:
-    """Bytes in a size as max_memory and max_disk take it: a number of bytes, or one followed
-    by K, M, G or T (powers of 1024, either case): "512M", "1g", "100K", "4096". ValueError
+    """Bytes in a size: a number of bytes, or one followed by K, M, G or T (powers of 1024,
+    either case, a fraction rounded down): "512M", "1g", "1.5G", "100K", "4096". ValueError
     for anything else."""
     if isinstance(s, int) and not isinstance(s, bool):
         if s < 0:
@@ -488,7 +490,7 @@ def parse_memory_size(s: str | int) -> int:
     if m is None:
         raise ValueError(f"size {s!r}: a number of bytes, or one with K, M, G or T "
                          "(\"512M\", \"1G\")")
-    n = int(m.group(1)) << _SHIFT[m.group(2).upper()]
+    n = int(Fraction(m.group(1)) * (1 << _SHIFT[m.group(2).upper()]))
     if n >= 1 << 64:
         raise ValueError(f"size {s!r}: too large (max {(1 << 64) - 1} bytes)")
     return n

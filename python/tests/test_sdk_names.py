@@ -142,7 +142,8 @@ def test_valid_configuration_control():
 @pytest.mark.parametrize("text,n", [
     ("512M", 512 << 20), ("512m", 512 << 20), ("1G", 1 << 30), ("1g", 1 << 30),
     ("100K", 100 << 10), ("100k", 100 << 10), ("2T", 2 << 40), ("4096", 4096), ("0", 0),
-    (4096, 4096), ("16777215T", 16777215 << 40),
+    (4096, 4096), ("16777215T", 16777215 << 40), ("1.5G", 3 << 29), (" 1G", 1 << 30),
+    ("1G ", 1 << 30), ("1 G", 1 << 30), ("0.5k", 512), ("1.0009765625K", 1025),
 ])
 def test_parse_memory_size(text, n):
     assert parse_memory_size(text) == n
@@ -150,7 +151,7 @@ def test_parse_memory_size(text, n):
 
 @pytest.mark.pure
 @pytest.mark.parametrize("bad", [
-    "", "M", "12MB", "1.5G", "-1", "1 G", " 1G", "1G ", "1P", "0x10", "ten", "1e3", "١٢",
+    "", "M", "12MB", "1.", ".5G", "1,5G", "-1", "1P", "0x10", "ten", "1e3", "١٢",
     "16777216T", "18446744073709551616", None, 1.5, True, -4, b"1G", [1],
 ])
 def test_parse_memory_size_refuses(bad):
