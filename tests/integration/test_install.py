@@ -211,7 +211,8 @@ def test_completion_commands_and_flags(completion):
     # A protection value: the names sandlock check lists, and all for --allow-degraded only.
     assert complete(completion, "run", "--allow-degraded", "al") == ["all"]
     assert complete(completion, "run", "--disable", "al") == []
-    assert "FsRefer" in complete(completion, "run", "--disable", "Fs")
+    assert complete(completion, "run", "--disable", "fs-r") == ["fs-refer"]
+    assert "abstract-unix-socket-scope" in complete(completion, "run", "--disable", "")
 
 
 def test_completion_profile_names(completion, tmp_path):
