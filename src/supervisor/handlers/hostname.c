@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * handlers/hostname: /etc/hostname of a sandbox given a name. uname(2) shows the name; so does
- * the file, whatever the grants say: an open that reaches the host's /etc/hostname (by its
- * path, or by identity: a symlink to it) is answered with a sealed memfd holding the name, and
- * one that would write it is refused (EACCES), so the sandbox never opens the real file. Only
- * names ending in "hostname" are resolved; a reopen of a descriptor the kernel opened (an
- * O_PATH one, through /proc/self/fd/N) is Landlock's to decide, on the host's file.
+ * the file, whatever the grants say: an open whose name ends in "hostname" and that reaches the
+ * host's /etc/hostname (by its path, or by identity: a symlink of that name to it) is answered
+ * with a sealed memfd holding the name, and one of them for writing is refused (EACCES). This
+ * is a view, not a protection: an open by another name (a symlink called otherwise, a reopen
+ * of an O_PATH descriptor through /proc/self/fd/N) and the path calls (rename, unlink,
+ * truncate) are Landlock's to decide on the host's file, so under a writable grant of /etc the
+ * host's file stays as writable as the grant makes it.
  */
 #include <errno.h>
 #include <fcntl.h>
