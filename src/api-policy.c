@@ -174,13 +174,7 @@ _public_ const char *sandlock_protection_name(uint32_t protection)
 
 _public_ int sandlock_protection_from_name(const char *name)
 {
-	if (!name)
-		return -EINVAL;
-	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
-		if (strcmp(name, protection_table[i].name) == 0 ||
-		    strcmp(name, protection_table[i].cli_name) == 0)
-			return (int)i;
-	return -EINVAL;
+	return policy_protection_from_name(name);
 }
 
 _public_ int sandlock_protection_abi_floor(uint32_t protection)

@@ -25,6 +25,17 @@ const struct protection_info protection_table[SANDLOCK_PROTECTION_COUNT] = {
 							     "abstract-unix-socket-scope", 6 },
 };
 
+int policy_protection_from_name(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
+		if (strcmp(name, protection_table[i].name) == 0 ||
+		    strcmp(name, protection_table[i].cli_name) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
 struct sandlock_policy *policy_new(void)
 {
 	/* All zero is all defaults (on_exit/on_error store 0 for theirs). */

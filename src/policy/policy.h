@@ -112,6 +112,9 @@ struct protection_info {
 
 extern const struct protection_info protection_table[SANDLOCK_PROTECTION_COUNT];
 
+/* The protection called @name ("FsRefer" or "fs-refer"), or -EINVAL. */
+int policy_protection_from_name(const char *name);
+
 /* Resolve each protection's status for @abi. Fails with -EOPNOTSUPP and a message naming the
  * first strict protection this kernel lacks (and its floor). */
 int policy_resolve_protections(const struct sandlock_policy *p, int abi,

@@ -289,7 +289,7 @@ static int protection_word(const char *w, size_t n, int all_ok, uint32_t *set)
 		*set |= (1u << SANDLOCK_PROTECTION_COUNT) - 1;
 		return 0;
 	}
-	int prot = sandlock_protection_from_name(name);
+	int prot = policy_protection_from_name(name);
 	if (prot < 0)
 		return prot;
 	*set |= 1u << prot;
