@@ -111,8 +111,14 @@ static int make_in(struct cow_tmp *t, int root, const char *root_path, const cha
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	t->lock_fd = openat(dfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* The lock is taken before its name appears (an unnamed file, linked once locked), so
+	 * another run's clean_stale never finds it free in a directory being made. */
+	char self[64];
+	t->lock_fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (t->lock_fd < 0 || flock(t->lock_fd, LOCK_EX | LOCK_NB) < 0)
+		return -errno;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", t->lock_fd);
+	if (linkat(AT_FDCWD, self, dfd, "lock", AT_SYMLINK_FOLLOW) < 0)
 		return -errno;
 	if (mkdirat(dfd, "t", 0700) < 0)
 		return -errno;

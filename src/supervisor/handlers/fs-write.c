@@ -436,8 +436,10 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 		return negative_errno();
 	if (where_is(sv, fd, real, sizeof(real)) != WHERE_ROOT)
 		return FS_WRITE_NOT_MINE;
-	/* The private_tmp lies in the store root, denied to the grant holding it: its own rule
-	 * grants it (cow/tmp.c), so the kernel decides there. */
+	/* The private_tmp lies in the store root, carved out of the grant holding it, and has a
+	 * Landlock rule of its own (plan_private_tmp). CONTINUE is safe: the kernel re-resolves the
+	 * name under that Landlock domain, so a name swapped meanwhile opens only what the rules
+	 * grant. */
 	if (sv->private_tmp && path_is_beneath(real, sv->private_tmp))
 		return FS_WRITE_CONTINUE;
 	if (is_denied(sv, real, &st))
