@@ -5,12 +5,20 @@ Every policy field of the profile schema maps to one (section, key) of the docum
 loads (sandlock_policy_load_json), so the core's validator is the only one: this module only
 changes Python shapes into document shapes (a dict of mounts into "VIRTUAL:HOST" strings, an
 enum into its value, an aware datetime into RFC 3339) and back.
+
+The fields themselves are declared once, in the Sandbox dataclass, each with policy(), mount(),
+runtime() or python_only(): its section and key, its converters and its doc live in the field's
+metadata, and the tables below are read from it when the class is made (@schema), which also
+writes every field's doc into the class docstring that help(Sandbox) shows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import enum
+import inspect
+import textwrap
 from typing import Any, Callable
 
 from .exceptions import PolicyError
@@ -51,33 +59,33 @@ class Protection(enum.IntEnum):
         return None
 
 
-def _same(v: Any) -> Any:
+def same(v: Any) -> Any:
     return v
 
 
-def _list(v: Any) -> Any:
+def as_list(v: Any) -> Any:
     """A sequence as a list; a lone string stays one (the core refuses it where a list belongs)."""
     if isinstance(v, (str, bytes)):
         return v  # the core refuses a string where a list belongs, naming the field
     return list(v)
 
 
-def _scalar_or_str(v: Any) -> Any:
+def size(v: Any) -> Any:
     """Sizes: "512M" or bytes as an int (the core's size grammar takes both as text)."""
     return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
-def _ports(v: Any) -> Any:
+def ports(v: Any) -> Any:
     if isinstance(v, (str, bytes)):
         return v
     return [str(p) if isinstance(p, int) and not isinstance(p, bool) else p for p in v]
 
 
-def _action(v: Any) -> Any:
+def action(v: Any) -> Any:
     return v.value if isinstance(v, BranchAction) else v
 
 
-def _protections(v: Any) -> Any:
+def protections(v: Any) -> Any:
     """Members and numbers as the document's names; any other string goes to the core as it is
     (it names the field when it refuses one)."""
     if isinstance(v, (str, bytes)):
@@ -94,77 +102,141 @@ def _protections(v: Any) -> Any:
     return out
 
 
-def _time(v: Any) -> Any:
+def time(v: Any) -> Any:
     # A naive datetime gives a time without an offset, which the core refuses.
     return v.isoformat() if isinstance(v, _dt.datetime) else v
 
 
-def _env(v: Any) -> Any:
+def env_map(v: Any) -> Any:
     return dict(v) if hasattr(v, "items") else v
+
+
+def protection_list(v: Any) -> Any:
+    """The core's dump names protections; the fields hold members."""
+    return [Protection(p) for p in v]
+
+
+# ---- the field declarations ------------------------------------------------------------------
+#
+# Each init field of the Sandbox dataclass is declared with one of these: its metadata says where
+# it goes in the document, how its value is written there and read back, and what it does (the
+# text help(Sandbox) shows). @schema reads the metadata into the tables below, so the list of
+# fields and their defaults exist once, in the dataclass.
+
+
+def policy(section: str, key: str, default: Any = None, *, doc: str,
+           to_doc: Callable[[Any], Any] = same, from_doc: Callable[[Any], Any] = same,
+           factory: Callable[[], Any] | None = None) -> Any:
+    """A policy field, @section.@key of the document; @factory makes a mutable default."""
+    meta = {"kind": "policy", "section": section, "key": key, "to_doc": to_doc,
+            "from_doc": from_doc, "doc": doc}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def mount(*, ro: bool, doc: str) -> Any:
+    """A mapping of virtual path to host path; the two mount fields share filesystem.mount."""
+    meta = {"kind": "mount", "section": "filesystem", "key": "mount", "ro": ro, "doc": doc}
+    return dataclasses.field(default_factory=dict, metadata=meta)
+
+
+def runtime(default: Any = None, *, doc: str, to_doc: Callable[[Any], Any] = same) -> Any:
+    """A runtime field: the document's "runtime" section, under the field's own name."""
+    return dataclasses.field(default=default,
+                             metadata={"kind": "runtime", "to_doc": to_doc, "doc": doc})
+
+
+def python_only(*, doc: str) -> Any:
+    """A Python-only runtime field whose feature is not built yet: set, it is refused when the
+    sandbox starts, with the core's "not supported yet" wording."""
+    return dataclasses.field(default=None, metadata={"kind": "python", "doc": doc})
 
 
 # (Python name, section, key, default, to-document). A field equal to its default is left out of
 # the document, exactly as the core's dump leaves defaults out.
-POLICY_FIELDS: list[tuple[str, str, str, Any, Callable[[Any], Any]]] = [
-    ("http_ca", "config", "http_ca", None, _same),
-    ("http_key", "config", "http_key", None, _same),
-    ("http_inject_ca", "config", "http_inject_ca", (), _list),
-    ("http_ca_out", "config", "http_ca_out", None, _same),
-    ("fs_storage", "config", "fs_storage", None, _same),
-    ("workdir", "config", "workdir", None, _same),
-    ("random_seed", "determinism", "random_seed", None, _same),
-    ("time_start", "determinism", "time_start", None, _time),
-    ("deterministic_dirs", "determinism", "deterministic_dirs", False, _same),
-    ("no_randomize_memory", "determinism", "no_randomize_memory", False, _same),
-    ("env", "program", "env", {}, _env),
-    ("cwd", "program", "cwd", None, _same),
-    ("uid", "program", "uid", None, _same),
-    ("gid", "program", "gid", None, _same),
-    ("clean_env", "program", "clean_env", False, _same),
-    ("no_coredump", "program", "no_coredump", False, _same),
-    ("no_huge_pages", "program", "no_huge_pages", False, _same),
-    ("no_supervisor", "program", "no_supervisor", False, _same),
-    ("fs_readable", "filesystem", "read", (), _list),
-    ("fs_writable", "filesystem", "write", (), _list),
-    ("fs_denied", "filesystem", "deny", (), _list),
-    ("chroot", "filesystem", "chroot", None, _same),
-    # fs_mount and fs_mount_ro share filesystem.mount (see render()).
-    ("on_exit", "filesystem", "on_exit", BranchAction.COMMIT, _action),
-    ("on_error", "filesystem", "on_error", BranchAction.ABORT, _action),
-    ("private_tmp", "filesystem", "private_tmp", False, _same),
-    ("net_allow", "network", "allow", (), _list),
-    ("net_deny", "network", "deny", (), _list),
-    ("net_allow_bind", "network", "allow_bind", (), _ports),
-    ("net_deny_bind", "network", "deny_bind", (), _ports),
-    ("port_remap", "network", "port_remap", False, _same),
-    ("http_ports", "http", "ports", (), _list),  # () is [80] (and 443 with http_ca)
-    ("http_allow", "http", "allow", (), _list),
-    ("http_deny", "http", "deny", (), _list),
-    ("extra_allow_syscalls", "syscalls", "extra_allow", (), _list),
-    ("extra_deny_syscalls", "syscalls", "extra_deny", (), _list),
-    ("max_memory", "limits", "memory", None, _scalar_or_str),
-    ("max_processes", "limits", "processes", None, _same),
-    ("max_open_files", "limits", "open_files", None, _same),
-    ("max_cpu", "limits", "cpu", None, _same),
-    ("max_disk", "limits", "disk", None, _scalar_or_str),
-    ("gpu_devices", "limits", "gpu_devices", None, _list),
-    ("cpu_cores", "limits", "cpu_cores", None, _list),
-    ("num_cpus", "limits", "num_cpus", None, _same),
-    ("allow_degraded", "protections", "allow_degraded", (), _protections),
-    ("disable", "protections", "disable", (), _protections),
-]
+POLICY_FIELDS: list[tuple[str, str, str, Any, Callable[[Any], Any]]] = []
+# Python name -> how a value of the core's dump becomes the field's value.
+FROM_DOCUMENT: dict[str, Callable[[Any], Any]] = {}
+# (Python name, read-only) of the fields that share filesystem.mount, the read-write one first.
+MOUNT_FIELDS: list[tuple[str, bool]] = []
+# Runtime fields the core knows (the document's "runtime" section): (name, default, to-document).
+RUNTIME_FIELDS: list[tuple[str, Any, Callable[[Any], Any]]] = []
+# Python-only runtime fields whose features are not built yet.
+PYTHON_ONLY_UNSUPPORTED: tuple[str, ...] = ()
 
-# Runtime fields the core knows (the document's "runtime" section).
-RUNTIME_FIELDS: list[tuple[str, Any, Callable[[Any], Any]]] = [
-    ("name", None, _same),
-    ("control_socket", True, _same),
-    ("credentials", (), _list),
-    ("http_auth", (), _list),
-]
 
-# Python-only runtime kwargs whose features are not built yet: set, they are refused when the
-# sandbox starts with the core's "not supported yet" wording.
-PYTHON_ONLY_UNSUPPORTED = ("image", "policy_fn", "init_fn", "work_fn", "notif_policy")
+def _default_of(f: dataclasses.Field[Any]) -> Any:
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+def schema(cls: type) -> type:
+    """Class decorator, over @dataclass: fill the tables above from @cls's field metadata, and
+    append every field's doc to the class docstring. A field declared otherwise is refused, so
+    none is left out of the document unseen. The tables are one class's: Sandbox's."""
+    global PYTHON_ONLY_UNSUPPORTED
+    policy_rows, from_doc, mounts, runtime_rows, python_rows = [], {}, [], [], []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        m = f.metadata
+        kind = m.get("kind")
+        if kind == "policy":
+            policy_rows.append((f.name, m["section"], m["key"], _default_of(f), m["to_doc"]))
+            from_doc[f.name] = m["from_doc"]
+        elif kind == "mount":
+            mounts.append((f.name, m["ro"]))
+        elif kind == "runtime":
+            runtime_rows.append((f.name, _default_of(f), m["to_doc"]))
+        elif kind == "python":
+            python_rows.append(f.name)
+        else:
+            raise TypeError(f"{cls.__name__}.{f.name}: declared without _fields.policy(), "
+                            "mount(), runtime() or python_only()")
+    if POLICY_FIELDS:
+        raise TypeError(f"{cls.__name__}: the field tables are already those of another class")
+    POLICY_FIELDS[:] = policy_rows
+    FROM_DOCUMENT.update(from_doc)
+    MOUNT_FIELDS[:] = mounts
+    RUNTIME_FIELDS[:] = runtime_rows
+    PYTHON_ONLY_UNSUPPORTED = tuple(python_rows)
+    cls.__doc__ = inspect.cleandoc(cls.__doc__ or "") + "\n\n" + field_docs(cls)
+    return cls
+
+
+DOC_WIDTH = 92  # help(Sandbox)'s field docs are wrapped to this many columns
+
+
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__}.{value.name}" if isinstance(value, enum.Enum) else repr(value)
+
+
+def field_docs(cls: type) -> str:
+    """Every init field of @cls as "name: type = default", its doc below it, under the heading
+    of its section of the profile schema."""
+    heads = {"runtime": "Runtime (this run's, not the policy's: the JSON document's \"runtime\"; "
+                        "no profile key)",
+             "python": "Python only (not supported yet: refused when a process starts)"}
+    lines = textwrap.wrap("Fields, every one an optional keyword argument, by section of a "
+                          "profile (a profile key that is not the field's name follows the "
+                          "default):", DOC_WIDTH)
+    heading = None
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        m = f.metadata
+        head = f"[{m['section']}]" if "section" in m else heads[m["kind"]]
+        if head != heading:
+            lines += ["", head]
+            heading = head
+        where = f"  (profile key: {m['key']})" if m.get("key", f.name) != f.name else ""
+        shown_type = str(f.type).replace("_dt.", "")  # sandbox.py's alias of datetime
+        lines.append(f"  {f.name}: {shown_type} = {_shown(_default_of(f))}{where}")
+        lines += textwrap.wrap(m["doc"], DOC_WIDTH, initial_indent="      ",
+                               subsequent_indent="      ")
+    return "\n".join(lines)
 
 
 def python_message(msg: str) -> str:
@@ -174,8 +246,8 @@ def python_message(msg: str) -> str:
         for name, section, key, _, _ in POLICY_FIELDS:
             if head == f"{section}.{key}":
                 return f"{name}: {rest}"
-        if head == "filesystem.mount":
-            return f"fs_mount: {rest}"
+        if head == "filesystem.mount" and MOUNT_FIELDS:
+            return f"{MOUNT_FIELDS[0][0]}: {rest}"
     return msg
 
 
@@ -190,16 +262,13 @@ def _is_default(value: Any, default: Any) -> bool:
     if isinstance(default, dict):
         return hasattr(value, "items") and len(value) == 0
     if isinstance(default, BranchAction):
-        return _action(value) == default.value
+        return action(value) == default.value
     return type(value) is type(default) and value == default
 
 
-def _mounts(values: dict[str, Any], ro: bool) -> list[Any]:
+def _mounts(field: str, values: dict[str, Any], ro: bool) -> list[Any]:
     if not hasattr(values, "items"):
-        raise PolicyError(
-            f"{'fs_mount_ro' if ro else 'fs_mount'}: a mapping of virtual path to host path"
-        )
-    field = "fs_mount_ro" if ro else "fs_mount"
+        raise PolicyError(f"{field}: a mapping of virtual path to host path")
     out = []
     for virtual, host in values.items():
         if not isinstance(virtual, str) or not isinstance(host, str):
@@ -222,9 +291,9 @@ def render(values: dict[str, Any], command: list[str] | None = None) -> dict[str
                 doc.setdefault(section, {})[key] = conv(value)
             except PolicyError as e:
                 raise PolicyError(f"{name}: {e}") from None
-    mounts = _mounts(values.get("fs_mount") or {}, False) + _mounts(
-        values.get("fs_mount_ro") or {}, True
-    )
+    mounts = []
+    for name, ro in MOUNT_FIELDS:
+        mounts += _mounts(name, values.get(name) or {}, ro)
     if mounts:
         doc.setdefault("filesystem", {})["mount"] = mounts
     if command:
@@ -240,7 +309,8 @@ def render(values: dict[str, Any], command: list[str] | None = None) -> dict[str
 
 def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
     """Sandbox keyword arguments and the [program] command of a document the core dumped."""
-    by_key = {(s, k): (n, d) for n, s, k, d, _ in POLICY_FIELDS}
+    by_key = {(s, k): n for n, s, k, _, _ in POLICY_FIELDS}
+    mount_field = {ro: name for name, ro in MOUNT_FIELDS}
     kwargs: dict[str, Any] = {}
     command = None
     for section, table in doc.items():
@@ -253,7 +323,7 @@ def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None
                     if ro or entry.endswith(":rw"):
                         entry = entry[:-3]
                     virtual, host = entry.split(":", 1)
-                    kwargs.setdefault("fs_mount_ro" if ro else "fs_mount", {})[virtual] = host
+                    kwargs.setdefault(mount_field[ro], {})[virtual] = host
             elif (section, key) == ("program", "exec"):
                 command = [value] + list(doc["program"].get("args", []))
             elif (section, key) == ("program", "args"):
@@ -262,10 +332,6 @@ def from_document(doc: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None
                 raise PolicyError(f"{section}.{key}: a field this SDK does not know "
                                    "(a newer library?)")
             else:
-                name, default = by_key[(section, key)]
-                if isinstance(default, BranchAction):
-                    value = BranchAction(value)
-                elif name in ("allow_degraded", "disable"):
-                    value = [Protection(p) for p in value]
-                kwargs[name] = value
+                name = by_key[(section, key)]
+                kwargs[name] = FROM_DOCUMENT[name](value)
     return kwargs, command

@@ -29,9 +29,8 @@ from .exceptions import (
 if TYPE_CHECKING:
     from .pipeline import Stage
 
-_RUNTIME = {"runtime": True}
 
-
+@_fields.schema
 @dataclass(kw_only=True, eq=False)
 class Sandbox:
     """A sandbox policy and the handle of the one process it runs at a time.
@@ -47,72 +46,212 @@ class Sandbox:
     until commit() or abort(); until then the sandbox starts nothing. Leaving a with block,
     close() or garbage collection leaves an undecided branch on disk, as KEEP does."""
 
-    # [config]
-    http_ca: str | None = None
-    http_key: str | None = None
-    http_inject_ca: Sequence[str] = ()
-    http_ca_out: str | None = None
-    fs_storage: str | None = None
-    workdir: str | None = None
-    # [determinism]
-    random_seed: int | None = None
-    time_start: _dt.datetime | str | None = None
-    deterministic_dirs: bool = False
-    no_randomize_memory: bool = False
-    # [program] (exec and args are the argument of run() / cmd())
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    uid: int | None = None
-    gid: int | None = None
-    clean_env: bool = False
-    no_coredump: bool = False
-    no_huge_pages: bool = False
-    no_supervisor: bool = False
-    # [filesystem]
-    fs_readable: Sequence[str] = ()
-    fs_writable: Sequence[str] = ()
-    fs_denied: Sequence[str] = ()
-    chroot: str | None = None
-    fs_mount: Mapping[str, str] = field(default_factory=dict)
-    fs_mount_ro: Mapping[str, str] = field(default_factory=dict)
-    on_exit: BranchAction = BranchAction.COMMIT
-    on_error: BranchAction = BranchAction.ABORT
-    private_tmp: bool = False  # a TMPDIR of its own, removed when it ends
-    # [network]
-    net_allow: Sequence[str] = ()
-    net_deny: Sequence[str] = ()
-    net_allow_bind: Sequence[int | str] = ()
-    net_deny_bind: Sequence[int | str] = ()
-    port_remap: bool = False
-    # [http] (http_ports () is [80], and 443 with http_ca)
-    http_ports: Sequence[int] = ()
-    http_allow: Sequence[str] = ()
-    http_deny: Sequence[str] = ()
-    # [syscalls]
-    extra_allow_syscalls: Sequence[str] = ()
-    extra_deny_syscalls: Sequence[str] = ()
-    # [limits]
-    max_memory: str | int | None = None
-    max_processes: int | None = None
-    max_open_files: int | None = None
-    max_cpu: int | None = None
-    max_disk: str | int | None = None
-    gpu_devices: Sequence[int] | None = None
-    cpu_cores: Sequence[int] | None = None
-    num_cpus: int | None = None
-    # protection opt-out
-    allow_degraded: Sequence[Protection] = ()
-    disable: Sequence[Protection] = ()
-    # runtime kwargs (not policy)
-    name: str | None = field(default=None, metadata=_RUNTIME)
-    control_socket: bool = field(default=True, metadata=_RUNTIME)
-    credentials: Sequence[str] = field(default=(), metadata=_RUNTIME)
-    http_auth: Sequence[str] = field(default=(), metadata=_RUNTIME)
-    image: Any = field(default=None, metadata=_RUNTIME)
-    policy_fn: Callable[..., Any] | None = field(default=None, metadata=_RUNTIME)
-    init_fn: Callable[[], Any] | None = field(default=None, metadata=_RUNTIME)
-    work_fn: Callable[[int], Any] | None = field(default=None, metadata=_RUNTIME)
-    notif_policy: Any = field(default=None, metadata=_RUNTIME)
+    http_ca: str | None = _fields.policy(
+        "config", "http_ca",
+        doc="PEM CA certificate (a path) for HTTPS interception; set together with http_key. "
+        "None: HTTPS is not intercepted. Not supported yet.")
+    http_key: str | None = _fields.policy(
+        "config", "http_key",
+        doc="PEM private key (a path) of http_ca; set together with it. Not supported yet.")
+    http_inject_ca: Sequence[str] = _fields.policy(
+        "config", "http_inject_ca", (), to_doc=_fields.as_list,
+        doc="Trust bundles (paths) the interception CA's certificate is spliced into when they "
+        "are opened; needs http_allow or http_deny. Not supported yet.")
+    http_ca_out: str | None = _fields.policy(
+        "config", "http_ca_out",
+        doc="Path the interception CA's certificate (never its key) is written to; needs "
+        "http_allow or http_deny. Not supported yet.")
+    fs_storage: str | None = _fields.policy(
+        "config", "fs_storage",
+        doc="Directory (a path) holding workdir's copy-on-write branches; needs workdir. "
+        "None: the per-user store root /var/tmp/sandlock-<euid>.")
+    workdir: str | None = _fields.policy(
+        "config", "workdir",
+        doc="Directory (a path) whose changes land in a copy-on-write branch, settled by "
+        "on_exit or on_error when the run ends; not the working directory (that is cwd). "
+        "None: no branch.")
+    random_seed: int | None = _fields.policy(
+        "determinism", "random_seed",
+        doc="Seed (an integer >= 0): getrandom and reads of /dev/urandom and /dev/random give "
+        "the same bytes in every run with the same seed. None: real randomness.")
+    time_start: _dt.datetime | str | None = _fields.policy(
+        "determinism", "time_start", to_doc=_fields.time,
+        doc="Instant the wall clock starts at (an aware datetime, RFC 3339 text with an offset, "
+        "or Unix seconds); it advances at real speed, monotonic clocks stay real. None: the "
+        "real clock.")
+    deterministic_dirs: bool = _fields.policy(
+        "determinism", "deterministic_dirs", False,
+        doc="Every directory listed in name order (bytewise). False: the filesystem's order.")
+    no_randomize_memory: bool = _fields.policy(
+        "determinism", "no_randomize_memory", False,
+        doc="Address space layout randomization off.")
+    env: Mapping[str, str] = _fields.policy(
+        "program", "env", factory=dict, to_doc=_fields.env_map,
+        doc="Variables (name -> value) set in the command's environment, after clean_env.")
+    cwd: str | None = _fields.policy(
+        "program", "cwd",
+        doc="The command's working directory (a path). None: the directory sandlock runs in.")
+    uid: int | None = _fields.policy(
+        "program", "uid",
+        doc="User id (0 to 4294967294) the command runs as, in a user namespace of its own "
+        "mapped to the caller's ids (0: fake root, no host privilege); set together with gid. "
+        "None: the caller's.")
+    gid: int | None = _fields.policy(
+        "program", "gid",
+        doc="Group id (0 to 4294967294) that goes with uid; set together with it. "
+        "None: the caller's.")
+    clean_env: bool = _fields.policy(
+        "program", "clean_env", False,
+        doc="Start the environment from PATH, HOME, USER, TERM and LANG only, not the caller's "
+        "whole environment.")
+    no_coredump: bool = _fields.policy(
+        "program", "no_coredump", False, doc="No core dumps.")
+    no_huge_pages: bool = _fields.policy(
+        "program", "no_huge_pages", False, doc="Transparent huge pages off.")
+    no_supervisor: bool = _fields.policy(
+        "program", "no_supervisor", False,
+        doc="Landlock and the kernel-only seccomp filter, without the supervisor (what a "
+        "sandlock inside a supervised sandlock must use); the fields that need it are refused.")
+    fs_readable: Sequence[str] = _fields.policy(
+        "filesystem", "read", (), to_doc=_fields.as_list,
+        doc="Paths granted read and execute (directories recursively); a missing path is an "
+        "error naming it, a relative one is relative to the current directory.")
+    fs_writable: Sequence[str] = _fields.policy(
+        "filesystem", "write", (), to_doc=_fields.as_list,
+        doc="Paths granted read and write, and create, remove, truncate, rename and device "
+        "ioctls beneath them.")
+    fs_denied: Sequence[str] = _fields.policy(
+        "filesystem", "deny", (), to_doc=_fields.as_list,
+        doc="Paths neither read nor written, under any name and by any call, even inside a "
+        "read or a write grant.")
+    chroot: str | None = _fields.policy(
+        "filesystem", "chroot",
+        doc="Directory (a path) the command sees as /, by an emulated chroot. Not supported yet.")
+    fs_mount: Mapping[str, str] = _fields.mount(
+        ro=False,
+        doc="Host directories mapped into the chroot, virtual path -> host path (neither holds "
+        "':'). Not supported yet.")
+    fs_mount_ro: Mapping[str, str] = _fields.mount(
+        ro=True, doc="As fs_mount, read-only. Not supported yet.")
+    on_exit: BranchAction = _fields.policy(
+        "filesystem", "on_exit", BranchAction.COMMIT, to_doc=_fields.action,
+        from_doc=BranchAction,
+        doc="What happens to workdir's branch after exit status 0 (a BranchAction or its value): "
+        "COMMIT merges it, ABORT removes it, KEEP leaves it on disk, DEFER holds it (pending).")
+    on_error: BranchAction = _fields.policy(
+        "filesystem", "on_error", BranchAction.ABORT, to_doc=_fields.action,
+        from_doc=BranchAction,
+        doc="The same as on_exit, after any other end, a timeout included.")
+    private_tmp: bool = _fields.policy(
+        "filesystem", "private_tmp", False,
+        doc="A private writable directory (0700, in the per-user store root), set as TMPDIR "
+        "unless env sets it, and removed when the sandbox ends.")
+    net_allow: Sequence[str] = _fields.policy(
+        "network", "allow", (), to_doc=_fields.as_list,
+        doc="Outbound rules \"[scheme://]host[:ports]\" (tcp, udp, icmp; no scheme: TCP and "
+        "UDP) to a hostname, an IP, a CIDR or *. Empty: no outbound connection or datagram, "
+        "unless net_deny is set.")
+    net_deny: Sequence[str] = _fields.policy(
+        "network", "deny", (), to_doc=_fields.as_list,
+        doc="Outbound destinations refused (IPs and CIDRs); deny wins over net_allow, and "
+        "alone it allows every other TCP and UDP destination.")
+    net_allow_bind: Sequence[int | str] = _fields.policy(
+        "network", "allow_bind", (), to_doc=_fields.ports,
+        doc="TCP ports the sandbox may bind: ports (int), ranges (\"9000-9005\") or [\"*\"]; "
+        "a listed 0 allows only bind(0). Empty: no TCP bind, unless net_deny_bind is set.")
+    net_deny_bind: Sequence[int | str] = _fields.policy(
+        "network", "deny_bind", (), to_doc=_fields.ports,
+        doc="TCP ports the sandbox may not bind, as in net_allow_bind; alone, every other port "
+        "may be bound; with net_allow_bind, deny wins.")
+    port_remap: bool = _fields.policy(
+        "network", "port_remap", False,
+        doc="A TCP port space of the sandbox's own: a port held elsewhere is bound to another, "
+        "and the sandbox sees the one it asked for (ports() lists them).")
+    http_ports: Sequence[int] = _fields.policy(
+        "http", "ports", (), to_doc=_fields.as_list,
+        doc="TCP ports (1 to 65535) whose connections go through the HTTP proxy. Empty: port "
+        "80, and 443 with http_ca. Not supported yet.")
+    http_allow: Sequence[str] = _fields.policy(
+        "http", "allow", (), to_doc=_fields.as_list,
+        doc="Requests the HTTP proxy lets through, \"METHOD host/path\" with glob paths. "
+        "Not supported yet.")
+    http_deny: Sequence[str] = _fields.policy(
+        "http", "deny", (), to_doc=_fields.as_list,
+        doc="Requests the HTTP proxy refuses, as in http_allow, checked before it. "
+        "Not supported yet.")
+    extra_allow_syscalls: Sequence[str] = _fields.policy(
+        "syscalls", "extra_allow", (), to_doc=_fields.as_list,
+        doc="Groups of the default seccomp blocklist allowed again (\"sysv_ipc\").")
+    extra_deny_syscalls: Sequence[str] = _fields.policy(
+        "syscalls", "extra_deny", (), to_doc=_fields.as_list,
+        doc="Syscalls or groups refused (EPERM) on top of the default blocklist.")
+    max_memory: str | int | None = _fields.policy(
+        "limits", "memory", to_doc=_fields.size,
+        doc="Memory the sandbox's processes use together, in bytes (int) or \"512M\", \"1G\", "
+        "\"100K\"; the process whose allocation would cross it is killed. None: no limit.")
+    max_processes: int | None = _fields.policy(
+        "limits", "processes",
+        doc="Processes at once (1 to 4294967295; threads do not count); a fork beyond fails "
+        "with EAGAIN. None: no limit.")
+    max_open_files: int | None = _fields.policy(
+        "limits", "open_files",
+        doc="RLIMIT_NOFILE of the command, clamped to sandlock's own. None: sandlock's own.")
+    max_cpu: int | None = _fields.policy(
+        "limits", "cpu",
+        doc="CPU percent (1 to 100): the sandbox runs this many ms of each 100 ms period and is "
+        "stopped for the rest. None: no throttle.")
+    max_disk: str | int | None = _fields.policy(
+        "limits", "disk", to_doc=_fields.size,
+        doc="Quota of workdir's branch, in bytes (int) or \"512M\", \"1G\"; a write beyond it "
+        "fails with ENOSPC. None: no quota.")
+    gpu_devices: Sequence[int] | None = _fields.policy(
+        "limits", "gpu_devices", to_doc=_fields.as_list,
+        doc="GPUs reachable (numbers 0 to 1023; [] every one), with CUDA_VISIBLE_DEVICES and "
+        "ROCR_VISIBLE_DEVICES set to them. None: no GPU device node.")
+    cpu_cores: Sequence[int] | None = _fields.policy(
+        "limits", "cpu_cores", to_doc=_fields.as_list,
+        doc="CPU numbers the sandbox is pinned to. None: not pinned.")
+    num_cpus: int | None = _fields.policy(
+        "limits", "num_cpus",
+        doc="CPUs the sandbox sees (1 to 4096) in /proc/cpuinfo, nproc and os.cpu_count(). "
+        "None: the host's.")
+    allow_degraded: Sequence[Protection] = _fields.policy(
+        "protections", "allow_degraded", (), to_doc=_fields.protections,
+        from_doc=_fields.protection_list,
+        doc="Protections (members, numbers or names such as \"fs-refer\"; \"all\") enforced "
+        "only where the kernel has them. Empty: each is strict, its absence an error.")
+    disable: Sequence[Protection] = _fields.policy(
+        "protections", "disable", (), to_doc=_fields.protections,
+        from_doc=_fields.protection_list,
+        doc="Protections never enforced, even where the kernel has them (members, numbers or "
+        "names).")
+    name: str | None = _fields.runtime(
+        doc="The sandbox's name in sandlock ps, inspect and kill, and its hostname inside. "
+        "None: sandbox-<pid>.")
+    control_socket: bool = _fields.runtime(
+        True,
+        doc="Whether the sandbox has a runtime directory and control socket; without one, "
+        "sandlock ps, inspect and kill cannot see it.")
+    credentials: Sequence[str] = _fields.runtime(
+        (), to_doc=_fields.as_list,
+        doc="Secrets held by the supervisor for http_auth: \"NAME=env:VAR\", \"NAME=file:PATH\" "
+        "or \"NAME=fd:N\". Not supported yet.")
+    http_auth: Sequence[str] = _fields.runtime(
+        (), to_doc=_fields.as_list,
+        doc="A credential attached to matching requests in the HTTP proxy: \"METHOD HOST/PATH "
+        "AUTH NAME [replace|add-only]\". Not supported yet.")
+    image: Any = _fields.python_only(
+        doc="A container image as the root filesystem. Not supported yet.")
+    policy_fn: Callable[..., Any] | None = _fields.python_only(
+        doc="A callback deciding supervised events while the sandbox runs. Not supported yet.")
+    init_fn: Callable[[], Any] | None = _fields.python_only(
+        doc="A callback run once in the template process before the copy-on-write forks. "
+        "Not supported yet.")
+    work_fn: Callable[[int], Any] | None = _fields.python_only(
+        doc="A callback run in each copy-on-write fork, given its number. Not supported yet.")
+    notif_policy: Any = _fields.python_only(
+        doc="The seccomp user-notification policy of the /proc and /sys views, set by hand. "
+        "Not supported yet.")
 
     _handle: _core.Handle | None = field(default=None, init=False, repr=False)
     _parked: bool = field(default=False, init=False, repr=False)
