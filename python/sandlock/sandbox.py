@@ -46,6 +46,9 @@ class Sandbox:
     until commit() or abort(); until then the sandbox starts nothing. Leaving a with block,
     close() or garbage collection leaves an undecided branch on disk, as KEEP does."""
 
+    # Every field names its place in the schema, its default and its doc here, once: the
+    # document's tables and help(Sandbox) are read from them (_fields.schema). [program] exec
+    # and args are not fields: they are the command given to run() / cmd().
     http_ca: str | None = _fields.policy(
         "config", "http_ca",
         doc="PEM CA certificate (a path) for HTTPS interception; set together with http_key. "
