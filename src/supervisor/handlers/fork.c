@@ -26,7 +26,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
-#include "sandbox/groups.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -30,7 +30,7 @@
 #include "macro.h"
 #include "net-internal.h"
 #include "plan/plan.h"
-#include "sandbox/groups.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

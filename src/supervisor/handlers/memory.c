@@ -31,7 +31,7 @@
 #include "net-internal.h"
 #include "parse-util.h"
 #include "sandlock.h"
-#include "sandbox/groups.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"

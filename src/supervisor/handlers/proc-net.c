@@ -24,7 +24,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "net-internal.h"
-#include "sandbox/groups.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
