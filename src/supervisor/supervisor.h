@@ -102,7 +102,7 @@ struct supervisor {
 	int proc_nested;	 /* a process confined itself further: /proc no longer served */
 	dev_t proc_dev;		 /* the identity of /proc's root, taken once (0: unknown) */
 	ino_t proc_ino;
-	char proc_ids[4096];	     /* the ids /proc is served to (handlers/open.c) */
+	char proc_ids[4096];	     /* the ids /proc is served to (child.c: proc_ids_snapshot) */
 	int deterministic_dirs;	     /* listings sorted by name (handlers/getdents.c) */
 	struct {		     /* time_start (handlers/time.c) */
 		int64_t off_sec;     /* the sandbox's wall clock minus the host's */

@@ -26,6 +26,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"

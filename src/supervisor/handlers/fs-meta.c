@@ -33,6 +33,7 @@
 #include "net-internal.h"
 #include "path-util.h"
 #include "plan/plan.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"

@@ -51,6 +51,7 @@
 #include "net-internal.h"
 #include "path-util.h"
 #include "plan/plan.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "net-internal.h"
 #include "path-util.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -60,10 +60,6 @@ int netlink_bind(struct supervisor *sv, const struct seccomp_notif *req,
 int netlink_getsockname(struct supervisor *sv, const struct seccomp_notif *req,
 			struct seccomp_notif_resp *resp, uint32_t portid);
 
-/* ports.c: answer getsockname(2) or getpeername(2) with the address @addr (@klen bytes), as
- * the kernel does: at most the caller's buffer length, then the full length. */
-int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen);
 /* ports.c: under port_remap, whether the TCP destination @ss (@len bytes) is a virtual port of
  * this host bound elsewhere: 1 and its pair in *@e, else 0. */
 int ports_connect_remapped(struct supervisor *sv, const struct sockaddr_storage *ss, socklen_t len,
@@ -116,27 +112,6 @@ int view_hostname(struct supervisor *sv, char **ret, size_t *ret_len);
 /* cpus.c: /proc/cpuinfo as a sandbox of @ncpus CPUs sees it (malloc'd in *@ret). -errno. */
 int cpus_cpuinfo(unsigned ncpus, char **ret, size_t *ret_len);
 
-/* open.c: an O_PATH descriptor of @path as the trapped thread would reach it (from its root,
- * its working directory, or its descriptor @dirfd; "/proc/self/fd/N/..." and "/dev/fd/N/..."
- * from its descriptor N), without following magic links; @resolve: more RESOLVE_* flags,
- * @nofollow: O_NOFOLLOW (a final symlink is opened itself). -errno (-ELOOP for a magic link),
- * NOTIF_GONE. */
-int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		    const char *path, uint64_t resolve, int nofollow);
-
-/* open.c: the path at @addr in the trapped task, NUL-terminated in @buf of @size bytes.
- * -ENAMETOOLONG, -EFAULT, NOTIF_GONE. */
-int child_read_path(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
-		    char *buf, size_t size);
-/* open.c: the path the kernel gives descriptor @fd (its link in /proc/self/fd), in @buf. */
-ssize_t fd_real_path(int fd, char *buf, size_t size);
-/* open.c: whether thread @tid has the ids, capabilities and seccomp filters the sandbox
- * started with (proc_ids_snapshot): 1, 0, or NOTIF_GONE. What the supervisor does on a
- * thread's behalf with its own rights is done only for such a thread. */
-int proc_same_ids(struct supervisor *sv, pid_t tid);
-/* proc_same_ids for what a file's owner and capabilities decide (the ids, the groups, the
- * effective capabilities), not the seccomp filters or no_new_privs: 1, 0, or NOTIF_GONE. */
-int proc_same_creds(struct supervisor *sv, pid_t tid);
 /* fs-write.c: an open beneath a writable grant that holds a denied path (plan.net.write_roots):
  * answered (0 with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other
  * handlers of open.c to decide. */

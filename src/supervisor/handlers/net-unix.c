@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "net-internal.h"
 #include "plan/plan.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

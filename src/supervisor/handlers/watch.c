@@ -45,6 +45,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "net-internal.h"
+#include "supervisor/child.h"
 #include "syscall-util.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
