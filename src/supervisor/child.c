@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "child.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "policy/rules.h"
 #include "supervisor.h"
 
 int own_fd_name(const char *path, int *n, const char **rest)
@@ -193,6 +195,42 @@ int proc_same_creds(struct supervisor *sv, pid_t tid)
 	const char *a = strstr(ids, "\nCapPrm:"), *b = strstr(sv->proc_ids, "\nCapPrm:");
 	return r == 0 && a && b && a - ids == b - sv->proc_ids &&
 	       strncmp(ids, sv->proc_ids, (size_t)(a - ids)) == 0;
+}
+
+int net_take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain)
+{
+	socklen_t optlen = sizeof(*domain);
+
+	int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	if (sock < 0)
+		return sock;
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, domain, &optlen) < 0) {
+		int r = errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
+		close(sock);
+		return r;
+	}
+	return sock;
+}
+
+int net_sock_proto(int sock, uint32_t *proto, int *type)
+{
+	int protocol = 0;
+	socklen_t optlen = sizeof(int);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, type, &optlen) < 0)
+		return negative_errno();
+	optlen = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &protocol, &optlen) < 0)
+		return negative_errno();
+	if (*type == SOCK_STREAM && protocol == IPPROTO_TCP)
+		*proto = NET_PROTO_TCP;
+	else if (*type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+		*proto = NET_PROTO_UDP;
+	else if (*type == SOCK_DGRAM && (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6))
+		*proto = NET_PROTO_ICMP;
+	else
+		return -EPERM; /* cannot exist (seccomp socket rules): fail closed */
+	return 0;
 }
 
 int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,

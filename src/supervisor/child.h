@@ -68,6 +68,13 @@ int proc_same_ids(struct supervisor *sv, pid_t tid);
  * effective capabilities), not the seccomp filters or no_new_privs: 1, 0, or NOTIF_GONE. */
 int proc_same_creds(struct supervisor *sv, pid_t tid);
 
+/* The socket the child named in argument 0 (a copy, from the calling thread's table) and its
+ * address family in *@domain. A descriptor that is no socket: -ENOTSOCK, as the kernel. */
+int net_take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain);
+/* The NET_PROTO_* of IP socket @sock (TCP: stream; UDP, ICMP: the datagram sockets the seccomp
+ * rules let exist), or -EPERM for anything else (fail closed), and its SO_TYPE in *@type. */
+int net_sock_proto(int sock, uint32_t *proto, int *type);
+
 /* Answer getsockname(2) or getpeername(2) with the address @addr (@klen bytes), as the kernel
  * does: at most the caller's buffer length, then the full length. */
 int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,

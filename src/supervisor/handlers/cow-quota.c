@@ -25,7 +25,6 @@
 #include "cow-internal.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "supervisor/child.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"

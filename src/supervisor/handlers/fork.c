@@ -25,7 +25,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "procs.h"
 #include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

@@ -30,7 +30,6 @@
 #include "fs-meta.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "path-util.h"
 #include "plan/plan.h"
 #include "supervisor/child.h"

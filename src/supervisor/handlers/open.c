@@ -26,12 +26,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "fd-util.h"
+#include "fs-write.h"
+#include "hostname.h"
+#include "memory.h"
 #include "path-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "plan/plan.h"
+#include "proc-net.h"
+#include "proc-views.h"
+#include "procs.h"
 #include "supervisor/child.h"
 #include "supervisor/groups.h"
 #include "supervisor/notif.h"

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "handlers.h"
-#include "net-internal.h"
+#include "procs.h"
 #include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

@@ -28,10 +28,13 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fs-write.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "netlink.h"
 #include "plan/plan.h"
+#include "ports.h"
+#include "proc-net.h"
 #include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

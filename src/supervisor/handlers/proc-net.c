@@ -23,7 +23,8 @@
 
 #include "fd-util.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "proc-net.h"
+#include "procs.h"
 #include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "macro.h"
-#include "net-internal.h"
+#include "procs.h"
 #include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

@@ -23,7 +23,6 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
