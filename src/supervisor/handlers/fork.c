@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fork.h"
 #include "handlers.h"
 #include "macro.h"
 #include "procs.h"

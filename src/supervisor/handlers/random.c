@@ -23,6 +23,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
+#include "random.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

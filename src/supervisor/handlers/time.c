@@ -42,6 +42,7 @@
 #include "macro.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
+#include "time.h"
 
 #define NSEC 1000000000LL
 
