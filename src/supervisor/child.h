@@ -2,8 +2,10 @@
 /*
  * child: the toolkit through which a handler reaches the trapped process: its memory (a path,
  * a buffer, an answer written back), its descriptors, its names as it resolves them, and the
- * checks of its ids and credentials. A handler touches the child only through this header and
- * the engine APIs (cow/, the worker pool), never with a syscall of its own on the child's pid.
+ * checks of its ids and credentials. A handler touches the child through this header and the
+ * engine APIs (cow/, the worker pool); a new way to reach the child (a /proc/<pid> file, a call
+ * on its pid or its descriptors) belongs here, with its ID_VALID check, so that each handler
+ * does not get the check right on its own.
  *
  * This header includes notif.h, whose primitives are part of the toolkit: the answers
  * (notif_answer_*), the checked memory access (notif_mem_read, notif_mem_write, notif_mem_peek),
