@@ -84,7 +84,7 @@
 #include "bench.h"
 #include "fd-util.h"
 #include "macro.h"
-#include "sandbox/groups.h"
+#include "supervisor/groups.h"
 #include "sandlock.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"

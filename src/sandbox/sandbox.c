@@ -42,6 +42,7 @@
 #include "launch/launch.h"
 #include "policy/policy.h"
 #include "sandbox.h"
+#include "supervisor/child.h"
 #include "supervisor/handlers/handlers.h"
 #include "supervisor/notif.h"
 #include "syscall-util.h"

@@ -14,10 +14,10 @@
 #include "control.h"
 #include "cow/cow.h"
 #include "error.h"
-#include "groups.h"
 #include "launch/launch.h"
 #include "plan/plan.h"
 #include "sandlock.h"
+#include "supervisor/groups.h"
 #include "supervisor/supervisor.h"
 
 struct buffer {

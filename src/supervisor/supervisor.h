@@ -13,7 +13,13 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
-#include "chacha20.h"
+#include "handlers/fork.h"
+#include "handlers/fs-meta.h"
+#include "handlers/memory.h"
+#include "handlers/netlink.h"
+#include "handlers/random.h"
+#include "handlers/time.h"
+#include "handlers/umask.h"
 #include "notices.h"
 #include "notif.h"
 #include "port-map.h"
@@ -45,39 +51,6 @@ struct supervisor_workers {
 	int socks[SUPERVISOR_MAX_WORKERS]; /* the socket each thread works on, or -1 */
 };
 
-/* Virtual NETLINK_ROUTE sockets (handlers/netlink.c): the child's end, by inode. */
-#define SUPERVISOR_MAX_NETLINK 16
-#define VTIME_FUNCS 3 /* clock_gettime, gettimeofday, time */
-struct netlink_fake {
-	int used;
-	dev_t dev;
-	ino_t ino;
-	uint32_t portid;
-};
-
-/* max_processes (handlers/fork.c): the threads whose allowed fork may not have made its child
- * yet. Used by the loop only. */
-struct proc_limit {
-	unsigned max; /* 0: unlimited */
-	pid_t *pending;
-	size_t n_pending, cap_pending;
-};
-int proc_limit_init(struct proc_limit *pl, unsigned max);
-void proc_limit_done(struct proc_limit *pl);
-
-/* The umasks the supervisor knows (handlers/umask.c). */
-struct umask_cache {
-	struct umask_entry {
-		pid_t tid;
-		int pidfd; /* the task's: the tid names it while it lives */
-		mode_t mask;
-	} v[32];
-	size_t n;
-	pid_t flying[64]; /* tasks whose umask() may not have returned yet */
-	size_t n_flying;
-	int lost; /* more than that at once: no mask kept any more */
-};
-
 struct supervisor {
 	int listener;
 	struct seccomp_notif *req;
@@ -91,63 +64,33 @@ struct supervisor {
 	struct supervisor_workers workers;
 	int prepared;		      /* supervisor_prepare() ran: the worker table exists */
 	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
-	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK];
+	struct netlink_fake netlink[SUPERVISOR_MAX_NETLINK]; /* handlers/netlink.h */
 	atomic_int net_connects; /* connects made on the child's behalf, held (handlers/net.c) */
 	uint32_t netlink_serial;
 	struct port_map ports;	 /* port_remap: virtual -> real (handlers/ports.c) */
 	unsigned num_cpus;	 /* num_cpus: the CPUs the sandbox sees (handlers/cpus.c); 0: all */
-	struct proc_limit procs; /* max_processes (handlers/fork.c) */
+	struct proc_limit procs; /* max_processes (handlers/fork.h) */
 	uint64_t max_memory;	 /* max_memory in bytes (handlers/memory.c); 0: unlimited */
 	int64_t started_ns;	 /* CLOCK_MONOTONIC when the sandbox started: its /proc/uptime */
 	int proc_nested;	 /* a process confined itself further: /proc no longer served */
 	dev_t proc_dev;		 /* the identity of /proc's root, taken once (0: unknown) */
 	ino_t proc_ino;
-	char proc_ids[4096];	     /* the ids /proc is served to (handlers/open.c) */
-	int deterministic_dirs;	     /* listings sorted by name (handlers/getdents.c) */
-	struct {		     /* time_start (handlers/time.c) */
-		int64_t off_sec;     /* the sandbox's wall clock minus the host's */
-		int64_t off_nsec;    /* 0 <= off_nsec < 1e9 */
-		struct vtime_moved { /* deadlines moved in the child's memory */
-			uint64_t addr;
-			struct timespec host;
-		} moved[64];
-		unsigned n_moved;
-		uintptr_t vdso_off[VTIME_FUNCS]; /* the vDSO functions replaced, 0: absent */
-	} vtime;
-	struct { /* random_seed (handlers/random.c) */
-		int seeded;
-		uint64_t seed;
-		struct chacha20 getrandom; /* stream 0 */
-		uint32_t opens;		   /* the streams of /dev/urandom opened so far */
-		atomic_int live;	   /* and still open (each holds a worker) */
-	} random;
+	char proc_ids[4096];	    /* the ids /proc is served to (child.c: proc_ids_snapshot) */
+	int deterministic_dirs;	    /* listings sorted by name (handlers/getdents.c) */
+	struct vtime vtime;	    /* time_start (handlers/time.h) */
+	struct random_state random; /* random_seed (handlers/random.h) */
 	int proc_no_caps;  /* and they hold no capability (no fanotify permission events) */
 	char **fs_granted; /* the entries Landlock grants one by one beside the way to a denied
 			    * path in a writable grant, while they keep their names: beneath
 			    * them the kernel decides (handlers/fs-write.c); owned */
-	struct mem_pids {  /* max_memory: the sandbox's processes found last */
-		pid_t *v;
-		size_t n, cap;
-		int dirty; /* a fork since: scan /proc again */
-	} mem_pids;
+	struct mem_pids mem_pids;  /* max_memory (handlers/memory.h) */
 	struct cow *cow;	   /* workdir: its branch (handlers/cow.c); NULL: none */
 	struct cow_wait *cow_wait; /* workdir: a copy-up off the loop (handlers/cow-copy.c) */
 	int umask_traced;	   /* umask() is trapped: masks may be kept (handlers/umask.c) */
 	int ruleset_fd; /* the sandbox's Landlock ruleset (not owned): what a watch may reach
 			 * (handlers/watch.c); -1: none */
-	struct umask_cache umasks;
-	struct {	     /* the metadata calls (handlers/fs-meta.c) */
-		int creds;   /* how the supervisor's rights stand for the sandbox's; 0: not known */
-		int userns;  /* the sandbox has a user namespace of its own (uid/gid) */
-		int changed; /* a task changed its credentials: each caller looked at */
-		int verified; /* the sandbox's credentials, unchanged since, are the supervisor's */
-		char ids[1024];		  /* its own ids, groups and effective capabilities */
-		struct notif_pidfd pidfd; /* the last caller's, for its descriptors */
-		int fd_dir_plus1;	  /* /proc/self/fd, opened once (0: not yet) */
-		int kept_plus1;		  /* an O_PATH descriptor of the last file allowed */
-		dev_t kept_dev;
-		ino_t kept_ino;
-	} meta;
+	struct umask_cache umasks; /* handlers/umask.h */
+	struct fs_meta_state meta; /* the metadata calls (handlers/fs-meta.h) */
 	uint64_t answered;
 	struct notices notices; /* for the user: a process killed, a fork refused (notices.h) */
 	pid_t main_pid;		/* the command's own process, once cloned */

@@ -25,7 +25,7 @@
 #include "cow-internal.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "supervisor/child.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

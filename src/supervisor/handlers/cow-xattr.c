@@ -26,7 +26,6 @@
 #include "fs-meta.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"

@@ -42,7 +42,7 @@
 #include "fs-meta.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "supervisor/child.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

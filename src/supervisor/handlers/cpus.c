@@ -14,10 +14,10 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

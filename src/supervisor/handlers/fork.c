@@ -23,10 +23,11 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fork.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
-#include "sandbox/groups.h"
+#include "procs.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

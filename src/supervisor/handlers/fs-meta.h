@@ -1,15 +1,33 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs-meta: what the handlers of the metadata calls share (fs-meta.c: modes, owners, times;
- * fs-meta-attr.c: extended attributes, inode flags; cow.c and cow-xattr.c for a workdir).
+ * fs-meta-attr.c: extended attributes, inode flags; cow.c and cow-xattr.c for a workdir), and
+ * what they keep between calls, held by the supervisor as sv->meta.
  */
 #pragma once
 
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+
+#include "supervisor/notif.h"
 
 struct supervisor;
+
+struct fs_meta_state {
+	int creds;	/* how the supervisor's rights stand for the sandbox's; 0: not known */
+	int userns;	/* the sandbox has a user namespace of its own (uid/gid) */
+	int changed;	/* a task changed its credentials: each caller looked at */
+	int verified;	/* the sandbox's credentials, unchanged since, are the supervisor's */
+	char ids[1024]; /* its own ids, groups and effective capabilities */
+	struct notif_pidfd pidfd; /* the last caller's, for its descriptors */
+	int fd_dir_plus1;	  /* /proc/self/fd, opened once (0: not yet) */
+	int kept_plus1;		  /* an O_PATH descriptor of the last file allowed */
+	dev_t kept_dev;
+	ino_t kept_ino;
+};
 
 /* The file a metadata call acts on, taken once: the caller's descriptor @fd (@by_fd), else the
  * name at @addr opened as the caller reaches it (a final symlink itself with @nofollow; an empty

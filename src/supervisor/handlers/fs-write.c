@@ -46,11 +46,12 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fs-write.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "path-util.h"
 #include "plan/plan.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -28,9 +28,9 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "plan/plan.h"
-#include "sandbox/groups.h"
+#include "procs.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -67,10 +67,6 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
  * sysfs CPU lists. */
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
-/* open.c: record what the sandbox's first process may do (its ids, capabilities, seccomp
- * filters), once it is confined: /proc is served only to threads that have the same.
- * @filters: the seccomp filters it has once launched (it may lack its last one yet). */
-void proc_ids_snapshot(struct supervisor *sv, pid_t pid, long filters);
 /* getdents.c: a listing made here, served through the child's open directory @fd: the
  * entries from the index its offset holds, as many as getdents' count takes, then its offset
  * moved past them. Returns the bytes written or -errno. */

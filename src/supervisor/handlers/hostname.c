@@ -17,9 +17,11 @@
 
 #include "fd-util.h"
 #include "handlers.h"
+#include "hostname.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "path-util.h"
+#include "proc-views.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -29,8 +29,10 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "net.h"
+#include "netlink.h"
 #include "plan/plan.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
@@ -188,7 +190,7 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		int check = sv->net->onbehalf && proto != NET_PROTO_TCP;
 		r = net_route(sv, req, sock, domain, proto, check, &s->ss, &len, &s->pin);
 		if (r == NET_ROUTE_ABSTRACT)
-			return -EPERM; /* net-internal.h */
+			return -EPERM; /* net.h */
 		if (r < 0)
 			return r;
 		s->m.msg_name = &s->ss;

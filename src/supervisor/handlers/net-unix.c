@@ -22,10 +22,11 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "net.h"
 #include "path-util.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "plan/plan.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

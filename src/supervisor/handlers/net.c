@@ -29,8 +29,12 @@
 
 #include "fd-util.h"
 #include "handlers.h"
-#include "net-internal.h"
+#include "net.h"
+#include "netlink.h"
 #include "plan/plan.h"
+#include "ports.h"
+#include "procs.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
@@ -162,42 +166,6 @@ static void connect_worker(int listener, int sock, void *arg)
 	free(job);
 }
 
-int net_take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain)
-{
-	socklen_t optlen = sizeof(*domain);
-
-	int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
-	if (sock < 0)
-		return sock;
-	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, domain, &optlen) < 0) {
-		int r = errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
-		close(sock);
-		return r;
-	}
-	return sock;
-}
-
-int net_sock_proto(int sock, uint32_t *proto, int *type)
-{
-	int protocol = 0;
-	socklen_t optlen = sizeof(int);
-
-	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, type, &optlen) < 0)
-		return negative_errno();
-	optlen = sizeof(int);
-	if (getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &protocol, &optlen) < 0)
-		return negative_errno();
-	if (*type == SOCK_STREAM && protocol == IPPROTO_TCP)
-		*proto = NET_PROTO_TCP;
-	else if (*type == SOCK_DGRAM && protocol == IPPROTO_UDP)
-		*proto = NET_PROTO_UDP;
-	else if (*type == SOCK_DGRAM && (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6))
-		*proto = NET_PROTO_ICMP;
-	else
-		return -EPERM; /* cannot exist (seccomp socket rules): fail closed */
-	return 0;
-}
-
 int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, int domain,
 	      uint32_t proto, int check, struct sockaddr_storage *ss, socklen_t *len, int *pin)
 {
@@ -263,7 +231,7 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	int check = !direct || (proto == NET_PROTO_TCP && !sv->net->tcp_open);
 	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
 	if (r == NET_ROUTE_ABSTRACT)
-		return -EPERM; /* net-internal.h: abstract names are not reached */
+		return -EPERM; /* net.h: abstract names are not reached */
 	if (r == -ECONNREFUSED && direct)
 		return -EACCES;
 	if (r < 0)

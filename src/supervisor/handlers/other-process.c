@@ -7,7 +7,7 @@
  * process could, say, lower the CPU-time limit of any process of the same user and so kill it.
  * They are trapped only when they name a process other than the caller (the BPF program lets
  * "0", the caller, through), and allowed when the target is one of the sandbox's processes:
- * a member of a process group the sandbox created (sandbox/groups.c).
+ * a member of a process group the sandbox created (supervisor/groups.c).
  *
  * Allowed calls are answered with CONTINUE. The decision is on register values (pid, which,
  * who), which the kernel uses unchanged when it resumes the syscall; the pointer arguments
@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "handlers.h"
-#include "net-internal.h"
-#include "sandbox/groups.h"
+#include "procs.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

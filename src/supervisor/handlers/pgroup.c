@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * handlers/pgroup: setsid(2) and setpgid(2). A process group the sandbox creates is recorded
- * (leader pidfd + lifeline, sandbox/groups.c) before the kernel creates it, so kill and timeouts
+ * (leader pidfd + lifeline, supervisor/groups.c) before the kernel creates it, so kill and timeouts
  * reach it; a move into a group that is not the sandbox's is refused, because signalling that
  * group would hit processes outside the sandbox (sandlock's own group is in the same session,
  * and the kernel would allow the move).
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "handlers.h"
-#include "sandbox/groups.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"

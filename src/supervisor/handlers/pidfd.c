@@ -31,7 +31,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "procs.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -28,36 +28,16 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fs-write.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "netlink.h"
 #include "plan/plan.h"
+#include "ports.h"
+#include "proc-net.h"
+#include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
-
-int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen)
-{
-	int len;
-
-	/* As the kernel's move_addr_to_user: the buffer's length, then at most that many bytes
-	 * of the address, then the address's full length. */
-	int r = notif_mem_read(sv->listener, req, req->data.args[2], &len, sizeof(len));
-	if (r < 0)
-		return r;
-	if (len < 0)
-		return -EINVAL;
-	if (len > 0)
-		r = notif_mem_write(sv->listener, req, req->data.args[1], addr,
-				    (size_t)MIN((socklen_t)len, klen));
-	int full = (int)klen;
-	if (r == 0)
-		r = notif_mem_write(sv->listener, req, req->data.args[2], &full, sizeof(full));
-	if (r < 0)
-		return r;
-	notif_answer_value(resp, 0);
-	return 0;
-}
 
 /* The port of an IPv4 or IPv6 address, and where it lies in @ss; NULL for another family or a
  * length the kernel would refuse. */

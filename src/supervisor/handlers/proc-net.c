@@ -23,8 +23,9 @@
 
 #include "fd-util.h"
 #include "macro.h"
-#include "net-internal.h"
-#include "sandbox/groups.h"
+#include "proc-net.h"
+#include "procs.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

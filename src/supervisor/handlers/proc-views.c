@@ -13,8 +13,9 @@
 
 #include "macro.h"
 #include "path-util.h"
-#include "net-internal.h"
 #include "plan/plan.h"
+#include "proc-views.h"
+#include "procs.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

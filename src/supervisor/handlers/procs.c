@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * handlers/procs: the sandbox's processes, found by scanning /proc for the processes whose
- * process group is one the sandbox created (sandbox/groups.c). Every process of the sandbox is
+ * process group is one the sandbox created (supervisor/groups.c). Every process of the sandbox is
  * in such a group whatever its parent is now (an orphan keeps its group), and no other is.
  * The counts built on the scan (max_processes, max_memory) must not come out low, so a process
  * whose stat cannot be read for any reason but its being gone fails the whole scan: a
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "macro.h"
-#include "net-internal.h"
-#include "sandbox/groups.h"
+#include "procs.h"
+#include "supervisor/groups.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

@@ -23,7 +23,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "random.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 

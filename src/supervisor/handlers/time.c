@@ -40,9 +40,9 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
+#include "time.h"
 
 #define NSEC 1000000000LL
 

@@ -23,6 +23,7 @@
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
+#include "umask.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* 6.9 */

@@ -44,7 +44,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "net-internal.h"
+#include "supervisor/child.h"
 #include "syscall-util.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"

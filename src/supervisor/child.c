@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * child: the toolkit through which handlers reach the trapped process (see child.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "policy/rules.h"
+#include "supervisor.h"
+
+int own_fd_name(const char *path, int *n, const char **rest)
+{
+	static const char *const prefixes[] = { "/proc/self/fd/", "/proc/thread-self/fd/",
+						"/dev/fd/" };
+	char *end;
+
+	for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+		size_t k = strlen(prefixes[i]);
+		if (strncmp(path, prefixes[i], k) != 0)
+			continue;
+		const char *num = path + k;
+		errno = 0;
+		long v = strtol(num, &end, 10);
+		if (*num < '0' || *num > '9' || (*end && *end != '/') || errno || v > INT_MAX)
+			return 0;
+		*n = (int)v;
+		*rest = end;
+		return 1;
+	}
+	return 0;
+}
+
+int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char *path, uint64_t resolve, int nofollow)
+{
+	int abs = path[0] == '/', n;
+	const char *rest;
+	_cleanup_close_ int dfd = -1;
+
+	if (own_fd_name(path, &n, &rest)) {
+		dfd = notif_get_fd(sv->listener, req, n);
+		if (dfd < 0)
+			return dfd;
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			return TAKE_FD(dfd);
+		path = rest;
+		abs = 0;
+	} else if (abs || dirfd == AT_FDCWD) {
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%u/%s", req->pid, abs ? "root" : "cwd");
+		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return errno == ENOENT || errno == ESRCH ? NOTIF_GONE : negative_errno();
+		/* The pid named the trapped thread when the directory was opened: the
+		 * descriptor now pins that thread's directory whatever happens to the pid. */
+		if (!notif_id_valid(sv->listener, req->id))
+			return NOTIF_GONE;
+	} else {
+		dfd = notif_get_fd(sv->listener, req, dirfd);
+		if (dfd < 0)
+			return dfd;
+	}
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
+		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0) | resolve,
+	};
+	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	return fd < 0 ? negative_errno() : fd;
+}
+
+/* The path the child named, NUL-terminated in @buf. */
+int child_read_path(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
+		    char *buf, size_t size)
+{
+	size_t off = 0;
+
+	/* Page by page: the string may end just before an unmapped page; the first read short,
+	 * since most names are. */
+	while (off < size) {
+		size_t chunk = MIN(size - off, 4096 - ((addr + off) & 4095));
+		if (off == 0)
+			chunk = MIN(chunk, 256);
+		int r = notif_mem_read(sv->listener, req, addr + off, buf + off, chunk);
+		if (r < 0)
+			return r;
+		if (memchr(buf + off, '\0', chunk))
+			return 0;
+		off += chunk;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* The path the kernel gives descriptor @fd (its readlink in /proc/self/fd). */
+ssize_t fd_real_path(int fd, char *buf, size_t size)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t k = readlink(self, buf, size - 1);
+	if (k > 0)
+		buf[k] = '\0';
+	return k;
+}
+
+/* The lines of a task's status that say what it may do: its ids, its capabilities, its
+ * seccomp filters, no_new_privs. */
+static int ids_of(pid_t tid, char *out, size_t size)
+{
+	static const char *const keys[] = {
+		"\nUid:",    "\nGid:",	      "\nGroups:",	   "\nCapEff:",
+		"\nCapPrm:", "\nNoNewPrivs:", "\nSeccomp_filters:"
+	};
+	char buf[8192];
+	size_t n = 0;
+
+	if (proc_read(tid, "status", buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	out[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const char *p = strstr(buf, keys[i]);
+		const char *e = p ? strchr(p + 1, '\n') : NULL;
+		size_t len = p ? (e ? (size_t)(e - p) : strlen(p)) : 0;
+		if (n + len + 1 >= size)
+			return -EPERM; /* cannot tell: fail closed */
+		memcpy(out + n, p ? p : "", len);
+		n += len;
+		out[n] = '\0';
+	}
+	return 0;
+}
+
+/* The snapshot's filter count made @filters, the count the child ends its launch with: it
+ * reads @filters or, before its last filter (launch.c: close_launch_flag), one less. Anything
+ * else: -EPERM (the snapshot then matches nobody). */
+static int ids_final_filters(char *ids, size_t size, long filters)
+{
+	static const char key[] = "\nSeccomp_filters:\t";
+	char *p = strstr(ids, key);
+	if (!p || filters < 1)
+		return -EPERM;
+	p += strlen(key);
+	char *end;
+	long n = strtol(p, &end, 10);
+	char tail[64];
+	if (end == p || (n != filters && n != filters - 1) || strlen(end) >= sizeof(tail))
+		return -EPERM;
+	strcpy(tail, end);
+	size_t room = size - (size_t)(p - ids);
+	int k = snprintf(p, room, "%ld%s", filters, tail);
+	return k < 0 || (size_t)k >= room ? -EPERM : 0;
+}
+
+void proc_ids_snapshot(struct supervisor *sv, pid_t pid, long filters)
+{
+	if (ids_of(pid, sv->proc_ids, sizeof(sv->proc_ids)) < 0 ||
+	    ids_final_filters(sv->proc_ids, sizeof(sv->proc_ids), filters) < 0)
+		sv->proc_ids[0] = '\0'; /* then /proc is served to nobody: fail closed */
+	sv->proc_no_caps = strstr(sv->proc_ids, "\nCapEff:\t0000000000000000\n") &&
+			   strstr(sv->proc_ids, "\nCapPrm:\t0000000000000000\n");
+}
+
+/* Whether thread @tid has the ids the sandbox started with (proc_ids_snapshot): 1, 0, or
+ * NOTIF_GONE. */
+int proc_same_ids(struct supervisor *sv, pid_t tid)
+{
+	char ids[sizeof(sv->proc_ids)];
+
+	int r = ids_of(tid, ids, sizeof(ids));
+	if (r == -ESRCH)
+		return NOTIF_GONE;
+	return r == 0 && sv->proc_ids[0] && strcmp(ids, sv->proc_ids) == 0;
+}
+
+int proc_same_creds(struct supervisor *sv, pid_t tid)
+{
+	char ids[sizeof(sv->proc_ids)];
+
+	int r = ids_of(tid, ids, sizeof(ids));
+	if (r == -ESRCH)
+		return NOTIF_GONE;
+	/* The keys up to the effective capabilities (ids_of's order): not the filters. */
+	const char *a = strstr(ids, "\nCapPrm:"), *b = strstr(sv->proc_ids, "\nCapPrm:");
+	return r == 0 && a && b && a - ids == b - sv->proc_ids &&
+	       strncmp(ids, sv->proc_ids, (size_t)(a - ids)) == 0;
+}
+
+int net_take_socket(struct supervisor *sv, const struct seccomp_notif *req, int *domain)
+{
+	socklen_t optlen = sizeof(*domain);
+
+	int sock = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
+	if (sock < 0)
+		return sock;
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, domain, &optlen) < 0) {
+		int r = errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
+		close(sock);
+		return r;
+	}
+	return sock;
+}
+
+int net_sock_proto(int sock, uint32_t *proto, int *type)
+{
+	int protocol = 0;
+	socklen_t optlen = sizeof(int);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, type, &optlen) < 0)
+		return negative_errno();
+	optlen = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &protocol, &optlen) < 0)
+		return negative_errno();
+	if (*type == SOCK_STREAM && protocol == IPPROTO_TCP)
+		*proto = NET_PROTO_TCP;
+	else if (*type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+		*proto = NET_PROTO_UDP;
+	else if (*type == SOCK_DGRAM && (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6))
+		*proto = NET_PROTO_ICMP;
+	else
+		return -EPERM; /* cannot exist (seccomp socket rules): fail closed */
+	return 0;
+}
+
+int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen)
+{
+	int len;
+
+	/* As the kernel's move_addr_to_user: the buffer's length, then at most that many bytes
+	 * of the address, then the address's full length. */
+	int r = notif_mem_read(sv->listener, req, req->data.args[2], &len, sizeof(len));
+	if (r < 0)
+		return r;
+	if (len < 0)
+		return -EINVAL;
+	if (len > 0)
+		r = notif_mem_write(sv->listener, req, req->data.args[1], addr,
+				    (size_t)MIN((socklen_t)len, klen));
+	int full = (int)klen;
+	if (r == 0)
+		r = notif_mem_write(sv->listener, req, req->data.args[2], &full, sizeof(full));
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handlers/fs-write: what open.c and ports.c hand to the writes beneath a writable grant that
+ * holds a denied path (fs-write.c).
+ */
+#pragma once
+
+#include <linux/seccomp.h>
+#include <stdint.h>
+
+struct supervisor;
+
+/* An open beneath a writable grant that holds a denied path (plan.net.write_roots): answered (0
+ * with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other handlers of
+ * open.c to decide. */
+#define FS_WRITE_NOT_MINE 1
+int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
+		  uint64_t mode, uint64_t resolve);
+/* bind(2) of AF_UNIX socket @sock (the child's, a copy) to a name beneath a writable grant that
+ * holds a denied path: answered, or FS_WRITE_NOT_MINE. */
+int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp, int sock);
