@@ -242,6 +242,7 @@ int path_args_decode(const struct seccomp_data *data, struct path_args *ret)
 		return -ENOSYS;
 	struct path_args pa = {
 		.call = c,
+		.by_fd = c->at[PATH_ARG_FD] != 0,
 		.fd = c->at[PATH_ARG_FD] ? (int)arg_of(c, data, PATH_ARG_FD) : -1,
 		.dirfd = c->at[PATH_ARG_DIRFD] ? (int)arg_of(c, data, PATH_ARG_DIRFD) : AT_FDCWD,
 		.path = arg_of(c, data, PATH_ARG_PATH),

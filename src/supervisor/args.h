@@ -125,6 +125,7 @@ struct path_call {
  * (a handler that must see an int, as the kernel does, narrows them itself). */
 struct path_args {
 	const struct path_call *call;
+	int by_fd;	/* the call acts on descriptor fd (fchmod, fsetxattr...), not on a name */
 	int fd;		/* PATH_ARG_FD, else -1 */
 	int dirfd;	/* AT_FDCWD where the call has none */
 	uint64_t path;	/* 0 where the call has none */

@@ -205,7 +205,7 @@ static void check_row(const struct proto *p)
 	struct path_args pa;
 	if (!ok(path_args_decode(&d, &pa) == 0, "%s: decoded", p->name))
 		return;
-	ok(pa.call == c && pa.fd == (int)want(p, PATH_ARG_FD, (uint64_t)-1) &&
+	ok(pa.call == c && pa.by_fd == (expected_pos(p, PATH_ARG_FD) >= 0) && pa.fd == (int)want(p, PATH_ARG_FD, (uint64_t)-1) &&
 		   pa.dirfd == (int)want(p, PATH_ARG_DIRFD, (uint64_t)AT_FDCWD) &&
 		   pa.path == want(p, PATH_ARG_PATH, 0) &&
 		   pa.flags == (want(p, PATH_ARG_FLAGS, 0) | c->implied) &&
