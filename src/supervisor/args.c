@@ -21,11 +21,14 @@
 
 /* Role @role is argument @pos (0-based). */
 #define A(role, pos) [PATH_ARG_##role] = (pos) + 1
-#define ROW(n, fam, ...) { .nr = SYS_##n, .name = #n, .family = PATH_##fam, __VA_ARGS__ }
+#define ROW(n, fam, ...)                                                                           \
+	{                                                                                          \
+		.nr = SYS_##n, .name = #n, .family = PATH_##fam, __VA_ARGS__                       \
+	}
 #define AT(...) .at = { __VA_ARGS__ }
 
 static const struct path_call calls[] = {
-	/* open */
+/* open */
 #ifdef SYS_open
 	ROW(open, OPEN, AT(A(PATH, 0), A(FLAGS, 1), A(MODE, 2)), .follow = PATH_FOLLOW_OPEN),
 #endif
@@ -37,7 +40,7 @@ static const struct path_call calls[] = {
 	    .follow = PATH_FOLLOW_OPEN),
 	ROW(openat2, OPEN, AT(A(DIRFD, 0), A(PATH, 1), A(MEM, 2), A(MEM_SIZE, 3)),
 	    .follow = PATH_FOLLOW_OPEN, .mem = PATH_MEM_OPEN_HOW),
-	/* stat */
+/* stat */
 #ifdef SYS_stat
 	ROW(stat, STAT, AT(A(PATH, 0), A(BUF, 1)), .follow = PATH_FOLLOW_AT),
 #endif
@@ -51,7 +54,7 @@ static const struct path_call calls[] = {
 #endif
 	ROW(statx, STAT, AT(A(DIRFD, 0), A(PATH, 1), A(FLAGS, 2), A(MASK, 3), A(BUF, 4)),
 	    .follow = PATH_FOLLOW_AT, .empty = PATH_EMPTY_AT),
-	/* access: faccessat has no flags (the C library's flags are faccessat2's) */
+/* access: faccessat has no flags (the C library's flags are faccessat2's) */
 #ifdef SYS_access
 	ROW(access, ACCESS, AT(A(PATH, 0), A(MODE, 1)), .follow = PATH_FOLLOW_ALWAYS),
 #endif
@@ -59,13 +62,13 @@ static const struct path_call calls[] = {
 	    .follow = PATH_FOLLOW_ALWAYS),
 	ROW(faccessat2, ACCESS, AT(A(DIRFD, 0), A(PATH, 1), A(MODE, 2), A(FLAGS, 3)),
 	    .follow = PATH_FOLLOW_AT, .empty = PATH_EMPTY_AT),
-	/* readlink: an empty name is always the descriptor's (do_readlinkat's LOOKUP_EMPTY) */
+/* readlink: an empty name is always the descriptor's (do_readlinkat's LOOKUP_EMPTY) */
 #ifdef SYS_readlink
 	ROW(readlink, READLINK, AT(A(PATH, 0), A(BUF, 1), A(SIZE, 2)), .empty = PATH_EMPTY_ALWAYS),
 #endif
 	ROW(readlinkat, READLINK, AT(A(DIRFD, 0), A(PATH, 1), A(BUF, 2), A(SIZE, 3)),
 	    .empty = PATH_EMPTY_ALWAYS),
-	/* mkdir, mknod */
+/* mkdir, mknod */
 #ifdef SYS_mkdir
 	ROW(mkdir, MKDIR, AT(A(PATH, 0), A(MODE, 1))),
 #endif
@@ -74,7 +77,7 @@ static const struct path_call calls[] = {
 	ROW(mknod, MKNOD, AT(A(PATH, 0), A(MODE, 1), A(DEV, 2))),
 #endif
 	ROW(mknodat, MKNOD, AT(A(DIRFD, 0), A(PATH, 1), A(MODE, 2), A(DEV, 3))),
-	/* unlink, rmdir */
+/* unlink, rmdir */
 #ifdef SYS_unlink
 	ROW(unlink, REMOVE, AT(A(PATH, 0))),
 #endif
@@ -82,7 +85,7 @@ static const struct path_call calls[] = {
 #ifdef SYS_rmdir
 	ROW(rmdir, REMOVE, AT(A(PATH, 0)), .implied = AT_REMOVEDIR),
 #endif
-	/* rename, link: the first name is the source, the second the name made */
+/* rename, link: the first name is the source, the second the name made */
 #ifdef SYS_rename
 	ROW(rename, RENAME, AT(A(PATH, 0), A(PATH2, 1))),
 #endif
@@ -93,7 +96,7 @@ static const struct path_call calls[] = {
 #endif
 	ROW(linkat, LINK, AT(A(DIRFD, 0), A(PATH, 1), A(DIRFD2, 2), A(PATH2, 3), A(FLAGS, 4)),
 	    .follow = PATH_FOLLOW_AT_FOLLOW, .empty = PATH_EMPTY_AT),
-	/* symlink: the name made is the path; the target is text */
+/* symlink: the name made is the path; the target is text */
 #ifdef SYS_symlink
 	ROW(symlink, SYMLINK, AT(A(TARGET, 0), A(PATH, 1))),
 #endif
@@ -105,7 +108,7 @@ static const struct path_call calls[] = {
 	ROW(execve, EXEC, AT(A(PATH, 0)), .follow = PATH_FOLLOW_ALWAYS),
 	ROW(execveat, EXEC, AT(A(DIRFD, 0), A(PATH, 1), A(FLAGS, 4)), .follow = PATH_FOLLOW_AT,
 	    .empty = PATH_EMPTY_AT),
-	/* chmod: fchmodat has no flags (fchmodat2 has) */
+/* chmod: fchmodat has no flags (fchmodat2 has) */
 #ifdef SYS_chmod
 	ROW(chmod, CHMOD, AT(A(PATH, 0), A(MODE, 1)), .follow = PATH_FOLLOW_ALWAYS),
 #endif
@@ -113,7 +116,7 @@ static const struct path_call calls[] = {
 	ROW(fchmodat, CHMOD, AT(A(DIRFD, 0), A(PATH, 1), A(MODE, 2)), .follow = PATH_FOLLOW_ALWAYS),
 	ROW(fchmodat2, CHMOD, AT(A(DIRFD, 0), A(PATH, 1), A(MODE, 2), A(FLAGS, 3)),
 	    .follow = PATH_FOLLOW_AT, .empty = PATH_EMPTY_AT),
-	/* chown: the legacy chown follows, lchown does not */
+/* chown: the legacy chown follows, lchown does not */
 #ifdef SYS_chown
 	ROW(chown, CHOWN, AT(A(PATH, 0), A(UID, 1), A(GID, 2)), .follow = PATH_FOLLOW_ALWAYS),
 #endif
@@ -124,7 +127,7 @@ static const struct path_call calls[] = {
 	ROW(fchown, CHOWN, AT(A(FD, 0), A(UID, 1), A(GID, 2))),
 	ROW(fchownat, CHOWN, AT(A(DIRFD, 0), A(PATH, 1), A(UID, 2), A(GID, 3), A(FLAGS, 4)),
 	    .follow = PATH_FOLLOW_AT, .empty = PATH_EMPTY_AT),
-	/* times: a NULL name of futimesat and utimensat is the descriptor's file (do_utimes) */
+/* times: a NULL name of futimesat and utimensat is the descriptor's file (do_utimes) */
 #ifdef SYS_utime
 	ROW(utime, TIMES, AT(A(PATH, 0), A(BUF, 1)), .follow = PATH_FOLLOW_ALWAYS,
 	    .times = PATH_TIMES_UTIMBUF),

@@ -75,11 +75,11 @@ enum path_mem {
 enum path_follow {
 	PATH_FOLLOW_NEVER,
 	PATH_FOLLOW_ALWAYS,
-	PATH_FOLLOW_AT,		/* unless AT_SYMLINK_NOFOLLOW is in the flags */
-	PATH_FOLLOW_AT_FOLLOW,	/* only with AT_SYMLINK_FOLLOW (linkat) */
-	PATH_FOLLOW_OPEN,	/* unless O_NOFOLLOW, or O_CREAT with O_EXCL */
-	PATH_FOLLOW_INOTIFY,	/* unless IN_DONT_FOLLOW is in the mask */
-	PATH_FOLLOW_FANOTIFY,	/* unless FAN_MARK_DONT_FOLLOW is in the flags */
+	PATH_FOLLOW_AT,	       /* unless AT_SYMLINK_NOFOLLOW is in the flags */
+	PATH_FOLLOW_AT_FOLLOW, /* only with AT_SYMLINK_FOLLOW (linkat) */
+	PATH_FOLLOW_OPEN,      /* unless O_NOFOLLOW, or O_CREAT with O_EXCL */
+	PATH_FOLLOW_INOTIFY,   /* unless IN_DONT_FOLLOW is in the mask */
+	PATH_FOLLOW_FANOTIFY,  /* unless FAN_MARK_DONT_FOLLOW is in the flags */
 };
 
 /* Whether an empty name stands for the descriptor dirfd. */

@@ -145,12 +145,24 @@ static const struct proto protos[] = {
 };
 
 static const char *const role_names[PATH_ARG__COUNT] = {
-	[PATH_ARG_FD] = "fd",	      [PATH_ARG_DIRFD] = "dirfd",   [PATH_ARG_PATH] = "path",
-	[PATH_ARG_FLAGS] = "flags",   [PATH_ARG_MODE] = "mode",	    [PATH_ARG_DIRFD2] = "dirfd2",
-	[PATH_ARG_PATH2] = "path2",   [PATH_ARG_TARGET] = "target", [PATH_ARG_BUF] = "buf",
-	[PATH_ARG_SIZE] = "size",     [PATH_ARG_NAME] = "name",	    [PATH_ARG_XFLAGS] = "xflags",
-	[PATH_ARG_UID] = "uid",	      [PATH_ARG_GID] = "gid",	    [PATH_ARG_MASK] = "mask",
-	[PATH_ARG_LENGTH] = "length", [PATH_ARG_DEV] = "dev",	    [PATH_ARG_MEM] = "mem",
+	[PATH_ARG_FD] = "fd",
+	[PATH_ARG_DIRFD] = "dirfd",
+	[PATH_ARG_PATH] = "path",
+	[PATH_ARG_FLAGS] = "flags",
+	[PATH_ARG_MODE] = "mode",
+	[PATH_ARG_DIRFD2] = "dirfd2",
+	[PATH_ARG_PATH2] = "path2",
+	[PATH_ARG_TARGET] = "target",
+	[PATH_ARG_BUF] = "buf",
+	[PATH_ARG_SIZE] = "size",
+	[PATH_ARG_NAME] = "name",
+	[PATH_ARG_XFLAGS] = "xflags",
+	[PATH_ARG_UID] = "uid",
+	[PATH_ARG_GID] = "gid",
+	[PATH_ARG_MASK] = "mask",
+	[PATH_ARG_LENGTH] = "length",
+	[PATH_ARG_DEV] = "dev",
+	[PATH_ARG_MEM] = "mem",
 	[PATH_ARG_MEM_SIZE] = "memsize",
 };
 
@@ -205,7 +217,8 @@ static void check_row(const struct proto *p)
 	struct path_args pa;
 	if (!ok(path_args_decode(&d, &pa) == 0, "%s: decoded", p->name))
 		return;
-	ok(pa.call == c && pa.by_fd == (expected_pos(p, PATH_ARG_FD) >= 0) && pa.fd == (int)want(p, PATH_ARG_FD, (uint64_t)-1) &&
+	ok(pa.call == c && pa.by_fd == (expected_pos(p, PATH_ARG_FD) >= 0) &&
+		   pa.fd == (int)want(p, PATH_ARG_FD, (uint64_t)-1) &&
 		   pa.dirfd == (int)want(p, PATH_ARG_DIRFD, (uint64_t)AT_FDCWD) &&
 		   pa.path == want(p, PATH_ARG_PATH, 0) &&
 		   pa.flags == (want(p, PATH_ARG_FLAGS, 0) | c->implied) &&

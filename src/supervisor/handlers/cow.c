@@ -994,8 +994,8 @@ static int meta_chmod_named(struct supervisor *sv, const struct seccomp_notif *r
 
 	if ((int)pa->flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL; /* the kernel's answer */
-	if ((r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res,
-			     resp)) == 1)
+	r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res, resp);
+	if (r == 1)
 		return COW_PASS; /* elsewhere: handlers/fs-meta.c */
 	if (r == 2)
 		return chmod_special(sv, req, &res, (mode_t)pa->mode, resp);
@@ -1013,8 +1013,8 @@ static int meta_chown_named(struct supervisor *sv, const struct seccomp_notif *r
 	struct cow_res res;
 	int r;
 
-	if ((r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res,
-			     resp)) == 2)
+	r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res, resp);
+	if (r == 2)
 		return chown_special(sv, req, &res, pa->uid, pa->gid, resp);
 	if (r != 0)
 		return r == 1 ? COW_PASS : r;
@@ -1089,7 +1089,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
 		r = pa.fd < 0 ? 1 : fd_target(sv, req, pa.fd, &res);
 		if (r == 0 && is_chmod)
-			r = notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)pa.mode));
+			r = notif_answer_libc(resp,
+					      chmod_branch(sv->cow, res.rel, (mode_t)pa.mode));
 		else if (r == 0)
 			r = notif_answer_libc(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel),
 							     (uid_t)pa.uid, (gid_t)pa.gid,
