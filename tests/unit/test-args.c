@@ -406,6 +406,7 @@ int main(void)
 		while (j < sizeof(protos) / sizeof(protos[0]) && protos[j].nr != c->nr)
 			j++;
 		ok(j < sizeof(protos) / sizeof(protos[0]), "%s: a prototype above", c->name);
+		ok(path_call_of(c->nr) == c, "%s: its only row", c->name);
 	}
 	is_int(n, sizeof(protos) / sizeof(protos[0]), "one row per prototype");
 	check_follow();
