@@ -25,6 +25,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "supervisor/child.h"
+#include "supervisor/args.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -36,9 +37,13 @@ int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
+	struct path_args pa;
 	struct stat st;
 
-	int r = cow_resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -114,11 +119,12 @@ int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
-	int at = req->data.nr == SYS_execveat;
-	int fl = at ? (int)req->data.args[4] : 0;
+	struct path_args pa;
 
-	int r = cow_resolve_arg(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
-				!(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -131,8 +137,7 @@ int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 	if (res.n.layer == COW_UPPER && !S_ISREG(res.n.st.st_mode))
 		return -EACCES;
 	if (res.n.layer == COW_UPPER && (r = cow_anchor_file(sv->cow, res.rel)) == -EACCES)
-		r = exec_alias(sv, req, at ? (int)req->data.args[0] : AT_FDCWD, req->data.args[at],
-			       &res);
+		r = exec_alias(sv, req, pa.dirfd, pa.path, &res);
 	if (r < 0)
 		return r;
 	/* CONTINUE: the program is the workdir's (or the branch's, linked there); Landlock

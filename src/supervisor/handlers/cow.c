@@ -43,6 +43,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "supervisor/child.h"
+#include "supervisor/args.h"
 #include "supervisor/dispatch.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -345,31 +346,21 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
 		       struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	switch (req->data.nr) {
-#ifdef SYS_open
-	case SYS_open:
-		return cow_open_call(sv, req, AT_FDCWD, a[0], a[1], (mode_t)a[2], 0, resp);
-#endif
-#ifdef SYS_creat
-	case SYS_creat:
-		return cow_open_call(sv, req, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC,
-				     (mode_t)a[1], 0, resp);
-#endif
-	case SYS_openat:
-		return cow_open_call(sv, req, (int)a[0], a[1], a[2], (mode_t)a[3], 0, resp);
-	default: { /* openat2 */
+	if (r < 0)
+		return r;
+	if (pa.flags_in_mem) { /* openat2 */
 		struct open_how how = { 0 };
-		if (a[3] < sizeof(how))
+		if (pa.mem_size < sizeof(how))
 			return -EINVAL;
-		int r = notif_mem_read(sv->listener, req, a[2], &how, sizeof(how));
-		if (r < 0)
+		if ((r = notif_mem_read(sv->listener, req, pa.mem, &how, sizeof(how))) < 0)
 			return r;
-		return cow_open_call(sv, req, (int)a[0], a[1], how.flags, (mode_t)how.mode,
-				     how.resolve, resp);
+		path_args_set_how(&pa, how.flags, how.mode, how.resolve);
 	}
-	}
+	return cow_open_call(sv, req, pa.dirfd, pa.path, pa.flags, (mode_t)pa.mode, pa.resolve,
+			     resp);
 }
 
 /* ---- stat, access, readlink -------------------------------------------------------------- */
@@ -377,44 +368,30 @@ static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
 static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
 	struct cow_res res;
-	int dirfd = AT_FDCWD, flags = 0, r;
-	uint64_t path = a[0], buf = a[1];
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	switch (req->data.nr) {
-#ifdef SYS_lstat
-	case SYS_lstat:
-		flags = AT_SYMLINK_NOFOLLOW;
-		break;
-#endif
-	case SYS_newfstatat:
-		dirfd = (int)a[0], path = a[1], buf = a[2], flags = (int)a[3];
-		break;
-	case SYS_statx:
-		dirfd = (int)a[0], path = a[1], flags = (int)a[2], buf = a[4];
-		break;
-	default:
-		break;
-	}
-	r = cow_resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
-			    (flags & AT_EMPTY_PATH) != 0, &res);
+	if (r < 0)
+		return r;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
 	int lfd = layer_fd(sv->cow, &res.n);
-	if (req->data.nr == SYS_statx) {
+	if (pa.call->nr == SYS_statx) {
 		struct statx stx;
-		if (statx(lfd, at_rel(res.rel), AT_SYMLINK_NOFOLLOW | (flags & AT_STATX_SYNC_TYPE),
-			  (unsigned)a[3], &stx) < 0)
+		if (statx(lfd, at_rel(res.rel),
+			  AT_SYMLINK_NOFOLLOW | ((int)pa.flags & AT_STATX_SYNC_TYPE),
+			  (unsigned)pa.mask, &stx) < 0)
 			return negative_errno();
-		r = notif_mem_write(sv->listener, req, buf, &stx, sizeof(stx));
+		r = notif_mem_write(sv->listener, req, pa.buf, &stx, sizeof(stx));
 	} else {
 		struct stat st;
 		if (fstatat(lfd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return negative_errno();
-		r = notif_mem_write(sv->listener, req, buf, &st, sizeof(st));
+		r = notif_mem_write(sv->listener, req, pa.buf, &st, sizeof(st));
 	}
 	if (r < 0)
 		return r;
@@ -425,25 +402,20 @@ static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
 	struct cow_res res;
-	int dirfd = AT_FDCWD, mode = (int)a[1], flags = 0;
-	uint64_t path = a[0];
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	if (req->data.nr != SYS_access) {
-		dirfd = (int)a[0], path = a[1], mode = (int)a[2];
-		if (req->data.nr == SYS_faccessat2)
-			flags = (int)a[3];
-	}
-	int r = cow_resolve_arg(sv, req, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
-				(flags & AT_EMPTY_PATH) != 0, &res);
+	if (r < 0)
+		return r;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
 	/* Writable as the file's mode says: a write goes to the branch. */
-	if (faccessat(layer_fd(sv->cow, &res.n), at_rel(res.rel), mode,
-		      AT_SYMLINK_NOFOLLOW | (flags & AT_EACCESS)) < 0 &&
+	if (faccessat(layer_fd(sv->cow, &res.n), at_rel(res.rel), (int)pa.mode,
+		      AT_SYMLINK_NOFOLLOW | ((int)pa.flags & AT_EACCESS)) < 0 &&
 	    errno != EROFS)
 		return negative_errno();
 	notif_answer_value(resp, 0);
@@ -453,15 +425,16 @@ static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 			struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
 	struct cow_res res;
-	int at = req->data.nr != SYS_readlink;
-	int dirfd = at ? (int)a[0] : AT_FDCWD;
-	uint64_t buf = a[at + 1];
-	size_t size = (size_t)a[at + 2];
+	struct path_args pa;
 	char target[PATH_MAX];
 
-	int r = cow_resolve_arg(sv, req, dirfd, a[at], 0, 1, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	uint64_t buf = pa.buf;
+	size_t size = (size_t)pa.size;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE && !res.magic)
@@ -593,19 +566,21 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int at = req->data.nr == SYS_mkdirat;
 	struct cow_res res;
+	struct path_args pa;
 	mode_t um;
 
-	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
 	if ((r = create_mask(sv, req, res.rel, &um)) < 0)
 		return r;
-	mode_t want = (mode_t)a[at + 1] & ~um & 07777;
+	mode_t want = (mode_t)pa.mode & ~um & 07777;
 	if ((r = cow_mkdir(sv->cow, res.rel, want)) < 0 ||
 	    (r = mode_exactly(sv->cow, -1, res.rel, want)) < 0)
 		return r;
@@ -616,12 +591,15 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int at = req->data.nr == SYS_mknodat;
 	struct cow_res res;
-	mode_t um, mode = (mode_t)a[at + 1];
+	struct path_args pa;
+	mode_t um;
 
-	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	mode_t mode = (mode_t)pa.mode;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer != COW_NONE)
@@ -647,12 +625,14 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int at = req->data.nr == SYS_unlinkat;
-	int dir = at ? ((int)a[2] & AT_REMOVEDIR) != 0 : req->data.nr != SYS_unlink;
 	struct cow_res res;
+	struct path_args pa;
 
-	int r = cow_resolve_arg(sv, req, at ? (int)a[0] : AT_FDCWD, a[at], 0, 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	int dir = pa.dir;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	/* A name ending in "." or "..", or "/": never the directory it reaches (the kernel's
@@ -671,36 +651,18 @@ static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *re
 static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int link = 0, odir = AT_FDCWD, ndir = AT_FDCWD, follow = 0;
-	uint64_t oldp = a[0], newp = a[1];
-	unsigned flags = 0;
 	struct cow_res from, to;
+	struct path_args pa;
 
-	switch (req->data.nr) {
-#ifdef SYS_link
-	case SYS_link:
-		link = 1;
-		break;
-#endif
-	case SYS_linkat:
-		link = 1;
-		follow = ((int)a[4] & AT_SYMLINK_FOLLOW) != 0;
-		odir = (int)a[0], oldp = a[1], ndir = (int)a[2], newp = a[3];
-		break;
-	case SYS_renameat:
-	case SYS_renameat2:
-		odir = (int)a[0], oldp = a[1], ndir = (int)a[2], newp = a[3];
-		flags = req->data.nr == SYS_renameat2 ? (unsigned)a[4] : 0;
-		break;
-	default:
-		break;
-	}
-	int r1 = cow_resolve_arg(sv, req, odir, oldp, follow, link && ((int)a[4] & AT_EMPTY_PATH),
-				 &from);
+	int r1 = path_args_decode(&req->data, &pa);
 	if (r1 < 0)
 		return r1;
-	int r2 = cow_resolve_arg(sv, req, ndir, newp, 0, 0, &to);
+	int link = pa.call->family == PATH_LINK;
+	unsigned flags = link ? 0 : (unsigned)pa.flags; /* RENAME_*; linkat's are AT_* */
+	r1 = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &from);
+	if (r1 < 0)
+		return r1;
+	int r2 = cow_resolve_arg(sv, req, pa.dirfd2, pa.path2, 0, 0, &to);
 	if (r2 < 0)
 		return r2;
 	if (r1 == 1 && r2 == 1)
@@ -751,15 +713,17 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
 			    struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int at = req->data.nr == SYS_symlinkat;
 	struct cow_res res;
+	struct path_args pa;
 	char target[PATH_MAX];
 
-	int r = cow_resolve_arg(sv, req, at ? (int)a[1] : AT_FDCWD, a[at ? 2 : 1], 0, 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
-	if ((r = child_read_path(sv, req, a[0], target, sizeof(target))) < 0)
+	if ((r = child_read_path(sv, req, pa.target, target, sizeof(target))) < 0)
 		return r;
 	if (!target[0])
 		return -ENOENT;
@@ -906,7 +870,7 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	const __u64 *a = req->data.args;
 	struct cow_res res;
 	int r, fd = -1, dirfd = AT_FDCWD, follow = 1, empty_ok = 0;
-	uint64_t path = a[0];
+	uint64_t path = 0;
 
 	switch (req->data.nr) {
 	case SYS_ioctl: {
@@ -922,11 +886,12 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 			return COW_PASS; /* the kernel's EBADF */
 		break;
 	}
-	case SYS_file_setattr: { /* (dirfd, path, attr, size, at_flags) */
+	case SYS_file_setattr: {
 		char name[2];
-		dirfd = (int)a[0], path = a[1];
-		follow = !((int)a[4] & AT_SYMLINK_NOFOLLOW),
-		empty_ok = ((int)a[4] & AT_EMPTY_PATH) != 0;
+		struct path_args pa;
+		if ((r = path_args_decode(&req->data, &pa)) < 0)
+			return r;
+		dirfd = pa.dirfd, path = pa.path, follow = pa.follow, empty_ok = pa.empty_ok;
 		if (empty_ok && path && notif_mem_read(sv->listener, req, path, name, 1) == 0 &&
 		    !name[0])
 			fd = dirfd; /* "" with AT_EMPTY_PATH: the descriptor's own file */
@@ -1020,121 +985,85 @@ static int chown_special(struct supervisor *sv, const struct seccomp_notif *req,
 	return notif_answer_libc(resp, fchownat(obj, "", uid, gid, AT_EMPTY_PATH));
 }
 
-static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+/* chmod, fchmodat, fchmodat2 by name. */
+static int meta_chmod_named(struct supervisor *sv, const struct seccomp_notif *req,
+			    const struct path_args *pa, struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
 	struct cow_res res;
-	int r, upper;
+	int r;
 
-	switch (req->data.nr) {
-	case SYS_fchmod:
-	case SYS_fchown:
-		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
-		r = (int)a[0] < 0 ? 1 : fd_target(sv, req, (int)a[0], &res);
-		upper = sv->cow->upper_fd;
-		if (r == 0 && req->data.nr == SYS_fchmod)
-			r = notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
-		else if (r == 0)
-			r = notif_answer_libc(resp, fchownat(upper, at_rel(res.rel), (uid_t)a[1],
-							     (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
+	if ((int)pa->flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL; /* the kernel's answer */
+	r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res, resp);
+	if (r == 1)
+		return COW_PASS; /* elsewhere: handlers/fs-meta.c */
+	if (r == 2)
+		return chmod_special(sv, req, &res, (mode_t)pa->mode, resp);
+	if (r != 0)
+		return r;
+	if (S_ISLNK(res.n.st.st_mode))
+		return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed */
+	return notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)pa->mode));
+}
+
+/* chown (followed), lchown, fchownat by name. */
+static int meta_chown_named(struct supervisor *sv, const struct seccomp_notif *req,
+			    const struct path_args *pa, struct seccomp_notif_resp *resp)
+{
+	struct cow_res res;
+	int r;
+
+	r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res, resp);
+	if (r == 2)
+		return chown_special(sv, req, &res, pa->uid, pa->gid, resp);
+	if (r != 0)
 		return r == 1 ? COW_PASS : r;
-#ifdef SYS_chmod
-	case SYS_chmod:
-		if ((r = meta_target(sv, req, AT_FDCWD, a[0], 1, 0, &res, resp)) == 1)
-			return COW_PASS; /* elsewhere: handlers/fs-meta.c */
-		if (r == 2)
-			return chmod_special(sv, req, &res, (mode_t)a[1], resp);
-		if (r != 0)
+	return notif_answer_libc(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)pa->uid,
+						(gid_t)pa->gid, AT_SYMLINK_NOFOLLOW));
+}
+
+/* The times of utimensat, utime, utimes, futimesat, from the caller, in @ts. */
+static int meta_read_times(struct supervisor *sv, const struct seccomp_notif *req,
+			   const struct path_args *pa, struct timespec ts[2])
+{
+	int r;
+
+	if (pa->call->times == PATH_TIMES_TIMESPEC)
+		return notif_mem_read(sv->listener, req, pa->buf, ts, 2 * sizeof(ts[0]));
+	if (pa->call->times == PATH_TIMES_UTIMBUF) {
+		struct utimbuf u;
+		if ((r = notif_mem_read(sv->listener, req, pa->buf, &u, sizeof(u))) < 0)
 			return r;
-		if (S_ISLNK(res.n.st.st_mode))
-			return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed
-					     */
-		return notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[1]));
-#endif
-	case SYS_fchmodat:
-#ifdef SYS_fchmodat2
-	case SYS_fchmodat2:
-#endif
-	{
-		int fl = req->data.nr == SYS_fchmodat ? 0 : (int)a[3];
-		if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-			return -EINVAL; /* the kernel's answer */
-		if ((r = meta_target(sv, req, (int)a[0], a[1], !(fl & AT_SYMLINK_NOFOLLOW),
-				     (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 1)
-			return COW_PASS;
-		if (r == 2)
-			return chmod_special(sv, req, &res, (mode_t)a[2], resp);
-		if (r != 0)
-			return r;
-		if (S_ISLNK(res.n.st.st_mode))
-			return -EOPNOTSUPP;
-		return notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)a[2]));
+		ts[0] = (struct timespec){ u.actime, 0 };
+		ts[1] = (struct timespec){ u.modtime, 0 };
+		return 0;
 	}
-#ifdef SYS_chown
-	case SYS_chown:
-	case SYS_lchown:
-		if ((r = meta_target(sv, req, AT_FDCWD, a[0], req->data.nr == SYS_chown, 0, &res,
-				     resp)) == 2)
-			return chown_special(sv, req, &res, (uint32_t)a[1], (uint32_t)a[2], resp);
-		if (r != 0)
-			return r == 1 ? COW_PASS : r;
-		return notif_answer_libc(resp,
-					 fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[1],
-						  (gid_t)a[2], AT_SYMLINK_NOFOLLOW));
-#endif
-	case SYS_fchownat:
-		if ((r = meta_target(sv, req, (int)a[0], a[1], !((int)a[4] & AT_SYMLINK_NOFOLLOW),
-				     ((int)a[4] & AT_EMPTY_PATH) != 0, &res, resp)) == 2)
-			return chown_special(sv, req, &res, (uint32_t)a[2], (uint32_t)a[3], resp);
-		if (r != 0)
-			return r == 1 ? COW_PASS : r;
-		return notif_answer_libc(resp,
-					 fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)a[2],
-						  (gid_t)a[3], AT_SYMLINK_NOFOLLOW));
-	default:
-		break;
-	}
-	/* The times: utimensat, utime, utimes, futimesat. */
+	struct timeval tv[2];
+	if ((r = notif_mem_read(sv->listener, req, pa->buf, tv, sizeof(tv))) < 0)
+		return r;
+	for (int i = 0; i < 2; i++)
+		ts[i] = (struct timespec){ tv[i].tv_sec, tv[i].tv_usec * 1000 };
+	return 0;
+}
+
+static int meta_times_call(struct supervisor *sv, const struct seccomp_notif *req,
+			   const struct path_args *pa, struct seccomp_notif_resp *resp)
+{
 	struct timespec ts[2];
-	int has_ts = 0, dirfd = AT_FDCWD, fl = 0;
-	uint64_t path = a[0], times = a[1];
-	if (req->data.nr == SYS_utimensat) {
-		dirfd = (int)a[0], path = a[1], times = a[2], fl = (int)a[3];
-		if (times && (r = notif_mem_read(sv->listener, req, times, ts, sizeof(ts))) < 0)
-			return r;
-		has_ts = times != 0;
-	} else if (times) {
-		if (req->data.nr == SYS_futimesat)
-			dirfd = (int)a[0], path = a[1], times = a[2];
-#ifdef SYS_utime
-		if (req->data.nr == SYS_utime) {
-			struct utimbuf u;
-			if ((r = notif_mem_read(sv->listener, req, times, &u, sizeof(u))) < 0)
-				return r;
-			ts[0] = (struct timespec){ u.actime, 0 };
-			ts[1] = (struct timespec){ u.modtime, 0 };
-		} else
-#endif
-		{
-			struct timeval tv[2];
-			if ((r = notif_mem_read(sv->listener, req, times, tv, sizeof(tv))) < 0)
-				return r;
-			for (int i = 0; i < 2; i++)
-				ts[i] = (struct timespec){ tv[i].tv_sec, tv[i].tv_usec * 1000 };
-		}
-		has_ts = 1;
-	} else if (req->data.nr == SYS_futimesat) {
-		dirfd = (int)a[0], path = a[1];
-	}
-	if (req->data.nr == SYS_utimensat && !path) {
-		/* futimens: the descriptor's file; no flag goes with it (the kernel's EINVAL). */
+	struct cow_res res;
+	int has_ts = pa->buf != 0, fl = (int)pa->flags, r;
+
+	if (has_ts && (r = meta_read_times(sv, req, pa, ts)) < 0)
+		return r;
+	if (pa->call->null_path_fd && !pa->path) {
+		/* futimens (and futimesat with no name): the descriptor's file; no flag goes
+		 * with it (the kernel's EINVAL). */
 		if (fl)
 			return -EINVAL;
-		if ((r = dirfd < 0 ? 1 : fd_target(sv, req, dirfd, &res)) != 0)
+		if ((r = pa->dirfd < 0 ? 1 : fd_target(sv, req, pa->dirfd, &res)) != 0)
 			return r == 1 ? COW_PASS : r;
-	} else if ((r = meta_target(sv, req, dirfd, path, !(fl & AT_SYMLINK_NOFOLLOW),
-				    (fl & AT_EMPTY_PATH) != 0, &res, resp)) == 2) {
+	} else if ((r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res,
+				    resp)) == 2) {
 		_cleanup_close_ int obj = special_obj(sv, req, &res); /* a kernel object */
 		if (obj < 0)
 			return obj;
@@ -1146,13 +1075,46 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 						 has_ts ? ts : NULL, AT_SYMLINK_NOFOLLOW));
 }
 
+static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
+{
+	struct cow_res res;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
+
+	if (r < 0)
+		return r;
+	int is_chmod = pa.call->family == PATH_CHMOD;
+	if (pa.by_fd) { /* fchmod, fchown */
+		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
+		r = pa.fd < 0 ? 1 : fd_target(sv, req, pa.fd, &res);
+		if (r == 0 && is_chmod)
+			r = notif_answer_libc(resp,
+					      chmod_branch(sv->cow, res.rel, (mode_t)pa.mode));
+		else if (r == 0)
+			r = notif_answer_libc(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel),
+							     (uid_t)pa.uid, (gid_t)pa.gid,
+							     AT_SYMLINK_NOFOLLOW));
+		return r == 1 ? COW_PASS : r;
+	}
+	if (is_chmod)
+		return meta_chmod_named(sv, req, &pa, resp);
+	if (pa.call->family == PATH_CHOWN)
+		return meta_chown_named(sv, req, &pa, resp);
+	return meta_times_call(sv, req, &pa, resp);
+}
+
 static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
-	int64_t len = (int64_t)req->data.args[1];
+	struct path_args pa;
 
-	int r = cow_resolve_arg(sv, req, AT_FDCWD, req->data.args[0], 1, 0, &res);
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return r;
+	int64_t len = (int64_t)pa.length;
+	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
 	if (r != 0)
 		return r;
 	if (len < 0)

@@ -26,6 +26,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "supervisor/child.h"
+#include "supervisor/args.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
@@ -41,88 +42,48 @@ struct xattr_args_ {
 	uint32_t flags;
 };
 
-/* The by-name part of a decoded call: which file. */
-static int decode_file(const struct seccomp_notif *req, struct xcall *x)
-{
-	const __u64 *a = req->data.args;
-
-	*x = (struct xcall){ .fd = -1, .dirfd = AT_FDCWD, .path = a[0], .follow = 1 };
-	switch (req->data.nr) {
-	case SYS_lsetxattr:
-	case SYS_lremovexattr:
-	case SYS_lgetxattr:
-	case SYS_llistxattr:
-		x->follow = 0;
-		break;
-	case SYS_fsetxattr:
-	case SYS_fremovexattr:
-		x->fd = (int)a[0], x->by_fd = 1, x->path = 0;
-		break;
-	case SYS_setxattrat:
-	case SYS_removexattrat:
-	case SYS_getxattrat:
-	case SYS_listxattrat:
-		x->dirfd = (int)a[0], x->path = a[1];
-		x->follow = !((int)a[2] & AT_SYMLINK_NOFOLLOW);
-		x->empty_ok = ((int)a[2] & AT_EMPTY_PATH) != 0;
-		if ((int)a[2] & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-			return -EINVAL; /* the kernel's answer */
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
 int xattr_decode(struct supervisor *sv, const struct seccomp_notif *req, struct xcall *x)
 {
-	const __u64 *a = req->data.args;
-	int r = decode_file(req, x);
+	static const int ops[] = {
+		[PATH_XATTR_SET] = X_SET,
+		[PATH_XATTR_GET] = X_GET,
+		[PATH_XATTR_LIST] = X_LIST,
+		[PATH_XATTR_REMOVE] = X_REMOVE,
+	};
+	struct path_args pa;
+	int r;
 
-	if (r < 0)
-		return r;
-	switch (req->data.nr) {
-	case SYS_setxattr:
-	case SYS_lsetxattr:
-	case SYS_fsetxattr:
-		x->op = X_SET, x->name = a[1], x->value = a[2], x->size = a[3],
-		x->flags = (int)a[4];
-		return 0;
-	case SYS_getxattr:
-	case SYS_lgetxattr:
-		x->op = X_GET, x->name = a[1], x->value = a[2], x->size = a[3];
-		return 0;
-	case SYS_listxattr:
-	case SYS_llistxattr:
-		x->op = X_LIST, x->value = a[1], x->size = a[2];
-		return 0;
-	case SYS_removexattr:
-	case SYS_lremovexattr:
-	case SYS_fremovexattr:
-		x->op = X_REMOVE, x->name = a[1];
-		return 0;
-	case SYS_removexattrat:
-		x->op = X_REMOVE, x->name = a[3];
-		return 0;
-	case SYS_listxattrat:
-		x->op = X_LIST, x->value = a[3], x->size = a[4];
-		return 0;
-	case SYS_setxattrat:
-	case SYS_getxattrat: {
+	if (path_args_decode(&req->data, &pa) < 0 || pa.call->xattr == PATH_XATTR_NONE)
+		return 1;
+	/* Descriptor reads (fgetxattr, flistxattr): the kernel's, on the descriptor's file. */
+	if (pa.by_fd && (pa.call->xattr == PATH_XATTR_GET || pa.call->xattr == PATH_XATTR_LIST))
+		return 1;
+	*x = (struct xcall){
+		.op = ops[pa.call->xattr],
+		.fd = pa.fd,
+		.by_fd = pa.by_fd,
+		.dirfd = pa.dirfd,
+		.path = pa.path,
+		.follow = pa.follow,
+		.empty_ok = pa.empty_ok,
+		.name = pa.name,
+		.value = pa.buf,
+		.size = pa.size,
+		.flags = (int)pa.xflags,
+	};
+	/* The *at forms' flags: what the kernel refuses, refused. */
+	if ((int)pa.flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (pa.call->mem == PATH_MEM_XATTR_ARGS) { /* getxattrat, setxattrat */
 		struct xattr_args_ xa;
-		x->op = req->data.nr == SYS_setxattrat ? X_SET : X_GET;
-		x->name = a[3];
-		if (a[5] < sizeof(xa))
+		if (pa.mem_size < sizeof(xa))
 			return -EINVAL; /* what the kernel says of a short struct */
-		r = notif_mem_read(sv->listener, req, a[4], &xa, sizeof(xa));
+		r = notif_mem_read(sv->listener, req, pa.mem, &xa, sizeof(xa));
 		if (r < 0)
 			return r;
 		x->value = xa.value, x->size = xa.size, x->flags = (int)xa.flags;
-		return 0;
 	}
-	default:
-		return 1;
-	}
+	return 0;
 }
 
 int xattr_read_name(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
@@ -291,32 +252,35 @@ static int inode_ioctl(struct supervisor *sv, const struct seccomp_notif *req,
 static int file_setattr_call(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int fl = (int)a[4], r, of_dirfd;
 	unsigned char attr[512] __attribute__((aligned(8)));
 	char self[64];
 	struct stat st;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa), of_dirfd;
 
+	if (r < 0)
+		return r;
+	int fl = (int)pa.flags;
+	size_t size = (size_t)pa.mem_size;
 	if (fl & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	if (a[3] > sizeof(attr))
+	if (pa.mem_size > sizeof(attr))
 		return -E2BIG; /* what the supervisor copies (the kernel takes a page) */
-	if (a[3] && (r = notif_mem_read(sv->listener, req, a[2], attr, a[3])) < 0)
+	if (size && (r = notif_mem_read(sv->listener, req, pa.mem, attr, size)) < 0)
 		return r;
 	if ((r = fs_meta_creds(sv, req)) != 1)
 		return r;
 	_cleanup_close_ int own =
-		fs_meta_take(sv, req, 0, -1, (int)a[0], a[1], (fl & AT_EMPTY_PATH) != 0,
+		fs_meta_take(sv, req, 0, -1, pa.dirfd, pa.path, (fl & AT_EMPTY_PATH) != 0,
 			     (fl & AT_SYMLINK_NOFOLLOW) != 0, &st, &of_dirfd);
 	if (own < 0)
 		return own;
 	/* The caller's descriptor as the kernel takes it (an O_PATH one: EBADF), else the file
 	 * taken, through its magic link (a symlink opened itself is not followed further). */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
-	long v = of_dirfd ? syscall(SYS_file_setattr, own, "", a[3] ? attr : NULL, (size_t)a[3],
+	long v = of_dirfd ? syscall(SYS_file_setattr, own, "", size ? attr : NULL, size,
 				    AT_EMPTY_PATH)
-			  : syscall(SYS_file_setattr, AT_FDCWD, self, a[3] ? attr : NULL,
-				    (size_t)a[3], 0);
+			  : syscall(SYS_file_setattr, AT_FDCWD, self, size ? attr : NULL, size, 0);
 	if (v < 0)
 		return negative_errno();
 	notif_answer_value(resp, v);

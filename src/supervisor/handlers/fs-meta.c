@@ -32,6 +32,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "plan/plan.h"
+#include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -308,25 +309,23 @@ static int at_flags(int fl, int allowed)
 static int meta_chmod(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int by_fd = 0, fd = -1, dirfd = AT_FDCWD, fl = 0, r;
-	uint64_t addr = a[0];
-	mode_t mode = (mode_t)a[1];
 	char self[64];
 	struct stat st;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	if (req->data.nr == SYS_fchmod)
-		by_fd = 1, fd = (int)a[0];
-	else if (req->data.nr != SYS_chmod_) {
-		dirfd = (int)a[0], addr = a[1], mode = (mode_t)a[2];
-		fl = req->data.nr == SYS_fchmodat ? 0 : (int)a[3];
-		if ((r = at_flags(fl, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) < 0)
-			return r;
-	}
+	if (r < 0)
+		return r;
+	/* (chmod and fchmod have no flags; fchmodat has none either, fchmodat2 has) */
+	int by_fd = pa.by_fd, fl = (int)pa.flags;
+	mode_t mode = (mode_t)pa.mode;
+	if ((r = at_flags(fl, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) < 0)
+		return r;
 	if ((r = fs_meta_creds(sv, req)) != 1)
 		return r;
-	_cleanup_close_ int own = fs_meta_take(sv, req, by_fd, fd, dirfd, addr, fl & AT_EMPTY_PATH,
-					       fl & AT_SYMLINK_NOFOLLOW, &st, NULL);
+	_cleanup_close_ int own =
+		fs_meta_take(sv, req, by_fd, pa.fd, pa.dirfd, pa.path, fl & AT_EMPTY_PATH,
+			     fl & AT_SYMLINK_NOFOLLOW, &st, NULL);
 	if (own < 0)
 		return own;
 	/* A file of the branch linked into the workdir for an exec loses that link before it
@@ -346,20 +345,17 @@ static int meta_chmod(struct supervisor *sv, const struct seccomp_notif *req,
 static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int by_fd = req->data.nr == SYS_fchown, dirfd = AT_FDCWD, fl = 0, r;
-	uint64_t addr = a[0];
-	uint32_t uid = (uint32_t)a[1], gid = (uint32_t)a[2];
 	struct stat st;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	if (req->data.nr == SYS_lchown_)
-		fl = AT_SYMLINK_NOFOLLOW;
-	else if (req->data.nr == SYS_fchownat) {
-		dirfd = (int)a[0], addr = a[1], uid = (uint32_t)a[2], gid = (uint32_t)a[3];
-		fl = (int)a[4];
-		if ((r = at_flags(fl, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) < 0)
-			return r;
-	}
+	if (r < 0)
+		return r;
+	/* (lchown's flags: AT_SYMLINK_NOFOLLOW, implied; chown and fchown have none) */
+	int by_fd = pa.by_fd, fl = (int)pa.flags;
+	uint32_t uid = pa.uid, gid = pa.gid;
+	if ((r = at_flags(fl, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) < 0)
+		return r;
 	if ((r = fs_meta_creds(sv, req)) != 1)
 		return r;
 	/* In a user namespace of the sandbox's, the ids are that namespace's. */
@@ -367,7 +363,7 @@ static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
 				(r = fs_meta_map_id(req, "gid_map", gid, &gid)) < 0))
 		return r;
 	_cleanup_close_ int own =
-		fs_meta_take(sv, req, by_fd, (int)a[0], dirfd, addr, fl & AT_EMPTY_PATH,
+		fs_meta_take(sv, req, by_fd, pa.fd, pa.dirfd, pa.path, fl & AT_EMPTY_PATH,
 			     fl & AT_SYMLINK_NOFOLLOW, &st, NULL);
 	if (own < 0)
 		return own;
@@ -377,18 +373,18 @@ static int meta_chown(struct supervisor *sv, const struct seccomp_notif *req,
 }
 
 /* The times of utime, utimes, futimesat, utimensat, in @ts (*@has_ts 0: now). */
-static int read_times(struct supervisor *sv, const struct seccomp_notif *req, uint64_t times,
-		      struct timespec ts[2], int *has_ts)
+static int read_times(struct supervisor *sv, const struct seccomp_notif *req,
+		      const struct path_args *pa, struct timespec ts[2], int *has_ts)
 {
+	uint64_t times = pa->buf;
 	int r;
 
 	*has_ts = times != 0;
 	if (!times)
 		return 0;
-	if (req->data.nr == SYS_utimensat)
+	if (pa->call->times == PATH_TIMES_TIMESPEC)
 		return notif_mem_read(sv->listener, req, times, ts, 2 * sizeof(ts[0]));
-#ifdef SYS_utime
-	if (req->data.nr == SYS_utime) {
+	if (pa->call->times == PATH_TIMES_UTIMBUF) {
 		struct utimbuf u;
 		if ((r = notif_mem_read(sv->listener, req, times, &u, sizeof(u))) < 0)
 			return r;
@@ -396,7 +392,6 @@ static int read_times(struct supervisor *sv, const struct seccomp_notif *req, ui
 		ts[1] = (struct timespec){ u.modtime, 0 };
 		return 0;
 	}
-#endif
 	struct timeval tv[2];
 	if ((r = notif_mem_read(sv->listener, req, times, tv, sizeof(tv))) < 0)
 		return r;
@@ -411,26 +406,25 @@ static int read_times(struct supervisor *sv, const struct seccomp_notif *req, ui
 static int meta_times(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
 	struct timespec ts[2];
 	struct stat st;
-	int dirfd = AT_FDCWD, fl = 0, by_fd = 0, has_ts, r;
-	uint64_t addr = a[0], times = a[1];
+	struct path_args pa;
+	int by_fd = 0, has_ts;
+	int r = path_args_decode(&req->data, &pa);
 
-	if (req->data.nr == SYS_utimensat || req->data.nr == SYS_futimesat_)
-		dirfd = (int)a[0], addr = a[1], times = a[2];
-	if (req->data.nr == SYS_utimensat) {
-		fl = (int)a[3];
-		if ((r = at_flags(fl, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) < 0)
-			return r;
-	}
-	if (dirfd != AT_FDCWD && !addr) {
+	if (r < 0)
+		return r;
+	int dirfd = pa.dirfd, fl = (int)pa.flags; /* utimensat's flags; the others have none */
+	uint64_t addr = pa.path;
+	if ((r = at_flags(fl, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) < 0)
+		return r;
+	if (pa.call->null_path_fd && dirfd != AT_FDCWD && !addr) {
 		/* futimens (and futimesat with no name): the descriptor's file, no flag with it */
 		if (fl)
 			return -EINVAL;
 		by_fd = 1;
 	}
-	if ((r = read_times(sv, req, times, ts, &has_ts)) < 0)
+	if ((r = read_times(sv, req, &pa, ts, &has_ts)) < 0)
 		return r;
 	if ((r = fs_meta_creds(sv, req)) != 1)
 		return r;

@@ -51,6 +51,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "plan/plan.h"
+#include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
@@ -558,43 +559,26 @@ static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *
 int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int dirfd = AT_FDCWD, r;
-	uint64_t addr, mode = 0;
 	char target[PATH_MAX] = "";
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	switch (req->data.nr) {
-	case SYS_mkdir:
-	case SYS_mknod:
-		addr = a[0];
-		mode = a[1];
-		break;
-	case SYS_mkdirat:
-	case SYS_mknodat:
-		dirfd = (int)a[0];
-		addr = a[1];
-		mode = a[2];
-		break;
-	case SYS_symlink:
-		addr = a[1];
-		break;
-	default: /* symlinkat */
-		dirfd = (int)a[1];
-		addr = a[2];
-		break;
-	}
-	int is_symlink = req->data.nr == SYS_symlink || req->data.nr == SYS_symlinkat;
-	int is_mknod = req->data.nr == SYS_mknod || req->data.nr == SYS_mknodat;
+	if (r < 0)
+		return r;
+	uint64_t mode = pa.mode; /* (a symlink has none) */
+	int is_symlink = pa.call->family == PATH_SYMLINK;
+	int is_mknod = pa.call->family == PATH_MKNOD;
+	int is_mkdir = pa.call->family == PATH_MKDIR;
 	mode_t type = (mode_t)mode & S_IFMT;
 	struct entry e;
-	r = entry_resolve(sv, req, dirfd, addr, &e);
+	r = entry_resolve(sv, req, pa.dirfd, pa.path, &e);
 	_cleanup_close_ int dir = e.dir;
 	/* Not a device node (CAP_MKNOD) nor a trailing slash on what is not a directory: the
 	 * kernel's answer. */
 	r = entry_mine(
 		sv, req, r, &e,
 		!(is_mknod && type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) &&
-			!(e.trailing && req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat));
+			!(e.trailing && !is_mkdir));
 	if (r < 0)
 		return r;
 	if (r == 0) {
@@ -605,11 +589,10 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	/* At a name on the way to a denied path only a directory is made: a symlink there would
 	 * lead the denied name elsewhere (a file or a FIFO is refused alike). */
-	if (is_denied(sv, e.path, NULL) ||
-	    (req->data.nr != SYS_mkdir && req->data.nr != SYS_mkdirat && is_spine(sv, e.path)))
+	if (is_denied(sv, e.path, NULL) || (!is_mkdir && is_spine(sv, e.path)))
 		return -EACCES;
 	if (is_symlink) {
-		r = child_read_path(sv, req, a[0], target, sizeof(target));
+		r = child_read_path(sv, req, pa.target, target, sizeof(target));
 		if (r < 0)
 			return r;
 		answer_zero_or(resp, symlinkat(target, dir, e.name) < 0 ? negative_errno() : 0);
@@ -636,18 +619,14 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int dirfd = AT_FDCWD, flags = 0;
-	uint64_t addr = a[0];
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	if (req->data.nr == SYS_unlinkat) {
-		dirfd = (int)a[0];
-		addr = a[1];
-		flags = (int)a[2];
-	} else if (req->data.nr == SYS_rmdir)
-		flags = AT_REMOVEDIR;
+	if (r < 0)
+		return r;
+	int flags = (int)pa.flags; /* unlinkat's; rmdir's AT_REMOVEDIR, implied */
 	struct entry e;
-	int r = entry_resolve(sv, req, dirfd, addr, &e);
+	r = entry_resolve(sv, req, pa.dirfd, pa.path, &e);
 	_cleanup_close_ int dir = e.dir;
 	r = entry_mine(sv, req, r, &e,
 		       !(flags & ~AT_REMOVEDIR) && !(e.trailing && !(flags & AT_REMOVEDIR)));
@@ -691,20 +670,16 @@ static int link_followed(struct supervisor *sv, int fd, const struct entry *to)
 int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp)
 {
-	const __u64 *a = req->data.args;
-	int olddir = AT_FDCWD, newdir = AT_FDCWD, r;
-	uint64_t oldaddr = a[0], newaddr = a[1], flags = 0;
-	int is_link = req->data.nr == SYS_link || req->data.nr == SYS_linkat;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	if (req->data.nr == SYS_renameat || req->data.nr == SYS_renameat2 ||
-	    req->data.nr == SYS_linkat) {
-		olddir = (int)a[0];
-		oldaddr = a[1];
-		newdir = (int)a[2];
-		newaddr = a[3];
-		flags = req->data.nr == SYS_renameat ? 0 : (uint32_t)a[4];
-	}
-	int follow = is_link && (flags & AT_SYMLINK_FOLLOW);
+	if (r < 0)
+		return r;
+	int olddir = pa.dirfd, newdir = pa.dirfd2;
+	uint64_t oldaddr = pa.path, newaddr = pa.path2;
+	uint64_t flags = (uint32_t)pa.flags; /* renameat2's RENAME_*, linkat's AT_* */
+	int is_link = pa.call->family == PATH_LINK;
+	int follow = pa.follow; /* linkat's AT_SYMLINK_FOLLOW */
 	/* No flag the kernel reserves to privilege (AT_EMPTY_PATH, RENAME_WHITEOUT) or that this
 	 * does not know. */
 	int known = !(flags & ~(uint64_t)(is_link ? AT_SYMLINK_FOLLOW
@@ -779,9 +754,12 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	char path[PATH_MAX], real[PATH_MAX];
 	struct stat st;
+	struct path_args pa;
 
-	int r = child_read_path(sv, req, req->data.args[0], path, sizeof(path));
+	int r = path_args_decode(&req->data, &pa);
 	if (r < 0)
+		return r;
+	if ((r = child_read_path(sv, req, pa.path, path, sizeof(path))) < 0)
 		return r;
 	_cleanup_close_ int fd = may_reach_root(sv, req, AT_FDCWD, path)
 					 ? child_path_open(sv, req, AT_FDCWD, path, 0, 0)
@@ -808,7 +786,7 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	struct fs_job job = { .kind = JOB_TRUNCATE, .length = (off_t)req->data.args[1] };
+	struct fs_job job = { .kind = JOB_TRUNCATE, .length = (off_t)pa.length };
 	r = job_queue(sv, req, fd, &job, 1);
 	if (r == 0) /* truncated on the loop */
 		notif_answer_value(resp, 0);

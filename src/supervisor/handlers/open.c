@@ -38,6 +38,7 @@
 #include "proc-net.h"
 #include "proc-views.h"
 #include "procs.h"
+#include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "supervisor/groups.h"
 #include "supervisor/notif.h"
@@ -524,49 +525,31 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The resolve flags a resolution here can honour as the kernel would. */
 	const uint64_t resolve_known =
 		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
-	int dirfd = AT_FDCWD, r;
-	uint64_t path_addr, flags, mode, resolve = 0;
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
 
-	switch (req->data.nr) {
-	case SYS_openat:
-		dirfd = (int)req->data.args[0];
-		path_addr = req->data.args[1];
-		flags = (uint32_t)req->data.args[2]; /* an int for the kernel */
-		mode = req->data.args[3];
-		break;
-	case SYS_openat2: {
+	if (r < 0)
+		return r;
+	/* open's and openat's flags: an int for the kernel */
+	uint64_t flags = (uint32_t)pa.flags, mode = pa.mode, resolve = 0;
+	if (pa.flags_in_mem) { /* openat2 */
 		struct open_how how;
 		/* A struct shorter or longer than version 0 (the kernel checks a longer one's
 		 * tail), unreadable, or asking what cannot be honoured here (RESOLVE_BENEATH,
 		 * RESOLVE_IN_ROOT, RESOLVE_CACHED, a mode): the kernel's, as asked (CONTINUE;
 		 * nothing is decided, see the end). */
-		if (req->data.args[3] != sizeof(how) ||
-		    notif_mem_read(sv->listener, req, req->data.args[2], &how, sizeof(how)) < 0 ||
+		if (pa.mem_size != sizeof(how) ||
+		    notif_mem_read(sv->listener, req, pa.mem, &how, sizeof(how)) < 0 ||
 		    (how.resolve & ~resolve_known) ||
 		    (how.mode && !(how.flags & (O_CREAT | O_TMPFILE)))) {
 			notif_answer_continue(resp);
 			return 0;
 		}
-		dirfd = (int)req->data.args[0];
-		path_addr = req->data.args[1];
-		flags = how.flags;
-		mode = how.mode;
-		resolve = how.resolve;
-		break;
+		path_args_set_how(&pa, how.flags, how.mode, how.resolve);
+		flags = pa.flags, mode = pa.mode, resolve = pa.resolve;
 	}
-#ifdef SYS_creat
-	case SYS_creat:
-		path_addr = req->data.args[0];
-		flags = O_CREAT | O_WRONLY | O_TRUNC;
-		mode = req->data.args[1];
-		break;
-#endif
-	default: /* open */
-		path_addr = req->data.args[0];
-		flags = (uint32_t)req->data.args[1];
-		mode = req->data.args[2];
-		break;
-	}
+	int dirfd = pa.dirfd;
+	uint64_t path_addr = pa.path;
 
 	/* Only a plain read-only open of /etc/hosts is answered: anything else (O_PATH,
 	 * O_DIRECTORY, O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own
