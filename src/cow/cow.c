@@ -585,78 +585,6 @@ void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 		m->gone_mode = 0;
 }
 
-/* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
-uint64_t cow_xattr_hash(int fd, const char *name)
-{
-	ssize_t v = fgetxattr(fd, name, NULL, 0);
-	_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
-	if (v < 0 || (v > 0 && (!value || (v = fgetxattr(fd, name, value, (size_t)v)) < 0)))
-		return 0;
-	/* A value the run chose cannot be made to match another's (SHA-256, 64 bits kept). */
-	struct sha256 s;
-	uint8_t d[32];
-	uint64_t h;
-	sha256_init(&s);
-	sha256_update(&s, value ? value : "", (size_t)v);
-	sha256_final(&s, d);
-	memcpy(&h, d, sizeof(h));
-	return h | 1;
-}
-
-/* The names of directory @fd's extended attributes into *@ret (NULL-terminated; NULL for
- * none): 0, or -errno (nothing known). */
-int cow_xattr_names(int fd, char ***ret)
-{
-	ssize_t n = flistxattr(fd, NULL, 0);
-	_cleanup_free_ char *list = n > 0 ? malloc((size_t)n) : NULL;
-	char **v = NULL;
-
-	*ret = NULL;
-	if (n < 0)
-		return errno == ENOTSUP ? 0 : -errno;
-	if (n == 0)
-		return 0;
-	if (!list)
-		return -ENOMEM;
-	if ((n = flistxattr(fd, list, (size_t)n)) < 0)
-		return -errno;
-	for (char *name = list; name < list + n; name += strlen(name) + 1)
-		if (strv_extend(&v, name) < 0) {
-			strv_free(v);
-			return -ENOMEM;
-		}
-	*ret = v;
-	return 0;
-}
-
-void cow_snapshot_dir(struct cow *c, const char *rel)
-{
-	struct cow_mark *m = cow_mark_add(c, rel);
-	struct stat st;
-	_cleanup_close_ int fd = openat(c->upper_fd, *rel ? rel : ".",
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (!m || fd < 0 || fstat(fd, &st) < 0)
-		return;
-	/* Taken afresh at each copy: an earlier one's copy may have been taken back since. */
-	m->snap_names = strv_free(m->snap_names);
-	free(m->snap_hash);
-	m->snap_hash = NULL;
-	m->snapped = 0;
-	m->snap_failed = 0;
-	if (cow_xattr_names(fd, &m->snap_names) < 0) {
-		m->snap_failed = 1;
-		return;
-	}
-	size_t n = strv_length(m->snap_names);
-	m->snap_hash = calloc(n + 1, sizeof(*m->snap_hash));
-	for (size_t i = 0; m->snap_hash && i < n; i++)
-		m->snap_hash[i] = cow_xattr_hash(fd, m->snap_names[i]);
-	m->snap_mode = st.st_mode & 07777;
-	m->snapped = m->snap_hash != NULL;
-	m->snap_failed = !m->snapped;
-}
-
 void cow_uncopy(struct cow *c, const char *rel)
 {
 	struct stat st;
@@ -748,8 +676,9 @@ int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
 	if (mkdirat(c->upper_fd, rel, mode) < 0) {
 		r = -errno;
 		(void)cow_charge(c, -COW_DIR_COST);
+		return r;
 	}
-	return r;
+	return cow_mode_exactly(c, -1, rel, mode);
 }
 
 struct count {
