@@ -14,6 +14,10 @@
  * Paths handed to the engine are relative to the workdir, canonical ("" is the workdir itself,
  * no ".", "..", "//", trailing "/"). Only the supervisor loop changes a branch (a large copy's
  * bytes are written on a worker, into a file beside the upper layer: cow_copy_run).
+ * Every write into the branch and every read of one layer is made here: the workdir's
+ * handlers (supervisor/handlers/cow*.c) resolve a name and call in, and hold no layer's
+ * descriptor; the plan makes and removes a branch (cow_open, cow_abort), the sandbox ends it
+ * (cow_seal, cow_changes, cow_commit, cow_save). cow-internal.h is the engine's own.
  */
 #pragma once
 
