@@ -4,6 +4,7 @@
 #   make                         libsandlock.so (soname libsandlock.so.0), libsandlock.a (the
 #                                internal archive the tests and the CLI link), sandlock, sandlock.pc,
 #                                pub/libsandlock.a (the installed archive: the API only),
+#                                pub/sandlock (the installed CLI, without the test hooks),
 #                                sandlock.1 (help2man) and sandlock.bash (completion), both
 #                                made of sandlock's --help
 #   make check                   unit tests (prove) and black-box tests (pytest)
@@ -71,6 +72,15 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/obj/%.o)
 # The seccomp programs of the default policy shapes, compiled at build time (src/plan/seccomp.h).
 PREBUILT_OBJ := $(BUILDDIR)/obj/gen/seccomp-prebuilt.o
 ALL_LIB_OBJS := $(LIB_OBJS) $(PREBUILT_OBJ)
+# The test hooks (SANDLOCK_TEST_COMMIT_CRASH: src/cow/commit.c), compiled with
+# -DSANDLOCK_TEST_HOOKS into a second object of each file that has one. Those objects go into
+# what the tests run (the internal archive libsandlock.a, and so sandlock, the unit tests, the
+# tools), never into what `make install` installs (the shared library, pub/libsandlock.a,
+# pub/sandlock): one build serves both, and nothing installed reads a test variable.
+HOOKED_SRCS := src/cow/commit.c
+HOOKED_OBJS := $(HOOKED_SRCS:%.c=$(BUILDDIR)/obj/test-hooks/%.o)
+TEST_LIB_OBJS := $(filter-out $(HOOKED_SRCS:%.c=$(BUILDDIR)/obj/%.o),$(ALL_LIB_OBJS)) \
+	$(HOOKED_OBJS)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILDDIR)/obj/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILDDIR)/tests/%)
@@ -80,13 +90,17 @@ SHLIB := $(BUILDDIR)/libsandlock.so.$(VERSION)
 SONAME := libsandlock.so.$(SOVERSION)
 
 all: $(BUILDDIR)/libsandlock.a $(if $(SANFLAGS),$(BUILDDIR)/SANITIZED) $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
-	$(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/sandlock.1 $(BUILDDIR)/sandlock.bash \
+	$(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/pub/sandlock $(BUILDDIR)/sandlock.1 $(BUILDDIR)/sandlock.bash \
 	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode \
 	$(BUILDDIR)/tools/schema-doc
 
 $(BUILDDIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILDDIR)/obj/test-hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -DSANDLOCK_TEST_HOOKS $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILDDIR)/tools/seccomp-gen: tools/seccomp-gen.c tools/prebuilt-none.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -125,7 +139,7 @@ $(PREBUILT_OBJ): $(BUILDDIR)/gen/seccomp-prebuilt.c
 # instrumentation, whose shadow-memory writes would land in the parent's shadow.
 $(BUILDDIR)/obj/src/launch/launch.o: CFLAGS_ALL += -fno-sanitize=all
 
-$(BUILDDIR)/libsandlock.a: $(ALL_LIB_OBJS)
+$(BUILDDIR)/libsandlock.a: $(TEST_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
@@ -149,6 +163,11 @@ $(SHLIB): $(ALL_LIB_OBJS) src/libsandlock.sym
 # starting it loads no shared object but libc (see docs/PERFORMANCE.md).
 $(BUILDDIR)/sandlock: $(CLI_OBJS) $(BUILDDIR)/libsandlock.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/libsandlock.a \
+		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic
+
+# The installed one: the same, on the installed archive (no test hooks).
+$(BUILDDIR)/pub/sandlock: $(CLI_OBJS) $(BUILDDIR)/pub/libsandlock.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/pub/libsandlock.a \
 		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic
 
 $(BUILDDIR)/obj/cli/%.o: cli/%.c
@@ -221,7 +240,7 @@ fuzz: $(FUZZ_SRCS) $(LIB_SRCS) $(BUILDDIR)/gen/seccomp-prebuilt.c
 check: all
 	tests/run --build $(BUILDDIR)
 
-INSTALLED := $(SHLIB) $(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.1 \
+INSTALLED := $(SHLIB) $(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/pub/sandlock $(BUILDDIR)/sandlock.1 \
 	$(BUILDDIR)/sandlock.bash
 
 install: $(INSTALLED)
@@ -232,7 +251,7 @@ install: $(INSTALLED)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsandlock.so
 	install -m 0644 $(BUILDDIR)/pub/libsandlock.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/sandlock.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 0755 $(BUILDDIR)/sandlock $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILDDIR)/pub/sandlock $(DESTDIR)$(BINDIR)/
 	$(PC_SUBST) sandlock.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/sandlock.pc
 	install -m 0644 $(BUILDDIR)/sandlock.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(BUILDDIR)/sandlock.bash $(DESTDIR)$(BASHCOMPDIR)/sandlock
@@ -245,4 +264,4 @@ clean:
 
 .PHONY: all check install format-check clean fuzz docs
 
--include $(ALL_LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(ALL_LIB_OBJS:.o=.d) $(HOOKED_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -78,8 +78,11 @@ static int by_length_down(const void *a, const void *b)
 	return la > lb ? -1 : la < lb;
 }
 
+#ifdef SANDLOCK_TEST_HOOKS
 /* For the test suite: SANDLOCK_TEST_COMMIT_CRASH=N kills the process after N entries of a
- * commit are merged, as a crash would. */
+ * commit are merged, as a crash would. Compiled into the build the tests run only (the
+ * Makefile's test-hooks objects), never into what `make install` installs: an installed
+ * sandlock reads no such variable. */
 static void crash_point(size_t *done)
 {
 	static long at = -2;
@@ -90,6 +93,11 @@ static void crash_point(size_t *done)
 	if (at >= 0 && (long)++*done > at)
 		(void)kill(getpid(), SIGKILL);
 }
+#else
+static void crash_point(size_t *done)
+{
+}
+#endif
 
 /* Merge upper entry @name of directory @udir (and beneath) into lower directory @ldir. Every
  * step is taken relative to a directory opened without following a symlink, so a symlink that

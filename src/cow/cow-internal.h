@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cow-internal: what the engine's files share (cow.c, copy.c), beside cow.h.
+ * cow-internal: what the engine's files share, beside cow.h (the supervisor's header). Only
+ * src/cow/ includes it.
  */
 #pragma once
 
@@ -45,6 +46,17 @@ struct cow_mark {
 	struct stat before_st;
 };
 
+/* A path for the *at() calls relative to a layer's directory: "" is the directory itself. */
+static inline const char *cow_at(const char *rel)
+{
+	return *rel ? rel : ".";
+}
+
+/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
+ * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
+int cow_parent_of(int root, const char *rel, const char **name);
+/* Give @rel, just made in the upper layer (@fd: open, or -1), exactly @mode (cow_mkdir). */
+int cow_mode_exactly(struct cow *c, int fd, const char *rel, mode_t mode);
 /* Make and lock the branch's lock file (cow/stale.c): 0 or -errno. */
 int cow_lock_branch(struct cow *c);
 /* The mark of @rel, or NULL; cow_mark_add: found or made (NULL: out of memory). */

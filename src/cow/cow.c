@@ -471,79 +471,6 @@ int cow_resolve(struct cow *c, const char *abs, int follow, struct cow_res *res)
 
 /* ---- changes to the branch --------------------------------------------------------------- */
 
-int cow_charge_file(struct cow *c, dev_t dev, ino_t ino, int64_t size)
-{
-	size_t i = 0;
-
-	for (; i < c->n_charged; i++)
-		if (c->charged[i].dev == dev && c->charged[i].ino == ino)
-			break;
-	if (i == c->n_charged) {
-		struct cow_charged *v = realloc(c->charged, (i + 1) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->charged = v;
-		c->charged[c->n_charged++] = (struct cow_charged){ dev, ino, 0 };
-	}
-	if (size <= c->charged[i].size)
-		return 0;
-	int r = cow_charge(c, size - c->charged[i].size);
-	if (r == 0)
-		c->charged[i].size = size;
-	return r;
-}
-
-int cow_charge_file_more(struct cow *c, dev_t dev, ino_t ino, int64_t more)
-{
-	int64_t have = 0;
-
-	for (size_t i = 0; i < c->n_charged; i++)
-		if (c->charged[i].dev == dev && c->charged[i].ino == ino)
-			have = c->charged[i].size;
-	if (more > INT64_MAX - have)
-		return -ENOSPC;
-	return cow_charge_file(c, dev, ino, have + more);
-}
-
-void cow_uncharge_file(struct cow *c, const struct stat *st)
-{
-	int64_t refund = 0; /* what it was charged for, exactly (not its size: never charged) */
-
-	for (size_t i = 0; i < c->n_charged; i++)
-		if (c->charged[i].dev == st->st_dev && c->charged[i].ino == st->st_ino) {
-			refund = c->charged[i].size;
-			c->charged[i].size = 0;
-		}
-	(void)cow_charge(c, -refund);
-}
-
-int64_t cow_entry_cost(const struct stat *st)
-{
-	if (S_ISDIR(st->st_mode))
-		return COW_DIR_COST;
-	return S_ISLNK(st->st_mode) ? MAX((int64_t)st->st_size, (int64_t)1) : 0;
-}
-
-void cow_uncharge_entry(struct cow *c, const struct stat *st)
-{
-	if (S_ISREG(st->st_mode)) {
-		if (st->st_nlink <= 1)
-			cow_uncharge_file(c, st);
-	} else if (S_ISDIR(st->st_mode) || st->st_nlink <= 1) /* (a symlink's last name) */
-		(void)cow_charge(c, -cow_entry_cost(st));
-}
-
-int cow_charge(struct cow *c, int64_t delta)
-{
-	if (delta > 0 && c->max_disk && c->used + (uint64_t)delta > c->max_disk)
-		return -ENOSPC;
-	if (delta < 0 && (uint64_t)-delta > c->used)
-		c->used = 0;
-	else
-		c->used += (uint64_t)delta;
-	return 0;
-}
-
 int cow_touch(struct cow *c, const char *rel)
 {
 	return cow_touch_node(c, rel, NULL);
@@ -583,78 +510,6 @@ void cow_note_copy(struct cow *c, const char *rel, const struct stat *from)
 	if (m && fstatat(c->upper_fd, *rel ? rel : ".", &up, AT_SYMLINK_NOFOLLOW) == 0)
 		m->from_dev = from->st_dev, m->from_ino = from->st_ino, m->copy_ino = up.st_ino,
 		m->gone_mode = 0;
-}
-
-/* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
-uint64_t cow_xattr_hash(int fd, const char *name)
-{
-	ssize_t v = fgetxattr(fd, name, NULL, 0);
-	_cleanup_free_ char *value = v > 0 ? malloc((size_t)v) : NULL;
-	if (v < 0 || (v > 0 && (!value || (v = fgetxattr(fd, name, value, (size_t)v)) < 0)))
-		return 0;
-	/* A value the run chose cannot be made to match another's (SHA-256, 64 bits kept). */
-	struct sha256 s;
-	uint8_t d[32];
-	uint64_t h;
-	sha256_init(&s);
-	sha256_update(&s, value ? value : "", (size_t)v);
-	sha256_final(&s, d);
-	memcpy(&h, d, sizeof(h));
-	return h | 1;
-}
-
-/* The names of directory @fd's extended attributes into *@ret (NULL-terminated; NULL for
- * none): 0, or -errno (nothing known). */
-int cow_xattr_names(int fd, char ***ret)
-{
-	ssize_t n = flistxattr(fd, NULL, 0);
-	_cleanup_free_ char *list = n > 0 ? malloc((size_t)n) : NULL;
-	char **v = NULL;
-
-	*ret = NULL;
-	if (n < 0)
-		return errno == ENOTSUP ? 0 : -errno;
-	if (n == 0)
-		return 0;
-	if (!list)
-		return -ENOMEM;
-	if ((n = flistxattr(fd, list, (size_t)n)) < 0)
-		return -errno;
-	for (char *name = list; name < list + n; name += strlen(name) + 1)
-		if (strv_extend(&v, name) < 0) {
-			strv_free(v);
-			return -ENOMEM;
-		}
-	*ret = v;
-	return 0;
-}
-
-void cow_snapshot_dir(struct cow *c, const char *rel)
-{
-	struct cow_mark *m = cow_mark_add(c, rel);
-	struct stat st;
-	_cleanup_close_ int fd = openat(c->upper_fd, *rel ? rel : ".",
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (!m || fd < 0 || fstat(fd, &st) < 0)
-		return;
-	/* Taken afresh at each copy: an earlier one's copy may have been taken back since. */
-	m->snap_names = strv_free(m->snap_names);
-	free(m->snap_hash);
-	m->snap_hash = NULL;
-	m->snapped = 0;
-	m->snap_failed = 0;
-	if (cow_xattr_names(fd, &m->snap_names) < 0) {
-		m->snap_failed = 1;
-		return;
-	}
-	size_t n = strv_length(m->snap_names);
-	m->snap_hash = calloc(n + 1, sizeof(*m->snap_hash));
-	for (size_t i = 0; m->snap_hash && i < n; i++)
-		m->snap_hash[i] = cow_xattr_hash(fd, m->snap_names[i]);
-	m->snap_mode = st.st_mode & 07777;
-	m->snapped = m->snap_hash != NULL;
-	m->snap_failed = !m->snapped;
 }
 
 void cow_uncopy(struct cow *c, const char *rel)
@@ -748,8 +603,9 @@ int cow_mkdir(struct cow *c, const char *rel, mode_t mode)
 	if (mkdirat(c->upper_fd, rel, mode) < 0) {
 		r = -errno;
 		(void)cow_charge(c, -COW_DIR_COST);
+		return r;
 	}
-	return r;
+	return cow_mode_exactly(c, -1, rel, mode);
 }
 
 struct count {

@@ -14,6 +14,10 @@
  * Paths handed to the engine are relative to the workdir, canonical ("" is the workdir itself,
  * no ".", "..", "//", trailing "/"). Only the supervisor loop changes a branch (a large copy's
  * bytes are written on a worker, into a file beside the upper layer: cow_copy_run).
+ * Every write into the branch and every read of one layer is made here: the workdir's
+ * handlers (supervisor/handlers/cow*.c) resolve a name and call in, and hold no layer's
+ * descriptor; the plan makes and removes a branch (cow_open, cow_abort), the sandbox ends it
+ * (cow_seal, cow_changes, cow_commit, cow_save). cow-internal.h is the engine's own.
  */
 #pragma once
 
@@ -211,7 +215,9 @@ int cow_copy_land(struct cow *c, struct cow_copy *cp, int result);
 /* Delete @rel from the merged view (its upper entry removed, a whiteout when the lower has
  * one). @dir: rmdir's checks. */
 int cow_remove(struct cow *c, const char *rel, int dir);
-/* Make directory @rel in the upper layer with @mode (opaque where a lower one was deleted). */
+/* Make directory @rel in the upper layer with exactly @mode (the supervisor's umask undone;
+ * the setgid bit and a default ACL's modes as the kernel gives them), opaque where a lower one
+ * was deleted. -EEXIST where the merged view holds @rel. */
 int cow_mkdir(struct cow *c, const char *rel, mode_t mode);
 /* A workdir file of more than COW_COPY_INLINE_MAX bytes that renaming @rel would copy (@rel
  * itself, or one beneath it): its path in @out (1), or 0 for none; -errno. */
@@ -257,9 +263,73 @@ int cow_original(struct cow *c, const char *rel, struct stat *ret);
 /* Whether the upper entry at @rel is the copy-up of the workdir inode @st names (dev, ino):
  * what a descriptor of that workdir file stands for now. */
 int cow_copy_of(struct cow *c, const char *rel, const struct stat *st);
-/* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
- * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
-int cow_parent_of(int root, const char *rel, const char **name);
+/* ---- The calls the handlers make (cow/layer.c, cow/ops.c, cow/xattr.c) ----
+ * The handlers never hold a layer's descriptor: they resolve a name (cow_resolve), then read
+ * the entry in the layer that holds it, or change it in the branch, here. @rel is a resolved
+ * entry's path (cow_res's rel); a final symlink is never followed. Each returns 0 (or what it
+ * says) or -errno, the error of the call the kernel would make (openat, fstatat, ...). */
+
+/* Reads of @rel in @layer (cow_node's: COW_UPPER or COW_LOWER; COW_NONE: -EBADF). */
+/* Open it with @flags (O_NOFOLLOW and O_CLOEXEC added): a descriptor the caller owns. */
+int cow_layer_open(struct cow *c, enum cow_layer layer, const char *rel, int flags);
+int cow_layer_stat(struct cow *c, enum cow_layer layer, const char *rel, struct stat *st);
+/* statx with @flags (AT_STATX_SYNC_TYPE's) and @mask. */
+int cow_layer_statx(struct cow *c, enum cow_layer layer, const char *rel, int flags, unsigned mask,
+		    struct statx *stx);
+/* faccessat with @mode and @flags (AT_EACCESS): a write is allowed as the mode says, whatever
+ * filesystem holds the layer (EROFS is no refusal: the write goes to the branch). */
+int cow_layer_access(struct cow *c, enum cow_layer layer, const char *rel, int mode, int flags);
+/* A symlink's target into @buf (@size bytes at most, no NUL): its length. */
+ssize_t cow_layer_readlink(struct cow *c, enum cow_layer layer, const char *rel, char *buf,
+			   size_t size);
+/* Extended attribute @name's value into @buf (@size 0: its size only): its size. */
+ssize_t cow_layer_getxattr(struct cow *c, enum cow_layer layer, const char *rel, const char *name,
+			   void *buf, size_t size);
+/* The names of its extended attributes into @buf (@size 0: their size only). */
+ssize_t cow_layer_listxattr(struct cow *c, enum cow_layer layer, const char *rel, char *buf,
+			    size_t size);
+/* The kernel's permission check of a change of its user.* attributes: write access by its
+ * mode and ACL, for the supervisor's effective ids. */
+int cow_xattr_may_change(struct cow *c, enum cow_layer layer, const char *rel);
+/* Whether the directory @rel is made in has a default ACL (in the branch, else in the
+ * workdir, whose attributes the branch's copy of it takes): the kernel then gives the modes
+ * of what is made there from the ACL, not from the umask. */
+int cow_parent_has_default_acl(const struct cow *c, const char *rel);
+/* The workdir's kernel object (FIFO, socket, device node) at @rel, reached without following
+ * a symlink, when it still is the one @want names (dev, ino; the host may have replaced it):
+ * an O_PATH descriptor of it the caller owns, else -EPERM. Its metadata is its own: the caller
+ * changes it through the descriptor. */
+int cow_lower_object(struct cow *c, const char *rel, const struct stat *want);
+
+/* Make @rel, absent from the merged view (@known: its cow_node, or NULL), in the upper layer
+ * (touched, parents made first): a regular file opened with @flags (O_EXCL and O_NOFOLLOW
+ * added), whose descriptor the caller owns; exactly @mode, as cow_mkdir. */
+int cow_create(struct cow *c, const char *rel, const struct cow_node *known, int flags,
+	       mode_t mode);
+/* The same, made by mknod and not opened: a regular file (FIFOs, sockets and device nodes are
+ * the kernel's, never the branch's). */
+int cow_mknod(struct cow *c, const char *rel, const struct cow_node *known, mode_t mode);
+/* Make @rel a symlink to @target (charged its length under max_disk). */
+int cow_symlink(struct cow *c, const char *target, const char *rel, const struct cow_node *known);
+/* Link @to, absent, to @from, a file of the upper layer (cow_copy_up first). */
+int cow_link(struct cow *c, const char *from, const char *to);
+/* Changes of @rel's upper entry (cow_copy_up first; the caller refuses a symlink's mode). A
+ * mode with a set-user-ID or set-group-ID bit takes the workdir's links to the file for an exec
+ * away first (cow_unanchor_ino). */
+int cow_chmod(struct cow *c, const char *rel, mode_t mode);
+int cow_chown(struct cow *c, const char *rel, uid_t uid, gid_t gid);
+/* @ts as utimensat takes it (NULL: now). */
+int cow_utimens(struct cow *c, const char *rel, const struct timespec ts[2]);
+/* Truncate @rel's upper file (touched first) to @len, its growth charged under max_disk first
+ * (a shrink is not refunded). */
+int cow_truncate(struct cow *c, const char *rel, int64_t len);
+/* Set extended attribute @name of @rel's upper entry to @value (@size bytes; @flags:
+ * XATTR_CREATE, XATTR_REPLACE), its name and value charged under max_disk; remove it. The
+ * caller checks what the kernel would (cow_xattr_may_change) first. */
+int cow_setxattr(struct cow *c, const char *rel, const char *name, const void *value, size_t size,
+		 int flags);
+int cow_removexattr(struct cow *c, const char *rel, const char *name);
+
 /* Take the workdir's links to branch file @ino (cow_anchor_file, cow_anchor_alias) away now:
  * it is about to be given a set-user-ID or set-group-ID bit, which every user who can reach
  * the workdir would run it with. A later exec of it is refused (EACCES). */

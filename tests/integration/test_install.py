@@ -249,3 +249,13 @@ def test_completion_running_names(completion):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def test_installed_files_hold_no_test_hook(destdir):
+    # The test hooks (SANDLOCK_TEST_COMMIT_CRASH) are compiled into the build the tests run,
+    # never into what is installed.
+    hook = b"SANDLOCK_TEST_COMMIT_CRASH"
+    for name in ("bin/sandlock", "lib/libsandlock.so.0.1.0", "lib/libsandlock.a"):
+        assert hook not in (destdir / PREFIX[1:] / name).read_bytes(), name
+    # Control: the tests' sandlock has it.
+    assert hook in pathlib.Path(SANDLOCK).read_bytes()

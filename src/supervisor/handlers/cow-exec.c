@@ -53,13 +53,11 @@ int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The working directory is the kernel's: a directory of the branch the workdir does not
 	 * hold gets an empty one there to stand for it (cow_anchor; names under it are resolved
 	 * here, in the merged view). */
-	if (res.n.layer == COW_UPPER &&
-	    fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	if (res.n.layer == COW_UPPER && cow_layer_stat(sv->cow, COW_LOWER, res.rel, &st) < 0 &&
 	    (r = cow_anchor(sv->cow, res.rel)) < 0)
 		return r;
 	if (res.n.layer == COW_UPPER &&
-	    (fstatat(sv->cow->lower_fd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	     !S_ISDIR(st.st_mode)))
+	    (cow_layer_stat(sv->cow, COW_LOWER, res.rel, &st) < 0 || !S_ISDIR(st.st_mode)))
 		return -EACCES; /* a file of the workdir there */
 	/* CONTINUE: chdir changes nothing in any tree and Landlock does not restrict it; the
 	 * name reads the same directory of the workdir unless the child changes it meanwhile,

@@ -19,12 +19,6 @@ static inline int cow_is_special(mode_t m)
 	return !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
 }
 
-/* A name relative to a layer's root ("": the root itself). */
-static inline const char *at_rel(const char *rel)
-{
-	return *rel ? rel : ".";
-}
-
 /* @real, a path the kernel gives: a path of the upper layer stands for its workdir path. */
 void cow_virtual_of(struct cow *c, const char *real, char *out, size_t size);
 /* The handlers of cow-exec.c (chdir, getcwd, execve/execveat) and cow-quota.c (the writes

@@ -51,19 +51,11 @@ static int target(struct supervisor *sv, const struct seccomp_notif *req, const 
 	return r;
 }
 
-/* The entry's path in its layer (the branch's upper directory, or the workdir). */
-static void layer_path(const struct cow *c, const struct cow_res *res, char *buf, size_t size)
-{
-	snprintf(buf, size, "%s%s%s", res->n.layer == COW_UPPER ? c->upper : c->lower,
-		 *res->rel ? "/" : "", res->rel);
-}
-
 /* The kernel's own checks of a change (setxattr(2), xattr(7)), made on the entry's layer. */
 static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *res,
 		    const char *name)
 {
 	static const char *const spaces[] = { "user.", "trusted.", "security.", "system." };
-	char path[2 * PATH_MAX];
 	size_t i = 0;
 
 	if (x->op == X_SET && (x->flags & ~(XATTR_CREATE | XATTR_REPLACE)))
@@ -100,21 +92,17 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 		       orig.st_uid == geteuid();
 	if (i == 0 && own_mode && !(mode & S_IWUSR))
 		return -EACCES;
-	layer_path(c, res, path, sizeof(path));
-	if (i == 0 && !own_mode) {
-		/* Unchanged: the kernel's own check, on the workdir's entry (its ACL too). */
-		char judged[2 * PATH_MAX];
-		struct cow_res w = *res;
-		w.n.layer = is_copy ? COW_LOWER : res->n.layer;
-		layer_path(c, &w, judged, sizeof(judged));
-		if (faccessat(AT_FDCWD, judged, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
-			return negative_errno();
-	}
+	int r;
+	if (i == 0 && !own_mode &&
+	    /* Unchanged: the kernel's own check, on the workdir's entry (its ACL too). */
+	    (r = cow_xattr_may_change(c, is_copy ? COW_LOWER : res->n.layer, res->rel)) < 0)
+		return r;
 	if (i == 3 && geteuid() != 0 && owner->st_uid != geteuid())
 		return -EPERM;
-	int has = lgetxattr(path, name, NULL, 0) >= 0;
-	if (!has && errno != ENODATA)
-		return negative_errno();
+	ssize_t k = cow_layer_getxattr(c, res->n.layer, res->rel, name, NULL, 0);
+	int has = k >= 0;
+	if (!has && k != -ENODATA)
+		return (int)k;
 	if (x->op == X_REMOVE || (x->flags & XATTR_REPLACE))
 		return has ? 0 : -ENODATA;
 	return has && (x->flags & XATTR_CREATE) ? -EEXIST : 0;
@@ -123,7 +111,7 @@ static int precheck(struct cow *c, const struct xcall *x, const struct cow_res *
 static int change(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
 		  const struct cow_res *res, struct seccomp_notif_resp *resp)
 {
-	char name[XATTR_NAME_MAX + 1], path[2 * PATH_MAX];
+	char name[XATTR_NAME_MAX + 1];
 	_cleanup_free_ char *value = NULL;
 	int r;
 
@@ -135,25 +123,11 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 		return r;
 	if ((r = cow_copy_up_off_loop(sv, req, res->rel, 0)) < 0)
 		return r;
-	struct cow_res up = *res;
-	up.n.layer = COW_UPPER;
-	layer_path(sv->cow, &up, path, sizeof(path));
-	cow_changed(sv->cow);
-	/* max_disk: an attribute set holds its name and value (charged at each set, a value
-	 * replaced included, and never refunded: never less than the branch holds). */
-	int64_t cost = x->op == X_SET ? (int64_t)(strlen(name) + x->size) : 0;
-	if (cost && (r = cow_charge(sv->cow, cost)) < 0) {
-		if (res->n.layer == COW_LOWER || cow_copy_landed_for(sv, req, res->rel))
-			cow_uncopy(sv->cow, res->rel);
-		return r;
-	}
-	/* By path in the branch (only the supervisor writes there), the final symlink not
-	 * followed: @res is the entry the caller's name reached. */
-	r = x->op == X_SET ? lsetxattr(path, name, value ? value : "", x->size, x->flags)
-			   : lremovexattr(path, name);
+	/* On the branch's entry, the final symlink not followed: @res is the entry the caller's
+	 * name reached. */
+	r = x->op == X_SET ? cow_setxattr(sv->cow, res->rel, name, value, x->size, x->flags)
+			   : cow_removexattr(sv->cow, res->rel, name);
 	if (r < 0) {
-		r = negative_errno();
-		(void)cow_charge(sv->cow, -cost);
 		/* Copied up for this call (here, or by a worker before it was asked again):
 		 * taken back, so nothing is changed. */
 		if (res->n.layer == COW_LOWER || cow_copy_landed_for(sv, req, res->rel))
@@ -167,7 +141,7 @@ static int change(struct supervisor *sv, const struct seccomp_notif *req, const 
 static int read_back(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
 		     const struct cow_res *res, struct seccomp_notif_resp *resp)
 {
-	char name[XATTR_NAME_MAX + 1], path[2 * PATH_MAX];
+	char name[XATTR_NAME_MAX + 1];
 	size_t size = x->size > XATTR_SIZE_MAX ? XATTR_SIZE_MAX : x->size;
 	_cleanup_free_ char *buf = size ? malloc(size) : NULL;
 	int r;
@@ -176,10 +150,11 @@ static int read_back(struct supervisor *sv, const struct seccomp_notif *req, con
 		return -ENOMEM;
 	if (x->op == X_GET && (r = xattr_read_name(sv, req, x->name, name, sizeof(name))) < 0)
 		return r;
-	layer_path(sv->cow, res, path, sizeof(path));
-	ssize_t n = x->op == X_GET ? lgetxattr(path, name, buf, size) : llistxattr(path, buf, size);
+	ssize_t n = x->op == X_GET
+			    ? cow_layer_getxattr(sv->cow, res->n.layer, res->rel, name, buf, size)
+			    : cow_layer_listxattr(sv->cow, res->n.layer, res->rel, buf, size);
 	if (n < 0)
-		return negative_errno();
+		return (int)n;
 	if (size && n > 0 && (r = notif_mem_write(sv->listener, req, x->value, buf, (size_t)n)) < 0)
 		return r;
 	notif_answer_value(resp, n);

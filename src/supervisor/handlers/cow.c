@@ -199,57 +199,14 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 	return r;
 }
 
-static int layer_fd(struct cow *c, const struct cow_node *n)
-{
-	return n->layer == COW_UPPER ? c->upper_fd : c->lower_fd;
-}
-
-/* Give @rel, just made in the branch (@fd: open, or -1), @mode, the child's mode and umask:
- * the kernel applied the supervisor's umask, which may take more. Not where the kernel decided
- * as it would for the child: the setgid bit of a directory made in a setgid one, and every bit
- * beneath a default ACL (which replaces the umask; copied with the directories). */
-/* Whether the directory @rel is made in has a default ACL (in the branch, else in the workdir,
- * whose attributes the branch's copy of it takes): the kernel then gives the modes from the
- * ACL, not from the umask. */
-static int parent_has_default_acl(const struct cow *c, const char *rel)
-{
-	char parent[PATH_MAX];
-	const char *slash = strrchr(rel, '/');
-	int len = slash ? (int)(slash - rel) : 0;
-
-	snprintf(parent, sizeof(parent), "%s/%.*s", c->upper, len, rel);
-	if (lgetxattr(parent, "system.posix_acl_default", NULL, 0) >= 0)
-		return 1;
-	if (errno != ENOENT)
-		return 0;
-	snprintf(parent, sizeof(parent), "%s/%.*s", c->lower, len, rel);
-	return lgetxattr(parent, "system.posix_acl_default", NULL, 0) >= 0;
-}
-
 /* The umask a create at @rel is made with: the child's, none beneath a default ACL. */
 static int create_mask(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
 		       mode_t *ret)
 {
 	int r = sandbox_umask(sv, req, ret);
-	if (r == 0 && *ret && parent_has_default_acl(sv->cow, rel)) /* no mask: no getxattr */
+	if (r == 0 && *ret && cow_parent_has_default_acl(sv->cow, rel)) /* no mask: no getxattr */
 		*ret = 0;
 	return r;
-}
-
-static int mode_exactly(struct cow *c, int fd, const char *rel, mode_t mode)
-{
-	struct stat st;
-
-	if (fd >= 0 ? fstat(fd, &st) : fstatat(c->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW))
-		return negative_errno();
-	mode_t have = st.st_mode & 07777;
-	if (S_ISDIR(st.st_mode))
-		mode = (mode & ~(mode_t)S_ISGID) | (have & S_ISGID);
-	if (have == mode || parent_has_default_acl(c, rel))
-		return 0;
-	return (fd >= 0 ? fchmod(fd, mode) : fchmodat(c->upper_fd, rel, mode, 0)) < 0
-		       ? negative_errno()
-		       : 0;
 }
 
 /* ---- open -------------------------------------------------------------------------------- */
@@ -279,19 +236,10 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			return -ENOENT;
 		if (res.trailing)
 			return -EISDIR;
-		if ((r = create_mask(sv, req, res.rel, &um)) < 0 ||
-		    (r = cow_touch_node(c, res.rel, &res.n)) < 0 ||
-		    (r = cow_parents_up(c, res.rel)) < 0)
+		if ((r = create_mask(sv, req, res.rel, &um)) < 0)
 			return r;
-		fd = openat(c->upper_fd, res.rel,
-			    (int)(flags & ~(uint64_t)O_CLOEXEC) | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC,
-			    mode & ~um & 07777);
-		if (fd < 0 || (r = mode_exactly(c, fd, res.rel, mode & ~um & 07777)) < 0) {
-			r = fd < 0 ? negative_errno() : r;
-			safe_close(fd);
-			return r;
-		}
+		if ((fd = cow_create(c, res.rel, &res.n, (int)flags, mode & ~um & 07777)) < 0)
+			return fd;
 	} else {
 		if (excl)
 			return -EEXIST;
@@ -324,7 +272,6 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 		} else if (write && (r = cow_touch_node(c, res.rel, n)) < 0)
 			return r;
 
-		int lfd = write ? c->upper_fd : layer_fd(c, n);
 		uint64_t oflags = flags & ~(uint64_t)(O_CREAT | O_EXCL | O_CLOEXEC);
 		if (flags & O_PATH) {
 			/* A branch entry: the kernel installs no O_PATH file (ADDFD takes only
@@ -334,9 +281,9 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 				return -EOPNOTSUPP; /* what glibc's chmod of a symlink says */
 			oflags = O_RDONLY | (flags & O_DIRECTORY) | O_NONBLOCK;
 		}
-		fd = openat(lfd, at_rel(res.rel), (int)oflags | O_NOFOLLOW | O_CLOEXEC);
+		fd = cow_layer_open(c, write ? COW_UPPER : n->layer, res.rel, (int)oflags);
 		if (fd < 0)
-			return negative_errno();
+			return fd;
 	}
 	r = notif_addfd_answer(sv->listener, req, &fd, (flags & O_CLOEXEC) != 0);
 	safe_close(fd);
@@ -379,18 +326,17 @@ static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	int lfd = layer_fd(sv->cow, &res.n);
 	if (pa.call->nr == SYS_statx) {
 		struct statx stx;
-		if (statx(lfd, at_rel(res.rel),
-			  AT_SYMLINK_NOFOLLOW | ((int)pa.flags & AT_STATX_SYNC_TYPE),
-			  (unsigned)pa.mask, &stx) < 0)
-			return negative_errno();
+		if ((r = cow_layer_statx(sv->cow, res.n.layer, res.rel,
+					 (int)pa.flags & AT_STATX_SYNC_TYPE, (unsigned)pa.mask,
+					 &stx)) < 0)
+			return r;
 		r = notif_mem_write(sv->listener, req, pa.buf, &stx, sizeof(stx));
 	} else {
 		struct stat st;
-		if (fstatat(lfd, at_rel(res.rel), &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return negative_errno();
+		if ((r = cow_layer_stat(sv->cow, res.n.layer, res.rel, &st)) < 0)
+			return r;
 		r = notif_mem_write(sv->listener, req, pa.buf, &st, sizeof(st));
 	}
 	if (r < 0)
@@ -413,11 +359,9 @@ static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
-	/* Writable as the file's mode says: a write goes to the branch. */
-	if (faccessat(layer_fd(sv->cow, &res.n), at_rel(res.rel), (int)pa.mode,
-		      AT_SYMLINK_NOFOLLOW | ((int)pa.flags & AT_EACCESS)) < 0 &&
-	    errno != EROFS)
-		return negative_errno();
+	if ((r = cow_layer_access(sv->cow, res.n.layer, res.rel, (int)pa.mode,
+				  (int)pa.flags & AT_EACCESS)) < 0)
+		return r;
 	notif_answer_value(resp, 0);
 	return 0;
 }
@@ -450,8 +394,9 @@ static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 			     res.n.layer == COW_NONE && !ends_with(res.rel, " (deleted)")
 				     ? " (deleted)"
 				     : "");
-	else if ((k = readlinkat(layer_fd(sv->cow, &res.n), res.rel, target, sizeof(target))) < 0)
-		return negative_errno();
+	else if ((k = cow_layer_readlink(sv->cow, res.n.layer, res.rel, target, sizeof(target))) <
+		 0)
+		return (int)k;
 	k = MIN((size_t)k, MIN(size, sizeof(target) - 1)); /* no NUL, as the kernel's */
 	if ((r = notif_mem_write(sv->listener, req, buf, target, (size_t)k)) < 0)
 		return r;
@@ -581,8 +526,7 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 	if ((r = create_mask(sv, req, res.rel, &um)) < 0)
 		return r;
 	mode_t want = (mode_t)pa.mode & ~um & 07777;
-	if ((r = cow_mkdir(sv->cow, res.rel, want)) < 0 ||
-	    (r = mode_exactly(sv->cow, -1, res.rel, want)) < 0)
+	if ((r = cow_mkdir(sv->cow, res.rel, want)) < 0)
 		return r;
 	notif_answer_value(resp, 0);
 	return 0;
@@ -611,12 +555,7 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 		return 0;
 	}
 	if ((r = create_mask(sv, req, res.rel, &um)) < 0 ||
-	    (r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
-	    (r = cow_parents_up(sv->cow, res.rel)) < 0)
-		return r;
-	if (mknodat(sv->cow->upper_fd, res.rel, S_IFREG | (mode & ~um & 07777), 0) < 0)
-		return negative_errno();
-	if ((r = mode_exactly(sv->cow, -1, res.rel, mode & ~um & 07777)) < 0)
+	    (r = cow_mknod(sv->cow, res.rel, &res.n, mode & ~um & 07777)) < 0)
 		return r;
 	notif_answer_value(resp, 0);
 	return 0;
@@ -698,11 +637,9 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 			return -EPERM;
 		if (cow_is_special(from.n.st.st_mode))
 			return -EXDEV;
-		if ((r = cow_copy_up_off_loop(sv, req, from.rel, 0)) < 0 ||
-		    (r = cow_touch(c, to.rel)) < 0 || (r = cow_parents_up(c, to.rel)) < 0)
+		if ((r = cow_copy_up_off_loop(sv, req, from.rel, 0)) < 0)
 			return r;
-		r = linkat(c->upper_fd, from.rel, c->upper_fd, to.rel, 0) < 0 ? negative_errno()
-									      : 0;
+		r = cow_link(c, from.rel, to.rel);
 	}
 	if (r < 0)
 		return r;
@@ -729,16 +666,8 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 		return -ENOENT;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
-	/* max_disk: a symlink holds its target (a long one takes a block of its own). */
-	int64_t cost = (int64_t)strlen(target);
-	if ((r = cow_touch_node(sv->cow, res.rel, &res.n)) < 0 ||
-	    (r = cow_parents_up(sv->cow, res.rel)) < 0 || (r = cow_charge(sv->cow, cost)) < 0)
+	if ((r = cow_symlink(sv->cow, target, res.rel, &res.n)) < 0)
 		return r;
-	if (symlinkat(target, sv->cow->upper_fd, res.rel) < 0) {
-		r = negative_errno();
-		(void)cow_charge(sv->cow, -cost);
-		return r;
-	}
 	notif_answer_value(resp, 0);
 	return 0;
 }
@@ -923,16 +852,13 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	return -EOPNOTSUPP;
 }
 
-/* chmod of branch entry @rel: a set-user-ID or set-group-ID bit is never given to a file
- * linked into the workdir for an exec (cow_unanchor_ino first). -1 with errno as fchmodat. */
-static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
+/* The answer to a change the engine made (0: the call's own success), or its -errno. */
+static int answer_change(struct seccomp_notif_resp *resp, int r)
 {
-	struct stat st;
-
-	if ((mode & (S_ISUID | S_ISGID)) &&
-	    fstatat(c->upper_fd, at_rel(rel), &st, AT_SYMLINK_NOFOLLOW) == 0)
-		cow_unanchor_ino(c, st.st_ino);
-	return fchmodat(c->upper_fd, at_rel(rel), mode, 0);
+	if (r < 0)
+		return r;
+	notif_answer_value(resp, 0);
+	return 0;
 }
 
 /* A workdir's kernel object resolved in @res (meta_target answered 2), whose mode, owner and
@@ -943,18 +869,11 @@ static int chmod_branch(struct cow *c, const char *rel, mode_t mode)
 static int special_obj(struct supervisor *sv, const struct seccomp_notif *req,
 		       const struct cow_res *res)
 {
-	const char *name;
-	struct stat st;
 	int r = fs_meta_creds(sv, req);
 
 	if (r != 1)
 		return r;
-	_cleanup_close_ int pfd = cow_parent_of(sv->cow->lower_fd, res->rel, &name);
-	_cleanup_close_ int obj = pfd < 0 ? -1 : openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (obj < 0 || fstat(obj, &st) < 0 || !cow_is_special(st.st_mode) ||
-	    st.st_dev != res->n.st.st_dev || st.st_ino != res->n.st.st_ino)
-		return -EPERM;
-	return TAKE_FD(obj);
+	return cow_lower_object(sv->cow, res->rel, &res->n.st);
 }
 
 static int chmod_special(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1003,7 +922,7 @@ static int meta_chmod_named(struct supervisor *sv, const struct seccomp_notif *r
 		return r;
 	if (S_ISLNK(res.n.st.st_mode))
 		return -EOPNOTSUPP; /* never followed here: a symlink's mode is not changed */
-	return notif_answer_libc(resp, chmod_branch(sv->cow, res.rel, (mode_t)pa->mode));
+	return answer_change(resp, cow_chmod(sv->cow, res.rel, (mode_t)pa->mode));
 }
 
 /* chown (followed), lchown, fchownat by name. */
@@ -1018,8 +937,7 @@ static int meta_chown_named(struct supervisor *sv, const struct seccomp_notif *r
 		return chown_special(sv, req, &res, pa->uid, pa->gid, resp);
 	if (r != 0)
 		return r == 1 ? COW_PASS : r;
-	return notif_answer_libc(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel), (uid_t)pa->uid,
-						(gid_t)pa->gid, AT_SYMLINK_NOFOLLOW));
+	return answer_change(resp, cow_chown(sv->cow, res.rel, (uid_t)pa->uid, (gid_t)pa->gid));
 }
 
 /* The times of utimensat, utime, utimes, futimesat, from the caller, in @ts. */
@@ -1071,8 +989,7 @@ static int meta_times_call(struct supervisor *sv, const struct seccomp_notif *re
 					 utimensat(obj, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
 	} else if (r != 0)
 		return r == 1 ? COW_PASS : r;
-	return notif_answer_libc(resp, utimensat(sv->cow->upper_fd, at_rel(res.rel),
-						 has_ts ? ts : NULL, AT_SYMLINK_NOFOLLOW));
+	return answer_change(resp, cow_utimens(sv->cow, res.rel, has_ts ? ts : NULL));
 }
 
 static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1089,12 +1006,10 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
 		r = pa.fd < 0 ? 1 : fd_target(sv, req, pa.fd, &res);
 		if (r == 0 && is_chmod)
-			r = notif_answer_libc(resp,
-					      chmod_branch(sv->cow, res.rel, (mode_t)pa.mode));
+			r = answer_change(resp, cow_chmod(sv->cow, res.rel, (mode_t)pa.mode));
 		else if (r == 0)
-			r = notif_answer_libc(resp, fchownat(sv->cow->upper_fd, at_rel(res.rel),
-							     (uid_t)pa.uid, (gid_t)pa.gid,
-							     AT_SYMLINK_NOFOLLOW));
+			r = answer_change(
+				resp, cow_chown(sv->cow, res.rel, (uid_t)pa.uid, (gid_t)pa.gid));
 		return r == 1 ? COW_PASS : r;
 	}
 	if (is_chmod)
@@ -1126,19 +1041,8 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 	if (!S_ISREG(res.n.st.st_mode))
 		return -EINVAL;
 	if ((r = cow_copy_up_off_loop(sv, req, res.rel, len == 0)) < 0 ||
-	    (r = cow_touch(sv->cow, res.rel)) < 0)
+	    (r = cow_truncate(sv->cow, res.rel, len)) < 0)
 		return r;
-	_cleanup_close_ int fd =
-		openat(sv->cow->upper_fd, res.rel, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	/* Growth is charged first; a shrink is not refunded (the quota errs on the side of
-	 * refusing). */
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return negative_errno();
-	if ((r = cow_charge_file(sv->cow, st.st_dev, st.st_ino, MAX(len, (int64_t)st.st_size))) < 0)
-		return r;
-	if (ftruncate(fd, len) < 0)
-		return negative_errno();
 	notif_answer_value(resp, 0);
 	return 0;
 }

@@ -166,7 +166,7 @@ int fs_meta_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	if (own < 0)
 		return own;
 	if (sv->cow && (!strncmp(name, "trusted.", 8) || !strncmp(name, "security.", 9)) &&
-	    (fstat(sv->cow->upper_fd, &up) < 0 || up.st_dev == st.st_dev))
+	    (cow_layer_stat(sv->cow, COW_UPPER, "", &up) < 0 || up.st_dev == st.st_dev))
 		return -EPERM;
 	int fl = fcntl(own, F_GETFL);
 	if (of_dirfd && (fl < 0 || (fl & O_PATH)))

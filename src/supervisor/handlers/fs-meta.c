@@ -331,8 +331,8 @@ static int meta_chmod(struct supervisor *sv, const struct seccomp_notif *req,
 	/* A file of the branch linked into the workdir for an exec loses that link before it
 	 * takes a set-user-ID or set-group-ID bit (cow/anchor.c). */
 	struct stat up;
-	if (sv->cow && (mode & (S_ISUID | S_ISGID)) && fstat(sv->cow->upper_fd, &up) == 0 &&
-	    st.st_dev == up.st_dev)
+	if (sv->cow && (mode & (S_ISUID | S_ISGID)) &&
+	    cow_layer_stat(sv->cow, COW_UPPER, "", &up) == 0 && st.st_dev == up.st_dev)
 		cow_unanchor_ino(sv->cow, st.st_ino);
 	if (by_fd)
 		return notif_answer_libc(resp, fchmod(own, mode)); /* an O_PATH descriptor: EBADF */
