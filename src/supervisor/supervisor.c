@@ -93,15 +93,27 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
 	/* A name under the workdir is the branch's first, whatever else traps the call. */
-	int r = sv->cow ? cow_handle(sv, req, resp) : COW_PASS;
-	if (r == COW_PASS) {
+	int r = sv->cow ? cow_handle(sv, req, resp) : NOTIF_NOT_MINE;
+	if (r == NOTIF_NOT_MINE) {
 		notif_handler_t h = dispatch_lookup(req->data.nr);
 		r = h ? h(sv, req, resp) : -ENOSYS;
 	}
-	if (r == NOTIF_GONE || r == NOTIF_DEFERRED)
+	switch (r) {
+	case NOTIF_ANSWERED:
+	case NOTIF_CONTINUED:
+		break;
+	case NOTIF_GONE:
+	case NOTIF_DEFERRED:
 		return 0; /* the task is gone, or a worker answers */
-	if (r < 0)
-		notif_answer_errno(resp, r); /* fail closed */
+	case NOTIF_NOT_MINE:
+	case NOTIF_HOLD:
+		notif_answer_errno(resp, -ENOSYS); /* no handler took it: fail closed */
+		break;
+	default: /* -errno */
+		if (r < 0)
+			notif_answer_errno(resp, r); /* fail closed */
+		break;
+	}
 
 	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
 		return negative_errno();

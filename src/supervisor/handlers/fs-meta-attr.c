@@ -121,7 +121,7 @@ int xattr_decode(struct supervisor *sv, const struct seccomp_notif *req, struct 
 		return 0;
 	}
 	default:
-		return 1;
+		return NOTIF_NOT_MINE;
 	}
 }
 
@@ -189,7 +189,7 @@ int fs_meta_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	int r, of_dirfd;
 
 	if ((r = xattr_decode(sv, req, &x)) != 0)
-		return r == 1 ? -ENOSYS : r;
+		return r == NOTIF_NOT_MINE ? -ENOSYS : r;
 	if (x.op != X_SET && x.op != X_REMOVE)
 		return -ENOSYS; /* reads are trapped for a workdir only, and answered there */
 	if ((r = xattr_read_change(sv, req, &x, name, sizeof(name), &value)) < 0)

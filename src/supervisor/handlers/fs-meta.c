@@ -273,8 +273,7 @@ int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
 	 * the kernel checks against the caller's capabilities; no decision of the supervisor's
 	 * rests on its arguments. */
 	sv->meta.changed = 1;
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id, uint32_t *ret)

@@ -150,9 +150,8 @@ int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *
 			     struct seccomp_notif_resp *resp);
 
 /* cow.c: with a workdir, the calls whose name (or descriptor) is under it are made in the
- * branch (0 with @resp set, NOTIF_DEFERRED, -errno); COW_PASS for any other, which the
+ * branch (0 with @resp set, NOTIF_DEFERRED, -errno); NOTIF_NOT_MINE for any other, which the
  * table's handler then answers. Called by the supervisor before the table. */
-#define COW_PASS (INT32_MIN + 2)
 int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
 	       struct seccomp_notif_resp *resp);
 /* umask.c: umask() where the supervisor makes files for the child (CONTINUE; the masks known
@@ -176,9 +175,8 @@ int cow_copy_up_off_loop(struct supervisor *sv, const struct seccomp_notif *req,
 int cow_wait_hold(struct supervisor *sv, const struct seccomp_notif *req);
 /* cow-copy.c: cow_wait_arm: the call cow_handle hands its handler may change the tree (@on),
  * or is done (0). cow_held: whether a name it found under the workdir makes it wait (the
- * handler then answers COW_HOLD, before changing anything, and cow_handle calls
+ * handler then answers NOTIF_HOLD, before changing anything, and cow_handle calls
  * cow_wait_hold). */
-#define COW_HOLD (INT32_MIN + 3)
 void cow_wait_arm(struct supervisor *sv, int on);
 /* cow-copy.c: whether the last large copy-up that landed was made for @req, at @rel (a call
  * asked again after it finds its entry in the branch, copied for it). */

@@ -34,17 +34,16 @@ int net_sock_proto(int sock, uint32_t *proto, int *type);
  *  - a UNIX socket path: resolved as the child would (its root, its thread's cwd), the socket's
  *    real path under a write grant, else -EACCES; rewritten to /proc/self/fd/N of an O_PATH
  *    descriptor of it, returned in *@pin (the caller closes it after the call);
- *  - an abstract UNIX name, while Landlock's abstract socket scope is in force:
- *    NET_ROUTE_ABSTRACT. Callers refuse it (EPERM, what the scope answers for a socket outside
- *    the sandbox): made here, the connect or send would escape that scope (the supervisor is
- *    outside the sandbox's Landlock domain), and left to the kernel (CONTINUE), the address
- *    read again could name a path by then, which would escape the write-grant check. So
+ *  - an abstract UNIX name, while Landlock's abstract socket scope is in force: -EPERM
+ *    (what the scope answers for a socket outside the sandbox): made here, the connect or
+ *    send would escape that scope (the supervisor is outside the sandbox's Landlock domain),
+ *    and left to the kernel (CONTINUE), the address read again could name a path by then,
+ *    which would escape the write-grant check. So
  *    abstract sockets are not reached, not even between the sandbox's own processes
  *    (docs/decisions.md). With the scope disabled or unavailable, any name is reached, as
  *    given;
  *  - anything else (netlink, AF_UNSPEC, an unnamed UNIX address): as given.
- * Returns 0, NET_ROUTE_ABSTRACT or a negative errno (NOTIF_GONE). */
-#define NET_ROUTE_ABSTRACT 1
+ * Returns 0 or a negative errno (NOTIF_GONE). */
 int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, int domain,
 	      uint32_t proto, int check, struct sockaddr_storage *ss, socklen_t *len, int *pin);
 
@@ -138,14 +137,12 @@ int proc_same_ids(struct supervisor *sv, pid_t tid);
  * effective capabilities), not the seccomp filters or no_new_privs: 1, 0, or NOTIF_GONE. */
 int proc_same_creds(struct supervisor *sv, pid_t tid);
 /* fs-write.c: an open beneath a writable grant that holds a denied path (plan.net.write_roots):
- * answered (0 with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other
- * handlers of open.c to decide. */
-#define FS_WRITE_NOT_MINE 1
+ * answered (0 with @resp set, NOTIF_CONTINUED, NOTIF_DEFERRED, -errno), or NOTIF_NOT_MINE for
+ * the other handlers of open.c to decide. */
 /* hostname.c: an open of a sandbox given a name (supervisor.hostname_served), whose name at
  * @path_addr is read into @path (*@have_path set) when it may be /etc/hostname: answered with
- * the name (NOTIF_DEFERRED), refused (-EACCES: a write), NOTIF_GONE, or HOSTNAME_NOT_MINE for
+ * the name (NOTIF_DEFERRED), refused (-EACCES: a write), NOTIF_GONE, or NOTIF_NOT_MINE for
  * any other file. */
-#define HOSTNAME_NOT_MINE 1
 int hostname_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		  uint64_t path_addr, char *path, size_t size, int *have_path, uint64_t flags,
 		  uint64_t resolve);
@@ -153,6 +150,6 @@ int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
 		  uint64_t mode, uint64_t resolve);
 /* fs-write.c: bind(2) of AF_UNIX socket @sock (the child's, a copy) to a name beneath a writable
- * grant that holds a denied path: answered, or FS_WRITE_NOT_MINE. */
+ * grant that holds a denied path: answered, or NOTIF_NOT_MINE. */
 int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int sock);

@@ -581,8 +581,7 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 			     struct seccomp_notif_resp *resp)
 {
 	sv->proc_nested = 1;
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* The open of a sandbox whose /proc the supervisor serves (plan.net.proc_mediated). */
@@ -599,8 +598,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	if ((flags & O_PATH) || sv->proc_nested) {
 		/* proc_nested: a process of the sandbox confined itself further: /proc is
 		 * no longer served, and Landlock refuses it (CONTINUE, as above). */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* @known: the name, read already (fs-write.c asked first). */
 	r = known ? (snprintf(path, sizeof(path), "%s", known), 0)
@@ -630,8 +628,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	 * the kernel's, which refuses it: functionality lost, nothing reached. */
 	if (r == 0 && !own && !may_reach_proc(sv, req, dirfd, path) && !may_be_view(sv, path) &&
 	    !path_last_is(path, "hostname")) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	_cleanup_close_ int fd =
 		r == 0 ? child_path_open(sv, req, dirfd, path, resolve, (flags & O_NOFOLLOW) != 0)
@@ -647,8 +644,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 		if (r < 0)
 			return r;
 		if (!r) {
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		return proc_open(sv, req, fd, flags, dirfd, path, resolve);
 	}
@@ -660,8 +656,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	/* Not procfs (or not resolved here: a magic link on the way): the kernel's. Safe
 	 * whatever the name reads by then: Landlock leaves /proc out of every grant, so
 	 * nothing of /proc is reached that way. */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* Whether the open of @path reaches the host's /etc/hosts, by identity: every spelling of it
@@ -718,8 +713,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		    notif_mem_read(sv->listener, req, req->data.args[2], &how, sizeof(how)) < 0 ||
 		    (how.resolve & ~resolve_known) ||
 		    (how.mode && !(how.flags & (O_CREAT | O_TMPFILE)))) {
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		dirfd = (int)req->data.args[0];
 		path_addr = req->data.args[1];
@@ -765,7 +759,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	if (sv->hostname_served) {
 		r = hostname_open(sv, req, dirfd, path_addr, path, sizeof(path), &have_path, flags,
 				  resolve);
-		if (r != HOSTNAME_NOT_MINE)
+		if (r != NOTIF_NOT_MINE)
 			return r;
 	}
 	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name
@@ -775,7 +769,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		have_path = r == 0;
 		if (r == 0)
 			r = fs_write_open(sv, req, resp, dirfd, path, flags, mode, resolve);
-		if (r != FS_WRITE_NOT_MINE && r != -ENAMETOOLONG && r != -EFAULT)
+		if (r != NOTIF_NOT_MINE && r != -ENAMETOOLONG && r != -EFAULT)
 			return r;
 	}
 	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
@@ -830,6 +824,5 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * both are views, not the confinement (docs/decisions.md). Beneath a writable grant
 	 * holding a denied path, Landlock's carve keeps the kernel off the denied paths and out
 	 * of what the spine does not grant (fs-write.c). */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
