@@ -338,8 +338,8 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 	return r;
 }
 
-static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
-		       struct seccomp_notif_resp *resp)
+int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 
@@ -370,8 +370,8 @@ static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- stat, access, readlink -------------------------------------------------------------- */
 
-static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	struct cow_res res;
@@ -418,8 +418,8 @@ static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
-static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
-		      struct seccomp_notif_resp *resp)
+int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
+	       struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	struct cow_res res;
@@ -446,8 +446,8 @@ static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
-static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
-			struct seccomp_notif_resp *resp)
+int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	struct cow_res res;
@@ -518,8 +518,8 @@ static int list_cb(const char *name, unsigned char type, uint64_t ino, void *arg
 	return list_add(arg, name, type, ino) < 0;
 }
 
-static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
-			struct seccomp_notif_resp *resp)
+int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
 {
 	struct cow *c = sv->cow;
 	char real[PATH_MAX], virt[PATH_MAX];
@@ -586,8 +586,8 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- changes ----------------------------------------------------------------------------- */
 
-static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp)
+int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	int at = req->data.nr == SYS_mkdirat;
@@ -609,8 +609,8 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 	return 0;
 }
 
-static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp)
+int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	int at = req->data.nr == SYS_mknodat;
@@ -639,8 +639,8 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 	return 0;
 }
 
-static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
-			   struct seccomp_notif_resp *resp)
+int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	int at = req->data.nr == SYS_unlinkat;
@@ -663,8 +663,8 @@ static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *re
 	return 0;
 }
 
-static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
-			   struct seccomp_notif_resp *resp)
+int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	int link = 0, odir = AT_FDCWD, ndir = AT_FDCWD, follow = 0;
@@ -743,8 +743,8 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 	return 0;
 }
 
-static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
-			    struct seccomp_notif_resp *resp)
+int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	int at = req->data.nr == SYS_symlinkat;
@@ -898,8 +898,8 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
  * says) rather than made on the workdir's own file, and for a descriptor of the branch's own
  * files (made or copied in the run). Elsewhere handlers/fs-meta-attr.c's. */
-static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	struct cow_res res;
@@ -1018,8 +1018,8 @@ static int chown_special(struct supervisor *sv, const struct seccomp_notif *req,
 	return notif_answer_libc(resp, fchownat(obj, "", uid, gid, AT_EMPTY_PATH));
 }
 
-static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	struct cow_res res;
@@ -1144,8 +1144,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 						 has_ts ? ts : NULL, AT_SYMLINK_NOFOLLOW));
 }
 
-static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
-			     struct seccomp_notif_resp *resp)
+int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	int64_t len = (int64_t)req->data.args[1];
@@ -1181,191 +1181,11 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
-/* Whether workdir call @req, served by @h, leaves the tree as it is (it goes on while a large
- * copy-up is on its way: handlers/cow-copy.c): it reads, or writes through a descriptor it
- * holds (max_disk's charges). */
-static int keeps_tree(notif_handler_t h, const struct seccomp_notif *req)
+int cow_quota_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
 {
-	if (h == cow_stat || h == cow_access || h == cow_readlink || h == cow_getdents ||
-	    h == cow_getcwd_call || h == cow_quota)
-		return 1;
-	if (h == cow_xattr)
-		return req->data.nr == SYS_getxattr || req->data.nr == SYS_lgetxattr ||
-		       req->data.nr == SYS_listxattr || req->data.nr == SYS_llistxattr ||
-		       req->data.nr == SYS_getxattrat || req->data.nr == SYS_listxattrat;
-	if (h != cow_open_nr || req->data.nr == SYS_openat2) /* its flags: in the child's memory */
-		return 0;
-#ifdef SYS_creat
-	if (req->data.nr == SYS_creat)
-		return 0;
-#endif
-	uint64_t flags = req->data.nr == SYS_openat ? req->data.args[2] : req->data.args[1];
-	/* (O_TMPFILE with O_RDONLY is the kernel's EINVAL: nothing made) */
-	return (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC));
-}
-
-/* The handler of workdir call @nr, or NULL for a call that is not the workdir's. */
-static notif_handler_t cow_handler_of(const struct supervisor *sv, int nr)
-{
-	notif_handler_t h;
-
-	switch (nr) {
-#ifdef SYS_open
-	case SYS_open:
-#endif
-#ifdef SYS_creat
-	case SYS_creat:
-#endif
-	case SYS_openat:
-	case SYS_openat2:
-		h = cow_open_nr;
-		break;
-#ifdef SYS_stat
-	case SYS_stat:
-	case SYS_lstat:
-#endif
-	case SYS_newfstatat:
-	case SYS_statx:
-		h = cow_stat;
-		break;
-#ifdef SYS_access
-	case SYS_access:
-#endif
-	case SYS_faccessat:
-	case SYS_faccessat2:
-		h = cow_access;
-		break;
-#ifdef SYS_readlink
-	case SYS_readlink:
-#endif
-	case SYS_readlinkat:
-		h = cow_readlink;
-		break;
-#ifdef SYS_getdents
-	case SYS_getdents:
-#endif
-	case SYS_getdents64:
-		h = cow_getdents;
-		break;
-#ifdef SYS_mkdir
-	case SYS_mkdir:
-#endif
-	case SYS_mkdirat:
-		h = cow_mkdir_call;
-		break;
-#ifdef SYS_mknod
-	case SYS_mknod:
-#endif
-	case SYS_mknodat:
-		h = cow_mknod_call;
-		break;
-#ifdef SYS_unlink
-	case SYS_unlink:
-	case SYS_rmdir:
-#endif
-	case SYS_unlinkat:
-		h = cow_remove_call;
-		break;
-#ifdef SYS_rename
-	case SYS_rename:
-	case SYS_link:
-#endif
-	case SYS_renameat:
-	case SYS_renameat2:
-	case SYS_linkat:
-		h = cow_rename_call;
-		break;
-#ifdef SYS_symlink
-	case SYS_symlink:
-#endif
-	case SYS_symlinkat:
-		h = cow_symlink_call;
-		break;
-	case SYS_truncate:
-		h = cow_truncate_call;
-		break;
-	case SYS_chdir:
-		h = cow_chdir_call;
-		break;
-	case SYS_getcwd:
-		h = cow_getcwd_call;
-		break;
-	case SYS_execve:
-	case SYS_execveat:
-		h = cow_exec_call;
-		break;
-	case SYS_write:
-	case SYS_pwrite64:
-	case SYS_writev:
-	case SYS_pwritev:
-	case SYS_pwritev2:
-	case SYS_ftruncate:
-	case SYS_fallocate:
-	case SYS_copy_file_range:
-	case SYS_sendfile:
-	case SYS_splice:
-		h = sv->cow->max_disk ? cow_quota : NULL;
-		break;
-	case SYS_fchmod:
-	case SYS_fchown:
-	case SYS_fchmodat:
-#ifdef SYS_fchmodat2
-	case SYS_fchmodat2:
-#endif
-#ifdef SYS_chmod
-	case SYS_chmod:
-	case SYS_chown:
-	case SYS_lchown:
-	case SYS_utime:
-	case SYS_utimes:
-	case SYS_futimesat:
-#endif
-	case SYS_fchownat:
-	case SYS_utimensat:
-		h = cow_meta;
-		break;
-	case SYS_setxattr:
-	case SYS_lsetxattr:
-	case SYS_fsetxattr:
-	case SYS_removexattr:
-	case SYS_lremovexattr:
-	case SYS_fremovexattr:
-	case SYS_setxattrat:
-	case SYS_removexattrat:
-	case SYS_getxattr:
-	case SYS_lgetxattr:
-	case SYS_listxattr:
-	case SYS_llistxattr:
-	case SYS_getxattrat:
-	case SYS_listxattrat:
-		h = cow_xattr;
-		break;
-	case SYS_file_setattr:
-	case SYS_ioctl: /* COW_INODE_IOCTLS only (dispatch.c) */
-		h = cow_attr;
-		break;
-	default: /* not a call of the workdir's: its own handler's */
-		h = NULL;
-		break;
-	}
-	return h;
-}
-
-int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
-	       struct seccomp_notif_resp *resp)
-{
-	notif_handler_t h = cow_handler_of(sv, req->data.nr);
-
-	if (!h)
-		return NOTIF_NOT_MINE;
-	/* A large copy-up on its way: a call that may change the workdir's tree waits for it
-	 * (its handler answers NOTIF_HOLD once it finds a name there: resolve_arg, res_of_real). */
-	cow_wait_arm(sv, !keeps_tree(h, req));
-	int r = h(sv, req, resp);
-	cow_wait_arm(sv, 0);
-	if (r == NOTIF_HOLD)
-		r = cow_wait_hold(sv, req);
-	return r;
+	/* Without max_disk nothing is charged: a write is the plain handler's. */
+	return sv->cow->max_disk ? cow_quota(sv, req, resp) : NOTIF_NOT_MINE;
 }
 
 int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1376,14 +1196,16 @@ int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
 	return -ENOSYS;
 }
 
-int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int handle_outside_workdir(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp)
 {
 	/* CONTINUE: a name outside the workdir of a call that reads (stat, access, readlink,
 	 * getxattr, listxattr), enters (chdir, exec) or reports (getcwd), trapped only because
 	 * the workdir's names are served here. Whatever it reads by the time the kernel looks
 	 * again, Landlock grants the workdir no write, so the kernel changes nothing there, and
 	 * reads and exec are Landlock's to allow. The calls that change metadata are never
-	 * answered here: elsewhere they are handlers/fs-meta.c's. */
+	 * answered here: elsewhere they are handlers/fs-meta.c's. A write through a descriptor
+	 * of no branch file (max_disk) reads no memory to decide: the descriptor's rights were
+	 * Landlock's at its open. */
 	return notif_answer_continue(resp);
 }

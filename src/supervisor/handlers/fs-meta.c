@@ -10,7 +10,7 @@
  * beneath a writable grant that is not a denied path (else EACCES, what Landlock answers a
  * write), made with the supervisor's rights where those stand for the caller's (fs_meta_creds,
  * else EPERM). With a workdir, the names under it are cow.c's (asked first); what reaches this
- * file is elsewhere. Without a supervisor these calls are refused by the filter (dispatch.c).
+ * file is elsewhere. Without a supervisor these calls are refused by the filter (plan/routes.def).
  */
 #include <errno.h>
 #include <fcntl.h>
