@@ -777,8 +777,8 @@ int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res);
 
-/* @real, a path the kernel gives, as an entry of the workdir in @res (looked up). 1: not beneath
- * the workdir (NOTIF_NOT_MINE); 0; NOTIF_HOLD (cow_held); -errno. */
+/* @real, a path the kernel gives, as an entry of the workdir in @res (looked up).
+ * NOTIF_NOT_MINE: not beneath the workdir; 0; NOTIF_HOLD (cow_held); -errno. */
 static int res_of_real(struct supervisor *sv, const char *real, struct cow_res *res)
 {
 	struct cow *c = sv->cow;
