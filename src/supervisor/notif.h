@@ -22,21 +22,12 @@ struct supervisor;
  * -errno or one of these). Every value but NOTIF_ANSWERED lies below any errno, so the
  * `if (r < 0) return r;` of a handler's steps carries it up to supervisor_answer unchanged. */
 enum notif_verdict {
-	/* The task died or was interrupted: nobody to answer. Never sent to a task. */
-	NOTIF_GONE = INT32_MIN,
-	/* Answered elsewhere (a worker, or the kernel through SECCOMP_ADDFD_FLAG_SEND): nothing
-	 * to send here. */
-	NOTIF_DEFERRED,
-	/* Not this handler's call: the next handler of its row decides (after the last: ENOSYS). */
-	NOTIF_NOT_MINE,
-	/* A large copy-up is on its way and this call may change the workdir's tree: it waits
-	 * for the copy (cow_wait_hold), asked again once it landed. */
-	NOTIF_HOLD,
-	/* @resp holds SECCOMP_USER_NOTIF_FLAG_CONTINUE (notif_answer_continue): the kernel runs
-	 * the call as asked. */
-	NOTIF_CONTINUED,
-	/* @resp holds the call's result (notif_answer_value, notif_answer_libc). */
-	NOTIF_ANSWERED = 0,
+	NOTIF_GONE = INT32_MIN, /* the task died or was interrupted: nobody to answer */
+	NOTIF_DEFERRED,	 /* answered elsewhere (a worker, ADDFD_FLAG_SEND): nothing to send */
+	NOTIF_NOT_MINE,	 /* not this handler's: the row's next decides (after the last: ENOSYS) */
+	NOTIF_HOLD,	 /* may change the workdir's tree: waits for the copy-up on its way */
+	NOTIF_CONTINUED, /* @resp holds SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel's call */
+	NOTIF_ANSWERED = 0, /* @resp holds the call's result (notif_answer_value, _libc) */
 };
 
 /* Whether the notification @id is still pending (its task is alive and still in the syscall). */
@@ -68,7 +59,7 @@ static inline void notif_answer_errno(struct seccomp_notif_resp *resp, int err)
 }
 
 /* Let the kernel run the syscall as the task asked. Every call site carries a comment naming
- * the kernel mechanism that makes that safe. NOTIF_CONTINUED. */
+ * the kernel mechanism that makes that safe. Returns NOTIF_CONTINUED, the handler's verdict. */
 static inline int notif_answer_continue(struct seccomp_notif_resp *resp)
 {
 	resp->val = 0;
