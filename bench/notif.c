@@ -797,9 +797,9 @@ static int piece_owns(struct pieces_ctx *c)
 
 static int piece_dispatch(struct pieces_ctx *c)
 {
-	notif_handler_t h = dispatch_lookup(SYS_setpgid);
-	c->sink = (uintptr_t)h;
-	return h ? 0 : -ENOSYS;
+	const struct route *rt = dispatch_lookup(SYS_setpgid);
+	c->sink = (uintptr_t)rt;
+	return rt ? 0 : -ENOSYS;
 }
 
 static int piece_epoll(struct pieces_ctx *c)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "plan/seccomp.h"
-#include "supervisor/dispatch.h"
+#include "plan/traps.h"
 
 static int emit(int key, const struct trap *traps, size_t n_traps)
 {

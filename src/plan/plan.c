@@ -25,7 +25,7 @@
 #include "policy/schema.h"
 #include "seccomp.h"
 #include "strv.h"
-#include "supervisor/dispatch.h"
+#include "traps.h"
 
 extern char **environ;
 

@@ -11,7 +11,7 @@
 
 #include "error.h"
 #include "policy/policy.h"
-#include "supervisor/dispatch.h"
+#include "plan/traps.h"
 
 /* The default blocklist (names) and the syscall groups, exposed for tests and `sandlock check`. */
 extern const char *const seccomp_default_blocklist[];

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * dispatch: the table from syscall number to handler, and the trap set a policy needs. One
- * entry per trapped syscall, each saying which policy feature needs it, so the BPF program
- * routes to the supervisor exactly what the table can answer.
+ * dispatch: where a trapped syscall goes. The rows are plan/routes.def's (the trap, the policy
+ * test that enables it, and the handlers, in one line per syscall); this half keeps the
+ * syscall and its handlers, plan/traps.c the trap and its test.
  */
 #pragma once
 
@@ -10,38 +10,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/policy.h"
+#include "plan/traps.h"
 
 struct supervisor;
 
-/* Fill in @resp (notif_answer_*). A negative return answers that errno instead. */
+/* Fill in @resp (notif_answer_*) and say what was done: an enum notif_verdict (notif.h), or a
+ * negative errno, answered instead. */
 typedef int (*notif_handler_t)(struct supervisor *sv, const struct seccomp_notif *req,
 			       struct seccomp_notif_resp *resp);
 
-/* A syscall the supervisor answers, optionally only when its arguments match every condition
- * (libseccomp comparisons: op is an enum scmp_compare, compared on the full 64-bit value). */
-struct trap_cond {
-	uint32_t arg;
-	uint32_t op;
-	uint64_t datum;
-	uint64_t datum_b; /* SCMP_CMP_MASKED_EQ: datum is the mask, datum_b the value */
+/* A row's flags. */
+enum {
+	/* The workdir handler leaves the tree as it is (it reads, or writes through a descriptor
+	 * it holds): the call goes on while a large copy-up is on its way (handlers/cow-copy.c). */
+	ROUTE_KEEPS_TREE = 1 << 0,
+	/* The same for an open whose flags argument asks a read only (no O_CREAT, no O_TRUNC). */
+	ROUTE_KEEPS_TREE_IF_RDONLY = 1 << 1,
 };
 
-struct trap {
+struct route {
 	int nr;
-	uint32_t n_conds;
-	struct trap_cond cond[2];
-	/* Without a supervisor (no_supervisor): 1 = the matching calls are denied (EPERM),
-	 * because nobody could check them; 0 = they are allowed. */
-	uint32_t deny_unsupervised;
+	/* With a workdir, asked first; NOTIF_NOT_MINE passes the call to @handler. NULL: none. */
+	notif_handler_t workdir;
+	/* The plain handler (after the workdir's, where it passed). */
+	notif_handler_t handler;
+	unsigned flags;
 };
 
-/* The most traps a sandbox can need: every entry of the table (checked when it is built). */
-#define DISPATCH_MAX_TRAPS 160
-
-/* The traps a sandbox under @p needs (the BPF program routes them to the supervisor, or denies
- * the deny_unsupervised ones without one). Returns how many were written (at most @max); unused
- * bytes of each entry are zero, so entries compare with memcmp. */
-size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max);
-/* The handler of syscall @nr, or NULL. */
-notif_handler_t dispatch_lookup(int nr);
+/* The route of syscall @nr, or NULL. Rows of one nr with other argument filters share it. */
+const struct route *dispatch_lookup(int nr);
+/* Whether workdir call @req, routed by @rt, leaves the workdir's tree as it is. */
+int dispatch_keeps_tree(const struct route *rt, const struct seccomp_notif *req);
+/* Every row, in routes.def's order (its length in *@n): for tests. */
+const struct route *dispatch_routes(size_t *n);

@@ -18,11 +18,17 @@
 
 struct supervisor;
 
-/* Returned instead of an errno when the notification vanished (the task died or was
- * interrupted): there is nobody to answer. Not a valid errno, so never sent to a task. */
-#define NOTIF_GONE INT32_MIN
-/* Returned by a handler that handed the notification to a worker, which answers it. */
-#define NOTIF_DEFERRED (INT32_MIN + 1)
+/* What a handler did with a notification, returned instead of an errno (notif_handler_t:
+ * -errno or one of these). Every value but NOTIF_ANSWERED lies below any errno, so the
+ * `if (r < 0) return r;` of a handler's steps carries it up to supervisor_answer unchanged. */
+enum notif_verdict {
+	NOTIF_GONE = INT32_MIN, /* the task died or was interrupted: nobody to answer */
+	NOTIF_DEFERRED,	 /* answered elsewhere (a worker, ADDFD_FLAG_SEND): nothing to send */
+	NOTIF_NOT_MINE,	 /* not this handler's: the row's next decides (after the last: ENOSYS) */
+	NOTIF_HOLD,	 /* may change the workdir's tree: waits for the copy-up on its way */
+	NOTIF_CONTINUED, /* @resp holds SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel's call */
+	NOTIF_ANSWERED = 0, /* @resp holds the call's result (notif_answer_value, _libc) */
+};
 
 /* Whether the notification @id is still pending (its task is alive and still in the syscall). */
 int notif_id_valid(int listener, uint64_t id);
@@ -53,12 +59,13 @@ static inline void notif_answer_errno(struct seccomp_notif_resp *resp, int err)
 }
 
 /* Let the kernel run the syscall as the task asked. Every call site carries a comment naming
- * the kernel mechanism that makes that safe. */
-static inline void notif_answer_continue(struct seccomp_notif_resp *resp)
+ * the kernel mechanism that makes that safe. Returns NOTIF_CONTINUED, the handler's verdict. */
+static inline int notif_answer_continue(struct seccomp_notif_resp *resp)
 {
 	resp->val = 0;
 	resp->error = 0;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	return NOTIF_CONTINUED;
 }
 
 /* Copy @len bytes at @addr of the trapped task into @buf: process_vm_readv, then ID_VALID, so a

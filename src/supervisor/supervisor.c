@@ -83,6 +83,28 @@ int supervisor_handle(struct supervisor *sv)
 	return supervisor_answer(sv, req);
 }
 
+/* The handlers of route @rt in order: the workdir's first, where the sandbox has one, then the
+ * plain one where it passed (NOTIF_NOT_MINE). */
+static int route_answer(struct supervisor *sv, const struct route *rt,
+			const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	int r = NOTIF_NOT_MINE;
+
+	if (sv->cow && rt->workdir) {
+		/* A large copy-up on its way: a call that may change the workdir's tree waits
+		 * for it (its handler answers NOTIF_HOLD once it finds a name there:
+		 * cow_resolve_arg, res_of_real). */
+		cow_wait_arm(sv, !dispatch_keeps_tree(rt, req));
+		r = rt->workdir(sv, req, resp);
+		cow_wait_arm(sv, 0);
+		if (r == NOTIF_HOLD)
+			r = cow_wait_hold(sv, req);
+	}
+	if (r == NOTIF_NOT_MINE && rt->handler)
+		r = rt->handler(sv, req, resp);
+	return r;
+}
+
 int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 {
 	struct seccomp_notif_resp *resp = sv->resp;
@@ -92,16 +114,24 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
-	/* A name under the workdir is the branch's first, whatever else traps the call. */
-	int r = sv->cow ? cow_handle(sv, req, resp) : COW_PASS;
-	if (r == COW_PASS) {
-		notif_handler_t h = dispatch_lookup(req->data.nr);
-		r = h ? h(sv, req, resp) : -ENOSYS;
-	}
-	if (r == NOTIF_GONE || r == NOTIF_DEFERRED)
+	const struct route *rt = dispatch_lookup(req->data.nr);
+	int r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
+	switch (r) {
+	case NOTIF_ANSWERED:
+	case NOTIF_CONTINUED:
+		break;
+	case NOTIF_GONE:
+	case NOTIF_DEFERRED:
 		return 0; /* the task is gone, or a worker answers */
-	if (r < 0)
-		notif_answer_errno(resp, r); /* fail closed */
+	case NOTIF_NOT_MINE:
+	case NOTIF_HOLD:
+		notif_answer_errno(resp, -ENOSYS); /* no handler took it: fail closed */
+		break;
+	default: /* -errno */
+		if (r < 0)
+			notif_answer_errno(resp, r); /* fail closed */
+		break;
+	}
 
 	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
 		return negative_errno();

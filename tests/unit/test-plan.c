@@ -212,9 +212,9 @@ static void test_trap_set(void)
 
 	for (size_t i = 0; i < n; i++) {
 		int nr = traps[i].nr;
-		if (dispatch_lookup(nr) == handle_fs_meta)
+		if (dispatch_lookup(nr)->handler == handle_fs_meta)
 			meta += traps[i].deny_unsupervised != 0;
-		else if (dispatch_lookup(nr) == handle_creds_change)
+		else if (dispatch_lookup(nr)->handler == handle_creds_change)
 			creds += !traps[i].deny_unsupervised;
 		else if (nr == SYS_process_madvise || nr == SYS_process_mrelease ||
 			 nr == SYS_inotify_add_watch || nr == SYS_fanotify_mark)

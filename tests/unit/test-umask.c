@@ -32,7 +32,8 @@ int main(void)
 	sv.umask_traced = 1;
 	umask(027);
 
-	ok(handle_umask(&sv, &req, &resp) == 0 && (resp.flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+	ok(handle_umask(&sv, &req, &resp) == NOTIF_CONTINUED &&
+		   (resp.flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE),
 	   "umask() is let through (CONTINUE)");
 	is_int(sv.umasks.n_flying, 1, "  its caller's call is on its way");
 	umask_seen(&sv, 4243);

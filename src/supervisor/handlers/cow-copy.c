@@ -9,7 +9,7 @@
  * now finds the file in the branch.
  *
  * Meanwhile, every call that may change the workdir's tree waits, in order, from the moment
- * its handler finds a name (or descriptor) of it there (COW_HOLD, before anything is changed),
+ * its handler finds a name (or descriptor) of it there (NOTIF_HOLD, before anything is changed),
  * and is asked again once the copy has landed: nothing can rename, remove or replace what the
  * copy is for, nor begin a second copy. Calls that only read (open for reading, the stat
  * family, access, readlink, getdents, getcwd) go on: until the copy lands, the file reads as the

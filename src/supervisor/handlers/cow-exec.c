@@ -62,8 +62,7 @@ int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 	/* CONTINUE: chdir changes nothing in any tree and Landlock does not restrict it; the
 	 * name reads the same directory of the workdir unless the child changes it meanwhile,
 	 * which only moves it where a chdir of its own would. */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
@@ -73,7 +72,7 @@ int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
 
 	if (proc_fd_path((pid_t)req->pid, AT_FDCWD, real, sizeof(real)) <= 0 ||
 	    !cow_rel_to(sv->cow->upper, real))
-		return COW_PASS; /* the kernel's answer */
+		return NOTIF_NOT_MINE; /* the kernel's answer */
 	cow_virtual_of(sv->cow, real, virt, sizeof(virt));
 	size_t len = strlen(virt) + 1;
 	if (len > (size_t)req->data.args[1])
@@ -105,7 +104,8 @@ static int exec_alias(struct supervisor *sv, const struct seccomp_notif *req, in
 	if (strcmp(base, rbase) != 0 ||
 	    (r = cow_resolve_arg(sv, req, dirfd, addr, 0, 0, &direct)) != 0 ||
 	    strcmp(direct.rel, res->rel) != 0)
-		return r < 0 ? r : -EACCES; /* the name ends in a symlink, or is no longer this */
+		/* the name ends in a symlink, or is no longer this */
+		return r < 0 && r != NOTIF_NOT_MINE ? r : -EACCES;
 	if ((r = cow_anchor_alias(sv->cow, res->rel, alias, sizeof(alias))) < 0)
 		return r;
 	const char *abase = strrchr(alias, '/') ? strrchr(alias, '/') + 1 : alias;
@@ -142,6 +142,5 @@ int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 	 * grants the workdir execute and no write, so whatever the name reads by then (the
 	 * caller's threads may change it, or the alias written into it) runs only what the
 	 * sandbox may run. */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }

@@ -32,18 +32,18 @@ int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	      struct seccomp_notif_resp *resp);
 
-/* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
- * ours); 0: @res set; COW_HOLD; -errno, NOTIF_GONE. */
+/* Read the name at @addr (relative to @dirfd) and resolve it. NOTIF_NOT_MINE: outside the
+ * workdir; 0: @res set; NOTIF_HOLD; -errno, NOTIF_GONE. */
 int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		    uint64_t addr, int follow, int empty_ok, struct cow_res *res);
-/* Descriptor @fd of the caller, when it is a workdir file's (its entry in @res): 0; 1 when it
- * is not one (elsewhere, the branch's); -EPERM for a workdir file the merged view no longer
- * shows. */
+/* Descriptor @fd of the caller, when it is a workdir file's (its entry in @res): 0;
+ * NOTIF_NOT_MINE when it is not one (elsewhere, the branch's); -EPERM for a workdir file the
+ * merged view no longer shows. */
 int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		 struct cow_res *res);
 /* A name outside the workdir as it reads, for a call Landlock does not cover: the file it
- * reaches (1: not a workdir file; 0: @res set), an empty name the descriptor's own (copied up
- * with @copy). */
+ * reaches (NOTIF_NOT_MINE: not a workdir file; 0: @res set), an empty name the descriptor's
+ * own (copied up with @copy). */
 int cow_outside_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, int copy, struct cow_res *res);
 /* cow-xattr.c: extended attributes under the workdir (set, remove, get, list; by name, and

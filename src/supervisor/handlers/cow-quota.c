@@ -77,13 +77,13 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	const char *rel;
 	ssize_t k = proc_fd_path((pid_t)req->pid, out, real, sizeof(real));
 	if (k == -ENOENT)
-		return COW_PASS; /* no such descriptor: the kernel's EBADF */
+		return NOTIF_NOT_MINE; /* no such descriptor: the kernel's EBADF */
 	/* A descriptor the supervisor may not look at (a non-dumpable task, read by a supervisor
 	 * without CAP_SYS_PTRACE) could be a branch file's: refused, never written uncharged. */
 	if (k <= 0)
 		return -EPERM;
 	if (!(rel = cow_rel_to(c->upper, real)) || !*rel)
-		return COW_PASS;
+		return NOTIF_NOT_MINE;
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, out);
 	struct stat st;
 	char again[PATH_MAX];
@@ -93,7 +93,7 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EAGAIN; /* the descriptor changed meanwhile: asked again, never uncounted */
 	int fl = fcntl(fd, F_GETFL);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
-		return COW_PASS; /* no write of a branch file: the kernel's answer */
+		return NOTIF_NOT_MINE; /* no write of a branch file: the kernel's answer */
 	int64_t pos = (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
 	uint64_t len = 0, extra = 0;
 	int64_t at = pos;
@@ -185,6 +185,5 @@ int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	 * charge above only counts bytes, at least what the call can add (a shrink is never
 	 * refunded before it happens; a file grown by another thread meanwhile is counted at
 	 * its next write); nothing is decided on memory the kernel reads again. */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }

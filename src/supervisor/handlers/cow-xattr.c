@@ -8,8 +8,9 @@
  * into the caller's buffer (checked still pending after). Descriptor reads (fgetxattr,
  * flistxattr) are the kernel's: the descriptor's file is the layer's already. A change of a
  * file that is no workdir entry (elsewhere, or the branch's own by its path or a descriptor)
- * is fs-meta-attr.c's (COW_PASS). Kernel objects (FIFOs...) are the kernel's. The attributes of a
- * file of the workdir copied up go with it (cow/copy.c), and the commit keeps them.
+ * is fs-meta-attr.c's (NOTIF_NOT_MINE). Kernel objects (FIFOs...) are the kernel's. The
+ * attributes of a file of the workdir copied up go with it (cow/copy.c), and the commit keeps
+ * them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,19 +35,19 @@
 #define XATTR_SIZE_MAX 65536
 #endif
 
-/* The entry the call names, in @res. 1: not the workdir's (the kernel's). */
+/* The entry the call names, in @res. NOTIF_NOT_MINE: not the workdir's (the kernel's). */
 static int target(struct supervisor *sv, const struct seccomp_notif *req, const struct xcall *x,
 		  struct cow_res *res)
 {
 	int r;
 
 	if (x->by_fd)
-		return x->fd < 0 ? 1 : cow_fd_entry(sv, req, x->fd, res);
+		return x->fd < 0 ? NOTIF_NOT_MINE : cow_fd_entry(sv, req, x->fd, res);
 	r = cow_resolve_arg(sv, req, x->dirfd, x->path, x->follow, x->empty_ok, res);
-	if (r == 1 && x->path && (x->op == X_SET || x->op == X_REMOVE))
+	if (r == NOTIF_NOT_MINE && x->path && (x->op == X_SET || x->op == X_REMOVE))
 		/* A change by a name outside that reaches a workdir file (a symlink there). */
 		r = cow_outside_target(sv, req, x->dirfd, x->path, x->follow, 0, res);
-	else if (r == 1 && x->empty_ok && !x->path)
+	else if (r == NOTIF_NOT_MINE && x->empty_ok && !x->path)
 		r = cow_fd_entry(sv, req, x->dirfd, res);
 	return r;
 }
@@ -169,19 +170,18 @@ int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	int r = xattr_decode(sv, req, &x);
 
 	if (r != 0)
-		return r == 1 ? COW_PASS : r;
+		return r;
 	/* A change of a file that is no entry of the workdir: fs-meta-attr.c's. */
 	if ((r = target(sv, req, &x, &res)) != 0)
-		return r == 1 ? COW_PASS : r;
+		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
 	if (cow_is_special(res.n.st.st_mode) && (x.op == X_SET || x.op == X_REMOVE))
-		return COW_PASS; /* a kernel object's: fs-meta-attr.c's, on the object it takes */
+		return NOTIF_NOT_MINE; /* a kernel object's: fs-meta-attr.c's, on its object */
 	if (cow_is_special(res.n.st.st_mode)) {
 		/* CONTINUE: a read of a kernel object's attributes, as the kernel's opens of it are
 		 * (reads of attributes are not confined outside the workdir either). */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	if (x.op == X_SET || x.op == X_REMOVE)
 		return change(sv, req, &x, &res, resp);

@@ -5,7 +5,7 @@
  * joined to its working directory or to the directory its descriptor names (a directory of
  * the upper layer stands for its workdir path), and resolved as the kernel would, with the
  * symlinks inside the workdir read in the merged view (cow_resolve). A name outside the
- * workdir is not this file's (COW_PASS): another handler's, or the kernel's (CONTINUE).
+ * workdir is not this file's (NOTIF_NOT_MINE): another handler's, or the kernel's (CONTINUE).
  *
  * Landlock grants the workdir read and execute only (plan/landlock.c), and the branch read
  * and execute: every write under the workdir is made here, so whatever a name reads by the
@@ -78,7 +78,7 @@ static int base_of(struct supervisor *sv, const struct seccomp_notif *req, int d
 	if (!notif_id_valid(sv->listener, req->id))
 		return NOTIF_GONE;
 	if (real[0] != '/')
-		return 1; /* a descriptor of no directory (a pipe, a socket): the kernel's */
+		return NOTIF_NOT_MINE; /* a descriptor of no directory (a pipe, a socket) */
 	cow_virtual_of(sv->cow, real, out, size);
 	return 0;
 }
@@ -116,8 +116,6 @@ static int may_reach(struct cow *c, const char *abs)
 	return 0;
 }
 
-/* Read the name at @addr (relative to @dirfd) and resolve it. 1: outside the workdir (not
- * ours); 0: @res set; -errno, NOTIF_GONE. */
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -147,7 +145,7 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 
 	res->last = res->magic = 0;
 	if (!addr) /* statx(fd, NULL, AT_EMPTY_PATH) (6.11+): the descriptor's */
-		return empty_ok ? 1 : -EFAULT;
+		return empty_ok ? NOTIF_NOT_MINE : -EFAULT;
 	/* Most names are absolute and elsewhere: a look without the ID_VALID check decides
 	 * those (its only outcome is "not the workdir's", whose answer is the kernel's or
 	 * another handler's, which reads the name again itself). */
@@ -155,7 +153,7 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 	int peeked = notif_mem_peek(req, addr, path, 256) == 0 && memchr(path, '\0', 256);
 	res->last = peeked ? last_of(path) : 0;
 	if (peeked && path[0] == '/' && own_fd_of(path, &rest) < 0 && !may_reach(sv->cow, path))
-		return 1;
+		return NOTIF_NOT_MINE;
 	/* Else the look is made a checked read: the notification still pending proves it came
 	 * from the trapped task (what notif_mem_read checks after its read). */
 	int r = 0;
@@ -166,7 +164,7 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 	if (r < 0)
 		return r;
 	if (!path[0])
-		return empty_ok ? 1 : -ENOENT;
+		return empty_ok ? NOTIF_NOT_MINE : -ENOENT;
 	res->last = last_of(path);
 	int own = own_fd_of(path, &rest);
 	if (own >= 0) {
@@ -186,16 +184,16 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 		snprintf(abs, sizeof(abs), "%s/%s", base, path);
 	}
 	if (!may_reach(sv->cow, abs))
-		return 1;
+		return NOTIF_NOT_MINE;
 	r = cow_resolve(sv->cow, abs, follow, res);
 	res->last = last_of(path);
 	res->magic = own >= 0 && !*rest;
 	if (r == 0 && res->inside && cow_held(sv))
-		return COW_HOLD;
+		return NOTIF_HOLD;
 	if (r == -EXDEV)
 		return -EACCES; /* leaves the workdir through a symlink made in the run */
 	if (r == 0 && !res->inside)
-		return 1;
+		return NOTIF_NOT_MINE;
 	return r;
 }
 
@@ -255,15 +253,13 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 			 * /proc/self/fd/N for the file it names), and Landlock does not restrict
 			 * O_PATH opens, so whatever the name reads by then, the call gives the
 			 * caller nothing it could not open itself. */
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		if (cow_is_special(n->st.st_mode)) {
 			/* A FIFO, socket or device node: the kernel opens it, under Landlock's
 			 * read-only grant of the workdir (no name under it can be opened for
 			 * writing by the kernel, whatever it reads by then). */
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		if (write && n->layer == COW_LOWER) {
 			if ((r = cow_copy_up_off_loop(sv, req, res.rel, (flags & O_TRUNC) != 0)) <
@@ -290,8 +286,8 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 	return r;
 }
 
-static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
-		       struct seccomp_notif_resp *resp)
+int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp)
 {
 	struct path_args pa;
 	int r = path_args_decode(&req->data, &pa);
@@ -312,8 +308,8 @@ static int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- stat, access, readlink -------------------------------------------------------------- */
 
-static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -345,8 +341,8 @@ static int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
-static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
-		      struct seccomp_notif_resp *resp)
+int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
+	       struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -366,8 +362,8 @@ static int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 	return 0;
 }
 
-static int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
-			struct seccomp_notif_resp *resp)
+int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -440,19 +436,19 @@ static int list_cb(const char *name, unsigned char type, uint64_t ino, void *arg
 	return list_add(arg, name, type, ino) < 0;
 }
 
-static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
-			struct seccomp_notif_resp *resp)
+int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp)
 {
 	struct cow *c = sv->cow;
 	char real[PATH_MAX], virt[PATH_MAX];
 	size_t count = MIN((size_t)(uint32_t)req->data.args[2], (size_t)(1 << 20));
 
 	if (proc_fd_path((pid_t)req->pid, (int)req->data.args[0], real, sizeof(real)) <= 0)
-		return COW_PASS;
+		return NOTIF_NOT_MINE;
 	cow_virtual_of(c, real, virt, sizeof(virt));
 	const char *rel = cow_rel_to(c->lower, virt);
 	if (!rel)
-		return COW_PASS;
+		return NOTIF_NOT_MINE;
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
 	if (fd < 0)
 		return fd;
@@ -462,7 +458,7 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	struct stat st;
 	if (fd_real_path(fd, again, sizeof(again)) <= 0 || strcmp(again, real) != 0 ||
 	    fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
-		return COW_PASS;
+		return NOTIF_NOT_MINE;
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || (fl & O_PATH))
 		return -EBADF;
@@ -508,8 +504,8 @@ static int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* ---- changes ----------------------------------------------------------------------------- */
 
-static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp)
+int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -532,8 +528,8 @@ static int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req
 	return 0;
 }
 
-static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
-			  struct seccomp_notif_resp *resp)
+int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -551,8 +547,7 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 	if ((mode & S_IFMT) && !S_ISREG(mode)) {
 		/* A FIFO, socket or device node: the kernel's, under Landlock, which grants
 		 * the workdir no right to make one (EACCES). */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	if ((r = create_mask(sv, req, res.rel, &um)) < 0 ||
 	    (r = cow_mknod(sv->cow, res.rel, &res.n, mode & ~um & 07777)) < 0)
@@ -561,8 +556,8 @@ static int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req
 	return 0;
 }
 
-static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
-			   struct seccomp_notif_resp *resp)
+int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -587,8 +582,8 @@ static int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *re
 	return 0;
 }
 
-static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
-			   struct seccomp_notif_resp *resp)
+int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp)
 {
 	struct cow_res from, to;
 	struct path_args pa;
@@ -599,20 +594,20 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 	int link = pa.call->family == PATH_LINK;
 	unsigned flags = link ? 0 : (unsigned)pa.flags; /* RENAME_*; linkat's are AT_* */
 	r1 = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &from);
-	if (r1 < 0)
+	if (r1 < 0 && r1 != NOTIF_NOT_MINE)
 		return r1;
 	int r2 = cow_resolve_arg(sv, req, pa.dirfd2, pa.path2, 0, 0, &to);
-	if (r2 < 0)
+	if (r2 < 0 && r2 != NOTIF_NOT_MINE)
 		return r2;
-	if (r1 == 1 && r2 == 1)
-		return COW_PASS;
+	if (r1 == NOTIF_NOT_MINE && r2 == NOTIF_NOT_MINE)
+		return NOTIF_NOT_MINE;
 	/* A name ending in "." or "..", or "/" (the kernel's answers, before anything else,
 	 * wherever the name lies). */
 	if (!link && from.last)
 		return -EBUSY;
 	if (to.last)
 		return link || (flags & RENAME_NOREPLACE) ? -EEXIST : -EBUSY;
-	if (r1 == 1 || r2 == 1)
+	if (r1 == NOTIF_NOT_MINE || r2 == NOTIF_NOT_MINE)
 		return -EXDEV; /* one end outside the workdir */
 	if (flags & ~(unsigned)RENAME_NOREPLACE)
 		return -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT: not under the workdir */
@@ -647,8 +642,8 @@ static int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *re
 	return 0;
 }
 
-static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
-			    struct seccomp_notif_resp *resp)
+int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -675,17 +670,17 @@ static int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *r
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res);
 
-/* @real, a path the kernel gives, as an entry of the workdir in @res (looked up). 1: not beneath
- * the workdir; 0; COW_HOLD (cow_held); -errno. */
+/* @real, a path the kernel gives, as an entry of the workdir in @res (looked up).
+ * NOTIF_NOT_MINE: not beneath the workdir; 0; NOTIF_HOLD (cow_held); -errno. */
 static int res_of_real(struct supervisor *sv, const char *real, struct cow_res *res)
 {
 	struct cow *c = sv->cow;
 	const char *rel = cow_rel_to(c->lower, real);
 
 	if (!rel)
-		return 1;
+		return NOTIF_NOT_MINE;
 	if (cow_held(sv))
-		return COW_HOLD;
+		return NOTIF_HOLD;
 	memset(res, 0, sizeof(*res));
 	res->inside = 1;
 	snprintf(res->rel, sizeof(res->rel), "%s", rel);
@@ -693,9 +688,10 @@ static int res_of_real(struct supervisor *sv, const char *real, struct cow_res *
 }
 
 /* A name outside the workdir as it reads, for a call Landlock does not cover (metadata): the
- * file it reaches, opened as the child would (symlinks followed, magic links not). 1: not a
- * file of the workdir; 0: @res set to the workdir's file it reaches; -EACCES: a magic link of
- * /proc (cwd, root, another process's) the supervisor cannot follow as the child. */
+ * file it reaches, opened as the child would (symlinks followed, magic links not).
+ * NOTIF_NOT_MINE: not a file of the workdir; 0: @res set to the workdir's file it reaches;
+ * -EACCES: a magic link of /proc (cwd, root, another process's) the supervisor cannot follow as
+ * the child. */
 int cow_outside_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, int copy, struct cow_res *res)
 {
@@ -710,19 +706,20 @@ int cow_outside_target(struct supervisor *sv, const struct seccomp_notif *req, i
 	if (fd == -ELOOP)
 		return -EACCES; /* a magic link (however spelled) or a loop: not followed here */
 	if (fd < 0 || fd_real_path(fd, real, sizeof(real)) <= 0)
-		return 1; /* the kernel's answer (ENOENT, ...) */
+		return NOTIF_NOT_MINE; /* the kernel's answer (ENOENT, ...) */
 	r = res_of_real(sv, real, res);
 	return r != 0 ? r : res->n.layer == COW_NONE ? -ENOENT : 0;
 }
 
-/* The entry a metadata call changes: resolved, copied up. 1: not ours; 0: @res set; 2: @res
- * set, a kernel object. */
+/* The entry a metadata call changes: resolved, copied up. NOTIF_NOT_MINE: not the workdir's;
+ * 0: @res set; META_SPECIAL: @res set, a kernel object. */
+#define META_SPECIAL 2
 static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, int empty_ok, struct cow_res *res,
 		       struct seccomp_notif_resp *resp)
 {
 	int r = cow_resolve_arg(sv, req, dirfd, addr, follow, empty_ok, res);
-	if (r == 1 && addr)
+	if (r == NOTIF_NOT_MINE && addr)
 		r = cow_outside_target(sv, req, dirfd, addr, follow, 1, res);
 	if (r != 0)
 		return r;
@@ -731,12 +728,12 @@ static int meta_target(struct supervisor *sv, const struct seccomp_notif *req, i
 	/* A kernel object: its metadata is changed on the object itself (special_obj), not in
 	 * the branch; never left to the kernel, which would read the name again. */
 	if (cow_is_special(res->n.st.st_mode))
-		return 2;
+		return META_SPECIAL;
 	return cow_copy_up_off_loop(sv, req, res->rel, 0);
 }
 
-/* Descriptor @fd of the caller, when it is a workdir file's (its entry in @res): 0; 1 when it
- * is not one. */
+/* Descriptor @fd of the caller, when it is a workdir file's (its entry in @res): 0;
+ * NOTIF_NOT_MINE when it is not one. */
 int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		 struct cow_res *res)
 {
@@ -749,9 +746,9 @@ int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 	if (k == -EACCES || k == -EPERM)
 		return -EPERM;
 	if (k <= 0)
-		return 1;
+		return NOTIF_NOT_MINE;
 	int r = res_of_real(sv, real, res);
-	if (r == COW_HOLD || r == 1)
+	if (r == NOTIF_HOLD || r == NOTIF_NOT_MINE)
 		return r;
 	/* A workdir file (its name is under the workdir, where the branch never lies) that the
 	 * merged view no longer shows there: deleted or renamed in the run, or by the host. It
@@ -759,8 +756,9 @@ int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 	 * workdir's own: refused. */
 	if (r < 0 || res->n.layer == COW_NONE)
 		return -EPERM;
+	/* A symlink's descriptor (O_PATH): the kernel's EBADF; never followed. */
 	if (cow_is_special(res->n.st.st_mode) || S_ISLNK(res->n.st.st_mode))
-		return 1; /* a symlink's descriptor (O_PATH): the kernel's EBADF; never followed */
+		return NOTIF_NOT_MINE;
 	/* The file the name holds now must be the descriptor's: the workdir's own, or its copy
 	 * in the branch; not another made at that name since (the descriptor's file was renamed
 	 * away, or the host replaced it). */
@@ -779,8 +777,8 @@ int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 	return 0;
 }
 
-/* fchmod, fchown, futimens: a descriptor of a workdir file, copied up. 1: not one; 0: @res
- * set. */
+/* fchmod, fchown, futimens: a descriptor of a workdir file, copied up. NOTIF_NOT_MINE: not
+ * one; 0: @res set. */
 static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		     struct cow_res *res)
 {
@@ -793,8 +791,8 @@ static int fd_target(struct supervisor *sv, const struct seccomp_notif *req, int
  * branch, so refused for a file of the workdir (EOPNOTSUPP, what a filesystem without them
  * says) rather than made on the workdir's own file, and for a descriptor of the branch's own
  * files (made or copied in the run). Elsewhere handlers/fs-meta-attr.c's. */
-static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp)
 {
 	const __u64 *a = req->data.args;
 	struct cow_res res;
@@ -808,11 +806,10 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		while (i < ELEMENTSOF(inode_ioctls) && inode_ioctls[i] != (uint32_t)a[1])
 			i++;
 		if (i == ELEMENTSOF(inode_ioctls))
-			return COW_PASS; /* not a change of the inode (trapped for another reason)
-					  */
+			return NOTIF_NOT_MINE; /* not a change of the inode (trapped otherwise) */
 		fd = (int)a[0];
 		if (fd < 0)
-			return COW_PASS; /* the kernel's EBADF */
+			return NOTIF_NOT_MINE; /* the kernel's EBADF */
 		break;
 	}
 	case SYS_file_setattr: {
@@ -827,28 +824,29 @@ static int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 		break;
 	}
 	default:
-		return COW_PASS;
+		return NOTIF_NOT_MINE;
 	}
 	if (fd >= 0)
 		r = cow_fd_entry(sv, req, fd, &res);
-	else if ((r = cow_resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) == 1 && path)
+	else if ((r = cow_resolve_arg(sv, req, dirfd, path, follow, empty_ok, &res)) ==
+			 NOTIF_NOT_MINE &&
+		 path)
 		r = cow_outside_target(sv, req, dirfd, path, follow, 0, &res);
-	else if (r == 1 && empty_ok) /* AT_EMPTY_PATH: the descriptor's own file */
+	else if (r == NOTIF_NOT_MINE && empty_ok) /* AT_EMPTY_PATH: the descriptor's own file */
 		r = cow_fd_entry(sv, req, fd = dirfd, &res);
 	/* A descriptor of the branch's own file: refused too (what it would set is not staged,
 	 * and an immutable or append-only file would keep the branch from being removed). */
 	char real[PATH_MAX];
-	if (r == 1 && fd >= 0 && proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) > 0 &&
+	if (r == NOTIF_NOT_MINE && fd >= 0 &&
+	    proc_fd_path((pid_t)req->pid, fd, real, sizeof(real)) > 0 &&
 	    cow_rel_to(sv->cow->upper, real))
 		return -EOPNOTSUPP;
-	if (r == 1)
-		return COW_PASS;
 	if (r < 0)
 		return r;
 	if (res.n.layer == COW_NONE)
 		return -ENOENT;
 	if (cow_is_special(res.n.st.st_mode))
-		return COW_PASS; /* a kernel object's: fs-meta-attr.c's, on the object it takes */
+		return NOTIF_NOT_MINE; /* a kernel object's: fs-meta-attr.c's, on its object */
 	return -EOPNOTSUPP;
 }
 
@@ -861,7 +859,7 @@ static int answer_change(struct seccomp_notif_resp *resp, int r)
 	return 0;
 }
 
-/* A workdir's kernel object resolved in @res (meta_target answered 2), whose mode, owner and
+/* A workdir's kernel object resolved in @res (meta_target's META_SPECIAL), whose mode, owner and
  * times are its own (a FIFO holds no content to stage): an O_PATH descriptor of it, made with
  * the supervisor's rights where they stand for the caller's (fs_meta_creds). Still the object
  * resolved (the host, or a commit of another sandbox, may have replaced the entry meanwhile),
@@ -914,9 +912,7 @@ static int meta_chmod_named(struct supervisor *sv, const struct seccomp_notif *r
 	if ((int)pa->flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL; /* the kernel's answer */
 	r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res, resp);
-	if (r == 1)
-		return COW_PASS; /* elsewhere: handlers/fs-meta.c */
-	if (r == 2)
+	if (r == META_SPECIAL)
 		return chmod_special(sv, req, &res, (mode_t)pa->mode, resp);
 	if (r != 0)
 		return r;
@@ -933,10 +929,10 @@ static int meta_chown_named(struct supervisor *sv, const struct seccomp_notif *r
 	int r;
 
 	r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res, resp);
-	if (r == 2)
+	if (r == META_SPECIAL)
 		return chown_special(sv, req, &res, pa->uid, pa->gid, resp);
 	if (r != 0)
-		return r == 1 ? COW_PASS : r;
+		return r;
 	return answer_change(resp, cow_chown(sv->cow, res.rel, (uid_t)pa->uid, (gid_t)pa->gid));
 }
 
@@ -978,22 +974,22 @@ static int meta_times_call(struct supervisor *sv, const struct seccomp_notif *re
 		 * with it (the kernel's EINVAL). */
 		if (fl)
 			return -EINVAL;
-		if ((r = pa->dirfd < 0 ? 1 : fd_target(sv, req, pa->dirfd, &res)) != 0)
-			return r == 1 ? COW_PASS : r;
+		if ((r = pa->dirfd < 0 ? NOTIF_NOT_MINE : fd_target(sv, req, pa->dirfd, &res)) != 0)
+			return r;
 	} else if ((r = meta_target(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, &res,
-				    resp)) == 2) {
+				    resp)) == META_SPECIAL) {
 		_cleanup_close_ int obj = special_obj(sv, req, &res); /* a kernel object */
 		if (obj < 0)
 			return obj;
 		return notif_answer_libc(resp,
 					 utimensat(obj, "", has_ts ? ts : NULL, AT_EMPTY_PATH));
 	} else if (r != 0)
-		return r == 1 ? COW_PASS : r;
+		return r;
 	return answer_change(resp, cow_utimens(sv->cow, res.rel, has_ts ? ts : NULL));
 }
 
-static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -1004,13 +1000,13 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	int is_chmod = pa.call->family == PATH_CHMOD;
 	if (pa.by_fd) { /* fchmod, fchown */
 		/* (a negative descriptor is the kernel's EBADF, read from no memory) */
-		r = pa.fd < 0 ? 1 : fd_target(sv, req, pa.fd, &res);
+		r = pa.fd < 0 ? NOTIF_NOT_MINE : fd_target(sv, req, pa.fd, &res);
 		if (r == 0 && is_chmod)
 			r = answer_change(resp, cow_chmod(sv->cow, res.rel, (mode_t)pa.mode));
 		else if (r == 0)
 			r = answer_change(
 				resp, cow_chown(sv->cow, res.rel, (uid_t)pa.uid, (gid_t)pa.gid));
-		return r == 1 ? COW_PASS : r;
+		return r;
 	}
 	if (is_chmod)
 		return meta_chmod_named(sv, req, &pa, resp);
@@ -1019,8 +1015,8 @@ static int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	return meta_times_call(sv, req, &pa, resp);
 }
 
-static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
-			     struct seccomp_notif_resp *resp)
+int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp)
 {
 	struct cow_res res;
 	struct path_args pa;
@@ -1049,191 +1045,11 @@ static int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
-/* Whether workdir call @req, served by @h, leaves the tree as it is (it goes on while a large
- * copy-up is on its way: handlers/cow-copy.c): it reads, or writes through a descriptor it
- * holds (max_disk's charges). */
-static int keeps_tree(notif_handler_t h, const struct seccomp_notif *req)
+int cow_quota_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp)
 {
-	if (h == cow_stat || h == cow_access || h == cow_readlink || h == cow_getdents ||
-	    h == cow_getcwd_call || h == cow_quota)
-		return 1;
-	if (h == cow_xattr)
-		return req->data.nr == SYS_getxattr || req->data.nr == SYS_lgetxattr ||
-		       req->data.nr == SYS_listxattr || req->data.nr == SYS_llistxattr ||
-		       req->data.nr == SYS_getxattrat || req->data.nr == SYS_listxattrat;
-	if (h != cow_open_nr || req->data.nr == SYS_openat2) /* its flags: in the child's memory */
-		return 0;
-#ifdef SYS_creat
-	if (req->data.nr == SYS_creat)
-		return 0;
-#endif
-	uint64_t flags = req->data.nr == SYS_openat ? req->data.args[2] : req->data.args[1];
-	/* (O_TMPFILE with O_RDONLY is the kernel's EINVAL: nothing made) */
-	return (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC));
-}
-
-/* The handler of workdir call @nr, or NULL for a call that is not the workdir's. */
-static notif_handler_t cow_handler_of(const struct supervisor *sv, int nr)
-{
-	notif_handler_t h;
-
-	switch (nr) {
-#ifdef SYS_open
-	case SYS_open:
-#endif
-#ifdef SYS_creat
-	case SYS_creat:
-#endif
-	case SYS_openat:
-	case SYS_openat2:
-		h = cow_open_nr;
-		break;
-#ifdef SYS_stat
-	case SYS_stat:
-	case SYS_lstat:
-#endif
-	case SYS_newfstatat:
-	case SYS_statx:
-		h = cow_stat;
-		break;
-#ifdef SYS_access
-	case SYS_access:
-#endif
-	case SYS_faccessat:
-	case SYS_faccessat2:
-		h = cow_access;
-		break;
-#ifdef SYS_readlink
-	case SYS_readlink:
-#endif
-	case SYS_readlinkat:
-		h = cow_readlink;
-		break;
-#ifdef SYS_getdents
-	case SYS_getdents:
-#endif
-	case SYS_getdents64:
-		h = cow_getdents;
-		break;
-#ifdef SYS_mkdir
-	case SYS_mkdir:
-#endif
-	case SYS_mkdirat:
-		h = cow_mkdir_call;
-		break;
-#ifdef SYS_mknod
-	case SYS_mknod:
-#endif
-	case SYS_mknodat:
-		h = cow_mknod_call;
-		break;
-#ifdef SYS_unlink
-	case SYS_unlink:
-	case SYS_rmdir:
-#endif
-	case SYS_unlinkat:
-		h = cow_remove_call;
-		break;
-#ifdef SYS_rename
-	case SYS_rename:
-	case SYS_link:
-#endif
-	case SYS_renameat:
-	case SYS_renameat2:
-	case SYS_linkat:
-		h = cow_rename_call;
-		break;
-#ifdef SYS_symlink
-	case SYS_symlink:
-#endif
-	case SYS_symlinkat:
-		h = cow_symlink_call;
-		break;
-	case SYS_truncate:
-		h = cow_truncate_call;
-		break;
-	case SYS_chdir:
-		h = cow_chdir_call;
-		break;
-	case SYS_getcwd:
-		h = cow_getcwd_call;
-		break;
-	case SYS_execve:
-	case SYS_execveat:
-		h = cow_exec_call;
-		break;
-	case SYS_write:
-	case SYS_pwrite64:
-	case SYS_writev:
-	case SYS_pwritev:
-	case SYS_pwritev2:
-	case SYS_ftruncate:
-	case SYS_fallocate:
-	case SYS_copy_file_range:
-	case SYS_sendfile:
-	case SYS_splice:
-		h = sv->cow->max_disk ? cow_quota : NULL;
-		break;
-	case SYS_fchmod:
-	case SYS_fchown:
-	case SYS_fchmodat:
-#ifdef SYS_fchmodat2
-	case SYS_fchmodat2:
-#endif
-#ifdef SYS_chmod
-	case SYS_chmod:
-	case SYS_chown:
-	case SYS_lchown:
-	case SYS_utime:
-	case SYS_utimes:
-	case SYS_futimesat:
-#endif
-	case SYS_fchownat:
-	case SYS_utimensat:
-		h = cow_meta;
-		break;
-	case SYS_setxattr:
-	case SYS_lsetxattr:
-	case SYS_fsetxattr:
-	case SYS_removexattr:
-	case SYS_lremovexattr:
-	case SYS_fremovexattr:
-	case SYS_setxattrat:
-	case SYS_removexattrat:
-	case SYS_getxattr:
-	case SYS_lgetxattr:
-	case SYS_listxattr:
-	case SYS_llistxattr:
-	case SYS_getxattrat:
-	case SYS_listxattrat:
-		h = cow_xattr;
-		break;
-	case SYS_file_setattr:
-	case SYS_ioctl: /* COW_INODE_IOCTLS only (dispatch.c) */
-		h = cow_attr;
-		break;
-	default: /* not a call of the workdir's: its own handler's */
-		h = NULL;
-		break;
-	}
-	return h;
-}
-
-int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
-	       struct seccomp_notif_resp *resp)
-{
-	notif_handler_t h = cow_handler_of(sv, req->data.nr);
-
-	if (!h)
-		return COW_PASS;
-	/* A large copy-up on its way: a call that may change the workdir's tree waits for it
-	 * (its handler answers COW_HOLD once it finds a name there: resolve_arg, res_of_real). */
-	cow_wait_arm(sv, !keeps_tree(h, req));
-	int r = h(sv, req, resp);
-	cow_wait_arm(sv, 0);
-	if (r == COW_HOLD)
-		r = cow_wait_hold(sv, req);
-	return r == 1 ? COW_PASS : r;
+	/* Without max_disk nothing is charged: a write is the plain handler's. */
+	return sv->cow->max_disk ? cow_quota(sv, req, resp) : NOTIF_NOT_MINE;
 }
 
 int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
@@ -1244,15 +1060,16 @@ int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
 	return -ENOSYS;
 }
 
-int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
-		    struct seccomp_notif_resp *resp)
+int handle_outside_workdir(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp)
 {
 	/* CONTINUE: a name outside the workdir of a call that reads (stat, access, readlink,
 	 * getxattr, listxattr), enters (chdir, exec) or reports (getcwd), trapped only because
 	 * the workdir's names are served here. Whatever it reads by the time the kernel looks
 	 * again, Landlock grants the workdir no write, so the kernel changes nothing there, and
 	 * reads and exec are Landlock's to allow. The calls that change metadata are never
-	 * answered here: elsewhere they are handlers/fs-meta.c's. */
-	notif_answer_continue(resp);
-	return 0;
+	 * answered here: elsewhere they are handlers/fs-meta.c's. A write through a descriptor
+	 * of no branch file (max_disk) reads no memory to decide: the descriptor's rights were
+	 * Landlock's at its open. */
+	return notif_answer_continue(resp);
 }

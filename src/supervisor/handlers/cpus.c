@@ -145,8 +145,7 @@ int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *
 	unsigned n = sv->num_cpus;
 
 	if (pid != 0 && pid != (pid_t)req->pid) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* The kernel's cpumask_size(): nr_cpu_ids bits in longs; room for N bits too. */
 	unsigned bits = MAX((unsigned)get_nprocs_conf(), n);

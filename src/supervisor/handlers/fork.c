@@ -147,6 +147,5 @@ int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	pl->pending[pl->n_pending++] = caller;
 	sv->mem_pids.dirty = 1;
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }

@@ -54,10 +54,10 @@ int xattr_decode(struct supervisor *sv, const struct seccomp_notif *req, struct 
 	int r;
 
 	if (path_args_decode(&req->data, &pa) < 0 || pa.call->xattr == PATH_XATTR_NONE)
-		return 1;
+		return NOTIF_NOT_MINE;
 	/* Descriptor reads (fgetxattr, flistxattr): the kernel's, on the descriptor's file. */
 	if (pa.by_fd && (pa.call->xattr == PATH_XATTR_GET || pa.call->xattr == PATH_XATTR_LIST))
-		return 1;
+		return NOTIF_NOT_MINE;
 	*x = (struct xcall){
 		.op = ops[pa.call->xattr],
 		.fd = pa.fd,
@@ -150,7 +150,7 @@ int fs_meta_xattr(struct supervisor *sv, const struct seccomp_notif *req,
 	int r, of_dirfd;
 
 	if ((r = xattr_decode(sv, req, &x)) != 0)
-		return r == 1 ? -ENOSYS : r;
+		return r == NOTIF_NOT_MINE ? -ENOSYS : r;
 	if (x.op != X_SET && x.op != X_REMOVE)
 		return -ENOSYS; /* reads are trapped for a workdir only, and answered there */
 	if ((r = xattr_read_change(sv, req, &x, name, sizeof(name), &value)) < 0)

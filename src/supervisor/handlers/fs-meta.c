@@ -10,7 +10,7 @@
  * beneath a writable grant that is not a denied path (else EACCES, what Landlock answers a
  * write), made with the supervisor's rights where those stand for the caller's (fs_meta_creds,
  * else EPERM). With a workdir, the names under it are cow.c's (asked first); what reaches this
- * file is elsewhere. Without a supervisor these calls are refused by the filter (dispatch.c).
+ * file is elsewhere. Without a supervisor these calls are refused by the filter (plan/routes.def).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -274,8 +274,7 @@ int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
 	 * the kernel checks against the caller's capabilities; no decision of the supervisor's
 	 * rests on its arguments. */
 	sv->meta.changed = 1;
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 int fs_meta_map_id(const struct seccomp_notif *req, const char *map, uint32_t id, uint32_t *ret)

@@ -62,8 +62,8 @@ struct xcall {
 	uint64_t size;	/* of value */
 	int flags;	/* X_SET: XATTR_CREATE, XATTR_REPLACE */
 };
-/* 0, 1 (not a call of the family), -errno (the kernel's answer to bad flags, an unreadable
- * struct xattr_args). */
+/* 0, NOTIF_NOT_MINE (not a call of the family), -errno (the kernel's answer to bad flags, an
+ * unreadable struct xattr_args). */
 int xattr_decode(struct supervisor *sv, const struct seccomp_notif *req, struct xcall *x);
 /* A change's attribute name and (X_SET) value, from the caller; *@value malloc'd (NULL for
  * none). The kernel's checks of both (ERANGE, E2BIG). */

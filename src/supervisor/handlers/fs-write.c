@@ -56,9 +56,6 @@
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
-/* What the open helpers return for a file beneath a granted entry: the kernel's. */
-#define FS_WRITE_CONTINUE 2
-
 /* Where a directory (or file) lies. */
 enum where {
 	WHERE_OTHER,	/* outside every writable grant */
@@ -427,7 +424,9 @@ static int job_queue(struct supervisor *sv, const struct seccomp_notif *req, int
 /* ---- open ------------------------------------------------------------------------------ */
 
 /* The open of existing file @fd (O_PATH, resolved as the child would) with @flags: reopened
- * here through that file and installed in the child, when it lies beneath a root. */
+ * here through that file and installed in the child, when it lies beneath a root. The open
+ * helpers return NOTIF_CONTINUED for a file beneath a granted entry, the kernel's (@resp is
+ * set by fs_write_open), and NOTIF_NOT_MINE for a file elsewhere. */
 static int open_existing(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 			 uint64_t flags, uint64_t mode)
 {
@@ -437,22 +436,22 @@ static int open_existing(struct supervisor *sv, const struct seccomp_notif *req,
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	if (where_is(sv, fd, real, sizeof(real)) != WHERE_ROOT)
-		return FS_WRITE_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	/* The private_tmp lies in the store root, carved out of the grant holding it, and has a
 	 * Landlock rule of its own (plan_private_tmp). CONTINUE is safe: the kernel re-resolves the
 	 * name under that Landlock domain, so a name swapped meanwhile opens only what the rules
 	 * grant. */
 	if (sv->private_tmp && path_is_beneath(real, sv->private_tmp))
-		return FS_WRITE_CONTINUE;
+		return NOTIF_CONTINUED;
 	if (is_denied(sv, real, &st))
 		return -EACCES;
 	if (S_ISLNK(st.st_mode))
 		return -ELOOP; /* O_NOFOLLOW */
 	if (in_granted(sv, real))
-		return FS_WRITE_CONTINUE;
+		return NOTIF_CONTINUED;
 	int r = served(sv, req);
 	if (r <= 0)
-		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
 	mode_t umask = 0;
 	if ((flags & O_TMPFILE) == O_TMPFILE && (r = sandbox_umask(sv, req, &umask)) < 0)
 		return r;
@@ -473,17 +472,17 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 
 	r = split_parent(sv, req, dirfd, path, resolve, &dir, job.name, &trailing);
 	if (r <= 0)
-		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
 	if (where_is(sv, dir, real, sizeof(real)) != WHERE_ROOT)
-		return FS_WRITE_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	if (in_granted(sv, real))
-		return FS_WRITE_CONTINUE;
+		return NOTIF_CONTINUED;
 	join(full, sizeof(full), real, job.name);
 	if (is_denied(sv, full, NULL))
 		return -EACCES;
 	r = served(sv, req);
 	if (r <= 0)
-		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
 	struct stat st;
 	if (fstatat(dir, job.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (flags & O_EXCL)
@@ -498,7 +497,7 @@ static int open_create(struct supervisor *sv, const struct seccomp_notif *req, i
 		if (fd == NOTIF_GONE)
 			return fd;
 		if (fd < 0 && S_ISLNK(st.st_mode))
-			return FS_WRITE_NOT_MINE; /* dangling: the kernel's */
+			return NOTIF_NOT_MINE; /* dangling: the kernel's */
 		if (fd < 0)
 			return negative_errno();
 		return open_existing(sv, req, fd, flags & ~(uint64_t)O_CREAT, mode);
@@ -527,13 +526,12 @@ int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
 		  uint64_t mode, uint64_t resolve)
 {
 	int r = fs_write_open_one(sv, req, dirfd, path, flags, mode, resolve);
-	if (r != FS_WRITE_CONTINUE)
+	if (r != NOTIF_CONTINUED)
 		return r;
 	/* Beneath an entry Landlock grants with the write grant's rights: the kernel's open
 	 * does what the supervisor's would, and, whatever the name reads by then, Landlock
 	 * decides on the file it reaches (the carve keeps the denied paths out). */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
@@ -542,7 +540,7 @@ static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *
 	/* O_PATH grants nothing to read or write, and every open made through it later is
 	 * trapped (a dirfd, /proc/self/fd/N): the other handlers' (CONTINUE). */
 	if ((flags & O_PATH) || sv->proc_nested || !may_reach_root(sv, req, dirfd, path))
-		return FS_WRITE_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	if ((flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE)
 		return open_create(sv, req, dirfd, path, flags, mode, resolve);
 	int nofollow = (flags & O_NOFOLLOW) != 0;
@@ -550,7 +548,7 @@ static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *
 	if (fd == NOTIF_GONE)
 		return fd;
 	if (fd < 0) /* not there, or not resolved here: the kernel's, which says why */
-		return FS_WRITE_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	return open_existing(sv, req, fd, flags, mode);
 }
 
@@ -584,8 +582,7 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r == 0) {
 		/* Landlock's carve: in the spine, and in what was made there, nothing is created
 		 * by the kernel; elsewhere the grants decide on the path it resolves. */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* At a name on the way to a denied path only a directory is made: a symlink there would
 	 * lead the denied name elsewhere (a file or a FIFO is refused alike). */
@@ -635,8 +632,7 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r == 0) {
 		/* Landlock's carve: nothing is removed from the spine, or from what was made
 		 * there, by the kernel; elsewhere the grants decide. */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	r = entry_movable(sv, &e);
 	if (r == 0 && unlinkat(dir, e.name, flags) < 0)
@@ -717,8 +713,7 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		/* Landlock's carve: the kernel neither makes nor removes a name in the spine or
 		 * in what was made there, and never gives a denied file another (the link or
 		 * rename would give it rights it has not: EXDEV); elsewhere the grants decide. */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	if (is_denied(sv, to.path, NULL) || is_spine(sv, to.path))
 		return -EACCES;
@@ -777,8 +772,7 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r == 0) {
 		/* Landlock's carve: the kernel truncates nothing made in the spine, and never a
 		 * denied file; elsewhere the grants decide (LANDLOCK_ACCESS_FS_TRUNCATE). */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	if (is_denied(sv, real, &st))
 		return -EACCES;
@@ -827,7 +821,7 @@ int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	if (len <= head + 1 || len > sizeof(un) ||
 	    notif_mem_read(sv->listener, req, req->data.args[1], &un, len) < 0 ||
 	    un.sun_family != AF_UNIX || !un.sun_path[0])
-		return FS_WRITE_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	char path[sizeof(un.sun_path) + 1];
 	memcpy(path, un.sun_path, sizeof(un.sun_path));
 	path[sizeof(un.sun_path)] = '\0';
@@ -837,16 +831,16 @@ int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 			: 0;
 	_cleanup_close_ int dir = e.dir;
 	if (r <= 0)
-		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
 	e.where = where_is(sv, dir, e.real, sizeof(e.real));
 	if (e.where != WHERE_ROOT || in_granted(sv, e.real) || e.trailing)
-		return FS_WRITE_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	join(e.path, sizeof(e.path), e.real, e.name);
 	if (is_denied(sv, e.path, NULL) || is_spine(sv, e.path))
 		return -EACCES;
 	r = served(sv, req);
 	if (r <= 0)
-		return r == NOTIF_GONE ? r : FS_WRITE_NOT_MINE;
+		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
 	mode_t umask;
 	r = sandbox_umask(sv, req, &umask);
 	if (r < 0)

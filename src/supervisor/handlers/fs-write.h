@@ -11,13 +11,12 @@
 struct supervisor;
 
 /* An open beneath a writable grant that holds a denied path (plan.net.write_roots): answered (0
- * with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other handlers of
- * open.c to decide. */
-#define FS_WRITE_NOT_MINE 1
+ * with @resp set, NOTIF_CONTINUED, NOTIF_DEFERRED, -errno), or NOTIF_NOT_MINE for the other
+ * servers of open.c to decide. */
 int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
 		  uint64_t mode, uint64_t resolve);
 /* bind(2) of AF_UNIX socket @sock (the child's, a copy) to a name beneath a writable grant that
- * holds a denied path: answered, or FS_WRITE_NOT_MINE. */
+ * holds a denied path: answered, or NOTIF_NOT_MINE. */
 int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp, int sock);

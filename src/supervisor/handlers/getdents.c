@@ -222,8 +222,7 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	ssize_t k = proc_fd_path((pid_t)req->pid, (int)req->data.args[0], name, sizeof(name));
 	if ((k > 0 || k == -ENAMETOOLONG) && (k < 0 || strcmp(name, "/proc") != 0) &&
 	    !sv->deterministic_dirs) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
 	if (fd == NOTIF_GONE)
@@ -236,8 +235,7 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 		 * CONTINUE: the call lists a directory the child holds open, which it may list. */
 		int fl = fcntl(fd, F_GETFL);
 		if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		struct sorted_job *job = malloc(sizeof(*job));
 		if (!job)
@@ -258,8 +256,7 @@ int handle_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 	 * anyway (stat of /proc/<pid> answers it, untrapped); their files stay refused (open.c). */
 	if (fd < 0 || fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 ||
 	    !sv->proc_dev || st.st_dev != sv->proc_dev || st.st_ino != sv->proc_ino) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* getdents64's entries name at 19 bytes in, the legacy getdents's at 18. */
 	size_t name_off = req->data.nr == SYS_getdents64 ? 19 : 18;

@@ -5,15 +5,12 @@
  */
 #pragma once
 
-#include <linux/btrfs.h>
-#include <linux/fs.h>
-#include <linux/fscrypt.h>
-#include <linux/fsverity.h>
-
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "plan/traps.h" /* COW_INODE_IOCTLS */
 
 struct supervisor;
 
@@ -145,12 +142,6 @@ void memory_check(struct supervisor *sv);
 int handle_sched_getaffinity(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp);
 
-/* cow.c: with a workdir, the calls whose name (or descriptor) is under it are made in the
- * branch (0 with @resp set, NOTIF_DEFERRED, -errno); COW_PASS for any other, which the
- * table's handler then answers. Called by the supervisor before the table. */
-#define COW_PASS (INT32_MIN + 2)
-int cow_handle(struct supervisor *sv, const struct seccomp_notif *req,
-	       struct seccomp_notif_resp *resp);
 /* umask.c: umask() where the supervisor makes files for the child (CONTINUE; the masks known
  * are forgotten). umask_seen: every notification of @tid (its umask(), if any, returned).
  * sandbox_umask: the umask of @req's task, kept between calls while umask() is trapped.
@@ -170,11 +161,10 @@ int cow_wait_init(struct supervisor *sv);
 int cow_copy_up_off_loop(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
 			 int truncate);
 int cow_wait_hold(struct supervisor *sv, const struct seccomp_notif *req);
-/* cow-copy.c: cow_wait_arm: the call cow_handle hands its handler may change the tree (@on),
- * or is done (0). cow_held: whether a name it found under the workdir makes it wait (the
- * handler then answers COW_HOLD, before changing anything, and cow_handle calls
+/* cow-copy.c: cow_wait_arm: the call supervisor_answer hands a workdir handler may change the
+ * tree (@on), or is done (0). cow_held: whether a name it found under the workdir makes it wait
+ * (the handler then answers NOTIF_HOLD, before changing anything, and supervisor_answer calls
  * cow_wait_hold). */
-#define COW_HOLD (INT32_MIN + 3)
 void cow_wait_arm(struct supervisor *sv, int on);
 /* cow-copy.c: whether the last large copy-up that landed was made for @req, at @rel (a call
  * asked again after it finds its entry in the branch, copied for it). */
@@ -182,15 +172,6 @@ int cow_copy_landed_for(struct supervisor *sv, const struct seccomp_notif *req, 
 int cow_held(struct supervisor *sv);
 void cow_wait_on_done(struct supervisor *sv);
 void cow_wait_stop(struct supervisor *sv);
-/* The ioctl requests that change a file's inode (flags, version, verity, an encryption
- * policy, a subvolume's flags, a filesystem's label) rather than its content: trapped in every
- * supervised sandbox (dispatch.c), refused for a workdir file (cow.c), made by the supervisor
- * elsewhere (fs-meta-attr.c). On the low 32 bits. */
-#define EXT4_IOC_SETVERSION_ _IOW('f', 4, long)
-#define COW_INODE_IOCTLS                                                                           \
-	FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION, EXT4_IOC_SETVERSION_,               \
-		FS_IOC_ENABLE_VERITY, FS_IOC_SET_ENCRYPTION_POLICY, BTRFS_IOC_SUBVOL_SETFLAGS,     \
-		FS_IOC_SETFSLABEL
 /* fs-meta.c: in every supervised sandbox, the calls that change a file's metadata (chmod,
  * chown, the times, extended attributes, inode flags, file_setattr; every form): made by the
  * supervisor on the file named, for a file beneath a writable grant and not denied only. */
@@ -203,9 +184,67 @@ void fs_meta_done(struct supervisor *sv);
  * (CONTINUE). */
 int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
 			struct seccomp_notif_resp *resp);
-/* cow.c: the table's handler of the calls trapped for the workdir only: CONTINUE. */
-int handle_cow_rest(struct supervisor *sv, const struct seccomp_notif *req,
+/* cow*.c, with a workdir: the calls whose name (or descriptor) is under it, made in the branch
+ * (NOTIF_ANSWERED, NOTIF_CONTINUED, NOTIF_DEFERRED, NOTIF_HOLD, -errno); NOTIF_NOT_MINE for any
+ * other, which the row's plain handler then answers (plan/routes.def). */
+/* open, openat, openat2, creat */
+int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
+		struct seccomp_notif_resp *resp);
+/* stat, lstat, newfstatat, statx */
+int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp);
+/* access, faccessat, faccessat2 */
+int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
+	       struct seccomp_notif_resp *resp);
+/* readlink, readlinkat */
+int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
+/* getdents, getdents64 */
+int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
+		 struct seccomp_notif_resp *resp);
+/* mkdir, mkdirat */
+int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* mknod, mknodat */
+int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* unlink, unlinkat, rmdir */
+int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
+/* rename, renameat, renameat2, link, linkat */
+int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);
+/* symlink, symlinkat */
+int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp);
+/* truncate */
+int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp);
+/* chmod, chown, the times: every form */
+int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp);
+/* file_setattr, the ioctls of COW_INODE_IOCTLS */
+int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
+	     struct seccomp_notif_resp *resp);
+/* cow-xattr.c: the extended attributes */
+int cow_xattr(struct supervisor *sv, const struct seccomp_notif *req,
+	      struct seccomp_notif_resp *resp);
+/* cow-exec.c: chdir */
+int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* cow-exec.c: getcwd */
+int cow_getcwd_call(struct supervisor *sv, const struct seccomp_notif *req,
+		    struct seccomp_notif_resp *resp);
+/* cow-exec.c: execve, execveat */
+int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);
+/* cow-quota.c under max_disk: writes, size changes */
+int cow_quota_call(struct supervisor *sv, const struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp);
+/* cow.c: the plain handler of the calls trapped for the workdir only, of a name or descriptor
+ * elsewhere: CONTINUE. */
+int handle_outside_workdir(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp);
 /* cow.c: io_setup under max_disk: ENOSYS (AIO writes would not be counted). */
 int handle_cow_no_aio(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp);

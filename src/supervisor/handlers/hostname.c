@@ -49,28 +49,28 @@ int hostname_open(struct supervisor *sv, const struct seccomp_notif *req, int di
 	char peek[257] = "";
 
 	if (flags & O_PATH)
-		return HOSTNAME_NOT_MINE; /* grants nothing to read or write */
+		return NOTIF_NOT_MINE; /* grants nothing to read or write */
 	/* Most names cannot be it: a first look (unchecked: it only chooses between going on
 	 * and a checked read) spares their ID_VALID. */
 	if (!*have_path && notif_mem_peek(req, path_addr, peek, sizeof(peek) - 1) == 0 &&
 	    memchr(peek, '\0', sizeof(peek) - 1) && !path_last_is(peek, "hostname"))
-		return HOSTNAME_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	if (!*have_path) {
 		int r = child_read_path(sv, req, path_addr, path, size);
 		if (r == NOTIF_GONE)
 			return r;
 		if (r < 0)
-			return HOSTNAME_NOT_MINE; /* the kernel's answer to the bad name */
+			return NOTIF_NOT_MINE; /* the kernel's answer to the bad name */
 		*have_path = 1;
 	}
 	if (!path_last_is(path, "hostname"))
-		return HOSTNAME_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	_cleanup_close_ int fd =
 		child_path_open(sv, req, dirfd, path, resolve, (flags & O_NOFOLLOW) != 0);
 	if (fd == NOTIF_GONE)
 		return fd;
 	if (!is_etc_hostname(fd, path))
-		return HOSTNAME_NOT_MINE;
+		return NOTIF_NOT_MINE;
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
 		return -EACCES; /* served read-only */
 	if (flags & O_DIRECTORY)

@@ -354,8 +354,7 @@ int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 		usage_done(&u);
 	}
 	if (!is_over) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* Over: the process that asks is killed; it never sees the answer. Its pidfd is taken
 	 * before ID_VALID proves the number was still the trapped task's. */

@@ -189,8 +189,6 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		/* A TCP socket ignores an address (Fast Open is refused before). */
 		int check = sv->net->onbehalf && proto != NET_PROTO_TCP;
 		r = net_route(sv, req, sock, domain, proto, check, &s->ss, &len, &s->pin);
-		if (r == NET_ROUTE_ABSTRACT)
-			return -EPERM; /* net.h */
 		if (r < 0)
 			return r;
 		s->m.msg_name = &s->ss;

@@ -181,7 +181,7 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 		return ((struct sockaddr_un *)ss)->sun_path[0] != '\0'
 			       ? net_unix_route(sv, req, ss, len, pin)
 		       : sv->net->abstract_open ? 0
-						: NET_ROUTE_ABSTRACT;
+						: -EPERM; /* net-internal.h */
 	if ((domain != AF_INET && domain != AF_INET6) || ss->ss_family == AF_UNSPEC || !check)
 		return 0; /* reaches nobody new: AF_UNSPEC dissolves an association */
 	int r = destination(ss, *len, &family, addr, &port);
@@ -230,8 +230,6 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	int direct = !sv->net->onbehalf;
 	int check = !direct || (proto == NET_PROTO_TCP && !sv->net->tcp_open);
 	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
-	if (r == NET_ROUTE_ABSTRACT)
-		return -EPERM; /* net.h: abstract names are not reached */
 	if (r == -ECONNREFUSED && direct)
 		return -EACCES;
 	if (r < 0)
@@ -347,8 +345,7 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		 * checked, and the listener's credentials are the supervisor's (docs/decisions.md).
 		 */
 		if (table_private(sv, (pid_t)req->pid) && notif_id_valid(sv->listener, req->id)) {
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		int r = listen(sock, backlog);
 		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);

@@ -20,17 +20,16 @@ struct supervisor;
  *  - a UNIX socket path: resolved as the child would (its root, its thread's cwd), the socket's
  *    real path under a write grant, else -EACCES; rewritten to /proc/self/fd/N of an O_PATH
  *    descriptor of it, returned in *@pin (the caller closes it after the call);
- *  - an abstract UNIX name, while Landlock's abstract socket scope is in force:
- *    NET_ROUTE_ABSTRACT. Callers refuse it (EPERM, what the scope answers for a socket outside
- *    the sandbox): made here, the connect or send would escape that scope (the supervisor is
- *    outside the sandbox's Landlock domain), and left to the kernel (CONTINUE), the address
- *    read again could name a path by then, which would escape the write-grant check. So
+ *  - an abstract UNIX name, while Landlock's abstract socket scope is in force: -EPERM
+ *    (what the scope answers for a socket outside the sandbox): made here, the connect or
+ *    send would escape that scope (the supervisor is outside the sandbox's Landlock domain),
+ *    and left to the kernel (CONTINUE), the address read again could name a path by then,
+ *    which would escape the write-grant check. So
  *    abstract sockets are not reached, not even between the sandbox's own processes
  *    (docs/decisions.md). With the scope disabled or unavailable, any name is reached, as
  *    given;
  *  - anything else (netlink, AF_UNSPEC, an unnamed UNIX address): as given.
- * Returns 0, NET_ROUTE_ABSTRACT or a negative errno (NOTIF_GONE). */
-#define NET_ROUTE_ABSTRACT 1
+ * Returns 0 or a negative errno (NOTIF_GONE). */
 int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, int domain,
 	      uint32_t proto, int check, struct sockaddr_storage *ss, socklen_t *len, int *pin);
 

@@ -408,8 +408,7 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 			     struct seccomp_notif_resp *resp)
 {
 	sv->proc_nested = 1;
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* The open of a sandbox whose /proc the supervisor serves (plan.net.proc_mediated). */
@@ -426,8 +425,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	if ((flags & O_PATH) || sv->proc_nested) {
 		/* proc_nested: a process of the sandbox confined itself further: /proc is
 		 * no longer served, and Landlock refuses it (CONTINUE, as above). */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* @known: the name, read already (fs-write.c asked first). */
 	r = known ? (snprintf(path, sizeof(path), "%s", known), 0)
@@ -457,8 +455,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	 * the kernel's, which refuses it: functionality lost, nothing reached. */
 	if (r == 0 && !own && !may_reach_proc(sv, req, dirfd, path) && !may_be_view(sv, path) &&
 	    !path_last_is(path, "hostname")) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	_cleanup_close_ int fd =
 		r == 0 ? child_path_open(sv, req, dirfd, path, resolve, (flags & O_NOFOLLOW) != 0)
@@ -474,8 +471,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 		if (r < 0)
 			return r;
 		if (!r) {
-			notif_answer_continue(resp);
-			return 0;
+			return notif_answer_continue(resp);
 		}
 		return proc_open(sv, req, fd, flags, dirfd, path, resolve);
 	}
@@ -487,8 +483,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	/* Not procfs (or not resolved here: a magic link on the way): the kernel's. Safe
 	 * whatever the name reads by then: Landlock leaves /proc out of every grant, so
 	 * nothing of /proc is reached that way. */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* Whether the open of @path reaches the host's /etc/hosts, by identity: every spelling of it
@@ -519,19 +514,159 @@ static int is_hosts(struct supervisor *sv, const struct seccomp_notif *req, int 
 	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* An open as the call gives it, and its name once a server read it (the later ones use it). */
+struct open_call {
+	int dirfd;
+	uint64_t path_addr, flags, mode, resolve;
+	int have_path;
+	char path[PATH_MAX];
+};
+
+/* A server of opens: whether it may answer the call (@matches: the sandbox's configuration and
+ * the flags, no memory read), and its answer (@serve: a verdict or -errno; NOTIF_NOT_MINE hands
+ * the call to the next). */
+struct open_server {
+	int (*matches)(const struct supervisor *sv, const struct open_call *c);
+	int (*serve)(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp, struct open_call *c);
+};
+
+/* Only a plain read-only open of /etc/hosts is answered: anything else (O_PATH, O_DIRECTORY,
+ * O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own answer. */
+static int hosts_matches(const struct supervisor *sv, const struct open_call *c)
+{
+	const uint64_t plain =
+		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
+	return sv->net->hosts && (c->flags & O_ACCMODE) == O_RDONLY &&
+	       (c->flags & ~(uint64_t)(plain | O_ACCMODE)) == 0;
+}
+
+static int hosts_serve(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, struct open_call *c)
+{
+	int r = child_read_path(sv, req, c->path_addr, c->path, sizeof(c->path));
+	c->have_path = r == 0;
+	r = c->have_path ? is_hosts(sv, req, c->dirfd, c->path, c->flags, c->resolve) : 0;
+	if (r == NOTIF_GONE)
+		return r;
+	if (!r)
+		return NOTIF_NOT_MINE;
+	return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), c->flags);
+}
+
+/* A name given: /etc/hostname is it, read-only (hostname.c). */
+static int hostname_matches(const struct supervisor *sv, const struct open_call *c)
+{
+	return sv->hostname_served;
+}
+
+static int hostname_serve(struct supervisor *sv, const struct seccomp_notif *req,
+			  struct seccomp_notif_resp *resp, struct open_call *c)
+{
+	return hostname_open(sv, req, c->dirfd, c->path_addr, c->path, sizeof(c->path),
+			     &c->have_path, c->flags, c->resolve);
+}
+
+/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name read
+ * there serves the servers below too. */
+static int write_matches(const struct supervisor *sv, const struct open_call *c)
+{
+	return sv->net->write_roots && !(c->flags & O_PATH);
+}
+
+static int write_serve(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, struct open_call *c)
+{
+	int r = c->have_path ? 0 : child_read_path(sv, req, c->path_addr, c->path, sizeof(c->path));
+	c->have_path = r == 0;
+	if (r == 0)
+		r = fs_write_open(sv, req, resp, c->dirfd, c->path, c->flags, c->mode, c->resolve);
+	return r == -ENAMETOOLONG || r == -EFAULT ? NOTIF_NOT_MINE : r;
+}
+
+/* /proc served by the supervisor: every open is resolved as the child would (a symlink of any
+ * name may lead there); one that reaches procfs is decided on the file reached. */
+static int proc_matches(const struct supervisor *sv, const struct open_call *c)
+{
+	return sv->net->proc_mediated;
+}
+
+static int proc_serve(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp, struct open_call *c)
+{
+	return open_mediated(sv, req, resp, c->dirfd, c->path_addr, c->have_path ? c->path : NULL,
+			     c->flags, c->resolve);
+}
+
+/* Under port_remap, num_cpus, max_memory or random_seed, an open that can read, of a name that
+ * may be a view (the TCP tables, the CPU and memory views, the random devices). */
+static int views_matches(const struct supervisor *sv, const struct open_call *c)
+{
+	return (sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
+	       (c->flags & O_ACCMODE) != O_WRONLY && !(c->flags & (O_PATH | O_DIRECTORY | O_CREAT));
+}
+
+static int views_serve(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, struct open_call *c)
+{
+	/* Most names cannot be one: a first look (unchecked, a short name's first 256 bytes:
+	 * what it finds only chooses between the kernel's open and a checked read) spares their
+	 * ID_VALID. */
+	char peek[257] = "";
+	if (!c->have_path && notif_mem_peek(req, c->path_addr, peek, sizeof(peek) - 1) == 0 &&
+	    memchr(peek, '\0', sizeof(peek) - 1) && !may_be_view(sv, peek))
+		return NOTIF_NOT_MINE;
+	int r = c->have_path ? 0 : child_read_path(sv, req, c->path_addr, c->path, sizeof(c->path));
+	_cleanup_close_ int fd = r == 0 && may_be_view(sv, c->path)
+					 ? child_path_open(sv, req, c->dirfd, c->path, c->resolve,
+							   (c->flags & O_NOFOLLOW) != 0)
+					 : -ENOENT;
+	if (fd == NOTIF_GONE)
+		return fd;
+	enum view view = fd >= 0 ? view_of(sv, fd) : VIEW_NONE;
+	if (view == VIEW_NONE)
+		return NOTIF_NOT_MINE;
+	if ((c->flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES; /* served read-only */
+	/* /proc/meminfo reads the supervisor's own state (memory.c), which only the loop may
+	 * touch: served here; a random stream takes its place in the seed's order here, and a
+	 * worker of its own. */
+	if (view == VIEW_MEMINFO || view == VIEW_RANDOM)
+		return serve_view(sv, req, view, c->flags);
+	struct view_job *job = malloc(sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	*job = (struct view_job){ .sv = sv, .req = *req, .view = view, .flags = c->flags };
+	r = supervisor_run_worker(sv, -1, view_worker, job);
+	if (r < 0) {
+		free(job);
+		return r;
+	}
+	return NOTIF_DEFERRED;
+}
+
+/* In this order: the first that answers (anything but NOTIF_NOT_MINE) decides. */
+static const struct open_server open_servers[] = {
+	{ hosts_matches, hosts_serve }, { hostname_matches, hostname_serve },
+	{ write_matches, write_serve }, { proc_matches, proc_serve },
+	{ views_matches, views_serve },
+};
+
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
 	/* The resolve flags a resolution here can honour as the kernel would. */
 	const uint64_t resolve_known =
 		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+	struct open_call c = { .dirfd = AT_FDCWD };
 	struct path_args pa;
 	int r = path_args_decode(&req->data, &pa);
 
 	if (r < 0)
 		return r;
 	/* open's and openat's flags: an int for the kernel */
-	uint64_t flags = (uint32_t)pa.flags, mode = pa.mode, resolve = 0;
+	c.flags = (uint32_t)pa.flags;
+	c.mode = pa.mode;
 	if (pa.flags_in_mem) { /* openat2 */
 		struct open_how how;
 		/* A struct shorter or longer than version 0 (the kernel checks a longer one's
@@ -541,94 +676,22 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		if (pa.mem_size != sizeof(how) ||
 		    notif_mem_read(sv->listener, req, pa.mem, &how, sizeof(how)) < 0 ||
 		    (how.resolve & ~resolve_known) ||
-		    (how.mode && !(how.flags & (O_CREAT | O_TMPFILE)))) {
-			notif_answer_continue(resp);
-			return 0;
-		}
+		    (how.mode && !(how.flags & (O_CREAT | O_TMPFILE))))
+			return notif_answer_continue(resp);
 		path_args_set_how(&pa, how.flags, how.mode, how.resolve);
-		flags = pa.flags, mode = pa.mode, resolve = pa.resolve;
+		c.flags = pa.flags;
+		c.mode = pa.mode;
+		c.resolve = pa.resolve;
 	}
-	int dirfd = pa.dirfd;
-	uint64_t path_addr = pa.path;
+	c.dirfd = pa.dirfd;
+	c.path_addr = pa.path;
 
-	/* Only a plain read-only open of /etc/hosts is answered: anything else (O_PATH,
-	 * O_DIRECTORY, O_CREAT, O_TRUNC, a write...) is the kernel's, which gives its own
-	 * answer. */
-	const uint64_t plain =
-		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
-	char path[PATH_MAX];
-	int have_path = 0;
-	if (sv->net->hosts && (flags & O_ACCMODE) == O_RDONLY &&
-	    (flags & ~(uint64_t)(plain | O_ACCMODE)) == 0) {
-		r = child_read_path(sv, req, path_addr, path, sizeof(path));
-		have_path = r == 0;
-		r = have_path ? is_hosts(sv, req, dirfd, path, flags, resolve) : 0;
-		if (r == NOTIF_GONE)
+	for (size_t i = 0; i < ELEMENTSOF(open_servers); i++) {
+		if (!open_servers[i].matches(sv, &c))
+			continue;
+		r = open_servers[i].serve(sv, req, resp, &c);
+		if (r != NOTIF_NOT_MINE)
 			return r;
-		if (r)
-			return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts),
-					   flags);
-	}
-
-	/* A name given: /etc/hostname is it, read-only (hostname.c). */
-	if (sv->hostname_served) {
-		r = hostname_open(sv, req, dirfd, path_addr, path, sizeof(path), &have_path, flags,
-				  resolve);
-		if (r != HOSTNAME_NOT_MINE)
-			return r;
-	}
-	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name
-	 * read there serves the handlers below too. */
-	if (sv->net->write_roots && !(flags & O_PATH)) {
-		r = have_path ? 0 : child_read_path(sv, req, path_addr, path, sizeof(path));
-		have_path = r == 0;
-		if (r == 0)
-			r = fs_write_open(sv, req, resp, dirfd, path, flags, mode, resolve);
-		if (r != FS_WRITE_NOT_MINE && r != -ENAMETOOLONG && r != -EFAULT)
-			return r;
-	}
-	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
-	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
-	if (sv->net->proc_mediated)
-		return open_mediated(sv, req, resp, dirfd, path_addr, have_path ? path : NULL,
-				     flags, resolve);
-	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. Most
-	 * names cannot be: a first look (unchecked, a short name's first 256 bytes: what it finds
-	 * only chooses between the CONTINUE below and a checked read) spares their ID_VALID. */
-	char peek[257] = "";
-	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
-	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) &&
-	    (have_path || notif_mem_peek(req, path_addr, peek, sizeof(peek) - 1) < 0 ||
-	     !memchr(peek, '\0', sizeof(peek) - 1) || may_be_view(sv, peek))) {
-		r = have_path ? 0 : child_read_path(sv, req, path_addr, path, sizeof(path));
-		_cleanup_close_ int fd = r == 0 && may_be_view(sv, path)
-						 ? child_path_open(sv, req, dirfd, path, resolve,
-								   (flags & O_NOFOLLOW) != 0)
-						 : -ENOENT;
-		if (fd == NOTIF_GONE)
-			return fd;
-		enum view view = fd >= 0 ? view_of(sv, fd) : VIEW_NONE;
-		if (view != VIEW_NONE && (flags & O_ACCMODE) != O_RDONLY)
-			return -EACCES; /* served read-only */
-		/* /proc/meminfo reads the supervisor's own state (memory.c), which only the loop
-		 * may touch: served here; a random stream takes its place in the seed's order
-		 * here, and a worker of its own. */
-		if (view == VIEW_MEMINFO || view == VIEW_RANDOM)
-			return serve_view(sv, req, view, flags);
-		if (view != VIEW_NONE) {
-			struct view_job *job = malloc(sizeof(*job));
-			if (!job)
-				return -ENOMEM;
-			*job = (struct view_job){
-				.sv = sv, .req = *req, .view = view, .flags = flags
-			};
-			r = supervisor_run_worker(sv, -1, view_worker, job);
-			if (r < 0) {
-				free(job);
-				return r;
-			}
-			return NOTIF_DEFERRED;
-		}
 	}
 	/* Any other file, or a write: the kernel opens it as asked, under the Landlock rules.
 	 * CONTINUE is safe whatever the path memory says by the time the kernel reads it
@@ -639,6 +702,5 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	 * both are views, not the confinement (docs/decisions.md). Beneath a writable grant
 	 * holding a denied path, Landlock's carve keeps the kernel off the denied paths and out
 	 * of what the spine does not grant (fs-write.c). */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }

@@ -78,8 +78,7 @@ int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 		return -EPERM;
 	case TARGET_INVALID:
 		/* CONTINUE: integers only (see the file comment); the kernel answers EINVAL. */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	case TARGET_GROUP:
 		if (target != 0 && !groups_owns(sv->groups, target))
 			return -EPERM;
@@ -99,6 +98,5 @@ int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	/* CONTINUE: the target is the caller (0), or a process or group of the sandbox; the
 	 * decision rests on register values only (see the file comment). */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }

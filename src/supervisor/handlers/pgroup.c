@@ -62,8 +62,7 @@ static int track_new_group(struct supervisor *sv, const struct seccomp_notif *re
 	if (groups_track(sv->groups, leader, pidfd) < 0)
 		return -EPERM;
 	/* CONTINUE: no pointer argument (see the file comment). */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 int handle_setsid(struct supervisor *sv, const struct seccomp_notif *req,
@@ -83,16 +82,14 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
 	if (pid < 0 || pgid < 0) {
 		/* CONTINUE: no pointer argument (see the file comment); the kernel answers
 		 * EINVAL. */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* Moving into, or staying in, a group of the sandbox is fine whoever asks: the common
 	 * case (shells do it for every job) needs no look at /proc. */
 	if (pgid != 0 && groups_owns(sv->groups, pgid)) {
 		/* CONTINUE: no pointer argument (see the file comment); the group is ours and
 		 * has members, which pins its number. */
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	pid_t caller = caller_tgid(req);
 	if (caller < 0)

@@ -153,8 +153,7 @@ int handle_process_madvise(struct supervisor *sv, const struct seccomp_notif *re
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	/* The kernel's own checks of the arguments, first, as it makes them. */
 	if ((unsigned)req->data.args[4] != 0 || vlen > IOV_MAX)

@@ -228,7 +228,7 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		return netlink_bind(sv, req, resp);
 	if (sock >= 0 && domain == AF_UNIX && sv->net->write_roots) {
 		int r = fs_write_bind(sv, req, resp, sock);
-		if (r != FS_WRITE_NOT_MINE)
+		if (r != NOTIF_NOT_MINE)
 			return r;
 	}
 	if (sock >= 0 && sv->net->port_remap && (domain == AF_INET || domain == AF_INET6) &&
@@ -238,8 +238,7 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 			TAKE_FD(sock);
 		return r;
 	}
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* getsockname(2), getpeername(2): a virtual netlink socket's address (netlink.c); under
@@ -258,8 +257,7 @@ static int sockname(struct supervisor *sv, const struct seccomp_notif *req,
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, &portid))
 		return peer ? -ENOTCONN : netlink_getsockname(sv, req, resp, portid);
 	if (sock < 0 || !sv->net->port_remap || (domain != AF_INET && domain != AF_INET6)) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	struct sockaddr_storage ss = { 0 };
 	socklen_t len = sizeof(ss);

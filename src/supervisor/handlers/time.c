@@ -201,8 +201,7 @@ int handle_set_tid_address(struct supervisor *sv, const struct seccomp_notif *re
 		    memcmp(have, want, sizeof(want)) != 0)
 			(void)notif_mem_write(sv->listener, req, at, want, sizeof(want));
 	}
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* clock_gettime of a wall clock (the filter traps only those). */
@@ -409,8 +408,7 @@ int handle_timerfd_settime(struct supervisor *sv, const struct seccomp_notif *re
 	int n = (int)req->data.args[0];
 
 	if (!is_wall(clock_of(req, n, 0))) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	_cleanup_close_ int fd = notif_get_fd(sv->listener, req, n);
 	if (fd < 0)
@@ -444,8 +442,7 @@ static int moved_then_kernel(struct supervisor *sv, const struct seccomp_notif *
 	int r = move ? move_in_place(sv, req, addr) : 0;
 	if (r < 0)
 		return r;
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 /* timer_settime(timer, TIMER_ABSTIME, new, old) of a wall-clock POSIX timer. */

@@ -48,8 +48,7 @@ int handle_umask(struct supervisor *sv, const struct seccomp_notif *req,
 		u->lost = 1; /* too many at once to follow: read every mask from now on */
 	/* CONTINUE: umask sets the caller's own file-creation mask, which no policy restricts;
 	 * the kernel makes the call, the supervisor only forgets what it knew of the mask. */
-	notif_answer_continue(resp);
-	return 0;
+	return notif_answer_continue(resp);
 }
 
 void umask_seen(struct supervisor *sv, pid_t tid)

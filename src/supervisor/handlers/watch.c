@@ -270,8 +270,7 @@ int handle_fanotify_mark(struct supervisor *sv, const struct seccomp_notif *req,
 	 * a flag set that also adds one: FAN_MARK_ADD with either is EINVAL). */
 	unsigned flags = (unsigned)req->data.args[1];
 	if ((flags & (FAN_MARK_REMOVE | FAN_MARK_FLUSH)) && !(flags & FAN_MARK_ADD)) {
-		notif_answer_continue(resp);
-		return 0;
+		return notif_answer_continue(resp);
 	}
 	return watch_defer(sv, req);
 }

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan/traps: the syscalls a policy routes to the supervisor (the trap set the BPF program is
+ * built with). Each row of plan/routes.def names a syscall, its argument filter, the policy test
+ * that enables it, and its handlers; this half reads the first three, supervisor/dispatch.c the
+ * syscall and its handlers. So the plan never calls into the supervisor, and the supervisor's
+ * routing never asks the policy.
+ */
+#pragma once
+
+#include <linux/btrfs.h>
+#include <linux/fs.h>
+#include <linux/fscrypt.h>
+#include <linux/fsverity.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+/* A syscall the supervisor answers, optionally only when its arguments match every condition
+ * (libseccomp comparisons: op is an enum scmp_compare, compared on the full 64-bit value). */
+struct trap_cond {
+	uint32_t arg;
+	uint32_t op;
+	uint64_t datum;
+	uint64_t datum_b; /* SCMP_CMP_MASKED_EQ: datum is the mask, datum_b the value */
+};
+
+struct trap {
+	int nr;
+	uint32_t n_conds;
+	struct trap_cond cond[2];
+	/* Without a supervisor (no_supervisor): 1 = the matching calls are denied (EPERM),
+	 * because nobody could check them; 0 = they are allowed. */
+	uint32_t deny_unsupervised;
+};
+
+/* The most traps a sandbox can need: every row of the table (checked when it is built). */
+#define DISPATCH_MAX_TRAPS 160
+
+/* The traps a sandbox under @p needs (the BPF program routes them to the supervisor, or denies
+ * the deny_unsupervised ones without one). Returns how many were written (at most @max); unused
+ * bytes of each entry are zero, so entries compare with memcmp. */
+size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max);
+
+/* The ioctl requests that change a file's inode (flags, version, verity, an encryption
+ * policy, a subvolume's flags, a filesystem's label) rather than its content: trapped in every
+ * supervised sandbox (routes.def), refused for a workdir file (handlers/cow.c), made by the
+ * supervisor elsewhere (handlers/fs-meta-attr.c). On the low 32 bits. */
+#define EXT4_IOC_SETVERSION_ _IOW('f', 4, long)
+#define COW_INODE_IOCTLS                                                                           \
+	FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION, EXT4_IOC_SETVERSION_,               \
+		FS_IOC_ENABLE_VERITY, FS_IOC_SET_ENCRYPTION_POLICY, BTRFS_IOC_SUBVOL_SETFLAGS,     \
+		FS_IOC_SETFSLABEL
