@@ -261,28 +261,69 @@ static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char
 				 r->host);
 }
 
-/* Parse canonical rules (they parsed when set) into @ret; hostnames are resolved and pinned. */
-static int net_rules_compile(char *const *rules, int mode, struct net_plan *net,
+/* Copy the policy's rules @rules (@n of them, parsed when set) into @ret; hostnames are resolved
+ * and pinned. */
+static int net_rules_compile(const struct net_rule *rules, size_t n, struct net_plan *net,
 			     struct net_rule **ret, size_t *ret_n, struct sandlock_error **reterr)
 {
-	char err[256];
-
-	for (size_t i = 0; rules && rules[i]; i++) {
-		struct net_rule r = { 0 };
-		int k = net_rule_parse(rules[i], mode, &r, err, sizeof(err));
-		if (k < 0)
-			return error_set(reterr, k, "%s", err);
-		if (r.kind == NET_TARGET_HOST) {
-			k = net_rule_resolve(&r, net, &net->hosts, reterr);
-			net_rule_done(&r);
+	for (size_t i = 0; i < n; i++) {
+		struct net_rule r;
+		if (rules[i].kind == NET_TARGET_HOST) {
+			int k = net_rule_resolve(&rules[i], net, &net->hosts, reterr);
 			if (k < 0)
 				return k;
 			continue;
 		}
-		if (net_rules_push(ret, ret_n, &r) < 0)
+		if (net_rule_copy(&rules[i], &r) < 0 || net_rules_push(ret, ret_n, &r) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
 	}
 	return 0;
+}
+
+/* The synthetic /etc/hosts: the names the sandbox may resolve, then localhost, the pinned
+ * entries first, since a resolver without "multi on" (host.conf) takes the first line for a
+ * name; and the identity of the host's own file, which it stands for. */
+static int net_hosts_finish(struct net_plan *net, struct sandlock_error **reterr)
+{
+	char *all = NULL;
+	struct stat st;
+
+	if (!net->hosts)
+		return 0;
+	if (asprintf(&all, "%s%s%s", net->hosts,
+		     hosts_has_line(net->hosts, "127.0.0.1\tlocalhost\n")
+			     ? ""
+			     : "127.0.0.1\tlocalhost\n",
+		     hosts_has_line(net->hosts, "::1\tlocalhost\n") ? "" : "::1\tlocalhost\n") < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	free(net->hosts);
+	net->hosts = all;
+	if (stat("/etc/hosts", &st) == 0)
+		net->hosts_id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+	return 0;
+}
+
+/* The connect rules, compiled for every supervised sandbox with rules: even the direct ones
+ * are applied by the supervisor, which makes every connect (handlers/net.c). */
+static int net_plan_rules(const struct sandlock_policy *p, struct net_plan *net,
+			  struct sandlock_error **reterr)
+{
+	const struct policy_net *rules = &p->net;
+	struct net_rule everything;
+	int r;
+
+	if (!rules->n_allow && !rules->n_deny)
+		return 0;
+	/* A deny list alone allows everything else (net_rules_needs_of). */
+	net_rule_everything(&everything);
+	net->dgram_checked = rules->needs.dgram_checked;
+	r = net_rules_compile(rules->n_allow ? rules->allow : &everything,
+			      rules->n_allow ? rules->n_allow : 1, net, &net->allow, &net->n_allow,
+			      reterr);
+	if (r == 0)
+		r = net_rules_compile(rules->deny, rules->n_deny, net, &net->deny, &net->n_deny,
+				      reterr);
+	return r < 0 ? r : net_hosts_finish(net, reterr);
 }
 
 /* What the UNIX socket check needs (handlers/net-unix.c): the real paths of the write grants
@@ -498,6 +539,22 @@ static int plan_private_tmp(const struct sandlock_policy *p, struct plan *plan,
 	return 0;
 }
 
+/* The network section: what the UNIX socket check and the connect and send handlers need. */
+static int plan_net(const struct sandlock_policy *p, struct plan *plan,
+		    struct sandlock_error **reterr)
+{
+	struct net_plan *net = &plan->net;
+
+	if (net_plan_unix(p, net) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	net->onbehalf = p->net.needs.onbehalf;
+	net->abstract_open = plan->status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
+			     SANDLOCK_STATUS_ACTIVE;
+	net->tcp_open = plan->status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
+	net->port_remap = p->port_remap;
+	return net_plan_rules(p, net, reterr);
+}
+
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
 	       struct sandlock_error **reterr)
 {
@@ -520,53 +577,13 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
-	if (r == 0 && plan.supervised && net_plan_unix(p, &plan.net) < 0)
-		r = error_set(reterr, -ENOMEM, "out of memory");
-	plan.net.onbehalf = policy_net_onbehalf(p);
-	plan.net.abstract_open = plan.status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
-				 SANDLOCK_STATUS_ACTIVE;
 	/* Inside a sandbox of sandlock's the flag is refused (EINVAL), elsewhere the bad
 	 * descriptor is (EBADF). */
 	plan.launch_flag_refused =
 		syscall(SYS_sendmsg, -1, NULL, LAUNCH_SENDMSG_FLAG) < 0 && errno == EINVAL;
 	plan.listener_by_number = plan.supervised && plan.launch_flag_refused;
-	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
-	plan.net.port_remap = plan.supervised && p->port_remap;
-	/* Compiled for every supervised sandbox with rules: even the direct ones are applied by
-	 * the supervisor, which makes every connect (handlers/net.c). */
-	if (r == 0 && plan.supervised && (p->net_allow || p->net_deny)) {
-		/* A deny list alone allows everything else (net_rules_needs). */
-		static char star[] = "*";
-		char *const everything[] = { star, NULL };
-		struct net_needs needs;
-		policy_net_needs(p, &needs);
-		plan.net.dgram_checked = needs.dgram_checked;
-		r = net_rules_compile(p->net_allow ? p->net_allow : everything, NET_RULE_ALLOW,
-				      &plan.net, &plan.net.allow, &plan.net.n_allow, reterr);
-		if (r == 0)
-			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net, &plan.net.deny,
-					      &plan.net.n_deny, reterr);
-		/* The names the sandbox may resolve, then localhost: the pinned entries first,
-		 * since a resolver without "multi on" (host.conf) takes the first line for a
-		 * name. */
-		char *all = NULL;
-		if (r == 0 && plan.net.hosts &&
-		    asprintf(&all, "%s%s%s", plan.net.hosts,
-			     hosts_has_line(plan.net.hosts, "127.0.0.1\tlocalhost\n")
-				     ? ""
-				     : "127.0.0.1\tlocalhost\n",
-			     hosts_has_line(plan.net.hosts, "::1\tlocalhost\n")
-				     ? ""
-				     : "::1\tlocalhost\n") < 0)
-			r = error_set(reterr, -ENOMEM, "out of memory");
-		if (all) {
-			free(plan.net.hosts);
-			plan.net.hosts = all;
-		}
-		struct stat st;
-		if (plan.net.hosts && stat("/etc/hosts", &st) == 0)
-			plan.net.hosts_id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
-	}
+	if (r == 0 && plan.supervised)
+		r = plan_net(p, &plan, reterr);
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
