@@ -17,33 +17,12 @@
 #include "notices.h"
 #include "notif.h"
 #include "port-map.h"
+#include "workers.h"
 
 struct cow;
 struct cow_wait;
 struct groups;
 struct net_plan;
-
-/* Blocking operations (a connect on the child's behalf) run on a pool of worker threads, so
- * the loop never waits. Threads are started as jobs find none idle, up to the maximum (then
- * jobs wait in a bounded queue), and live until supervisor_stop_workers() (the sandbox ended),
- * which cuts the running jobs short (shutdown of their sockets) and drops the queued ones. */
-#define SUPERVISOR_MAX_WORKERS 64
-#define SUPERVISOR_MAX_QUEUED (4 * SUPERVISOR_MAX_WORKERS)
-
-struct job;
-
-struct supervisor_workers {
-	pthread_mutex_t lock;
-	pthread_cond_t work;	  /* a job was queued, or stopping */
-	pthread_cond_t idle_cond; /* n reached 0 */
-	int n, idle, stopping;
-	atomic_int cancel; /* set with stopping: a long job (a copy) stops on its own */
-	int pending;	   /* queued jobs no thread has taken yet */
-	int listener;	   /* the workers' copy of the listener */
-	struct job *queue, *queue_tail;
-	uint8_t slot_used[SUPERVISOR_MAX_WORKERS];
-	int socks[SUPERVISOR_MAX_WORKERS]; /* the socket each thread works on, or -1 */
-};
 
 /* Virtual NETLINK_ROUTE sockets (handlers/netlink.c): the child's end, by inode. */
 #define SUPERVISOR_MAX_NETLINK 16
@@ -169,19 +148,8 @@ int supervisor_handle(struct supervisor *sv);
 /* Answer @req (received earlier: supervisor_handle's second half, for a call that waited). 0,
  * or -errno when the listener broke. */
 int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req);
-/* Queue @fn(@arg) for a pool thread, which owns @sock (closed after @fn) and answers
- * notifications on the pool's copy of the listener: @fn gets it and @sock, and must answer (or
- * find the notification gone) and release @arg. A job dropped because the sandbox ended is run
- * with listener -1: @fn then only releases @arg.
- * -ENOMEM, -EAGAIN (no thread could be started, or SUPERVISOR_MAX_QUEUED jobs wait already),
- * -EMFILE, -ECANCELED (the pool has stopped). */
-int supervisor_run_worker(struct supervisor *sv, int sock,
-			  void (*fn)(int listener, int sock, void *arg), void *arg);
-/* Stop the worker pool: drop queued jobs, cut running ones short (shutdown of their sockets),
- * wait for the threads, close their listener copy. Called when the sandbox ends; idempotent. */
-/* supervisor_run_worker, unless no thread would take the job at once: -EBUSY then. */
-int supervisor_run_worker_now(struct supervisor *sv, int sock,
-			      void (*fn)(int listener, int sock, void *arg), void *arg);
+/* Stop the worker pool (workers_stop) and a copy-up in flight. Called when the sandbox ends;
+ * idempotent. The pool's jobs are queued with supervisor_run_worker (workers.h). */
 void supervisor_stop_workers(struct supervisor *sv);
 /* Stop the workers, release everything. */
 void supervisor_done(struct supervisor *sv);
