@@ -215,7 +215,7 @@ static int hosts_has_line(const char *text, const char *line)
 
 /* Resolve the host of @r once, now, and append one pinned rule per address, and a line per
  * address to the synthetic /etc/hosts the sandbox sees (*@hosts). */
-static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char **hosts,
+static int net_rule_resolve(const struct net_rule *r, struct plan_net *net, char **hosts,
 			    struct sandlock_error **reterr)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
@@ -263,7 +263,7 @@ static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char
 
 /* Copy the policy's rules @rules (@n of them, parsed when set) into @ret; hostnames are resolved
  * and pinned. */
-static int net_rules_compile(const struct net_rule *rules, size_t n, struct net_plan *net,
+static int net_rules_compile(const struct net_rule *rules, size_t n, struct plan_net *net,
 			     struct net_rule **ret, size_t *ret_n, struct sandlock_error **reterr)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -283,7 +283,7 @@ static int net_rules_compile(const struct net_rule *rules, size_t n, struct net_
 /* The synthetic /etc/hosts: the names the sandbox may resolve, then localhost, the pinned
  * entries first, since a resolver without "multi on" (host.conf) takes the first line for a
  * name; and the identity of the host's own file, which it stands for. */
-static int net_hosts_finish(struct net_plan *net, struct sandlock_error **reterr)
+static int net_hosts_finish(struct plan_net *net, struct sandlock_error **reterr)
 {
 	char *all = NULL;
 	struct stat st;
@@ -305,7 +305,7 @@ static int net_hosts_finish(struct net_plan *net, struct sandlock_error **reterr
 
 /* The connect rules, compiled for every supervised sandbox with rules: even the direct ones
  * are applied by the supervisor, which makes every connect (handlers/net.c). */
-static int net_plan_rules(const struct sandlock_policy *p, struct net_plan *net,
+static int plan_net_rules(const struct sandlock_policy *p, struct plan_net *net,
 			  struct sandlock_error **reterr)
 {
 	const struct policy_net *rules = &p->net;
@@ -326,40 +326,45 @@ static int net_plan_rules(const struct sandlock_policy *p, struct net_plan *net,
 	return r < 0 ? r : net_hosts_finish(net, reterr);
 }
 
-/* What the UNIX socket check needs (handlers/net-unix.c): the real paths of the write grants
- * (one that does not resolve grants nothing), and where control sockets live. */
-static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
+/* The grants as the supervisor matches them: the real paths of the write grants and of every
+ * grant (one that does not resolve grants nothing). */
+static int plan_fs_grants(const struct sandlock_policy *p, struct plan_fs *fs)
 {
-	char shm[PATH_MAX];
 	size_t n = 0;
 
-	net->unix_write = calloc(strv_length(p->fs_write) + 1, sizeof(char *));
-	if (!net->unix_write)
+	fs->write_grants = calloc(strv_length(p->fs_write) + 1, sizeof(char *));
+	if (!fs->write_grants)
 		return -ENOMEM;
 	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
 		char *real = realpath(p->fs_write[i], NULL);
 		if (real)
-			net->unix_write[n++] = real;
+			fs->write_grants[n++] = real;
 		else if (errno == ENOMEM)
 			return -ENOMEM;
 	}
 	n = 0;
-	net->granted =
+	fs->granted =
 		calloc(strv_length(p->fs_read) + strv_length(p->fs_write) + 1, sizeof(char *));
-	if (!net->granted)
+	if (!fs->granted)
 		return -ENOMEM;
 	for (int w = 0; w < 2; w++)
 		for (size_t i = 0;
 		     (w ? p->fs_write : p->fs_read) && (w ? p->fs_write : p->fs_read)[i]; i++) {
 			char *real = realpath((w ? p->fs_write : p->fs_read)[i], NULL);
 			if (real)
-				net->granted[n++] = real;
+				fs->granted[n++] = real;
 			else if (errno == ENOMEM)
 				return -ENOMEM;
 		}
 	/* The random devices are every sandbox's to read (random_seed serves them). */
-	if (landlock_random_devices_granted(p, &net->granted) < 0)
-		return -ENOMEM;
+	return landlock_random_devices_granted(p, &fs->granted) < 0 ? -ENOMEM : 0;
+}
+
+/* Where control sockets live, which the UNIX socket check never reaches (handlers/net-unix.c). */
+static int plan_net_runtime(struct plan_net *net)
+{
+	char shm[PATH_MAX];
+
 	if (asprintf(&net->runtime_prefix, "%s/sandlock-",
 		     realpath("/dev/shm", shm) ? shm : "/dev/shm") < 0) {
 		net->runtime_prefix = NULL;
@@ -370,31 +375,25 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 
 /* The writable grants holding a denied path, for the supervisor (handlers/fs-write.c): their
  * real paths, the denied paths' and the identities of those that exist. */
-static int net_plan_write(const struct sandlock_policy *p, struct net_plan *net)
+static int plan_fs_write(const struct sandlock_policy *p, int proc_served, struct plan_fs *fs)
 {
-	int n = landlock_write_mediation(p, net->proc_mediated, &net->write_roots, &net->denied);
+	int n = landlock_write_mediation(p, proc_served, &fs->write_roots, &fs->denied);
 	if (n <= 0)
 		return n;
-	net->denied_ids = calloc(strv_length(net->denied), sizeof(*net->denied_ids));
-	if (!net->denied_ids)
+	fs->denied_ids = calloc(strv_length(fs->denied), sizeof(*fs->denied_ids));
+	if (!fs->denied_ids)
 		return -ENOMEM;
-	for (size_t i = 0; net->denied[i]; i++) {
+	for (size_t i = 0; fs->denied[i]; i++) {
 		struct stat st;
-		if (stat(net->denied[i], &st) == 0)
-			net->denied_ids[net->n_denied_ids++] =
+		if (stat(fs->denied[i], &st) == 0)
+			fs->denied_ids[fs->n_denied_ids++] =
 				(struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
 	}
 	return 0;
 }
 
-static void net_plan_done(struct net_plan *net)
+static void plan_net_done(struct plan_net *net)
 {
-	strv_free(net->unix_write);
-	strv_free(net->granted);
-	strv_free(net->write_roots);
-	strv_free(net->denied);
-	strv_free(net->carved);
-	free(net->denied_ids);
 	free(net->runtime_prefix);
 	for (size_t i = 0; i < net->n_allow; i++)
 		net_rule_done(&net->allow[i]);
@@ -404,7 +403,18 @@ static void net_plan_done(struct net_plan *net)
 	free(net->deny);
 	free(net->hosts);
 	free(net->bind_ports);
-	*net = (struct net_plan){ 0 };
+	*net = (struct plan_net){ 0 };
+}
+
+static void plan_fs_done(struct plan_fs *fs)
+{
+	strv_free(fs->write_grants);
+	strv_free(fs->granted);
+	strv_free(fs->write_roots);
+	strv_free(fs->denied);
+	strv_free(fs->carved);
+	free(fs->denied_ids);
+	*fs = (struct plan_fs){ 0 };
 }
 
 static int plan_command(const struct sandlock_policy *p, const char *const *argv, struct plan *plan,
@@ -533,26 +543,27 @@ static int plan_private_tmp(const struct sandlock_policy *p, struct plan *plan,
 		return r;
 	if ((!strv_env_get(p->env, "TMPDIR") &&
 	     strv_env_set(&plan->envp, "TMPDIR", plan->tmp->path) < 0) ||
-	    (plan->supervised && strv_extend(&plan->net.unix_write, plan->tmp->path) < 0) ||
-	    (plan->net.write_roots && strv_extend(&plan->net.carved, plan->tmp->path) < 0))
+	    (plan->supervised && strv_extend(&plan->fs.write_grants, plan->tmp->path) < 0) ||
+	    (plan->fs.write_roots && strv_extend(&plan->fs.carved, plan->tmp->path) < 0))
 		return error_set(reterr, -ENOMEM, "out of memory");
 	return 0;
 }
 
-/* The network section: what the UNIX socket check and the connect and send handlers need. */
+/* The network section, and the grants it matches UNIX socket paths against (the fs section's):
+ * what the UNIX socket check and the connect and send handlers need. */
 static int plan_net(const struct sandlock_policy *p, struct plan *plan,
 		    struct sandlock_error **reterr)
 {
-	struct net_plan *net = &plan->net;
+	struct plan_net *net = &plan->net;
 
-	if (net_plan_unix(p, net) < 0)
+	if (plan_fs_grants(p, &plan->fs) < 0 || plan_net_runtime(net) < 0)
 		return error_set(reterr, -ENOMEM, "out of memory");
 	net->onbehalf = p->net.needs.onbehalf;
 	net->abstract_open = plan->status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
 			     SANDLOCK_STATUS_ACTIVE;
 	net->tcp_open = plan->status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
 	net->port_remap = p->port_remap;
-	return net_plan_rules(p, net, reterr);
+	return plan_net_rules(p, net, reterr);
 }
 
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
@@ -590,9 +601,9 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 		for (size_t i = 0; plan.supervised && i < n; i++)
 			plan.umask_traced |= traps[i].nr == SYS_umask;
 	}
-	plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
+	plan.proc.served = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)
-		r = net_plan_write(p, &plan.net);
+		r = plan_fs_write(p, plan.proc.served, &plan.fs);
 	/* The branch before the ruleset: the sandbox reads its upper layer (descriptors of it
 	 * are installed in the child, and a program may reopen them by name). */
 	if (r == 0 && plan.supervised && p->workdir) {
@@ -626,10 +637,10 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	if (r == 0) {
 		r = landlock_ruleset_build(
 			p, plan.abi, plan.status,
-			(plan.net.proc_mediated ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
-				(plan.net.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
+			(plan.proc.served ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
+				(plan.fs.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
 			&plan.net.bind_zero, plan.net.port_remap ? &plan.net.bind_ports : NULL,
-			plan.net.write_roots ? &plan.net.carved : NULL, reterr);
+			plan.fs.write_roots ? &plan.fs.carved : NULL, reterr);
 		if (r >= 0) {
 			plan.ruleset_fd = r;
 			r = 0;
@@ -670,5 +681,7 @@ void plan_done(struct plan *plan)
 		free(plan->cow);
 		plan->cow = NULL;
 	}
-	net_plan_done(&plan->net);
+	plan_net_done(&plan->net);
+	plan_fs_done(&plan->fs);
+	plan->proc = (struct plan_proc){ 0 };
 }

@@ -324,7 +324,7 @@ int launch_ready(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 		 * policy's, then close_launch_flag's, which it may not have installed yet).
 		 */
 		long own = -1;
-		if (!sb->plan.net.proc_mediated && !sb->plan.net.write_roots && !sb->cow)
+		if (!sb->plan.proc.served && !sb->plan.fs.write_roots && !sb->cow)
 			return 0;
 		if (proc_status_number((pid_t)syscall(SYS_gettid), "Seccomp_filters", &own) < 0)
 			own = -1; /* the snapshot matches nobody: fail closed */

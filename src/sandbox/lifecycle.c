@@ -252,7 +252,7 @@ static int wait_launched(struct sandlock_sandbox *sb, struct sandlock_error **re
  * sandbox thread never allocates on the launch path. */
 static int spawn_supervisor(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 {
-	int r = supervisor_prepare(&sb->sv, sb->name, &sb->groups, &sb->plan.net);
+	int r = supervisor_prepare(&sb->sv, sb->name, &sb->groups, &sb->plan);
 	if (r < 0)
 		r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	sb->sv.kill_cause = &sb->kill_cause;
@@ -267,7 +267,7 @@ static int spawn_supervisor(struct sandlock_sandbox *sb, struct sandlock_error *
 	    (r = vtime_init(&sb->sv, sb->plan.time_start_sec, sb->plan.time_start_nsec)) < 0)
 		r = error_set(reterr, r, "time_start: %s", strerror(-r));
 	if (r == 0)
-		sb->sv.fs_granted = TAKE_PTR(sb->plan.net.carved);
+		sb->sv.fs_granted = TAKE_PTR(sb->plan.fs.carved);
 	sb->sv.umask_traced = sb->plan.umask_traced;
 	sb->sv.ruleset_fd = sb->plan.ruleset_fd;
 	if (r == 0)

@@ -21,16 +21,16 @@
 #include "syscall-util.h"
 
 int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups,
-		       const struct net_plan *net)
+		       const struct plan *plan)
 {
 	*sv = (struct supervisor){
-		.listener = -1, .name = name, .groups = groups, .net = net, .prepared = 1
+		.listener = -1, .name = name, .groups = groups, .plan = plan, .prepared = 1
 	};
 	workers_init(&sv->workers);
 	pthread_mutex_init(&sv->netlink_lock, NULL);
 	port_map_init(&sv->ports);
 	struct stat proc_st; /* what /proc is, for handlers/open.c and getdents.c, which serve it */
-	if (net && net->proc_mediated && stat("/proc", &proc_st) == 0) {
+	if (plan && plan->proc.served && stat("/proc", &proc_st) == 0) {
 		sv->proc_dev = proc_st.st_dev;
 		sv->proc_ino = proc_st.st_ino;
 	}

@@ -22,7 +22,7 @@
 struct cow;
 struct cow_wait;
 struct groups;
-struct net_plan;
+struct plan;
 
 /* Virtual NETLINK_ROUTE sockets (handlers/netlink.c): the child's end, by inode. */
 #define SUPERVISOR_MAX_NETLINK 16
@@ -62,11 +62,11 @@ struct supervisor {
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	struct seccomp_notif_sizes sizes;
-	const char *name;	    /* the sandbox's name: uname's nodename */
-	int hostname_served;	    /* the name was given: /etc/hostname is it (handlers/open.c) */
-	const char *private_tmp;    /* private_tmp: its directory (the sandbox's), or NULL */
-	struct groups *groups;	    /* the sandbox's process groups */
-	const struct net_plan *net; /* the rules the connect handler matches */
+	const char *name;	 /* the sandbox's name: uname's nodename */
+	int hostname_served;	 /* the name was given: /etc/hostname is it (handlers/open.c) */
+	const char *private_tmp; /* private_tmp: its directory (the sandbox's), or NULL */
+	struct groups *groups;	 /* the sandbox's process groups */
+	const struct plan *plan; /* its net, fs and proc sections: what the handlers match */
 	struct supervisor_workers workers;
 	int prepared;		      /* supervisor_prepare() ran: the worker table exists */
 	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
@@ -138,7 +138,7 @@ struct supervisor {
  * thread never allocates on the launch path (its first malloc would make glibc create a whole
  * arena). */
 int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups,
-		       const struct net_plan *net);
+		       const struct plan *plan);
 /* Take over @listener (closed by supervisor_done). Enables the synchronous wake-up of the
  * supervisor thread where the kernel has it (6.6+). */
 void supervisor_attach(struct supervisor *sv, int listener);

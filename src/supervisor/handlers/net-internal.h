@@ -15,7 +15,7 @@
 #include "supervisor/port-map.h"
 
 struct supervisor;
-struct net_plan;
+struct plan_net;
 
 /* The socket the child named in argument 0 (a copy, from the calling thread's table) and its
  * address family in *@domain. A descriptor that is no socket: -ENOTSOCK, as the kernel. */
@@ -137,7 +137,7 @@ int proc_same_ids(struct supervisor *sv, pid_t tid);
 /* proc_same_ids for what a file's owner and capabilities decide (the ids, the groups, the
  * effective capabilities), not the seccomp filters or no_new_privs: 1, 0, or NOTIF_GONE. */
 int proc_same_creds(struct supervisor *sv, pid_t tid);
-/* fs-write.c: an open beneath a writable grant that holds a denied path (plan.net.write_roots):
+/* fs-write.c: an open beneath a writable grant that holds a denied path (plan.fs.write_roots):
  * answered (0 with @resp set, NOTIF_DEFERRED, -errno), or FS_WRITE_NOT_MINE for the other
  * handlers of open.c to decide. */
 #define FS_WRITE_NOT_MINE 1

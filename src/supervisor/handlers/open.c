@@ -185,7 +185,7 @@ static enum view view_of(struct supervisor *sv, int fd)
 	size_t len = (size_t)k;
 	/* Served only where the policy grants reading the file: the views hold the host's data
 	 * too (its CPUs), and without a grant Landlock refuses the real file (CONTINUE). */
-	if (!path_is_beneath_any(real, sv->net->granted))
+	if (!path_is_beneath_any(real, sv->plan->fs.granted))
 		return VIEW_NONE;
 	if (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC) {
 		/* The kernel's random devices (1:8, 1:9) under random_seed, by identity. */
@@ -194,10 +194,10 @@ static enum view view_of(struct supervisor *sv, int fd)
 		    (st.st_rdev == makedev(1, 8) || st.st_rdev == makedev(1, 9)))
 			return VIEW_RANDOM;
 		/* /etc/hostname is the sandbox's name while it serves /proc (opens resolved). */
-		return sv->net->proc_mediated && strcmp(real, "/etc/hostname") == 0 ? VIEW_HOSTNAME
-										    : VIEW_NONE;
+		return sv->plan->proc.served && strcmp(real, "/etc/hostname") == 0 ? VIEW_HOSTNAME
+										   : VIEW_NONE;
 	}
-	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->port_remap) {
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->plan->net.port_remap) {
 		if (ends_with(real, len, "/net/tcp"))
 			return VIEW_TCP4;
 		if (ends_with(real, len, "/net/tcp6"))
@@ -205,7 +205,7 @@ static enum view view_of(struct supervisor *sv, int fd)
 	}
 	if (fs.f_type == PROC_SUPER_MAGIC && sv->max_memory && strcmp(real, "/proc/meminfo") == 0)
 		return VIEW_MEMINFO;
-	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->proc_mediated) {
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->plan->proc.served) {
 		/* /proc served by the supervisor: the sandbox's load, uptime and mounts. */
 		if (strcmp(real, "/proc/loadavg") == 0)
 			return VIEW_LOADAVG;
@@ -330,7 +330,7 @@ static int may_be_view(struct supervisor *sv, const char *path)
 
 	if (own_fd_name(path, &n, &rest) && !rest[strspn(rest, "/")])
 		return 1;
-	for (size_t i = 0; sv->net->port_remap && i < ELEMENTSOF(tcp); i++)
+	for (size_t i = 0; sv->plan->net.port_remap && i < ELEMENTSOF(tcp); i++)
 		if (path_last_is(path, tcp[i]))
 			return 1;
 	if (sv->max_memory && path_last_is(path, "meminfo"))
@@ -343,7 +343,7 @@ static int may_be_view(struct supervisor *sv, const char *path)
 	return 0;
 }
 
-/* ---- /proc, served by the supervisor (plan.net.proc_mediated) ---------------------------- */
+/* ---- /proc, served by the supervisor (plan.proc.served) ---------------------------------- */
 
 /* The files of /proc no grant reaches. */
 static const char *const proc_denied[] = { "kcore", "kmsg",	 "kallsyms",
@@ -436,9 +436,9 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	/* What the grants allow (Landlock would have decided this). */
 	int acc = (int)(flags & O_ACCMODE);
 	if (!(flags & O_PATH) &&
-	    ((acc != O_WRONLY && !path_is_beneath_any(real, sv->net->granted)) ||
+	    ((acc != O_WRONLY && !path_is_beneath_any(real, sv->plan->fs.granted)) ||
 	     ((acc != O_RDONLY || (flags & O_TRUNC)) &&
-	      !path_is_beneath_any(real, sv->net->unix_write))))
+	      !path_is_beneath_any(real, sv->plan->fs.write_grants))))
 		return -EACCES;
 	enum view view = view_of(sv, fd);
 	if (view != VIEW_NONE && !(flags & O_PATH))
@@ -585,7 +585,7 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 	return 0;
 }
 
-/* The open of a sandbox whose /proc the supervisor serves (plan.net.proc_mediated). */
+/* The open of a sandbox whose /proc the supervisor serves (plan.proc.served). */
 static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp, int dirfd, uint64_t path_addr,
 			 const char *known, uint64_t flags, uint64_t resolve)
@@ -675,7 +675,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 static int is_hosts(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		    const char *path, uint64_t flags, uint64_t resolve)
 {
-	const struct file_id *id = &sv->net->hosts_id;
+	const struct file_id *id = &sv->plan->net.hosts_id;
 	const char *rest;
 	struct stat st;
 	int n;
@@ -749,7 +749,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
 	char path[PATH_MAX];
 	int have_path = 0;
-	if (sv->net->hosts && (flags & O_ACCMODE) == O_RDONLY &&
+	if (sv->plan->net.hosts && (flags & O_ACCMODE) == O_RDONLY &&
 	    (flags & ~(uint64_t)(plain | O_ACCMODE)) == 0) {
 		r = child_read_path(sv, req, path_addr, path, sizeof(path));
 		have_path = r == 0;
@@ -757,8 +757,8 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		if (r == NOTIF_GONE)
 			return r;
 		if (r)
-			return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts),
-					   flags);
+			return answer_file(sv, req, "hosts", sv->plan->net.hosts,
+					   strlen(sv->plan->net.hosts), flags);
 	}
 
 	/* A name given: /etc/hostname is it, read-only (hostname.c). */
@@ -770,7 +770,7 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	/* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name
 	 * read there serves the handlers below too. */
-	if (sv->net->write_roots && !(flags & O_PATH)) {
+	if (sv->plan->fs.write_roots && !(flags & O_PATH)) {
 		r = have_path ? 0 : child_read_path(sv, req, path_addr, path, sizeof(path));
 		have_path = r == 0;
 		if (r == 0)
@@ -780,14 +780,14 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	/* /proc served by the supervisor: every open is resolved as the child would (a symlink
 	 * of any name may lead there); one that reaches procfs is decided on the file reached. */
-	if (sv->net->proc_mediated)
+	if (sv->plan->proc.served)
 		return open_mediated(sv, req, resp, dirfd, path_addr, have_path ? path : NULL,
 				     flags, resolve);
 	/* Under port_remap or num_cpus, an open that can read, of a name that may be a view. Most
 	 * names cannot be: a first look (unchecked, a short name's first 256 bytes: what it finds
 	 * only chooses between the CONTINUE below and a checked read) spares their ID_VALID. */
 	char peek[257] = "";
-	if ((sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
+	if ((sv->plan->net.port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
 	    (flags & O_ACCMODE) != O_WRONLY && !(flags & (O_PATH | O_DIRECTORY | O_CREAT)) &&
 	    (have_path || notif_mem_peek(req, path_addr, peek, sizeof(peek) - 1) < 0 ||
 	     !memchr(peek, '\0', sizeof(peek) - 1) || may_be_view(sv, peek))) {
