@@ -118,6 +118,25 @@ static char **build_sh_argv(char *const *argv)
 	return v;
 }
 
+/* num_cpus: the CPUs the sandbox sees; fewer than the host gives, it runs on that many too
+ * (the first ones it may use), unless cpu_cores chose them. */
+static void plan_num_cpus(const struct sandlock_policy *p, struct plan *plan)
+{
+	cpu_set_t have;
+
+	plan->num_cpus = (unsigned)p->num_cpus.v;
+	if (plan->has_cpus || sched_getaffinity(0, sizeof(have), &have) < 0 ||
+	    (unsigned)CPU_COUNT(&have) <= plan->num_cpus)
+		return;
+	CPU_ZERO(&plan->cpus);
+	for (unsigned cpu = 0, n = 0; cpu < CPU_SETSIZE && n < plan->num_cpus; cpu++)
+		if (CPU_ISSET(cpu, &have)) {
+			CPU_SET(cpu, &plan->cpus);
+			n++;
+		}
+	plan->has_cpus = 1;
+}
+
 static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan,
 			      struct sandlock_error **reterr)
 {
@@ -164,23 +183,8 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 		plan->max_processes = (unsigned)MIN(p->max_processes.v, (uint64_t)UINT32_MAX);
 	if (p->max_cpu.set && p->max_cpu.v < 100)
 		plan->max_cpu = (unsigned)p->max_cpu.v;
-	if (p->num_cpus.set) {
-		plan->num_cpus = (unsigned)p->num_cpus.v;
-		/* Fewer CPUs than the host gives: the sandbox runs on that many too (the first
-		 * ones it may use), unless cpu_cores chose them. */
-		cpu_set_t have;
-		if (!plan->has_cpus && sched_getaffinity(0, sizeof(have), &have) == 0 &&
-		    (unsigned)CPU_COUNT(&have) > plan->num_cpus) {
-			CPU_ZERO(&plan->cpus);
-			for (unsigned cpu = 0, n = 0; cpu < CPU_SETSIZE && n < plan->num_cpus;
-			     cpu++)
-				if (CPU_ISSET(cpu, &have)) {
-					CPU_SET(cpu, &plan->cpus);
-					n++;
-				}
-			plan->has_cpus = 1;
-		}
-	}
+	if (p->num_cpus.set)
+		plan_num_cpus(p, plan);
 	if (p->cwd && !(plan->cwd = strdup(p->cwd)))
 		return -ENOMEM;
 	if (p->name && !(plan->name = strdup(p->name)))
@@ -566,6 +570,77 @@ static int plan_net(const struct sandlock_policy *p, struct plan *plan,
 	return plan_net_rules(p, net, reterr);
 }
 
+/* The Landlock ABI, the protections' status under it, and what spawning refuses. */
+static int plan_protections(const struct sandlock_policy *p, struct plan *plan,
+			    struct sandlock_error **reterr)
+{
+	plan->abi = landlock_abi();
+	if (plan->abi < 0)
+		return error_set(reterr, -EOPNOTSUPP,
+				 "Landlock is not available on this kernel (needs Linux 5.13 with "
+				 "landlock in the lsm= list)");
+	int r = policy_resolve_protections(p, plan->abi, plan->status, reterr);
+	if (r < 0)
+		return r;
+	return plan_check(p, plan->status, reterr);
+}
+
+/* The workdir's branch, made before the ruleset: the sandbox reads its upper layer
+ * (descriptors of it are installed in the child, and a program may reopen them by name). */
+static int plan_branch(const struct sandlock_policy *p, struct plan *plan,
+		       struct sandlock_error **reterr)
+{
+	int r;
+
+	plan->on_exit = p->on_exit ? p->on_exit - 1 : BRANCH_COMMIT;
+	plan->on_error = p->on_error ? p->on_error - 1 : BRANCH_ABORT;
+	if (!(plan->cow = calloc(1, sizeof(*plan->cow))))
+		return error_set(reterr, -ENOMEM, "out of memory");
+	r = cow_open(plan->cow, p->workdir, p->fs_storage, p->name,
+		     p->max_disk.set ? p->max_disk.v : 0, reterr);
+	if (r < 0) {
+		cow_done(plan->cow);
+		free(plan->cow);
+		plan->cow = NULL;
+		return r;
+	}
+	/* The branch is the supervisor's alone: a sandbox that could write there would change
+	 * what the supervisor then acts on (and what a commit merges). The store root is carved
+	 * out of every grant (landlock.c); another place must lie outside them. */
+	int carved = !p->fs_storage || !*p->fs_storage;
+	for (size_t i = 0; r == 0 && !carved && p->fs_write && p->fs_write[i]; i++) {
+		_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
+		/* By identity: Landlock's rule is on the inode, whatever mount shows it. */
+		if (real && path_holds_inode(plan->cow->dir, real))
+			r = error_set(reterr, -EINVAL,
+				      "fs_storage: %s is inside the writable grant %s: the branch "
+				      "must be out of the sandbox's reach (set %s elsewhere)",
+				      plan->cow->dir, p->fs_write[i],
+				      schema_label_of(p, "fs_storage"));
+	}
+	return r;
+}
+
+/* The Landlock ruleset: the policy's grants, sandlock's carve-outs (/proc and the denied paths
+ * the supervisor serves), the port rules, and the branch's upper layer, read only. */
+static int plan_ruleset(const struct sandlock_policy *p, struct plan *plan,
+			struct sandlock_error **reterr)
+{
+	int r = landlock_ruleset_build(
+		p, plan->abi, plan->status,
+		(plan->proc.served ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
+			(plan->fs.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
+		&plan->net.bind_zero, plan->net.port_remap ? &plan->net.bind_ports : NULL,
+		plan->fs.write_roots ? &plan->fs.carved : NULL, reterr);
+	if (r < 0)
+		return r;
+	plan->ruleset_fd = r;
+	if (plan->cow)
+		return landlock_add_read(plan->ruleset_fd, plan->abi, plan->status,
+					 plan->cow->upper, "fs_storage", reterr);
+	return 0;
+}
+
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
 	       struct sandlock_error **reterr)
 {
@@ -573,15 +648,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	struct trap traps[DISPATCH_MAX_TRAPS];
 	int r;
 
-	plan.abi = landlock_abi();
-	if (plan.abi < 0)
-		return error_set(reterr, -EOPNOTSUPP,
-				 "Landlock is not available on this kernel (needs Linux 5.13 with "
-				 "landlock in the lsm= list)");
-	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
-	if (r < 0)
-		return r;
-	r = plan_check(p, plan.status, reterr);
+	r = plan_protections(p, &plan, reterr);
 	if (r < 0)
 		return r;
 
@@ -604,51 +671,10 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	plan.proc.served = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)
 		r = plan_fs_write(p, plan.proc.served, &plan.fs);
-	/* The branch before the ruleset: the sandbox reads its upper layer (descriptors of it
-	 * are installed in the child, and a program may reopen them by name). */
-	if (r == 0 && plan.supervised && p->workdir) {
-		plan.on_exit = p->on_exit ? p->on_exit - 1 : BRANCH_COMMIT;
-		plan.on_error = p->on_error ? p->on_error - 1 : BRANCH_ABORT;
-		if (!(plan.cow = calloc(1, sizeof(*plan.cow))))
-			r = error_set(reterr, -ENOMEM, "out of memory");
-		else if ((r = cow_open(plan.cow, p->workdir, p->fs_storage, p->name,
-				       p->max_disk.set ? p->max_disk.v : 0, reterr)) < 0) {
-			cow_done(plan.cow);
-			free(plan.cow);
-			plan.cow = NULL;
-		}
-		/* The branch is the supervisor's alone: a sandbox that could write there would
-		 * change what the supervisor then acts on (and what a commit merges). The store
-		 * root is carved out of every grant (landlock.c); another place must lie outside
-		 * them. */
-		int carved = !p->fs_storage || !*p->fs_storage;
-		for (size_t i = 0; r == 0 && !carved && p->fs_write && p->fs_write[i]; i++) {
-			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
-			/* By identity: Landlock's rule is on the inode, whatever mount shows it. */
-			if (real && path_holds_inode(plan.cow->dir, real))
-				r = error_set(reterr, -EINVAL,
-					      "fs_storage: %s is inside the writable grant %s: "
-					      "the branch must be out of the sandbox's reach (set "
-					      "%s elsewhere)",
-					      plan.cow->dir, p->fs_write[i],
-					      schema_label_of(p, "fs_storage"));
-		}
-	}
-	if (r == 0) {
-		r = landlock_ruleset_build(
-			p, plan.abi, plan.status,
-			(plan.proc.served ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
-				(plan.fs.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
-			&plan.net.bind_zero, plan.net.port_remap ? &plan.net.bind_ports : NULL,
-			plan.fs.write_roots ? &plan.fs.carved : NULL, reterr);
-		if (r >= 0) {
-			plan.ruleset_fd = r;
-			r = 0;
-		}
-	}
-	if (r == 0 && plan.cow)
-		r = landlock_add_read(plan.ruleset_fd, plan.abi, plan.status, plan.cow->upper,
-				      "fs_storage", reterr);
+	if (r == 0 && plan.supervised && p->workdir)
+		r = plan_branch(p, &plan, reterr);
+	if (r == 0)
+		r = plan_ruleset(p, &plan, reterr);
 	if (r == 0 && p->private_tmp)
 		r = plan_private_tmp(p, &plan, reterr);
 	if (r < 0) {
