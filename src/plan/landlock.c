@@ -826,22 +826,20 @@ static int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *
 	/* The direct rules (TCP to any host) are port rules here. A supervised sandbox has
 	 * every connect made by the supervisor, which applies them too (handlers/net.c); these
 	 * rules bind what it does not make (no supervisor). When some rule needs the
-	 * supervisor's matching (policy_net_onbehalf), Landlock allows no TCP connect at all. */
-	int onbehalf = policy_net_onbehalf(p);
-	for (size_t i = 0; r == 0 && !onbehalf && p->net_allow && p->net_allow[i]; i++) {
-		struct net_rule rule = { 0 };
-		r = net_rule_parse(p->net_allow[i], NET_RULE_ALLOW, &rule, err, sizeof(err));
+	 * supervisor's matching (net_needs.onbehalf), Landlock allows no TCP connect at all. */
+	int onbehalf = p->net.needs.onbehalf;
+	for (size_t i = 0; r == 0 && !onbehalf && i < p->net.n_allow; i++) {
+		const struct net_rule *rule = &p->net.allow[i];
 		/* Not on behalf: the TCP rules are to any host, and a UDP or ICMP rule opens
-		 * every destination of its protocol (net_rules_needs), nothing for Landlock. */
-		if (r == 0 && (rule.protos & NET_PROTO_TCP) && rule.kind != NET_TARGET_ANY)
+		 * every destination of its protocol (net_rules_needs_of), nothing for Landlock. */
+		if ((rule->protos & NET_PROTO_TCP) && rule->kind != NET_TARGET_ANY)
 			r = -EINVAL, snprintf(err, sizeof(err),
 					      "net_allow: a rule to a host "
 					      "needs the supervisor");
-		if (r == 0 && (rule.protos & NET_PROTO_TCP)) {
-			t->connect_all |= rule.ports.all;
-			ports_mark(t, t->connect, &rule.ports);
+		if (r == 0 && (rule->protos & NET_PROTO_TCP)) {
+			t->connect_all |= rule->ports.all;
+			ports_mark(t, t->connect, &rule->ports);
 		}
-		net_rule_done(&rule);
 	}
 	return r < 0 ? error_set(reterr, r, "%s", err) : 0;
 }

@@ -118,6 +118,25 @@ static char **build_sh_argv(char *const *argv)
 	return v;
 }
 
+/* num_cpus: the CPUs the sandbox sees; fewer than the host gives, it runs on that many too
+ * (the first ones it may use), unless cpu_cores chose them. */
+static void plan_num_cpus(const struct sandlock_policy *p, struct plan *plan)
+{
+	cpu_set_t have;
+
+	plan->num_cpus = (unsigned)p->num_cpus.v;
+	if (plan->has_cpus || sched_getaffinity(0, sizeof(have), &have) < 0 ||
+	    (unsigned)CPU_COUNT(&have) <= plan->num_cpus)
+		return;
+	CPU_ZERO(&plan->cpus);
+	for (unsigned cpu = 0, n = 0; cpu < CPU_SETSIZE && n < plan->num_cpus; cpu++)
+		if (CPU_ISSET(cpu, &have)) {
+			CPU_SET(cpu, &plan->cpus);
+			n++;
+		}
+	plan->has_cpus = 1;
+}
+
 static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan,
 			      struct sandlock_error **reterr)
 {
@@ -164,23 +183,8 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 		plan->max_processes = (unsigned)MIN(p->max_processes.v, (uint64_t)UINT32_MAX);
 	if (p->max_cpu.set && p->max_cpu.v < 100)
 		plan->max_cpu = (unsigned)p->max_cpu.v;
-	if (p->num_cpus.set) {
-		plan->num_cpus = (unsigned)p->num_cpus.v;
-		/* Fewer CPUs than the host gives: the sandbox runs on that many too (the first
-		 * ones it may use), unless cpu_cores chose them. */
-		cpu_set_t have;
-		if (!plan->has_cpus && sched_getaffinity(0, sizeof(have), &have) == 0 &&
-		    (unsigned)CPU_COUNT(&have) > plan->num_cpus) {
-			CPU_ZERO(&plan->cpus);
-			for (unsigned cpu = 0, n = 0; cpu < CPU_SETSIZE && n < plan->num_cpus;
-			     cpu++)
-				if (CPU_ISSET(cpu, &have)) {
-					CPU_SET(cpu, &plan->cpus);
-					n++;
-				}
-			plan->has_cpus = 1;
-		}
-	}
+	if (p->num_cpus.set)
+		plan_num_cpus(p, plan);
 	if (p->cwd && !(plan->cwd = strdup(p->cwd)))
 		return -ENOMEM;
 	if (p->name && !(plan->name = strdup(p->name)))
@@ -215,7 +219,7 @@ static int hosts_has_line(const char *text, const char *line)
 
 /* Resolve the host of @r once, now, and append one pinned rule per address, and a line per
  * address to the synthetic /etc/hosts the sandbox sees (*@hosts). */
-static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char **hosts,
+static int net_rule_resolve(const struct net_rule *r, struct plan_net *net, char **hosts,
 			    struct sandlock_error **reterr)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
@@ -261,64 +265,110 @@ static int net_rule_resolve(const struct net_rule *r, struct net_plan *net, char
 				 r->host);
 }
 
-/* Parse canonical rules (they parsed when set) into @ret; hostnames are resolved and pinned. */
-static int net_rules_compile(char *const *rules, int mode, struct net_plan *net,
+/* Copy the policy's rules @rules (@n of them, parsed when set) into @ret; hostnames are resolved
+ * and pinned. */
+static int net_rules_compile(const struct net_rule *rules, size_t n, struct plan_net *net,
 			     struct net_rule **ret, size_t *ret_n, struct sandlock_error **reterr)
 {
-	char err[256];
-
-	for (size_t i = 0; rules && rules[i]; i++) {
-		struct net_rule r = { 0 };
-		int k = net_rule_parse(rules[i], mode, &r, err, sizeof(err));
-		if (k < 0)
-			return error_set(reterr, k, "%s", err);
-		if (r.kind == NET_TARGET_HOST) {
-			k = net_rule_resolve(&r, net, &net->hosts, reterr);
-			net_rule_done(&r);
+	for (size_t i = 0; i < n; i++) {
+		struct net_rule r;
+		if (rules[i].kind == NET_TARGET_HOST) {
+			int k = net_rule_resolve(&rules[i], net, &net->hosts, reterr);
 			if (k < 0)
 				return k;
 			continue;
 		}
-		if (net_rules_push(ret, ret_n, &r) < 0)
+		if (net_rule_copy(&rules[i], &r) < 0 || net_rules_push(ret, ret_n, &r) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
 	}
 	return 0;
 }
 
-/* What the UNIX socket check needs (handlers/net-unix.c): the real paths of the write grants
- * (one that does not resolve grants nothing), and where control sockets live. */
-static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
+/* The synthetic /etc/hosts: the names the sandbox may resolve, then localhost, the pinned
+ * entries first, since a resolver without "multi on" (host.conf) takes the first line for a
+ * name; and the identity of the host's own file, which it stands for. */
+static int net_hosts_finish(struct plan_net *net, struct sandlock_error **reterr)
 {
-	char shm[PATH_MAX];
+	char *all = NULL;
+	struct stat st;
+
+	if (!net->hosts)
+		return 0;
+	if (asprintf(&all, "%s%s%s", net->hosts,
+		     hosts_has_line(net->hosts, "127.0.0.1\tlocalhost\n")
+			     ? ""
+			     : "127.0.0.1\tlocalhost\n",
+		     hosts_has_line(net->hosts, "::1\tlocalhost\n") ? "" : "::1\tlocalhost\n") < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	free(net->hosts);
+	net->hosts = all;
+	if (stat("/etc/hosts", &st) == 0)
+		net->hosts_id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+	return 0;
+}
+
+/* The connect rules, compiled for every supervised sandbox with rules: even the direct ones
+ * are applied by the supervisor, which makes every connect (handlers/net.c). */
+static int plan_net_rules(const struct sandlock_policy *p, struct plan_net *net,
+			  struct sandlock_error **reterr)
+{
+	const struct policy_net *rules = &p->net;
+	struct net_rule everything;
+	int r;
+
+	if (!rules->n_allow && !rules->n_deny)
+		return 0;
+	/* A deny list alone allows everything else (net_rules_needs_of). */
+	net_rule_everything(&everything);
+	net->dgram_checked = rules->needs.dgram_checked;
+	r = net_rules_compile(rules->n_allow ? rules->allow : &everything,
+			      rules->n_allow ? rules->n_allow : 1, net, &net->allow, &net->n_allow,
+			      reterr);
+	if (r == 0)
+		r = net_rules_compile(rules->deny, rules->n_deny, net, &net->deny, &net->n_deny,
+				      reterr);
+	return r < 0 ? r : net_hosts_finish(net, reterr);
+}
+
+/* The grants as the supervisor matches them: the real paths of the write grants and of every
+ * grant (one that does not resolve grants nothing). */
+static int plan_fs_grants(const struct sandlock_policy *p, struct plan_fs *fs)
+{
 	size_t n = 0;
 
-	net->unix_write = calloc(strv_length(p->fs_write) + 1, sizeof(char *));
-	if (!net->unix_write)
+	fs->write_grants = calloc(strv_length(p->fs_write) + 1, sizeof(char *));
+	if (!fs->write_grants)
 		return -ENOMEM;
 	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
 		char *real = realpath(p->fs_write[i], NULL);
 		if (real)
-			net->unix_write[n++] = real;
+			fs->write_grants[n++] = real;
 		else if (errno == ENOMEM)
 			return -ENOMEM;
 	}
 	n = 0;
-	net->granted =
+	fs->granted =
 		calloc(strv_length(p->fs_read) + strv_length(p->fs_write) + 1, sizeof(char *));
-	if (!net->granted)
+	if (!fs->granted)
 		return -ENOMEM;
 	for (int w = 0; w < 2; w++)
 		for (size_t i = 0;
 		     (w ? p->fs_write : p->fs_read) && (w ? p->fs_write : p->fs_read)[i]; i++) {
 			char *real = realpath((w ? p->fs_write : p->fs_read)[i], NULL);
 			if (real)
-				net->granted[n++] = real;
+				fs->granted[n++] = real;
 			else if (errno == ENOMEM)
 				return -ENOMEM;
 		}
 	/* The random devices are every sandbox's to read (random_seed serves them). */
-	if (landlock_random_devices_granted(p, &net->granted) < 0)
-		return -ENOMEM;
+	return landlock_random_devices_granted(p, &fs->granted) < 0 ? -ENOMEM : 0;
+}
+
+/* Where control sockets live, which the UNIX socket check never reaches (handlers/net-unix.c). */
+static int plan_net_runtime(struct plan_net *net)
+{
+	char shm[PATH_MAX];
+
 	if (asprintf(&net->runtime_prefix, "%s/sandlock-",
 		     realpath("/dev/shm", shm) ? shm : "/dev/shm") < 0) {
 		net->runtime_prefix = NULL;
@@ -329,31 +379,25 @@ static int net_plan_unix(const struct sandlock_policy *p, struct net_plan *net)
 
 /* The writable grants holding a denied path, for the supervisor (handlers/fs-write.c): their
  * real paths, the denied paths' and the identities of those that exist. */
-static int net_plan_write(const struct sandlock_policy *p, struct net_plan *net)
+static int plan_fs_write(const struct sandlock_policy *p, int proc_served, struct plan_fs *fs)
 {
-	int n = landlock_write_mediation(p, net->proc_mediated, &net->write_roots, &net->denied);
+	int n = landlock_write_mediation(p, proc_served, &fs->write_roots, &fs->denied);
 	if (n <= 0)
 		return n;
-	net->denied_ids = calloc(strv_length(net->denied), sizeof(*net->denied_ids));
-	if (!net->denied_ids)
+	fs->denied_ids = calloc(strv_length(fs->denied), sizeof(*fs->denied_ids));
+	if (!fs->denied_ids)
 		return -ENOMEM;
-	for (size_t i = 0; net->denied[i]; i++) {
+	for (size_t i = 0; fs->denied[i]; i++) {
 		struct stat st;
-		if (stat(net->denied[i], &st) == 0)
-			net->denied_ids[net->n_denied_ids++] =
+		if (stat(fs->denied[i], &st) == 0)
+			fs->denied_ids[fs->n_denied_ids++] =
 				(struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
 	}
 	return 0;
 }
 
-static void net_plan_done(struct net_plan *net)
+static void plan_net_done(struct plan_net *net)
 {
-	strv_free(net->unix_write);
-	strv_free(net->granted);
-	strv_free(net->write_roots);
-	strv_free(net->denied);
-	strv_free(net->carved);
-	free(net->denied_ids);
 	free(net->runtime_prefix);
 	for (size_t i = 0; i < net->n_allow; i++)
 		net_rule_done(&net->allow[i]);
@@ -363,7 +407,18 @@ static void net_plan_done(struct net_plan *net)
 	free(net->deny);
 	free(net->hosts);
 	free(net->bind_ports);
-	*net = (struct net_plan){ 0 };
+	*net = (struct plan_net){ 0 };
+}
+
+static void plan_fs_done(struct plan_fs *fs)
+{
+	strv_free(fs->write_grants);
+	strv_free(fs->granted);
+	strv_free(fs->write_roots);
+	strv_free(fs->denied);
+	strv_free(fs->carved);
+	free(fs->denied_ids);
+	*fs = (struct plan_fs){ 0 };
 }
 
 static int plan_command(const struct sandlock_policy *p, const char *const *argv, struct plan *plan,
@@ -492,9 +547,97 @@ static int plan_private_tmp(const struct sandlock_policy *p, struct plan *plan,
 		return r;
 	if ((!strv_env_get(p->env, "TMPDIR") &&
 	     strv_env_set(&plan->envp, "TMPDIR", plan->tmp->path) < 0) ||
-	    (plan->supervised && strv_extend(&plan->net.unix_write, plan->tmp->path) < 0) ||
-	    (plan->net.write_roots && strv_extend(&plan->net.carved, plan->tmp->path) < 0))
+	    (plan->supervised && strv_extend(&plan->fs.write_grants, plan->tmp->path) < 0) ||
+	    (plan->fs.write_roots && strv_extend(&plan->fs.carved, plan->tmp->path) < 0))
 		return error_set(reterr, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The network section, and the grants it matches UNIX socket paths against (the fs section's):
+ * what the UNIX socket check and the connect and send handlers need. */
+static int plan_net(const struct sandlock_policy *p, struct plan *plan,
+		    struct sandlock_error **reterr)
+{
+	struct plan_net *net = &plan->net;
+
+	if (plan_fs_grants(p, &plan->fs) < 0 || plan_net_runtime(net) < 0)
+		return error_set(reterr, -ENOMEM, "out of memory");
+	net->onbehalf = p->net.needs.onbehalf;
+	net->abstract_open = plan->status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
+			     SANDLOCK_STATUS_ACTIVE;
+	net->tcp_open = plan->status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
+	net->port_remap = p->port_remap;
+	return plan_net_rules(p, net, reterr);
+}
+
+/* The Landlock ABI, the protections' status under it, and what spawning refuses. */
+static int plan_protections(const struct sandlock_policy *p, struct plan *plan,
+			    struct sandlock_error **reterr)
+{
+	plan->abi = landlock_abi();
+	if (plan->abi < 0)
+		return error_set(reterr, -EOPNOTSUPP,
+				 "Landlock is not available on this kernel (needs Linux 5.13 with "
+				 "landlock in the lsm= list)");
+	int r = policy_resolve_protections(p, plan->abi, plan->status, reterr);
+	if (r < 0)
+		return r;
+	return plan_check(p, plan->status, reterr);
+}
+
+/* The workdir's branch, made before the ruleset: the sandbox reads its upper layer
+ * (descriptors of it are installed in the child, and a program may reopen them by name). */
+static int plan_branch(const struct sandlock_policy *p, struct plan *plan,
+		       struct sandlock_error **reterr)
+{
+	int r;
+
+	plan->on_exit = p->on_exit ? p->on_exit - 1 : BRANCH_COMMIT;
+	plan->on_error = p->on_error ? p->on_error - 1 : BRANCH_ABORT;
+	if (!(plan->cow = calloc(1, sizeof(*plan->cow))))
+		return error_set(reterr, -ENOMEM, "out of memory");
+	r = cow_open(plan->cow, p->workdir, p->fs_storage, p->name,
+		     p->max_disk.set ? p->max_disk.v : 0, reterr);
+	if (r < 0) {
+		cow_done(plan->cow);
+		free(plan->cow);
+		plan->cow = NULL;
+		return r;
+	}
+	/* The branch is the supervisor's alone: a sandbox that could write there would change
+	 * what the supervisor then acts on (and what a commit merges). The store root is carved
+	 * out of every grant (landlock.c); another place must lie outside them. */
+	int carved = !p->fs_storage || !*p->fs_storage;
+	for (size_t i = 0; r == 0 && !carved && p->fs_write && p->fs_write[i]; i++) {
+		_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
+		/* By identity: Landlock's rule is on the inode, whatever mount shows it. */
+		if (real && path_holds_inode(plan->cow->dir, real))
+			r = error_set(reterr, -EINVAL,
+				      "fs_storage: %s is inside the writable grant %s: the branch "
+				      "must be out of the sandbox's reach (set %s elsewhere)",
+				      plan->cow->dir, p->fs_write[i],
+				      schema_label_of(p, "fs_storage"));
+	}
+	return r;
+}
+
+/* The Landlock ruleset: the policy's grants, sandlock's carve-outs (/proc and the denied paths
+ * the supervisor serves), the port rules, and the branch's upper layer, read only. */
+static int plan_ruleset(const struct sandlock_policy *p, struct plan *plan,
+			struct sandlock_error **reterr)
+{
+	int r = landlock_ruleset_build(
+		p, plan->abi, plan->status,
+		(plan->proc.served ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
+			(plan->fs.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
+		&plan->net.bind_zero, plan->net.port_remap ? &plan->net.bind_ports : NULL,
+		plan->fs.write_roots ? &plan->fs.carved : NULL, reterr);
+	if (r < 0)
+		return r;
+	plan->ruleset_fd = r;
+	if (plan->cow)
+		return landlock_add_read(plan->ruleset_fd, plan->abi, plan->status,
+					 plan->cow->upper, "fs_storage", reterr);
 	return 0;
 }
 
@@ -505,122 +648,33 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	struct trap traps[DISPATCH_MAX_TRAPS];
 	int r;
 
-	plan.abi = landlock_abi();
-	if (plan.abi < 0)
-		return error_set(reterr, -EOPNOTSUPP,
-				 "Landlock is not available on this kernel (needs Linux 5.13 with "
-				 "landlock in the lsm= list)");
-	r = policy_resolve_protections(p, plan.abi, plan.status, reterr);
-	if (r < 0)
-		return r;
-	r = plan_check(p, plan.status, reterr);
+	r = plan_protections(p, &plan, reterr);
 	if (r < 0)
 		return r;
 
 	r = plan_command(p, argv, &plan, reterr);
 	if (r == 0)
 		r = plan_process_knobs(p, &plan, reterr);
-	if (r == 0 && plan.supervised && net_plan_unix(p, &plan.net) < 0)
-		r = error_set(reterr, -ENOMEM, "out of memory");
-	plan.net.onbehalf = policy_net_onbehalf(p);
-	plan.net.abstract_open = plan.status[SANDLOCK_PROTECTION_ABSTRACT_UNIX_SOCKET_SCOPE] !=
-				 SANDLOCK_STATUS_ACTIVE;
 	/* Inside a sandbox of sandlock's the flag is refused (EINVAL), elsewhere the bad
 	 * descriptor is (EBADF). */
 	plan.launch_flag_refused =
 		syscall(SYS_sendmsg, -1, NULL, LAUNCH_SENDMSG_FLAG) < 0 && errno == EINVAL;
 	plan.listener_by_number = plan.supervised && plan.launch_flag_refused;
-	plan.net.tcp_open = plan.status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
-	plan.net.port_remap = plan.supervised && p->port_remap;
-	/* Compiled for every supervised sandbox with rules: even the direct ones are applied by
-	 * the supervisor, which makes every connect (handlers/net.c). */
-	if (r == 0 && plan.supervised && (p->net_allow || p->net_deny)) {
-		/* A deny list alone allows everything else (net_rules_needs). */
-		static char star[] = "*";
-		char *const everything[] = { star, NULL };
-		struct net_needs needs;
-		policy_net_needs(p, &needs);
-		plan.net.dgram_checked = needs.dgram_checked;
-		r = net_rules_compile(p->net_allow ? p->net_allow : everything, NET_RULE_ALLOW,
-				      &plan.net, &plan.net.allow, &plan.net.n_allow, reterr);
-		if (r == 0)
-			r = net_rules_compile(p->net_deny, NET_RULE_DENY, &plan.net, &plan.net.deny,
-					      &plan.net.n_deny, reterr);
-		/* The names the sandbox may resolve, then localhost: the pinned entries first,
-		 * since a resolver without "multi on" (host.conf) takes the first line for a
-		 * name. */
-		char *all = NULL;
-		if (r == 0 && plan.net.hosts &&
-		    asprintf(&all, "%s%s%s", plan.net.hosts,
-			     hosts_has_line(plan.net.hosts, "127.0.0.1\tlocalhost\n")
-				     ? ""
-				     : "127.0.0.1\tlocalhost\n",
-			     hosts_has_line(plan.net.hosts, "::1\tlocalhost\n")
-				     ? ""
-				     : "::1\tlocalhost\n") < 0)
-			r = error_set(reterr, -ENOMEM, "out of memory");
-		if (all) {
-			free(plan.net.hosts);
-			plan.net.hosts = all;
-		}
-		struct stat st;
-		if (plan.net.hosts && stat("/etc/hosts", &st) == 0)
-			plan.net.hosts_id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
-	}
+	if (r == 0 && plan.supervised)
+		r = plan_net(p, &plan, reterr);
 	if (r == 0) {
 		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
 		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
 		for (size_t i = 0; plan.supervised && i < n; i++)
 			plan.umask_traced |= traps[i].nr == SYS_umask;
 	}
-	plan.net.proc_mediated = plan.supervised && landlock_grants_proc(p);
+	plan.proc.served = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)
-		r = net_plan_write(p, &plan.net);
-	/* The branch before the ruleset: the sandbox reads its upper layer (descriptors of it
-	 * are installed in the child, and a program may reopen them by name). */
-	if (r == 0 && plan.supervised && p->workdir) {
-		plan.on_exit = p->on_exit ? p->on_exit - 1 : BRANCH_COMMIT;
-		plan.on_error = p->on_error ? p->on_error - 1 : BRANCH_ABORT;
-		if (!(plan.cow = calloc(1, sizeof(*plan.cow))))
-			r = error_set(reterr, -ENOMEM, "out of memory");
-		else if ((r = cow_open(plan.cow, p->workdir, p->fs_storage, p->name,
-				       p->max_disk.set ? p->max_disk.v : 0, reterr)) < 0) {
-			cow_done(plan.cow);
-			free(plan.cow);
-			plan.cow = NULL;
-		}
-		/* The branch is the supervisor's alone: a sandbox that could write there would
-		 * change what the supervisor then acts on (and what a commit merges). The store
-		 * root is carved out of every grant (landlock.c); another place must lie outside
-		 * them. */
-		int carved = !p->fs_storage || !*p->fs_storage;
-		for (size_t i = 0; r == 0 && !carved && p->fs_write && p->fs_write[i]; i++) {
-			_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
-			/* By identity: Landlock's rule is on the inode, whatever mount shows it. */
-			if (real && path_holds_inode(plan.cow->dir, real))
-				r = error_set(reterr, -EINVAL,
-					      "fs_storage: %s is inside the writable grant %s: "
-					      "the branch must be out of the sandbox's reach (set "
-					      "%s elsewhere)",
-					      plan.cow->dir, p->fs_write[i],
-					      schema_label_of(p, "fs_storage"));
-		}
-	}
-	if (r == 0) {
-		r = landlock_ruleset_build(
-			p, plan.abi, plan.status,
-			(plan.net.proc_mediated ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
-				(plan.net.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
-			&plan.net.bind_zero, plan.net.port_remap ? &plan.net.bind_ports : NULL,
-			plan.net.write_roots ? &plan.net.carved : NULL, reterr);
-		if (r >= 0) {
-			plan.ruleset_fd = r;
-			r = 0;
-		}
-	}
-	if (r == 0 && plan.cow)
-		r = landlock_add_read(plan.ruleset_fd, plan.abi, plan.status, plan.cow->upper,
-				      "fs_storage", reterr);
+		r = plan_fs_write(p, plan.proc.served, &plan.fs);
+	if (r == 0 && plan.supervised && p->workdir)
+		r = plan_branch(p, &plan, reterr);
+	if (r == 0)
+		r = plan_ruleset(p, &plan, reterr);
 	if (r == 0 && p->private_tmp)
 		r = plan_private_tmp(p, &plan, reterr);
 	if (r < 0) {
@@ -653,5 +707,7 @@ void plan_done(struct plan *plan)
 		free(plan->cow);
 		plan->cow = NULL;
 	}
-	net_plan_done(&plan->net);
+	plan_net_done(&plan->net);
+	plan_fs_done(&plan->fs);
+	plan->proc = (struct plan_proc){ 0 };
 }

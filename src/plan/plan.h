@@ -2,7 +2,8 @@
 /*
  * plan: a policy turned into everything the child needs, built in the parent before fork so
  * that the child only makes async-signal-safe syscalls: the Landlock ruleset fd, the BPF program,
- * argv/envp, the exec candidates of the PATH search, the resolved rlimits and CPU set.
+ * argv/envp, the exec candidates of the PATH search, the resolved rlimits and CPU set; and, in
+ * sections of their own (net, fs, proc), what the supervisor's handlers read.
  */
 #pragma once
 
@@ -18,39 +19,51 @@
 struct cow;
 struct cow_tmp;
 
-/* The network rules the supervisor's handlers apply. */
-struct net_plan {
-	struct net_rule *allow, *deny; /* connect (policy_net_onbehalf) */
+/* A file by identity (a bind mount or a hard link of it is the same). */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* The sections the supervisor's handlers read (supervisor_prepare takes the plan, read only).
+ * The network: the connect and send rules, binds, named UNIX sockets, /etc/hosts. */
+struct plan_net {
+	struct net_rule *allow, *deny; /* connect (net_needs.onbehalf) */
 	size_t n_allow, n_deny;
 	int dgram_checked; /* UDP or ICMP sockets exist and their destinations are checked */
 	int bind_zero;	   /* bind(0) is allowed: so is listen() on an unbound socket */
 	char *hosts;	   /* the synthetic /etc/hosts when a rule names a host, else NULL */
-	int onbehalf;	   /* connects are the supervisor's (policy_net_onbehalf) */
-	int abstract_open; /* the abstract UNIX socket scope is not in force: any name is reached */
-	int tcp_open;	   /* the NetTcp protection is not in force: every TCP connect goes */
-	char **unix_write; /* the real paths of the write grants: named UNIX sockets */
-	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
-	char **granted;	      /* the real paths of every read and write grant: the supervisor's
-			       * views of /proc and /sys files are served beneath them only */
-	int proc_mediated;    /* a grant covers /proc: Landlock leaves it out, opens of it are
-			       * served by the supervisor (handlers/open.c) */
-	char **write_roots;   /* the writable grants holding a denied path (real paths): what is
-			       * created, removed, renamed or opened beneath them is the
-			       * supervisor's (handlers/fs-write.c); NULL: none */
-	char **denied;	      /* with write_roots: the denied paths (real paths) */
-	char **carved;	      /* with write_roots: the entries Landlock grants one by one beside
-			       * the way to a denied path there (real paths); the supervisor
-			       * takes them (supervisor.fs_granted) */
-	struct file_id {
-		dev_t dev;
-		ino_t ino;
-	} * denied_ids; /* with write_roots: the identities of the denied paths there */
-	size_t n_denied_ids;
-	int port_remap;	     /* TCP binds are the supervisor's, in a virtual port space */
-	uint8_t *bind_ports; /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
 	/* With hosts: the host's /etc/hosts (0/0: none), which every name reaching it is
 	 * served the synthetic file for (handlers/open.c). */
 	struct file_id hosts_id;
+	int onbehalf;	   /* connects are the supervisor's (net_needs.onbehalf) */
+	int abstract_open; /* the abstract UNIX socket scope is not in force: any name is reached */
+	int tcp_open;	   /* the NetTcp protection is not in force: every TCP connect goes */
+	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
+	int port_remap;	      /* TCP binds are the supervisor's, in a virtual port space */
+	uint8_t *bind_ports;  /* port_remap: the TCP ports bind may take (65536 bits), NULL: all */
+};
+
+/* The filesystem: the grants as real paths, and a writable grant's denied paths. */
+struct plan_fs {
+	char **write_grants; /* the real paths of the write grants (named UNIX sockets, metadata
+			      * changes, the views opened for writing) */
+	char **granted;	     /* the real paths of every read and write grant: the supervisor's
+			      * views of /proc and /sys files are served beneath them only */
+	char **write_roots;  /* the writable grants holding a denied path (real paths): what is
+			      * created, removed, renamed or opened beneath them is the
+			      * supervisor's (handlers/fs-write.c); NULL: none */
+	char **denied;	     /* with write_roots: the denied paths (real paths) */
+	char **carved;	     /* with write_roots: the entries Landlock grants one by one beside
+			      * the way to a denied path there (real paths); the supervisor
+			      * takes them (supervisor.fs_granted) */
+	struct file_id *denied_ids; /* with write_roots: the identities of the denied paths */
+	size_t n_denied_ids;
+};
+
+/* /proc: served by the supervisor when a grant covers it (Landlock leaves it out). */
+struct plan_proc {
+	int served; /* opens of it are the supervisor's (handlers/open.c) */
 };
 
 /* A sendmsg flag no workload needs: the kernel (5.x: ignored by UNIX sockets; since 6.5:
@@ -104,7 +117,9 @@ struct plan {
 	struct cow_tmp *tmp;	/* private_tmp: made here (the sandbox takes it); NULL */
 	int umask_traced;	/* umask() is trapped (the supervisor keeps the masks it reads) */
 	uint8_t on_exit, on_error; /* enum branch_action, resolved */
-	struct net_plan net;
+	struct plan_net net;
+	struct plan_fs fs;
+	struct plan_proc proc;
 };
 
 /* What spawning refuses before building anything, with the protections resolved to @status:

@@ -31,7 +31,8 @@ static int emit(int r, char *s, char *out, size_t size, char *err, size_t errlen
 	return 0;
 }
 
-int net_rule_canon(const char *in, int deny, char *out, size_t size, char *err, size_t errlen)
+int net_rule_canon(const char *in, int deny, char *out, size_t size, struct net_rule *ret_rule,
+		   char *err, size_t errlen)
 {
 	struct net_rule rule;
 	char *s = NULL;
@@ -47,8 +48,12 @@ int net_rule_canon(const char *in, int deny, char *out, size_t size, char *err, 
 		return -EINVAL;
 	}
 	r = net_rule_format(&rule, &s);
-	net_rule_done(&rule);
-	return emit(r, s, out, size, err, errlen);
+	r = emit(r, s, out, size, err, errlen);
+	if (r == 0 && ret_rule)
+		*ret_rule = rule;
+	else
+		net_rule_done(&rule);
+	return r;
 }
 
 int http_rule_canon(const char *in, char *out, size_t size, char *err, size_t errlen)

@@ -11,7 +11,10 @@
 
 #define NET_CANON_DENY 1 /* net_deny: literal IPs and CIDRs only */
 
-int net_rule_canon(const char *in, int deny, char *out, size_t size, char *err, size_t errlen);
+struct net_rule;
+/* With @ret_rule (may be NULL), the rule parsed too (the caller's: net_rule_done). */
+int net_rule_canon(const char *in, int deny, char *out, size_t size, struct net_rule *ret_rule,
+		   char *err, size_t errlen);
 int http_rule_canon(const char *in, char *out, size_t size, char *err, size_t errlen);
 int mount_entry_canon(const char *in, char *out, size_t size, char *err, size_t errlen);
 int credential_canon(const char *in, char *out, size_t size, char *err, size_t errlen);

@@ -174,44 +174,6 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 	}
 }
 
-void policy_net_needs(const struct sandlock_policy *p, struct net_needs *ret)
-{
-	/* The rules were checked when set; a list that no longer parses asks for everything
-	 * the supervisor does (and the plan refuses it when compiling the rules). */
-	if (net_rules_needs(p->net_allow, p->net_deny, ret) < 0)
-		*ret = (struct net_needs){ .onbehalf = 1, .dgram_checked = 1 };
-}
-
-int policy_net_onbehalf(const struct sandlock_policy *p)
-{
-	struct net_needs n;
-
-	policy_net_needs(p, &n);
-	return n.onbehalf;
-}
-
-int policy_net_sends(const struct sandlock_policy *p)
-{
-	struct net_needs n;
-
-	policy_net_needs(p, &n);
-	return n.dgram_checked;
-}
-
-int policy_net_hosts(const struct sandlock_policy *p)
-{
-	char err[128];
-	int hosts = 0;
-
-	for (size_t i = 0; p->net_allow && p->net_allow[i] && !hosts; i++) {
-		struct net_rule r = { 0 };
-		if (net_rule_parse(p->net_allow[i], NET_RULE_ALLOW, &r, err, sizeof(err)) == 0)
-			hosts = r.kind == NET_TARGET_HOST;
-		net_rule_done(&r);
-	}
-	return hosts;
-}
-
 int policy_bind_restricted(const struct sandlock_policy *p)
 {
 	if (p->net_deny_bind)

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "policy/rules.h"
 #include "sandlock.h"
 
 /* An optional unsigned number: set or not (the reference's "None"). */
@@ -103,6 +104,15 @@ struct sandlock_policy {
 	uint8_t protection[SANDLOCK_PROTECTION_COUNT]; /* SANDLOCK_PROTECTION_STRICT... */
 	/* What messages call each field, by schema index (labels.c); NULL: the names. */
 	char **labels;
+	/* net_allow and net_deny as parsed when each entry was set (one rule per entry, in the
+	 * same order), and what enforcing them takes, decided then: the plan and the trap set
+	 * read these and never parse the text again (policy-net.c). */
+	struct policy_net {
+		struct net_rule *allow, *deny;
+		size_t n_allow, n_deny;
+		struct net_needs needs;
+		int hosts; /* a net_allow rule names a host */
+	} net;
 };
 struct protection_info {
 	const char *name;     /* "FsRefer" */
@@ -140,8 +150,16 @@ int policy_check_name(const char *name, struct sandlock_error **reterr);
  * -EINVAL. */
 int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_error **reterr);
 
-struct net_needs;
-/* What the policy's network rules take (net_rules_needs). */
+/* Append @r (taking it over, even on failure) to the typed net_allow (@deny 0) or net_deny
+ * rules of @p, the rule the schema just added as text. 0 or -ENOMEM. */
+int policy_net_add(struct sandlock_policy *p, int deny, struct net_rule *r);
+/* Drop the typed net_allow (@deny 0) or net_deny rules of @p, with their text. */
+void policy_net_clear(struct sandlock_policy *p, int deny);
+/* Copy the typed rules of @from, and their summary, into @to, whose own are none (policy_copy).
+ * 0 or -ENOMEM. */
+int policy_net_copy(struct sandlock_policy *to, const struct sandlock_policy *from, int deny);
+
+/* What the policy's network rules take (net_rules_needs_of), as decided when they were set. */
 void policy_net_needs(const struct sandlock_policy *p, struct net_needs *ret);
 /* Whether the policy's network rules need the supervisor's on-behalf connect (a rule to a host,
  * an IP or a CIDR, a checked UDP or ICMP rule, a deny rule), rather than Landlock's port rules

@@ -390,7 +390,7 @@ int bind_ports_parse(const char *s, int mode, struct port_set *set, char *err, s
 	return 0;
 }
 
-int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr, struct net_rule *ret)
+int net_rule_copy(const struct net_rule *r, struct net_rule *ret)
 {
 	struct net_rule c = *r;
 
@@ -401,6 +401,23 @@ int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr, s
 			return -ENOMEM;
 		memcpy(c.ports.ranges, r->ports.ranges, r->ports.n * sizeof(*c.ports.ranges));
 	}
+	*ret = c;
+	return 0;
+}
+
+void net_rule_everything(struct net_rule *ret)
+{
+	*ret = (struct net_rule){ .protos = NET_PROTO_TCP | NET_PROTO_UDP,
+				  .kind = NET_TARGET_ANY,
+				  .ports = { .all = 1 } };
+}
+
+int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr, struct net_rule *ret)
+{
+	struct net_rule c;
+
+	if (net_rule_copy(r, &c) < 0)
+		return -ENOMEM;
 	c.kind = NET_TARGET_IP;
 	c.family = family;
 	memset(c.addr, 0, sizeof(c.addr));
@@ -411,48 +428,85 @@ int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr, s
 }
 
 /* The rules of a list folded into what they ask of the sandbox. */
-static int needs_add(char *const *rules, int mode, struct net_needs *n, int *tcp_direct,
-		     int *udp_open, int *icmp_open)
+static void needs_add(const struct net_rule *rules, size_t n_rules, int mode, struct net_needs *n,
+		      int *tcp_direct, int *udp_open, int *icmp_open)
 {
-	char err[128];
-
-	for (size_t i = 0; rules && rules[i]; i++) {
-		struct net_rule r = { 0 };
-		if (net_rule_parse(rules[i], mode, &r, err, sizeof(err)) < 0)
-			return -EINVAL;
-		int any = r.kind == NET_TARGET_ANY;
-		if (mode == NET_RULE_ALLOW) {
-			n->sockets |= r.protos & (NET_PROTO_UDP | NET_PROTO_ICMP);
-			if ((r.protos & NET_PROTO_TCP) && !any)
-				*tcp_direct = 0;
-			*udp_open |= (r.protos & NET_PROTO_UDP) && any && r.ports.all;
-			*icmp_open |= (r.protos & NET_PROTO_ICMP) && any;
-		}
-		net_rule_done(&r);
+	for (size_t i = 0; mode == NET_RULE_ALLOW && i < n_rules; i++) {
+		const struct net_rule *r = &rules[i];
+		int any = r->kind == NET_TARGET_ANY;
+		n->sockets |= r->protos & (NET_PROTO_UDP | NET_PROTO_ICMP);
+		if ((r->protos & NET_PROTO_TCP) && !any)
+			*tcp_direct = 0;
+		*udp_open |= (r->protos & NET_PROTO_UDP) && any && r->ports.all;
+		*icmp_open |= (r->protos & NET_PROTO_ICMP) && any;
 	}
-	return 0;
 }
 
-int net_rules_needs(char *const *allow, char *const *deny, struct net_needs *ret)
+void net_rules_needs_of(const struct net_rule *allow, size_t n_allow, const struct net_rule *deny,
+			size_t n_deny, struct net_needs *ret)
 {
-	static char star[] = "*";
-	char *const everything[] = { star, NULL };
+	struct net_rule everything;
 	struct net_needs n = { 0 };
 	int tcp_direct = 1, udp_open = 0, icmp_open = 0;
 
 	/* A deny list alone: everything else is allowed (TCP and UDP; ICMP needs icmp://). */
-	if (deny && deny[0] && !allow)
-		allow = everything;
-	if (needs_add(allow, NET_RULE_ALLOW, &n, &tcp_direct, &udp_open, &icmp_open) < 0 ||
-	    needs_add(deny, NET_RULE_DENY, &n, &tcp_direct, &udp_open, &icmp_open) < 0)
-		return -EINVAL;
-	int has_deny = deny && deny[0];
+	if (n_deny && !n_allow) {
+		net_rule_everything(&everything);
+		allow = &everything;
+		n_allow = 1;
+	}
+	needs_add(allow, n_allow, NET_RULE_ALLOW, &n, &tcp_direct, &udp_open, &icmp_open);
 	/* A datagram socket whose destinations are restricted: Landlock knows nothing of UDP
 	 * or ping sockets, so the supervisor checks every connect and send of one. */
-	n.dgram_checked = ((n.sockets & NET_PROTO_UDP) && (!udp_open || has_deny)) ||
-			  ((n.sockets & NET_PROTO_ICMP) && (!icmp_open || has_deny));
-	n.onbehalf = has_deny || !tcp_direct || n.dgram_checked;
+	n.dgram_checked = ((n.sockets & NET_PROTO_UDP) && (!udp_open || n_deny)) ||
+			  ((n.sockets & NET_PROTO_ICMP) && (!icmp_open || n_deny));
+	n.onbehalf = n_deny || !tcp_direct || n.dgram_checked;
 	*ret = n;
+}
+
+/* Parse the rules of @texts (NULL: none) into a new vector *@ret of *@ret_n. */
+static int rules_parse_all(char *const *texts, int mode, struct net_rule **ret, size_t *ret_n)
+{
+	char err[128];
+	size_t n = 0;
+
+	while (texts && texts[n])
+		n++;
+	struct net_rule *v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (net_rule_parse(texts[i], mode, &v[i], err, sizeof(err)) < 0) {
+			for (size_t k = 0; k < i; k++)
+				net_rule_done(&v[k]);
+			free(v);
+			return -EINVAL;
+		}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static void rules_free_all(struct net_rule *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		net_rule_done(&v[i]);
+	free(v);
+}
+
+int net_rules_needs(char *const *allow, char *const *deny, struct net_needs *ret)
+{
+	struct net_rule *a = NULL, *d = NULL;
+	size_t n_a = 0, n_d = 0;
+	int r = rules_parse_all(allow, NET_RULE_ALLOW, &a, &n_a);
+
+	if (r == 0 && (r = rules_parse_all(deny, NET_RULE_DENY, &d, &n_d)) < 0)
+		rules_free_all(a, n_a);
+	if (r < 0)
+		return r;
+	net_rules_needs_of(a, n_a, d, n_d, ret);
+	rules_free_all(a, n_a);
+	rules_free_all(d, n_d);
 	return 0;
 }
 

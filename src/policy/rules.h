@@ -68,13 +68,19 @@ int net_rule_equal(const struct net_rule *a, const struct net_rule *b);
 int net_rule_match(const struct net_rule *r, uint32_t proto, int family, const uint8_t *addr,
 		   uint16_t port);
 
+/* A deep copy of @r into *@ret (the caller's: net_rule_done). 0 or -ENOMEM. */
+int net_rule_copy(const struct net_rule *r, struct net_rule *ret);
+/* The rule "*" parses to (TCP and UDP, any host, every port): what a deny list alone allows
+ * around its denials. Owns no memory. */
+void net_rule_everything(struct net_rule *ret);
+
 /* @r (a NET_TARGET_HOST rule) for one of its host's addresses: the same protocols and ports,
  * @addr (4 or 16 bytes of @family) as a plain address. *@ret is the caller's (net_rule_done). */
 int net_rule_pinned(const struct net_rule *r, int family, const uint8_t *addr,
 		    struct net_rule *ret);
 
-/* What enforcing the canonical rules net_allow @allow and net_deny @deny (NULL: none) takes. A
- * deny list alone allows everything else (as "*": TCP and UDP). */
+/* What enforcing the rules net_allow @allow and net_deny @deny (@n_allow and @n_deny of them)
+ * takes. A deny list alone allows everything else (as "*": TCP and UDP). */
 struct net_needs {
 	uint32_t sockets;  /* NET_PROTO_UDP, NET_PROTO_ICMP: the datagram sockets that may exist */
 	int onbehalf;	   /* connects are made by the supervisor: some rule is not a TCP port rule
@@ -82,6 +88,9 @@ struct net_needs {
 	int dgram_checked; /* a UDP or ICMP socket may exist and where it sends is restricted: the
 			    * supervisor also makes the sends (sendto, sendmsg, sendmmsg) */
 };
+void net_rules_needs_of(const struct net_rule *allow, size_t n_allow, const struct net_rule *deny,
+			size_t n_deny, struct net_needs *ret);
+/* The same over rule texts: parses each (-EINVAL when one does not parse, -ENOMEM). */
 int net_rules_needs(char *const *allow, char *const *deny, struct net_needs *ret);
 
 /* --- bind ports: --net-allow-bind, --net-deny-bind, [network].allow_bind/deny_bind -------- */

@@ -205,15 +205,16 @@ static int assign_cpus(struct sandlock_policy *p, const struct field *f, const s
 }
 
 /* Canonical text of one rule-like entry (net, bind, http, mount, credential, http-auth, time).
- * Returns 0 with @out filled, or -errno with @err filled. */
+ * Returns 0 with @out filled (and, for a network rule, *@ret_net: the caller's), or -errno with
+ * @err filled. */
 static int canon(const struct sandlock_policy *p, const struct field *f, const char *in, char *out,
-		 size_t size, char *err, size_t errlen)
+		 size_t size, struct net_rule *ret_net, char *err, size_t errlen)
 {
 	switch (f->type) {
 	case FT_NETV:
-		return net_rule_canon(in, 0, out, size, err, errlen);
+		return net_rule_canon(in, 0, out, size, ret_net, err, errlen);
 	case FT_NETDENYV:
-		return net_rule_canon(in, NET_CANON_DENY, out, size, err, errlen);
+		return net_rule_canon(in, NET_CANON_DENY, out, size, ret_net, err, errlen);
 	case FT_HTTPV:
 		return http_rule_canon(in, out, size, err, errlen);
 	case FT_MOUNTV:
@@ -233,6 +234,32 @@ static int canon(const struct sandlock_policy *p, const struct field *f, const c
 	}
 }
 
+/* A network rule: its text in the list, the rule parsed from it beside (policy-net.c). */
+static int assign_net_rule(struct sandlock_policy *p, const struct field *f, const char *text,
+			   struct net_rule *rule)
+{
+	char ***list = field_ptr(p, f);
+
+	if (strv_contains(*list, text)) {
+		net_rule_done(rule);
+		return 0;
+	}
+	int r = strv_extend(list, text);
+	if (r < 0) {
+		net_rule_done(rule);
+		return r;
+	}
+	r = policy_net_add(p, f->type == FT_NETDENYV, rule);
+	if (r < 0) { /* the text goes too: the two lists stay one for one */
+		size_t n = strv_length(*list);
+		free((*list)[n - 1]);
+		(*list)[n - 1] = NULL;
+		if (n == 1)
+			*list = strv_free(*list);
+	}
+	return r;
+}
+
 /* Append a canonical entry to a rule list (bind lists: "*" never mixed with ports). */
 static int assign_rule(struct sandlock_policy *p, const struct field *f, const struct fvalue *v,
 		       struct sandlock_error **reterr)
@@ -248,9 +275,13 @@ static int assign_rule(struct sandlock_policy *p, const struct field *f, const s
 		in = num;
 	} else if (v->kind != FV_STR)
 		return want(reterr, f, "a string");
-	int r = canon(p, f, in, text, sizeof(text), err, sizeof(err));
+	int net = f->type == FT_NETV || f->type == FT_NETDENYV;
+	struct net_rule rule = { 0 };
+	int r = canon(p, f, in, text, sizeof(text), &rule, err, sizeof(err));
 	if (r < 0)
 		return error_set(reterr, r, "%s: %s", f->name, err[0] ? err : strerror(-r));
+	if (net)
+		return assign_net_rule(p, f, text, &rule);
 	if (f->type == FT_BINDV && *list && !strv_contains(*list, text) &&
 	    (strcmp(text, "*") == 0 || strv_contains(*list, "*")))
 		return bad(reterr, -EINVAL, f, "\"*\" cannot be mixed with ports");
@@ -442,6 +473,10 @@ void schema_clear(struct sandlock_policy *p, const struct field *f)
 							 : SANDLOCK_PROTECTION_DEGRADED))
 				p->protection[i] = SANDLOCK_PROTECTION_STRICT;
 		break;
+	case FT_NETV:
+	case FT_NETDENYV:
+		policy_net_clear(p, f->type == FT_NETDENYV);
+		break;
 	default: /* the string lists */
 		*(char ***)slot = strv_free(*(char ***)slot);
 		break;
@@ -517,13 +552,16 @@ static int copy_field(struct sandlock_policy *to, const struct sandlock_policy *
 		d->n = s->n;
 		return 0;
 	}
+	case FT_NETV:
+	case FT_NETDENYV:
+		if (*(char **const *)src && !(*(char ***)dst = strv_copy(*(char **const *)src)))
+			return -ENOMEM;
+		return policy_net_copy(to, from, f->type == FT_NETDENYV);
 	case FT_PATHV:
 	case FT_GRANTV:
 	case FT_STRV:
 	case FT_ENV:
 	case FT_MOUNTV:
-	case FT_NETV:
-	case FT_NETDENYV:
 	case FT_BINDV:
 	case FT_HTTPV:
 	case FT_CREDV:
@@ -556,6 +594,16 @@ static void forget_pointers(struct sandlock_policy *p, const struct field *f)
 	case FT_U32V:
 		((struct opt_u32v *)slot)->v = NULL;
 		((struct opt_u32v *)slot)->n = 0;
+		return;
+	case FT_NETV:
+		*(void **)slot = NULL;
+		p->net.allow = NULL;
+		p->net.n_allow = 0;
+		return;
+	case FT_NETDENYV:
+		*(void **)slot = NULL;
+		p->net.deny = NULL;
+		p->net.n_deny = 0;
 		return;
 	default:
 		*(void **)slot = NULL;

@@ -23,44 +23,23 @@
 #include "notices.h"
 #include "notif.h"
 #include "port-map.h"
+#include "workers.h"
 
 struct cow;
 struct cow_wait;
 struct groups;
-struct net_plan;
-
-/* Blocking operations (a connect on the child's behalf) run on a pool of worker threads, so
- * the loop never waits. Threads are started as jobs find none idle, up to the maximum (then
- * jobs wait in a bounded queue), and live until supervisor_stop_workers() (the sandbox ended),
- * which cuts the running jobs short (shutdown of their sockets) and drops the queued ones. */
-#define SUPERVISOR_MAX_WORKERS 64
-#define SUPERVISOR_MAX_QUEUED (4 * SUPERVISOR_MAX_WORKERS)
-
-struct job;
-
-struct supervisor_workers {
-	pthread_mutex_t lock;
-	pthread_cond_t work;	  /* a job was queued, or stopping */
-	pthread_cond_t idle_cond; /* n reached 0 */
-	int n, idle, stopping;
-	atomic_int cancel; /* set with stopping: a long job (a copy) stops on its own */
-	int pending;	   /* queued jobs no thread has taken yet */
-	int listener;	   /* the workers' copy of the listener */
-	struct job *queue, *queue_tail;
-	uint8_t slot_used[SUPERVISOR_MAX_WORKERS];
-	int socks[SUPERVISOR_MAX_WORKERS]; /* the socket each thread works on, or -1 */
-};
+struct plan;
 
 struct supervisor {
 	int listener;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	struct seccomp_notif_sizes sizes;
-	const char *name;	    /* the sandbox's name: uname's nodename */
-	int hostname_served;	    /* the name was given: /etc/hostname is it (handlers/open.c) */
-	const char *private_tmp;    /* private_tmp: its directory (the sandbox's), or NULL */
-	struct groups *groups;	    /* the sandbox's process groups */
-	const struct net_plan *net; /* the rules the connect handler matches */
+	const char *name;	 /* the sandbox's name: uname's nodename */
+	int hostname_served;	 /* the name was given: /etc/hostname is it (handlers/open.c) */
+	const char *private_tmp; /* private_tmp: its directory (the sandbox's), or NULL */
+	struct groups *groups;	 /* the sandbox's process groups */
+	const struct plan *plan; /* its net, fs and proc sections: what the handlers match */
 	struct supervisor_workers workers;
 	int prepared;		      /* supervisor_prepare() ran: the worker table exists */
 	pthread_mutex_t netlink_lock; /* the loop adds, workers remove */
@@ -102,7 +81,7 @@ struct supervisor {
  * thread never allocates on the launch path (its first malloc would make glibc create a whole
  * arena). */
 int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups,
-		       const struct net_plan *net);
+		       const struct plan *plan);
 /* Take over @listener (closed by supervisor_done). Enables the synchronous wake-up of the
  * supervisor thread where the kernel has it (6.6+). */
 void supervisor_attach(struct supervisor *sv, int listener);
@@ -112,19 +91,8 @@ int supervisor_handle(struct supervisor *sv);
 /* Answer @req (received earlier: supervisor_handle's second half, for a call that waited). 0,
  * or -errno when the listener broke. */
 int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req);
-/* Queue @fn(@arg) for a pool thread, which owns @sock (closed after @fn) and answers
- * notifications on the pool's copy of the listener: @fn gets it and @sock, and must answer (or
- * find the notification gone) and release @arg. A job dropped because the sandbox ended is run
- * with listener -1: @fn then only releases @arg.
- * -ENOMEM, -EAGAIN (no thread could be started, or SUPERVISOR_MAX_QUEUED jobs wait already),
- * -EMFILE, -ECANCELED (the pool has stopped). */
-int supervisor_run_worker(struct supervisor *sv, int sock,
-			  void (*fn)(int listener, int sock, void *arg), void *arg);
-/* Stop the worker pool: drop queued jobs, cut running ones short (shutdown of their sockets),
- * wait for the threads, close their listener copy. Called when the sandbox ends; idempotent. */
-/* supervisor_run_worker, unless no thread would take the job at once: -EBUSY then. */
-int supervisor_run_worker_now(struct supervisor *sv, int sock,
-			      void (*fn)(int listener, int sock, void *arg), void *arg);
+/* Stop the worker pool (workers_stop) and a copy-up in flight. Called when the sandbox ends;
+ * idempotent. The pool's jobs are queued with supervisor_run_worker (workers.h). */
 void supervisor_stop_workers(struct supervisor *sv);
 /* Stop the workers, release everything. */
 void supervisor_done(struct supervisor *sv);

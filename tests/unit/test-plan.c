@@ -507,6 +507,20 @@ static void test_plan_build(void)
 	}
 }
 
+/* A policy with the network rules @allow and @deny (NULL: none) set as a user would. */
+static struct sandlock_policy *net_policy(char *const *allow, char *const *deny)
+{
+	struct sandlock_policy *p = policy_new();
+
+	for (size_t i = 0; p && allow && allow[i]; i++)
+		if (sandlock_policy_set(p, "net_allow", allow[i], NULL) < 0)
+			p = (policy_free(p), NULL);
+	for (size_t i = 0; p && deny && deny[i]; i++)
+		if (sandlock_policy_set(p, "net_deny", deny[i], NULL) < 0)
+			p = (policy_free(p), NULL);
+	return p;
+}
+
 /* Which network rules need what: the classes, and the policy predicates built on them. */
 static void test_net_classes(void)
 {
@@ -547,20 +561,26 @@ static void test_net_classes(void)
 	ok(net_rules_needs(udp_open, deny, &n) == 0 && n.dgram_checked,
 	   "a deny rule closes the open UDP rule");
 
-	struct sandlock_policy p = { .net_allow = direct };
-	ok(!policy_net_onbehalf(&p), "direct rules: no connect trap");
-	p.net_allow = ip;
-	ok(policy_net_onbehalf(&p), "a CIDR rule: connect trapped");
-	p.net_allow = direct;
-	p.net_deny = udp;
-	ok(policy_net_onbehalf(&p), "a deny rule: connect trapped");
-	p = (struct sandlock_policy){ .net_allow = host };
-	ok(policy_net_hosts(&p), "a hostname: /etc/hosts served");
-	p.net_allow = ip;
-	ok(!policy_net_hosts(&p), "no hostname: opens not trapped (control)");
+	/* The policy holds its rules parsed when set: these go through the setters. */
+	struct sandlock_policy *q = net_policy(direct, NULL);
+	ok(q && !policy_net_onbehalf(q), "direct rules: no connect trap");
+	policy_free(q);
+	q = net_policy(ip, NULL);
+	ok(q && policy_net_onbehalf(q), "a CIDR rule: connect trapped");
+	policy_free(q);
+	char deny_ip[] = "10.0.0.1", *deny_ips[] = { deny_ip, NULL };
+	q = net_policy(direct, deny_ips);
+	ok(q && policy_net_onbehalf(q), "a deny rule: connect trapped");
+	policy_free(q);
+	q = net_policy(host, NULL);
+	ok(q && policy_net_hosts(q), "a hostname: /etc/hosts served");
+	policy_free(q);
+	q = net_policy(ip, NULL);
+	ok(q && !policy_net_hosts(q), "no hostname: opens not trapped (control)");
+	policy_free(q);
 
 	char *any[] = { star, NULL }, *one[] = { port, NULL };
-	p = (struct sandlock_policy){ 0 };
+	struct sandlock_policy p = { 0 };
 	ok(policy_bind_restricted(&p), "no bind rule: bind restricted (listen trapped)");
 	p.net_allow_bind = any;
 	ok(!policy_bind_restricted(&p), "allow_bind *: open");
@@ -585,9 +605,52 @@ static void test_net_classes(void)
 	net_rule_done(&pin);
 }
 
+/* The typed rules follow the text through set, copy and clear; "*" is net_rule_everything. */
+static void test_policy_net(void)
+{
+	char a[] = "tcp://10.0.0.0/8:443", b[] = "tcp://api.example.com:443",
+	     dup[] = "TCP://10.0.0.0/8:443";
+	char *allow[] = { a, b, dup, NULL };
+	struct sandlock_policy *p = net_policy(allow, NULL), *c = p ? policy_copy(p) : NULL;
+	struct net_rule star = { 0 }, every;
+	char err[128];
+
+	if (!ok(p && c, "a policy with two rules (and a second spelling of one) and its copy"))
+		goto out;
+	is_int((int)p->net.n_allow, 2, "  two typed rules, one per entry of the text list");
+	ok(p->net.allow[0].kind == NET_TARGET_IP && p->net.allow[0].prefix == 8 &&
+		   p->net.allow[1].kind == NET_TARGET_HOST &&
+		   strcmp(p->net.allow[1].host, "api.example.com") == 0,
+	   "  in the order set, as parsed");
+	ok(p->net.needs.onbehalf && p->net.hosts && !p->net.needs.sockets,
+	   "  the summary: on behalf, a host, TCP only");
+	ok(c->net.n_allow == 2 && c->net.allow != p->net.allow &&
+		   net_rule_equal(&c->net.allow[1], &p->net.allow[1]) && c->net.hosts,
+	   "  the copy holds rules of its own, equal");
+	sandlock_policy_clear(c, "net_allow");
+	ok(!c->net.n_allow && !c->net.allow && !c->net.needs.onbehalf && !c->net.hosts &&
+		   !c->net_allow,
+	   "  cleared: no rule, no text, nothing needed");
+	is_int(sandlock_policy_set(c, "net_deny", "10.1.0.0/16", NULL), 0, "a deny rule alone");
+	ok(c->net.n_deny == 1 && c->net.needs.onbehalf && c->net.needs.dgram_checked &&
+		   c->net.needs.sockets == NET_PROTO_UDP,
+	   "  allows the rest (TCP and UDP), every connect and send checked");
+	ok(sandlock_policy_set(c, "net_allow", "bad rule", NULL) < 0 && !c->net.n_allow &&
+		   !c->net_allow,
+	   "a rule refused: neither text nor typed rule");
+out:
+	ok(net_rule_parse("*", NET_RULE_ALLOW, &star, err, sizeof(err)) == 0, "\"*\" parses");
+	net_rule_everything(&every);
+	ok(net_rule_equal(&star, &every), "net_rule_everything is the rule \"*\" parses to");
+	net_rule_done(&star);
+	policy_free(p);
+	policy_free(c);
+}
+
 int main(void)
 {
 	test_net_classes();
+	test_policy_net();
 	test_env();
 	test_exec_paths();
 	test_trap_set();

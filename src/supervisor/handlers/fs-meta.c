@@ -122,7 +122,7 @@ static ssize_t real_path(struct supervisor *sv, int fd, char *buf, size_t size)
  * a file of the workdir's branch; never a file of the workdir itself. 0, -EACCES, -EPERM. */
 static int meta_allowed(struct supervisor *sv, int own, const struct stat *st)
 {
-	const struct net_plan *net = sv->net;
+	const struct plan_fs *fs = &sv->plan->fs;
 	char real[PATH_MAX];
 
 	if (real_path(sv, own, real, sizeof(real)) <= 0 || real[0] != '/')
@@ -133,10 +133,10 @@ static int meta_allowed(struct supervisor *sv, int own, const struct stat *st)
 	 * path): the run's copy, where its changes of the workdir are made. */
 	if (sv->cow && cow_rel_to(sv->cow->upper, real))
 		return 0;
-	if (!path_is_beneath_any(real, net->unix_write) || path_is_beneath_any(real, net->denied))
+	if (!path_is_beneath_any(real, fs->write_grants) || path_is_beneath_any(real, fs->denied))
 		return -EACCES;
-	for (size_t i = 0; i < net->n_denied_ids; i++)
-		if (net->denied_ids[i].dev == st->st_dev && net->denied_ids[i].ino == st->st_ino)
+	for (size_t i = 0; i < fs->n_denied_ids; i++)
+		if (fs->denied_ids[i].dev == st->st_dev && fs->denied_ids[i].ino == st->st_ino)
 			return -EACCES; /* a denied file under another name (a bind mount) */
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * handlers/fs-write: the writable grants that hold a denied path (plan.net.write_roots, the
+ * handlers/fs-write: the writable grants that hold a denied path (plan.fs.write_roots, the
  * "roots").
  *
  * Landlock grants such a tree carved (plan/landlock.c): the directories on the way to a denied
@@ -72,19 +72,19 @@ static enum where where_is(struct supervisor *sv, int fd, char *real, size_t siz
 	if (fd_real_path(fd, real, size) <= 0 || real[0] != '/' || fstatfs(fd, &fs) < 0 ||
 	    fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)
 		return WHERE_OTHER;
-	if (path_is_beneath_any(real, sv->net->write_roots))
+	if (path_is_beneath_any(real, sv->plan->fs.write_roots))
 		return WHERE_ROOT;
-	return path_is_beneath_any(real, sv->net->unix_write) ? WHERE_WRITABLE : WHERE_OTHER;
+	return path_is_beneath_any(real, sv->plan->fs.write_grants) ? WHERE_WRITABLE : WHERE_OTHER;
 }
 
 /* Whether @real is a denied path or beneath one, or (@st, may be NULL) a denied file. */
 static int is_denied(struct supervisor *sv, const char *real, const struct stat *st)
 {
-	if (path_is_beneath_any(real, sv->net->denied))
+	if (path_is_beneath_any(real, sv->plan->fs.denied))
 		return 1;
-	for (size_t i = 0; st && i < sv->net->n_denied_ids; i++)
-		if (sv->net->denied_ids[i].dev == st->st_dev &&
-		    sv->net->denied_ids[i].ino == st->st_ino)
+	for (size_t i = 0; st && i < sv->plan->fs.n_denied_ids; i++)
+		if (sv->plan->fs.denied_ids[i].dev == st->st_dev &&
+		    sv->plan->fs.denied_ids[i].ino == st->st_ino)
 			return 1;
 	return 0;
 }
@@ -115,8 +115,9 @@ static void forget_granted(struct supervisor *sv, const char *real)
 /* Whether @real is a directory on the way to a denied path: never removed or renamed. */
 static int is_spine(struct supervisor *sv, const char *real)
 {
-	for (size_t i = 0; sv->net->denied[i]; i++)
-		if (path_is_beneath(sv->net->denied[i], real) && strcmp(sv->net->denied[i], real))
+	for (size_t i = 0; sv->plan->fs.denied[i]; i++)
+		if (path_is_beneath(sv->plan->fs.denied[i], real) &&
+		    strcmp(sv->plan->fs.denied[i], real))
 			return 1;
 	return 0;
 }
@@ -162,7 +163,7 @@ static int may_reach_root(struct supervisor *sv, const struct seccomp_notif *req
 		path = joined;
 	}
 	return lexical(path, norm, sizeof(norm)) < 0 ||
-	       path_is_beneath_any(norm, sv->net->write_roots);
+	       path_is_beneath_any(norm, sv->plan->fs.write_roots);
 }
 
 /* Whether the trapped thread is served here: /proc not nested, the sandbox's ids. 1, 0 or

@@ -187,7 +187,7 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (r < 0)
 			return r;
 		/* A TCP socket ignores an address (Fast Open is refused before). */
-		int check = sv->net->onbehalf && proto != NET_PROTO_TCP;
+		int check = sv->plan->net.onbehalf && proto != NET_PROTO_TCP;
 		r = net_route(sv, req, sock, domain, proto, check, &s->ss, &len, &s->pin);
 		if (r < 0)
 			return r;

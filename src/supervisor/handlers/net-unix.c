@@ -33,7 +33,7 @@
 /* Whether the socket file @st is a sandbox's control socket (<runtime>/<name>/control.sock of
  * this uid), whatever name reaches it: a hard link elsewhere is the same inode. (One renamed
  * away is refused by its own server, which checks that it is still in place.) */
-static int is_control_socket(const struct net_plan *net, const struct stat *st)
+static int is_control_socket(const struct plan_net *net, const struct stat *st)
 {
 	char root[PATH_MAX];
 	struct stat cs;
@@ -88,14 +88,15 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 	real[k] = '\0';
 	/* The control sockets of sandboxes (this one's and others'): their server refuses a
 	 * confined peer, and a connect made here would come from the supervisor. */
-	const struct net_plan *net = sv->net;
+	const struct plan_net *net = &sv->plan->net;
 	if ((net->runtime_prefix &&
 	     strncmp(real, net->runtime_prefix, strlen(net->runtime_prefix)) == 0) ||
 	    is_control_socket(net, &st))
 		return -EACCES;
 	int granted = 0;
-	for (size_t i = 0; net->unix_write && net->unix_write[i] && !granted; i++)
-		granted = path_is_beneath(real, net->unix_write[i]);
+	char *const *grants = sv->plan->fs.write_grants;
+	for (size_t i = 0; grants && grants[i] && !granted; i++)
+		granted = path_is_beneath(real, grants[i]);
 	if (!granted)
 		return -EACCES; /* what a missing write permission on the socket gives */
 	memset(sun->sun_path, 0, sizeof(sun->sun_path));

@@ -115,7 +115,7 @@ static int unspecified_to_local(int sock, struct sockaddr_storage *ss, int *fami
 	return 0;
 }
 
-static int allowed(const struct net_plan *net, uint32_t proto, int family, const uint8_t *addr,
+static int allowed(const struct plan_net *net, uint32_t proto, int family, const uint8_t *addr,
 		   uint16_t port)
 {
 	int ok = 0;
@@ -180,14 +180,14 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 	    *len > offsetof(struct sockaddr_un, sun_path))
 		return ((struct sockaddr_un *)ss)->sun_path[0] != '\0'
 			       ? net_unix_route(sv, req, ss, len, pin)
-		       : sv->net->abstract_open ? 0
-						: -EPERM; /* net-internal.h */
+		       : sv->plan->net.abstract_open ? 0
+						     : -EPERM; /* net-internal.h */
 	if ((domain != AF_INET && domain != AF_INET6) || ss->ss_family == AF_UNSPEC || !check)
 		return 0; /* reaches nobody new: AF_UNSPEC dissolves an association */
 	int r = destination(ss, *len, &family, addr, &port);
 	if (r == 0)
 		r = unspecified_to_local(sock, ss, &family, addr);
-	if (r == 0 && !allowed(sv->net, proto, family, addr, port))
+	if (r == 0 && !allowed(&sv->plan->net, proto, family, addr, port))
 		r = -ECONNREFUSED;
 	return r;
 }
@@ -227,8 +227,8 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	 * path swapped in by another thread, past the write-grant check. So the supervisor applies
 	 * those port rules itself, with Landlock's answer (EACCES); with the NetTcp protection
 	 * not in force there are none. Datagram sockets exist then only when open. */
-	int direct = !sv->net->onbehalf;
-	int check = !direct || (proto == NET_PROTO_TCP && !sv->net->tcp_open);
+	int direct = !sv->plan->net.onbehalf;
+	int check = !direct || (proto == NET_PROTO_TCP && !sv->plan->net.tcp_open);
 	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
 	if (r == -ECONNREFUSED && direct)
 		return -EACCES;
@@ -351,7 +351,7 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
 		return 0;
 	}
-	if (!sv->net->bind_zero) {
+	if (!sv->plan->net.bind_zero) {
 		struct sockaddr_storage ss = { 0 };
 		socklen_t len = sizeof(ss);
 		if (getsockname(sock, (struct sockaddr *)&ss, &len) < 0)

@@ -94,7 +94,7 @@ static enum view view_of(struct supervisor *sv, int fd)
 	size_t len = (size_t)k;
 	/* Served only where the policy grants reading the file: the views hold the host's data
 	 * too (its CPUs), and without a grant Landlock refuses the real file (CONTINUE). */
-	if (!path_is_beneath_any(real, sv->net->granted))
+	if (!path_is_beneath_any(real, sv->plan->fs.granted))
 		return VIEW_NONE;
 	if (fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC) {
 		/* The kernel's random devices (1:8, 1:9) under random_seed, by identity. */
@@ -103,10 +103,10 @@ static enum view view_of(struct supervisor *sv, int fd)
 		    (st.st_rdev == makedev(1, 8) || st.st_rdev == makedev(1, 9)))
 			return VIEW_RANDOM;
 		/* /etc/hostname is the sandbox's name while it serves /proc (opens resolved). */
-		return sv->net->proc_mediated && strcmp(real, "/etc/hostname") == 0 ? VIEW_HOSTNAME
-										    : VIEW_NONE;
+		return sv->plan->proc.served && strcmp(real, "/etc/hostname") == 0 ? VIEW_HOSTNAME
+										   : VIEW_NONE;
 	}
-	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->port_remap) {
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->plan->net.port_remap) {
 		if (ends_with(real, len, "/net/tcp"))
 			return VIEW_TCP4;
 		if (ends_with(real, len, "/net/tcp6"))
@@ -114,7 +114,7 @@ static enum view view_of(struct supervisor *sv, int fd)
 	}
 	if (fs.f_type == PROC_SUPER_MAGIC && sv->max_memory && strcmp(real, "/proc/meminfo") == 0)
 		return VIEW_MEMINFO;
-	if (fs.f_type == PROC_SUPER_MAGIC && sv->net->proc_mediated) {
+	if (fs.f_type == PROC_SUPER_MAGIC && sv->plan->proc.served) {
 		/* /proc served by the supervisor: the sandbox's load, uptime and mounts. */
 		if (strcmp(real, "/proc/loadavg") == 0)
 			return VIEW_LOADAVG;
@@ -239,7 +239,7 @@ static int may_be_view(struct supervisor *sv, const char *path)
 
 	if (own_fd_name(path, &n, &rest) && !rest[strspn(rest, "/")])
 		return 1;
-	for (size_t i = 0; sv->net->port_remap && i < ELEMENTSOF(tcp); i++)
+	for (size_t i = 0; sv->plan->net.port_remap && i < ELEMENTSOF(tcp); i++)
 		if (path_last_is(path, tcp[i]))
 			return 1;
 	if (sv->max_memory && path_last_is(path, "meminfo"))
@@ -252,7 +252,7 @@ static int may_be_view(struct supervisor *sv, const char *path)
 	return 0;
 }
 
-/* ---- /proc, served by the supervisor (plan.net.proc_mediated) ---------------------------- */
+/* ---- /proc, served by the supervisor (plan.proc.served) ---------------------------------- */
 
 /* The files of /proc no grant reaches. */
 static const char *const proc_denied[] = { "kcore", "kmsg",	 "kallsyms",
@@ -345,9 +345,9 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	/* What the grants allow (Landlock would have decided this). */
 	int acc = (int)(flags & O_ACCMODE);
 	if (!(flags & O_PATH) &&
-	    ((acc != O_WRONLY && !path_is_beneath_any(real, sv->net->granted)) ||
+	    ((acc != O_WRONLY && !path_is_beneath_any(real, sv->plan->fs.granted)) ||
 	     ((acc != O_RDONLY || (flags & O_TRUNC)) &&
-	      !path_is_beneath_any(real, sv->net->unix_write))))
+	      !path_is_beneath_any(real, sv->plan->fs.write_grants))))
 		return -EACCES;
 	enum view view = view_of(sv, fd);
 	if (view != VIEW_NONE && !(flags & O_PATH))
@@ -411,7 +411,7 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 	return notif_answer_continue(resp);
 }
 
-/* The open of a sandbox whose /proc the supervisor serves (plan.net.proc_mediated). */
+/* The open of a sandbox whose /proc the supervisor serves (plan.proc.served). */
 static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp, int dirfd, uint64_t path_addr,
 			 const char *known, uint64_t flags, uint64_t resolve)
@@ -497,7 +497,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 static int is_hosts(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		    const char *path, uint64_t flags, uint64_t resolve)
 {
-	const struct file_id *id = &sv->net->hosts_id;
+	const struct file_id *id = &sv->plan->net.hosts_id;
 	const char *rest;
 	struct stat st;
 	int n;
@@ -537,7 +537,7 @@ static int hosts_matches(const struct supervisor *sv, const struct open_call *c)
 {
 	const uint64_t plain =
 		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
-	return sv->net->hosts && (c->flags & O_ACCMODE) == O_RDONLY &&
+	return sv->plan->net.hosts && (c->flags & O_ACCMODE) == O_RDONLY &&
 	       (c->flags & ~(uint64_t)(plain | O_ACCMODE)) == 0;
 }
 
@@ -551,7 +551,8 @@ static int hosts_serve(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if (!r)
 		return NOTIF_NOT_MINE;
-	return answer_file(sv, req, "hosts", sv->net->hosts, strlen(sv->net->hosts), c->flags);
+	return answer_file(sv, req, "hosts", sv->plan->net.hosts, strlen(sv->plan->net.hosts),
+			   c->flags);
 }
 
 /* A name given: /etc/hostname is it, read-only (hostname.c). */
@@ -571,7 +572,7 @@ static int hostname_serve(struct supervisor *sv, const struct seccomp_notif *req
  * there serves the servers below too. */
 static int write_matches(const struct supervisor *sv, const struct open_call *c)
 {
-	return sv->net->write_roots && !(c->flags & O_PATH);
+	return sv->plan->fs.write_roots && !(c->flags & O_PATH);
 }
 
 static int write_serve(struct supervisor *sv, const struct seccomp_notif *req,
@@ -588,7 +589,7 @@ static int write_serve(struct supervisor *sv, const struct seccomp_notif *req,
  * name may lead there); one that reaches procfs is decided on the file reached. */
 static int proc_matches(const struct supervisor *sv, const struct open_call *c)
 {
-	return sv->net->proc_mediated;
+	return sv->plan->proc.served;
 }
 
 static int proc_serve(struct supervisor *sv, const struct seccomp_notif *req,
@@ -602,7 +603,7 @@ static int proc_serve(struct supervisor *sv, const struct seccomp_notif *req,
  * may be a view (the TCP tables, the CPU and memory views, the random devices). */
 static int views_matches(const struct supervisor *sv, const struct open_call *c)
 {
-	return (sv->net->port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
+	return (sv->plan->net.port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
 	       (c->flags & O_ACCMODE) != O_WRONLY && !(c->flags & (O_PATH | O_DIRECTORY | O_CREAT));
 }
 

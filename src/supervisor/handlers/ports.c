@@ -5,7 +5,7 @@
  *
  * With port_remap a TCP bind is made here, on the socket the child named (pidfd_getfd), with
  * the address copied once and checked as the kernel would. The port the child asks for, its
- * virtual port, is checked against the bind rules (net_plan.bind_ports: what Landlock's
+ * virtual port, is checked against the bind rules (plan.net.bind_ports: what Landlock's
  * BIND_TCP allows the child itself), then bound as it is when it is free on the host; when the
  * host (or another sandbox) holds it, a worker checks that no socket of the sandbox listens on
  * that virtual port (EADDRINUSE then), takes another real port (a bind to port 0) and remembers
@@ -71,7 +71,8 @@ static int local_address(const struct sockaddr_storage *ss)
 int ports_connect_remapped(struct supervisor *sv, const struct sockaddr_storage *ss, socklen_t len,
 			   struct port_entry *e)
 {
-	in_port_t *port = sv->net->port_remap ? ip_port((struct sockaddr_storage *)ss, len) : NULL;
+	in_port_t *port =
+		sv->plan->net.port_remap ? ip_port((struct sockaddr_storage *)ss, len) : NULL;
 
 	return port && local_address(ss) && port_map_entry(&sv->ports, ntohs(*port), e) &&
 	       e->real != e->virt;
@@ -174,7 +175,7 @@ static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	if (ss.ss_family != domain)
 		return -EAFNOSUPPORT;
 	uint16_t virt = ntohs(*ip_port(&ss, (socklen_t)len));
-	const uint8_t *allowed = sv->net->bind_ports;
+	const uint8_t *allowed = sv->plan->net.bind_ports;
 	if (allowed && !((allowed[virt / 8] >> (virt % 8)) & 1))
 		return -EACCES; /* what Landlock's BIND_TCP answers */
 	if (virt == 0) {
@@ -226,12 +227,12 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		return sock;
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, NULL))
 		return netlink_bind(sv, req, resp);
-	if (sock >= 0 && domain == AF_UNIX && sv->net->write_roots) {
+	if (sock >= 0 && domain == AF_UNIX && sv->plan->fs.write_roots) {
 		int r = fs_write_bind(sv, req, resp, sock);
 		if (r != NOTIF_NOT_MINE)
 			return r;
 	}
-	if (sock >= 0 && sv->net->port_remap && (domain == AF_INET || domain == AF_INET6) &&
+	if (sock >= 0 && sv->plan->net.port_remap && (domain == AF_INET || domain == AF_INET6) &&
 	    net_sock_proto(sock, &proto, &type) == 0 && proto == NET_PROTO_TCP) {
 		int r = remap_bind(sv, req, resp, sock, domain);
 		if (r == NOTIF_DEFERRED)
@@ -256,7 +257,7 @@ static int sockname(struct supervisor *sv, const struct seccomp_notif *req,
 		return sock;
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, &portid))
 		return peer ? -ENOTCONN : netlink_getsockname(sv, req, resp, portid);
-	if (sock < 0 || !sv->net->port_remap || (domain != AF_INET && domain != AF_INET6)) {
+	if (sock < 0 || !sv->plan->net.port_remap || (domain != AF_INET && domain != AF_INET6)) {
 		return notif_answer_continue(resp);
 	}
 	struct sockaddr_storage ss = { 0 };

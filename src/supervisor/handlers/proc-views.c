@@ -71,9 +71,9 @@ int view_uptime(struct supervisor *sv, char **ret, size_t *ret_len)
 /* Whether mount point @mnt is one the sandbox reaches: at or above a grant, or beneath one. */
 static int reachable(struct supervisor *sv, const char *mnt)
 {
-	for (size_t i = 0; sv->net->granted && sv->net->granted[i]; i++)
-		if (path_is_beneath(mnt, sv->net->granted[i]) ||
-		    path_is_beneath(sv->net->granted[i], mnt))
+	for (size_t i = 0; sv->plan->fs.granted && sv->plan->fs.granted[i]; i++)
+		if (path_is_beneath(mnt, sv->plan->fs.granted[i]) ||
+		    path_is_beneath(sv->plan->fs.granted[i], mnt))
 			return 1;
 	return 0;
 }
