@@ -89,7 +89,7 @@ struct cow {
 	size_t n_foreign;
 	int is_sealed;
 	uint64_t gen; /* bumped by every change of the branch (cow_changed) */
-	/* The last merged listing served (handlers/cow.c), reused while @gen holds: a listing
+	/* The last merged listing served (handlers/cow-look.c), reused while @gen holds: a listing
 	 * read in several getdents calls is made once. Freed by cow_done with @listing_free. */
 	struct cow_listing {
 		char *rel;

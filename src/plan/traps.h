@@ -45,7 +45,7 @@ size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, si
 
 /* The ioctl requests that change a file's inode (flags, version, verity, an encryption
  * policy, a subvolume's flags, a filesystem's label) rather than its content: trapped in every
- * supervised sandbox (routes.def), refused for a workdir file (handlers/cow.c), made by the
+ * supervised sandbox (routes.def), refused for a workdir file (handlers/cow-meta.c), made by the
  * supervisor elsewhere (handlers/fs-meta-attr.c). On the low 32 bits. */
 #define EXT4_IOC_SETVERSION_ _IOW('f', 4, long)
 #define COW_INODE_IOCTLS                                                                           \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cow-internal: what the workdir's handler files share (cow.c, cow-xattr.c, cow-exec.c,
- * cow-quota.c).
+ * cow-internal: what the workdir's handler files share (cow.c, cow-open.c, cow-look.c,
+ * cow-tree.c, cow-meta.c, cow-xattr.c, cow-exec.c, cow-quota.c).
  */
 #pragma once
 
@@ -41,6 +41,13 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
  * merged view no longer shows. */
 int cow_fd_entry(struct supervisor *sv, const struct seccomp_notif *req, int fd,
 		 struct cow_res *res);
+/* fchmod, fchown, futimens: a descriptor of a workdir file, copied up. NOTIF_NOT_MINE: not
+ * one; 0: @res set. */
+int cow_fd_target(struct supervisor *sv, const struct seccomp_notif *req, int fd,
+		  struct cow_res *res);
+/* The umask a create at @rel is made with: the child's, none beneath a default ACL. */
+int cow_create_mask(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
+		    mode_t *ret);
 /* A name outside the workdir as it reads, for a call Landlock does not cover: the file it
  * reaches (NOTIF_NOT_MINE: not a workdir file; 0: @res set), an empty name the descriptor's
  * own (copied up with @copy). */

@@ -9,7 +9,7 @@
  * descriptor swap after the check changes nothing of what is changed. Allowed only for a file
  * beneath a writable grant that is not a denied path (else EACCES, what Landlock answers a
  * write), made with the supervisor's rights where those stand for the caller's (fs_meta_creds,
- * else EPERM). With a workdir, the names under it are cow.c's (asked first); what reaches this
+ * else EPERM). With a workdir, the names under it are cow-meta.c's (asked first); what reaches this
  * file is elsewhere. Without a supervisor these calls are refused by the filter (plan/routes.def).
  */
 #include <errno.h>

@@ -187,43 +187,43 @@ int handle_creds_change(struct supervisor *sv, const struct seccomp_notif *req,
 /* cow*.c, with a workdir: the calls whose name (or descriptor) is under it, made in the branch
  * (NOTIF_ANSWERED, NOTIF_CONTINUED, NOTIF_DEFERRED, NOTIF_HOLD, -errno); NOTIF_NOT_MINE for any
  * other, which the row's plain handler then answers (plan/routes.def). */
-/* open, openat, openat2, creat */
+/* cow-open.c: open, openat, openat2, creat */
 int cow_open_nr(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp);
-/* stat, lstat, newfstatat, statx */
+/* cow-look.c: stat, lstat, newfstatat, statx */
 int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 	     struct seccomp_notif_resp *resp);
-/* access, faccessat, faccessat2 */
+/* cow-look.c: access, faccessat, faccessat2 */
 int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 	       struct seccomp_notif_resp *resp);
-/* readlink, readlinkat */
+/* cow-look.c: readlink, readlinkat */
 int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 		 struct seccomp_notif_resp *resp);
-/* getdents, getdents64 */
+/* cow-look.c: getdents, getdents64 */
 int cow_getdents(struct supervisor *sv, const struct seccomp_notif *req,
 		 struct seccomp_notif_resp *resp);
-/* mkdir, mkdirat */
+/* cow-tree.c: mkdir, mkdirat */
 int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
-/* mknod, mknodat */
+/* cow-tree.c: mknod, mknodat */
 int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp);
-/* unlink, unlinkat, rmdir */
+/* cow-tree.c: unlink, unlinkat, rmdir */
 int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
-/* rename, renameat, renameat2, link, linkat */
+/* cow-tree.c: rename, renameat, renameat2, link, linkat */
 int cow_rename_call(struct supervisor *sv, const struct seccomp_notif *req,
 		    struct seccomp_notif_resp *resp);
-/* symlink, symlinkat */
+/* cow-tree.c: symlink, symlinkat */
 int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp);
-/* truncate */
+/* cow-tree.c: truncate */
 int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp);
-/* chmod, chown, the times: every form */
+/* cow-meta.c: chmod, chown, the times: every form */
 int cow_meta(struct supervisor *sv, const struct seccomp_notif *req,
 	     struct seccomp_notif_resp *resp);
-/* file_setattr, the ioctls of COW_INODE_IOCTLS */
+/* cow-meta.c: file_setattr, the ioctls of COW_INODE_IOCTLS */
 int cow_attr(struct supervisor *sv, const struct seccomp_notif *req,
 	     struct seccomp_notif_resp *resp);
 /* cow-xattr.c: the extended attributes */
