@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sys/stat.h>
 
@@ -52,6 +53,12 @@ static inline const char *cow_at(const char *rel)
 	return *rel ? rel : ".";
 }
 
+/* @name beneath directory @rel ("": the workdir itself), into @out. */
+static inline void cow_join(char *out, size_t size, const char *rel, const char *name)
+{
+	snprintf(out, size, "%s%s%s", rel, *rel ? "/" : "", name);
+}
+
 /* A descriptor of @rel's parent under @root, reached without following any symlink (-ENOENT,
  * -ENOTDIR, -ELOOP where it is gone or no longer a directory), and @rel's last component. */
 int cow_parent_of(int root, const char *rel, const char **name);
@@ -62,6 +69,10 @@ int cow_lock_branch(struct cow *c);
 /* The mark of @rel, or NULL; cow_mark_add: found or made (NULL: out of memory). */
 struct cow_mark *cow_mark_get(struct cow *c, const char *rel);
 struct cow_mark *cow_mark_add(struct cow *c, const char *rel);
+/* Whether the workdir's entry at @rel is deleted in the branch (a whiteout mark). */
+int cow_whited_out(struct cow *c, const char *rel);
+/* Free what @e holds (a symlink's target) and zero it (changes.c). */
+void cow_entry_clear(struct cow_entry *e);
 /* Remove @name under @dir, a directory with everything beneath it. */
 int cow_remove_tree(int dir, const char *name);
 /* The extended attribute @name of directory @fd as a hash of its value (0: absent). */
