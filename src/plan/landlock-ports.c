@@ -48,32 +48,18 @@ int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *t,
 	char err[256];
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && p->net_allow_bind && p->net_allow_bind[i]; i++) {
-		struct port_set set = { 0 };
-		r = bind_ports_parse(p->net_allow_bind[i], NET_BIND_ALLOW, &set, err, sizeof(err));
-		if (r == 0) {
-			t->bind_all |= set.all;
-			ports_mark(t, t->bind, &set);
-		}
-		port_set_done(&set);
-	}
+	/* The bind lists as parsed when they were set (policy-net.c). */
+	t->bind_all |= p->bind.allow.all;
+	ports_mark(t, t->bind, &p->bind.allow);
 	/* net_deny_bind: the allowed set minus the denied ports, so the kernel enforces both and
 	 * nothing is trapped. Alone it is a default-allow list: every port (0 included, an
 	 * ephemeral bind) but the denied ones. Costs one rule per allowed port (~1 us each). */
 	uint8_t deny[65536 / 8] = { 0 };
-	int any_deny = 0;
-	for (size_t i = 0; r == 0 && p->net_deny_bind && p->net_deny_bind[i]; i++) {
-		struct port_set set = { 0 };
-		r = bind_ports_parse(p->net_deny_bind[i], NET_BIND_DENY, &set, err, sizeof(err));
-		if (r == 0) {
-			size_t before = t->n;
-			ports_mark(t, deny, &set);
-			t->n = before;
-			any_deny |= set.n > 0;
-		}
-		port_set_done(&set);
-	}
-	if (r == 0 && any_deny) {
+	size_t before = t->n;
+	ports_mark(t, deny, &p->bind.deny);
+	t->n = before;
+	int any_deny = p->bind.deny.n > 0;
+	if (any_deny) {
 		int zero_listed = t->bind[0] & 1;
 		if (t->bind_all || !p->net_allow_bind)
 			memset(t->bind, 0xff, sizeof(t->bind));
