@@ -113,7 +113,7 @@ struct sandlock_policy {
 		struct net_needs needs;
 		int hosts; /* a net_allow rule names a host */
 	} net;
-	/* net_allow_bind and net_deny_bind as parsed when each entry was set (the ranges of every
+	/* net_allow_bind and net_deny_bind, each entry parsed when it is set (the ranges of every
 	 * entry, in order; .all for "*"): the ruleset's port rules read these (policy-net.c). */
 	struct policy_bind {
 		struct port_set allow, deny;
