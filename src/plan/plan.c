@@ -641,11 +641,25 @@ static int plan_ruleset(const struct sandlock_policy *p, struct plan *plan,
 	return 0;
 }
 
+/* What the trap set needs, from the answers the sections above resolved (plan.proc.served,
+ * plan.fs.write_roots), then the trap set and the BPF program built with it. */
+static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan,
+			struct sandlock_error **reterr)
+{
+	struct trap traps[DISPATCH_MAX_TRAPS];
+
+	plan_needs_fill(p, plan->proc.served, plan->fs.write_roots != NULL, &plan->needs);
+	size_t n = trap_set_of(&plan->needs, traps, ELEMENTSOF(traps));
+	int r = seccomp_program_build(p, plan->supervised, traps, n, &plan->prog, reterr);
+	for (size_t i = 0; plan->supervised && i < n; i++)
+		plan->umask_traced |= traps[i].nr == SYS_umask;
+	return r;
+}
+
 int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
 	       struct sandlock_error **reterr)
 {
 	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor };
-	struct trap traps[DISPATCH_MAX_TRAPS];
 	int r;
 
 	r = plan_protections(p, &plan, reterr);
@@ -662,15 +676,11 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	plan.listener_by_number = plan.supervised && plan.launch_flag_refused;
 	if (r == 0 && plan.supervised)
 		r = plan_net(p, &plan, reterr);
-	if (r == 0) {
-		size_t n = dispatch_trap_set(p, traps, ELEMENTSOF(traps));
-		r = seccomp_program_build(p, plan.supervised, traps, n, &plan.prog, reterr);
-		for (size_t i = 0; plan.supervised && i < n; i++)
-			plan.umask_traced |= traps[i].nr == SYS_umask;
-	}
 	plan.proc.served = plan.supervised && landlock_grants_proc(p);
 	if (r == 0 && plan.supervised)
 		r = plan_fs_write(p, plan.proc.served, &plan.fs);
+	if (r == 0)
+		r = plan_seccomp(p, &plan, reterr);
 	if (r == 0 && plan.supervised && p->workdir)
 		r = plan_branch(p, &plan, reterr);
 	if (r == 0)

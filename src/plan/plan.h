@@ -15,6 +15,7 @@
 #include "error.h"
 #include "policy/policy.h"
 #include "policy/rules.h"
+#include "plan/traps.h"
 
 struct cow;
 struct cow_tmp;
@@ -117,6 +118,7 @@ struct plan {
 	struct cow_tmp *tmp;	/* private_tmp: made here (the sandbox takes it); NULL */
 	int umask_traced;	/* umask() is trapped (the supervisor keeps the masks it reads) */
 	uint8_t on_exit, on_error; /* enum branch_action, resolved */
+	struct plan_needs needs;   /* what the trap set is built for (plan/traps.c) */
 	struct plan_net net;
 	struct plan_fs fs;
 	struct plan_proc proc;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * plan/traps: the policy tests of routes.def, and the trap set a policy needs.
+ * plan/traps: the policy tests of routes.def, over the needs summary decided once per policy,
+ * and the trap set those needs take.
  */
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -20,15 +21,15 @@
 #include "syscall-util.h"
 #include "traps.h"
 
-static int port_remap(const struct sandlock_policy *p)
+static int port_remap(const struct plan_needs *n)
 {
-	return p->port_remap;
+	return n->port_remap;
 }
 
-static int max_processes(const struct sandlock_policy *p)
+static int max_processes(const struct plan_needs *n)
 {
 	/* max_memory needs to know of new processes too (handlers/memory.c). */
-	return p->max_processes.set || p->max_memory.set;
+	return n->max_processes || n->max_memory;
 }
 
 /* A clone that makes a process: no CLONE_THREAD, and none of the flags the filter refuses
@@ -37,79 +38,120 @@ static int max_processes(const struct sandlock_policy *p)
 	(CLONE_THREAD | CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |              \
 	 CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_PARENT)
 
-static int max_memory(const struct sandlock_policy *p)
+static int max_memory(const struct plan_needs *n)
 {
-	return p->max_memory.set;
+	return n->max_memory;
 }
 
-static int num_cpus(const struct sandlock_policy *p)
+static int num_cpus(const struct plan_needs *n)
 {
-	return p->num_cpus.set;
+	return n->num_cpus;
 }
 
-static int serves_proc(const struct sandlock_policy *p)
+static int serves_proc(const struct plan_needs *n)
 {
-	return !p->no_supervisor && landlock_grants_proc(p);
+	return n->proc_served;
 }
 
 /* A writable grant holds a denied path (or the store root of the branches): what the carve leaves
  * out is done by the supervisor. */
-static int mediates_write(const struct sandlock_policy *p)
+static int mediates_write(const struct plan_needs *n)
 {
-	return !p->no_supervisor && p->fs_write && landlock_write_mediation(p, 0, NULL, NULL) > 0;
+	return n->write_mediated;
 }
 
 /* A workdir: its names are made in the copy-on-write branch (handlers/cow.c). */
-static int workdir(const struct sandlock_policy *p)
+static int workdir(const struct plan_needs *n)
 {
-	return !p->no_supervisor && p->workdir;
+	return n->workdir;
 }
 
 /* max_disk with a workdir: what grows a file of the branch is charged first. */
-static int workdir_quota(const struct sandlock_policy *p)
+static int workdir_quota(const struct plan_needs *n)
 {
-	return workdir(p) && p->max_disk.set;
+	return workdir(n) && n->max_disk;
 }
 
-static int mediates_write_or_cow(const struct sandlock_policy *p)
+static int mediates_write_or_cow(const struct plan_needs *n)
 {
-	return workdir(p) || mediates_write(p);
+	return workdir(n) || mediates_write(n);
 }
 
-static int serves_files(const struct sandlock_policy *p)
+static int serves_files(const struct plan_needs *n)
 {
-	return workdir(p) || policy_net_hosts(p) || p->port_remap || p->num_cpus.set ||
-	       p->max_memory.set || serves_proc(p) || mediates_write(p) ||
-	       (!p->no_supervisor && (p->random_seed.set || p->name));
+	return workdir(n) || n->net_hosts || n->port_remap || n->num_cpus || n->max_memory ||
+	       serves_proc(n) || mediates_write(n) ||
+	       (n->supervised && (n->random_seed || n->name));
 }
 
-static int time_start(const struct sandlock_policy *p)
+static int time_start(const struct plan_needs *n)
 {
-	return !p->no_supervisor && p->time_start;
+	return n->supervised && n->time_start;
 }
 
-static int random_seed(const struct sandlock_policy *p)
+static int random_seed(const struct plan_needs *n)
 {
-	return !p->no_supervisor && p->random_seed.set;
+	return n->supervised && n->random_seed;
 }
 
 /* Listings made by the supervisor: /proc's while it is served, every one sorted under
  * deterministic_dirs, and the workdir's. */
-static int lists(const struct sandlock_policy *p)
+static int lists(const struct plan_needs *n)
 {
-	return workdir(p) || serves_proc(p) || (!p->no_supervisor && p->deterministic_dirs);
+	return workdir(n) || serves_proc(n) || (n->supervised && n->deterministic_dirs);
 }
 
-static int serves_proc_or_write(const struct sandlock_policy *p)
+static int serves_proc_or_write(const struct plan_needs *n)
 {
-	return serves_proc(p) || mediates_write(p);
+	return serves_proc(n) || mediates_write(n);
+}
+
+/* TCP bind is restricted: listen on an unbound socket picks a port past Landlock's check. */
+static int bind_restricted(const struct plan_needs *n)
+{
+	return n->bind_restricted;
+}
+
+void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write_mediated,
+		     struct plan_needs *ret)
+{
+	int supervised = !p->no_supervisor;
+
+	*ret = (struct plan_needs){
+		.supervised = supervised,
+		.proc_served = supervised && proc_served,
+		.write_mediated = supervised && write_mediated,
+		.workdir = supervised && p->workdir,
+		.max_disk = p->max_disk.set,
+		.port_remap = p->port_remap,
+		.max_processes = p->max_processes.set,
+		.max_memory = p->max_memory.set,
+		.num_cpus = p->num_cpus.set,
+		.random_seed = p->random_seed.set,
+		.name = p->name != NULL,
+		.time_start = p->time_start != NULL,
+		.deterministic_dirs = p->deterministic_dirs,
+		.net_hosts = policy_net_hosts(p),
+		.bind_restricted = policy_bind_restricted(p),
+	};
+}
+
+void plan_needs_of(const struct sandlock_policy *p, struct plan_needs *ret)
+{
+	int supervised = !p->no_supervisor;
+
+	/* As plan_build decides them: plan.proc.served, and write_roots set (the mediated grants
+	 * do not depend on /proc's carve, so 0 here is what the plan finds too). */
+	plan_needs_fill(p, supervised && landlock_grants_proc(p),
+			supervised && p->fs_write && landlock_write_mediation(p, 0, NULL, NULL) > 0,
+			ret);
 }
 
 /* A trap of routes.def and the test that enables it (its handlers are supervisor/dispatch.c's). */
 struct trap_row {
 	struct trap trap;
-	/* Whether @p needs this syscall trapped; NULL: every sandbox does. */
-	int (*needed)(const struct sandlock_policy *p);
+	/* Whether a sandbox of these needs has this syscall trapped; NULL: every sandbox does. */
+	int (*needed)(const struct plan_needs *n);
 };
 
 #define EQ(a, v)                                                                                   \
@@ -138,37 +180,22 @@ static const struct trap_row rows[] = {
 
 _Static_assert(ELEMENTSOF(rows) <= DISPATCH_MAX_TRAPS, "a trap set may not fit its array");
 
-/* Whether @p needs row @e, each predicate asked once per trap set (@asked, @n_asked): several
- * resolve the grants' paths (realpath), and many rows share one (the twenty of a writable
- * grant holding a denied path). */
-struct asked {
-	int (*fn)(const struct sandlock_policy *p);
-	int yes;
-};
-
-static int needed(const struct trap_row *e, const struct sandlock_policy *p, struct asked *asked,
-		  size_t *n_asked)
+size_t trap_set_of(const struct plan_needs *needs, struct trap *traps, size_t max)
 {
-	size_t k = 0;
-
-	if (!e->needed)
-		return 1;
-	while (k < *n_asked && asked[k].fn != e->needed)
-		k++;
-	if (k == *n_asked)
-		asked[(*n_asked)++] = (struct asked){ e->needed, e->needed(p) };
-	return asked[k].yes;
-}
-
-size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)
-{
-	struct asked asked[ELEMENTSOF(rows)];
-	size_t n = 0, n_asked = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(rows) && n < max; i++)
-		if (needed(&rows[i], p, asked, &n_asked)) {
+		if (!rows[i].needed || rows[i].needed(needs)) {
 			memset(&traps[n], 0, sizeof(traps[n]));
 			traps[n++] = rows[i].trap;
 		}
 	return n;
+}
+
+size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)
+{
+	struct plan_needs needs;
+
+	plan_needs_of(p, &needs);
+	return trap_set_of(&needs, traps, max);
 }

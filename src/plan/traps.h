@@ -38,9 +38,37 @@ struct trap {
 /* The most traps a sandbox can need: every row of the table (checked when it is built). */
 #define DISPATCH_MAX_TRAPS 160
 
-/* The traps a sandbox under @p needs (the BPF program routes them to the supervisor, or denies
- * the deny_unsupervised ones without one). Returns how many were written (at most @max); unused
- * bytes of each entry are zero, so entries compare with memcmp. */
+/* What the policy tests of routes.def read, decided once per policy: the facts of the policy the
+ * trap set depends on. Two of them resolve the grants' paths (realpath), which plan_build does
+ * once for its own sections (plan.proc.served, plan.fs.write_roots) and hands over here. */
+struct plan_needs {
+	int supervised;	    /* !no_supervisor */
+	int proc_served;    /* supervised, and a grant covers /proc (landlock_grants_proc) */
+	int write_mediated; /* supervised, and a writable grant holds a denied path
+			     * (landlock_write_mediation) */
+	int workdir;	    /* supervised, with a workdir */
+	int max_disk;	    /* max_disk is set */
+	int port_remap;
+	int max_processes, max_memory, num_cpus; /* each is set */
+	int random_seed, name, time_start;	 /* each is set */
+	int deterministic_dirs;
+	int net_hosts;	     /* a net_allow rule names a host (policy_net_hosts) */
+	int bind_restricted; /* policy_bind_restricted */
+};
+
+/* The summary of @p, with the two answers that resolve paths given: whether a grant covers /proc
+ * (@proc_served) and whether a writable grant holds a denied path (@write_mediated); both are
+ * taken only when @p is supervised. */
+void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write_mediated,
+		     struct plan_needs *ret);
+/* The same summary for a policy without a plan (each path answer asked once). */
+void plan_needs_of(const struct sandlock_policy *p, struct plan_needs *ret);
+
+/* The traps a sandbox with the needs @n takes (the BPF program routes them to the supervisor,
+ * or denies the deny_unsupervised ones without one). Returns how many were written (at most
+ * @max); unused bytes of each entry are zero, so entries compare with memcmp. */
+size_t trap_set_of(const struct plan_needs *n, struct trap *traps, size_t max);
+/* The trap set of @p for a caller without a plan: trap_set_of(plan_needs_of(@p)). */
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max);
 
 /* The ioctl requests that change a file's inode (flags, version, verity, an encryption

@@ -137,7 +137,8 @@ int http_auth_canon(const char *in, char *out, size_t size, char *err, size_t er
 	return emit(r, s, out, size, err, errlen);
 }
 
-int bind_ports_canon(const char *in, int allow, char *out, size_t size, char *err, size_t errlen)
+int bind_ports_canon(const char *in, int allow, char *out, size_t size, struct port_set *ret_set,
+		     char *err, size_t errlen)
 {
 	struct port_set set = { 0 };
 	char *s = NULL;
@@ -148,8 +149,12 @@ int bind_ports_canon(const char *in, int allow, char *out, size_t size, char *er
 		return r;
 	}
 	r = bind_ports_format(&set, &s);
-	port_set_done(&set);
-	return emit(r, s, out, size, err, errlen);
+	r = emit(r, s, out, size, err, errlen);
+	if (r == 0 && ret_set)
+		*ret_set = set;
+	else
+		port_set_done(&set);
+	return r;
 }
 
 /* @s as Unix seconds ("1767225600", "-1.5", "961027200.000000001"): 0, or -EINVAL for

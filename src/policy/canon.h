@@ -19,7 +19,10 @@ int http_rule_canon(const char *in, char *out, size_t size, char *err, size_t er
 int mount_entry_canon(const char *in, char *out, size_t size, char *err, size_t errlen);
 int credential_canon(const char *in, char *out, size_t size, char *err, size_t errlen);
 int http_auth_canon(const char *in, char *out, size_t size, char *err, size_t errlen);
-/* "8080", "9000-9005", "*"; port 0 only in an allow list (bind(0)). */
-int bind_ports_canon(const char *in, int allow, char *out, size_t size, char *err, size_t errlen);
+struct port_set;
+/* "8080", "9000-9005", "*"; port 0 only in an allow list (bind(0)). With @ret_set (may be NULL),
+ * the ports parsed too (the caller's: port_set_done). */
+int bind_ports_canon(const char *in, int allow, char *out, size_t size, struct port_set *ret_set,
+		     char *err, size_t errlen);
 /* RFC 3339 with an offset, or a Unix time in seconds; out: UTC, "YYYY-MM-DDTHH:MM:SS[.f]Z". */
 int time_canon(const char *in, char *out, size_t size, char *err, size_t errlen);

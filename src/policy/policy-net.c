@@ -3,10 +3,12 @@
  * policy-net: the policy's network rules as typed rules beside their canonical text, and what
  * enforcing them takes. The schema parses each rule once, when it is set, and hands the rule
  * here; the summary (struct net_needs) is decided again only when the rules change, so the plan
- * and the trap set read it without parsing. Pure: no syscalls.
+ * and the trap set read it without parsing. The bind port lists are kept parsed the same way.
+ * Pure: no syscalls.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 #include "strv.h"
@@ -96,4 +98,41 @@ int policy_net_sends(const struct sandlock_policy *p)
 int policy_net_hosts(const struct sandlock_policy *p)
 {
 	return p->net.hosts;
+}
+
+int policy_bind_add(struct sandlock_policy *p, int deny, struct port_set *set)
+{
+	struct port_set *to = deny ? &p->bind.deny : &p->bind.allow;
+	struct port_range *v =
+		set->n ? realloc(to->ranges, (to->n + set->n) * sizeof(*v)) : to->ranges;
+
+	if (set->n && !v) {
+		port_set_done(set);
+		return -ENOMEM;
+	}
+	if (set->n)
+		memcpy(v + to->n, set->ranges, set->n * sizeof(*v));
+	to->ranges = v;
+	to->n += set->n;
+	to->all |= set->all;
+	port_set_done(set);
+	return 0;
+}
+
+void policy_bind_clear(struct sandlock_policy *p, int deny)
+{
+	port_set_done(deny ? &p->bind.deny : &p->bind.allow);
+}
+
+int policy_bind_copy(struct sandlock_policy *to, const struct sandlock_policy *from, int deny)
+{
+	const struct port_set *src = deny ? &from->bind.deny : &from->bind.allow;
+	struct port_set c = { .all = src->all, .n = src->n };
+
+	if (src->n && !(c.ranges = malloc(src->n * sizeof(*c.ranges))))
+		return -ENOMEM;
+	if (src->n)
+		memcpy(c.ranges, src->ranges, src->n * sizeof(*c.ranges));
+	*(deny ? &to->bind.deny : &to->bind.allow) = c;
+	return 0;
 }

@@ -113,6 +113,11 @@ struct sandlock_policy {
 		struct net_needs needs;
 		int hosts; /* a net_allow rule names a host */
 	} net;
+	/* net_allow_bind and net_deny_bind, each entry parsed when it is set (the ranges of every
+	 * entry, in order; .all for "*"): the ruleset's port rules read these (policy-net.c). */
+	struct policy_bind {
+		struct port_set allow, deny;
+	} bind;
 };
 struct protection_info {
 	const char *name;     /* "FsRefer" */
@@ -158,6 +163,15 @@ void policy_net_clear(struct sandlock_policy *p, int deny);
 /* Copy the typed rules of @from, and their summary, into @to, whose own are none (policy_copy).
  * 0 or -ENOMEM. */
 int policy_net_copy(struct sandlock_policy *to, const struct sandlock_policy *from, int deny);
+
+/* Append the ports of one net_allow_bind (@deny 0) or net_deny_bind entry, @set (taken over,
+ * even on failure), to the typed lists of @p, the entry the schema just added as text. 0 or
+ * -ENOMEM. */
+int policy_bind_add(struct sandlock_policy *p, int deny, struct port_set *set);
+/* Drop the typed net_allow_bind (@deny 0) or net_deny_bind ports of @p (not their text). */
+void policy_bind_clear(struct sandlock_policy *p, int deny);
+/* Copy the typed bind ports of @from into @to, whose own are none (policy_copy). 0 or -ENOMEM. */
+int policy_bind_copy(struct sandlock_policy *to, const struct sandlock_policy *from, int deny);
 
 /* What the policy's network rules take (net_rules_needs_of), as decided when they were set. */
 void policy_net_needs(const struct sandlock_policy *p, struct net_needs *ret);

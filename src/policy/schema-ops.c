@@ -205,10 +205,11 @@ static int assign_cpus(struct sandlock_policy *p, const struct field *f, const s
 }
 
 /* Canonical text of one rule-like entry (net, bind, http, mount, credential, http-auth, time).
- * Returns 0 with @out filled (and, for a network rule, *@ret_net: the caller's), or -errno with
- * @err filled. */
+ * Returns 0 with @out filled (and, for a network rule, *@ret_net, for a bind list *@ret_bind:
+ * the caller's), or -errno with @err filled. */
 static int canon(const struct sandlock_policy *p, const struct field *f, const char *in, char *out,
-		 size_t size, struct net_rule *ret_net, char *err, size_t errlen)
+		 size_t size, struct net_rule *ret_net, struct port_set *ret_bind, char *err,
+		 size_t errlen)
 {
 	switch (f->type) {
 	case FT_NETV:
@@ -226,7 +227,7 @@ static int canon(const struct sandlock_policy *p, const struct field *f, const c
 	case FT_BINDV:
 		return bind_ports_canon(
 			in, f->offset == offsetof(struct sandlock_policy, net_allow_bind), out,
-			size, err, errlen);
+			size, ret_bind, err, errlen);
 	case FT_TIME:
 		return time_canon(in, out, size, err, errlen);
 	default:
@@ -260,6 +261,33 @@ static int assign_net_rule(struct sandlock_policy *p, const struct field *f, con
 	return r;
 }
 
+/* A bind list's entry: its text in the list, its ports parsed from it beside (policy-net.c). */
+static int assign_bind(struct sandlock_policy *p, const struct field *f, const char *text,
+		       struct port_set *set)
+{
+	char ***list = field_ptr(p, f);
+	int deny = f->offset == offsetof(struct sandlock_policy, net_deny_bind);
+
+	if (strv_contains(*list, text)) {
+		port_set_done(set);
+		return 0;
+	}
+	int r = strv_extend(list, text);
+	if (r < 0) {
+		port_set_done(set);
+		return r;
+	}
+	r = policy_bind_add(p, deny, set);
+	if (r < 0) { /* the text goes too: the text and the ports stay one */
+		size_t n = strv_length(*list);
+		free((*list)[n - 1]);
+		(*list)[n - 1] = NULL;
+		if (n == 1)
+			*list = strv_free(*list);
+	}
+	return r;
+}
+
 /* Append a canonical entry to a rule list (bind lists: "*" never mixed with ports). */
 static int assign_rule(struct sandlock_policy *p, const struct field *f, const struct fvalue *v,
 		       struct sandlock_error **reterr)
@@ -277,14 +305,19 @@ static int assign_rule(struct sandlock_policy *p, const struct field *f, const s
 		return want(reterr, f, "a string");
 	int net = f->type == FT_NETV || f->type == FT_NETDENYV;
 	struct net_rule rule = { 0 };
-	int r = canon(p, f, in, text, sizeof(text), &rule, err, sizeof(err));
+	struct port_set ports = { 0 };
+	int r = canon(p, f, in, text, sizeof(text), &rule, &ports, err, sizeof(err));
 	if (r < 0)
 		return error_set(reterr, r, "%s: %s", f->name, err[0] ? err : strerror(-r));
 	if (net)
 		return assign_net_rule(p, f, text, &rule);
 	if (f->type == FT_BINDV && *list && !strv_contains(*list, text) &&
-	    (strcmp(text, "*") == 0 || strv_contains(*list, "*")))
+	    (strcmp(text, "*") == 0 || strv_contains(*list, "*"))) {
+		port_set_done(&ports);
 		return bad(reterr, -EINVAL, f, "\"*\" cannot be mixed with ports");
+	}
+	if (f->type == FT_BINDV)
+		return assign_bind(p, f, text, &ports);
 	if (f->type == FT_TIME)
 		return set_string(field_ptr(p, f), text);
 	if (strv_contains(*list, text))
@@ -477,6 +510,10 @@ void schema_clear(struct sandlock_policy *p, const struct field *f)
 	case FT_NETDENYV:
 		policy_net_clear(p, f->type == FT_NETDENYV);
 		break;
+	case FT_BINDV:
+		*(char ***)slot = strv_free(*(char ***)slot);
+		policy_bind_clear(p, f->offset == offsetof(struct sandlock_policy, net_deny_bind));
+		break;
 	default: /* the string lists */
 		*(char ***)slot = strv_free(*(char ***)slot);
 		break;
@@ -557,12 +594,16 @@ static int copy_field(struct sandlock_policy *to, const struct sandlock_policy *
 		if (*(char **const *)src && !(*(char ***)dst = strv_copy(*(char **const *)src)))
 			return -ENOMEM;
 		return policy_net_copy(to, from, f->type == FT_NETDENYV);
+	case FT_BINDV:
+		if (*(char **const *)src && !(*(char ***)dst = strv_copy(*(char **const *)src)))
+			return -ENOMEM;
+		return policy_bind_copy(
+			to, from, f->offset == offsetof(struct sandlock_policy, net_deny_bind));
 	case FT_PATHV:
 	case FT_GRANTV:
 	case FT_STRV:
 	case FT_ENV:
 	case FT_MOUNTV:
-	case FT_BINDV:
 	case FT_HTTPV:
 	case FT_CREDV:
 	case FT_AUTHV:
@@ -604,6 +645,12 @@ static void forget_pointers(struct sandlock_policy *p, const struct field *f)
 		*(void **)slot = NULL;
 		p->net.deny = NULL;
 		p->net.n_deny = 0;
+		return;
+	case FT_BINDV:
+		*(void **)slot = NULL;
+		*(f->offset == offsetof(struct sandlock_policy, net_deny_bind) ? &p->bind.deny
+									       : &p->bind.allow) =
+			(struct port_set){ 0 };
 		return;
 	default:
 		*(void **)slot = NULL;
