@@ -46,7 +46,6 @@
 #include "macro.h"
 #include "supervisor/child.h"
 #include "syscall-util.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 #ifndef FAN_MARK_MNTNS
@@ -127,8 +126,7 @@ static int same_file_rights(pid_t tid)
 	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:" };
 	const unsigned long long dac =
 		(1ULL << CAP_DAC_OVERRIDE_BIT) | (1ULL << CAP_DAC_READ_SEARCH_BIT);
-	char theirs[4096], mine[4096], ns[64];
-	struct stat a, b;
+	char theirs[4096], mine[4096];
 
 	if (proc_read(tid, "status", theirs, sizeof(theirs)) < 0 ||
 	    proc_read(0, "status", mine, sizeof(mine)) < 0)
@@ -142,9 +140,7 @@ static int same_file_rights(pid_t tid)
 	unsigned long long need = status_caps(mine) & dac;
 	if (!need)
 		return 0;
-	snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)tid);
-	if (stat(ns, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 || a.st_ino != b.st_ino ||
-	    a.st_dev != b.st_dev || (status_caps(theirs) & need) != need)
+	if (proc_userns_is_ours(tid) != 1 || (status_caps(theirs) & need) != need)
 		return -EACCES;
 	return 0;
 }
