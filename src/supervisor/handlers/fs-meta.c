@@ -34,7 +34,6 @@
 #include "plan/plan.h"
 #include "supervisor/args.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 

@@ -53,7 +53,6 @@
 #include "plan/plan.h"
 #include "supervisor/args.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Where a directory (or file) lies. */

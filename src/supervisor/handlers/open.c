@@ -41,7 +41,6 @@
 #include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Serve @text as the file the open returns. */
