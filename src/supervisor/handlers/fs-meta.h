@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs-meta: what the handlers of the metadata calls share (fs-meta.c: modes, owners, times;
- * fs-meta-attr.c: extended attributes, inode flags; cow.c and cow-xattr.c for a workdir), and
- * what they keep between calls, held by the supervisor as sv->meta.
+ * fs-meta-attr.c: extended attributes, inode flags; cow.c and cow-xattr.c for a workdir), made
+ * by fs-meta-take.c (the file taken, the rights, the id maps), and what they keep between
+ * calls, held by the supervisor as sv->meta.
  */
 #pragma once
 
