@@ -359,3 +359,18 @@ int proc_read_all(pid_t pid, const char *name, char **ret, size_t *ret_len)
 		*ret_len = len;
 	return 0;
 }
+
+int child_proc_path(const struct seccomp_notif *req, int task, const char *rest, char *buf,
+		    size_t size)
+{
+	pid_t tgid;
+
+	int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+	if (r < 0)
+		return r == -ESRCH ? NOTIF_GONE : r;
+	if (task)
+		snprintf(buf, size, "/proc/%d/task/%d%s", (int)tgid, (int)req->pid, rest);
+	else
+		snprintf(buf, size, "/proc/%d%s", (int)tgid, rest);
+	return 0;
+}

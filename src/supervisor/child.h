@@ -106,3 +106,11 @@ int proc_auxv(pid_t pid, uint64_t type, uint64_t *val);
  * Unchecked: time.c reads a timer's clock with it, acted on through a checked step after it
  * (notif_get_fd, notif_mem_read, notif_mem_write) or with a CONTINUE. */
 int proc_read_all(pid_t pid, const char *name, char **ret, size_t *ret_len);
+/* The name @rest ("/status", "": the directory) in the trapped thread's /proc directory as its
+ * own "/proc/self" names it ("/proc/<tgid>@rest"), or with @task as its "/proc/thread-self"
+ * ("/proc/<tgid>/task/<tid>@rest"), in @buf (cut at @size): 0, NOTIF_GONE, -EPERM, -EINVAL.
+ * Unchecked: open.c opens the name only after it (child_path_open, which checks ID_VALID once
+ * its directory is open) or serves what it opens only through ADDFD, which fails for a
+ * notification gone, so a tgid read of another task that took the tid reaches nobody. */
+int child_proc_path(const struct seccomp_notif *req, int task, const char *rest, char *buf,
+		    size_t size);

@@ -184,6 +184,26 @@ static void test_syscall_nr(void)
 	char *buf = NULL;
 	is_int(proc_read_all(pid, "status", &buf, NULL), -ESRCH, "  a file of it: -ESRCH");
 	free(buf);
+	struct seccomp_notif req = { .pid = (uint32_t)pid };
+	char name[64];
+	is_int(child_proc_path(&req, 0, "/status", name, sizeof(name)), NOTIF_GONE,
+	       "  its /proc/self: NOTIF_GONE");
+}
+
+static void test_proc_path(void)
+{
+	struct seccomp_notif req = { .pid = (uint32_t)getpid() };
+	char name[64], want[64];
+
+	snprintf(want, sizeof(want), "/proc/%d/status", (int)getpid());
+	ok(child_proc_path(&req, 0, "/status", name, sizeof(name)) == 0 && !strcmp(name, want),
+	   "/proc/self/status of the trapped thread: %s", want);
+	snprintf(want, sizeof(want), "/proc/%d/task/%d", (int)getpid(), (int)getpid());
+	ok(child_proc_path(&req, 1, "", name, sizeof(name)) == 0 && !strcmp(name, want),
+	   "its /proc/thread-self: %s", want);
+	ok(child_proc_path(&req, 0, "/a-long-name", name, 8) == 0 && strlen(name) == 7 &&
+		   strncmp(name, want, 7) == 0,
+	   "cut at the buffer's size");
 }
 
 static void test_proc_looks(void)
@@ -231,5 +251,6 @@ int main(void)
 	test_not_pending(&sv);
 	test_syscall_nr();
 	test_proc_looks();
+	test_proc_path();
 	done_testing();
 }

@@ -269,7 +269,6 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		     int dirfd, const char *name, uint64_t resolve)
 {
 	char real[PATH_MAX], sub[PATH_MAX + 64];
-	pid_t tgid;
 	_cleanup_close_ int again = -1;
 
 	if (fd_real_path(fd, real, sizeof(real)) <= 0)
@@ -284,16 +283,13 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 			child_path_open(sv, req, dirfd, name, resolve | RESOLVE_NO_SYMLINKS, 0);
 		if (plain >= 0)
 			return -EACCES;
-		int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
-		if (r < 0)
-			return r == -ESRCH ? NOTIF_GONE : r;
 		char task[48];
 		int tlen = snprintf(task, sizeof(task), "%s/task/%d", svdir, (int)gettid());
-		if (path_is_beneath(real, task))
-			snprintf(sub, sizeof(sub), "/proc/%d/task/%d%s", (int)tgid, (int)req->pid,
-				 real + tlen);
-		else
-			snprintf(sub, sizeof(sub), "/proc/%d%s", (int)tgid, real + svlen);
+		int in_task = path_is_beneath(real, task);
+		int r = child_proc_path(req, in_task, real + (in_task ? tlen : svlen), sub,
+					sizeof(sub));
+		if (r < 0)
+			return r;
 		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 					.resolve = RESOLVE_NO_MAGICLINKS };
 		again = (int)syscall(SYS_openat2, AT_FDCWD, sub, &how, sizeof(how));
@@ -448,15 +444,10 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	int self = r == 0 && !own && path_is_beneath(path, "/proc/self");
 	int tself = r == 0 && !own && path_is_beneath(path, "/proc/thread-self");
 	if (self || tself) {
-		pid_t tgid;
-		int k = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+		int k = child_proc_path(req, tself, self ? path + 10 : path + 17, subst,
+					sizeof(subst));
 		if (k < 0)
-			return k == -ESRCH ? NOTIF_GONE : k;
-		if (self)
-			snprintf(subst, sizeof(subst), "/proc/%d%s", (int)tgid, path + 10);
-		else
-			snprintf(subst, sizeof(subst), "/proc/%d/task/%d%s", (int)tgid,
-				 (int)req->pid, path + 17);
+			return k;
 		snprintf(path, sizeof(path), "%s", subst);
 	}
 	/* Only names that may reach /proc or a view are resolved (the rest CONTINUE at
