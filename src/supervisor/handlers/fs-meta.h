@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fs-meta: what the handlers of the metadata calls share (fs-meta.c: modes, owners, times;
- * fs-meta-attr.c: extended attributes, inode flags; cow.c and cow-xattr.c for a workdir), made
- * by fs-meta-take.c (the file taken, the rights, the id maps), and what they keep between
- * calls, held by the supervisor as sv->meta.
+ * fs-meta-attr.c: extended attributes, inode flags; cow.c and cow-xattr.c for a workdir), and
+ * what they keep between calls, held by the supervisor as sv->meta.
  */
 #pragma once
 
@@ -29,6 +28,8 @@ struct fs_meta_state {
 	dev_t kept_dev;
 	ino_t kept_ino;
 };
+
+/* fs-meta-take.c: the file taken, the rights, the id maps. */
 
 /* The file a metadata call acts on, taken once: the caller's descriptor @fd (@by_fd), else the
  * name at @addr opened as the caller reaches it (a final symlink itself with @nofollow; an empty
