@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -254,5 +255,122 @@ int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req
 	if (r < 0)
 		return r;
 	notif_answer_value(resp, 0);
+	return 0;
+}
+
+int proc_syscall_nr(pid_t tid, long *nr)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)tid, (int)tid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
+	ssize_t k = read(fd, buf, sizeof(buf) - 1);
+	if (k < 0)
+		return errno == ESRCH ? -ESRCH : -EPERM;
+	buf[k] = '\0';
+	/* "NR args...", "running", or "-1 ..." (blocked outside a syscall: a stop). */
+	char *end;
+	long v = strtol(buf, &end, 10);
+	*nr = end == buf || v < 0 ? -1 : v;
+	return 0;
+}
+
+int proc_heap_end(pid_t tid, uint64_t *end)
+{
+	char path[64], line[512];
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, stop;
+		if (strstr(line, "[heap]") && sscanf(line, "%llx-%llx", &start, &stop) == 2) {
+			*end = stop;
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+int proc_userns_is_ours(pid_t tid)
+{
+	char path[64];
+	struct stat theirs, mine;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)tid);
+	if (stat(path, &theirs) < 0 || stat("/proc/self/ns/user", &mine) < 0)
+		return -EPERM;
+	return theirs.st_ino == mine.st_ino && theirs.st_dev == mine.st_dev;
+}
+
+int proc_auxv(pid_t pid, uint64_t type, uint64_t *val)
+{
+	char path[64], auxv[4096];
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
+	/* One read: the vector is a few hundred bytes, pairs of 64-bit words. */
+	ssize_t n = read(fd, auxv, sizeof(auxv));
+	for (ssize_t off = 0; off + 16 <= n; off += 16) {
+		uint64_t key, v;
+		memcpy(&key, auxv + off, 8);
+		memcpy(&v, auxv + off + 8, 8);
+		if (key == type) {
+			*val = v;
+			r = 0;
+		}
+	}
+	return r;
+}
+
+int proc_read_all(pid_t pid, const char *name, char **ret, size_t *ret_len)
+{
+	char path[64];
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EPERM;
+	/* To its end, or 1 MiB, or the first error: what was read by then. */
+	for (ssize_t n = 1; n > 0 && len < (1u << 20);) {
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? 2 * cap : 8192);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		len += n > 0 ? (size_t)n : 0;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+int child_proc_path(const struct seccomp_notif *req, int task, const char *rest, char *buf,
+		    size_t size)
+{
+	pid_t tgid;
+
+	int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+	if (r < 0)
+		return r == -ESRCH ? NOTIF_GONE : r;
+	if (task)
+		snprintf(buf, size, "/proc/%d/task/%d%s", (int)tgid, (int)req->pid, rest);
+	else
+		snprintf(buf, size, "/proc/%d%s", (int)tgid, rest);
 	return 0;
 }

@@ -19,11 +19,13 @@
  * notif_id_valid tells whether the task was still the one in the syscall, and only then is the
  * copy decided on: while the notification is pending its thread lives, so a check that finds
  * it pending after the copy proves the copy the thread's. The readers of memory and the openers
- * of names here check before they return (else NOTIF_GONE); proc_same_ids and proc_same_creds
- * read /proc/<tid>/status unchecked, a look their caller acts on only through a checked step
- * after it (an object taken with the check, ADDFD, which fails for a notification gone). A
- * decision is never made on the child's memory with a CONTINUE after it: the kernel would read
- * that memory again.
+ * of names here check before they return (else NOTIF_GONE). The readers of /proc/<tid> files
+ * (the proc_* functions here and notif.h's proc_read, proc_status_field, proc_umask) read
+ * whatever task has the tid now and check nothing: each caller acts on such a look only
+ * through a checked step after it (notif_id_valid, an object taken with the check, ADDFD, which
+ * fails for a notification gone), or where every outcome of a wrong look is safe; each
+ * function's comment below says which. A decision is never made on the child's memory with a
+ * CONTINUE after it: the kernel would read that memory again.
  */
 #pragma once
 
@@ -81,3 +83,34 @@ int net_sock_proto(int sock, uint32_t *proto, int *type);
  * does: at most the caller's buffer length, then the full length. */
 int notif_answer_sockaddr(struct supervisor *sv, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp, const void *addr, socklen_t klen);
+
+/* The syscall thread @tid is blocked in (/proc/<tid>/task/<tid>/syscall) in *@nr, -1 when it is
+ * in none (running, or stopped outside one). -ESRCH (gone), -EPERM (unreadable). Unchecked:
+ * fork.c settles a pending fork with it, and a tid another task took since names a thread past
+ * its fork (the one that forked is gone), whatever the new one reads. */
+int proc_syscall_nr(pid_t tid, long *nr);
+/* The end of thread @tid's [heap] (/proc/<tid>/maps) in *@end: 0, -ENOENT (no heap), -ESRCH,
+ * -EPERM. Unchecked: memory.c sizes a brk with it, and only kills through a pidfd taken before
+ * ID_VALID; a CONTINUE answered to a notification gone is refused by the kernel (ENOENT). */
+int proc_heap_end(pid_t tid, uint64_t *end);
+/* Whether task @tid is in the supervisor's user namespace (its /proc/<tid>/ns/user is ours):
+ * 1, 0, -EPERM (unreadable). Unchecked: pidfd.c and watch.c act on it only through a step
+ * that checks ID_VALID after it (notif_get_fd), or with a CONTINUE, the kernel's own check. */
+int proc_userns_is_ours(pid_t tid);
+/* The value of entry @type (AT_*) of task @pid's auxiliary vector (/proc/<pid>/auxv) in *@val:
+ * 0, -ENOENT (no such entry), -ESRCH, -EPERM. Unchecked: time.c only addresses checked reads
+ * and writes of the child's memory with it (notif_mem_read, notif_mem_write). */
+int proc_auxv(pid_t pid, uint64_t type, uint64_t *val);
+/* The whole of /proc/<pid>/@name ("timers", "fdinfo/N"), up to 1 MiB, NUL-terminated, in *@ret
+ * (freed by the caller) and its length in *@ret_len (may be NULL): 0, -ESRCH, -EPERM, -ENOMEM.
+ * Unchecked: time.c reads a timer's clock with it, acted on through a checked step after it
+ * (notif_get_fd, notif_mem_read, notif_mem_write) or with a CONTINUE. */
+int proc_read_all(pid_t pid, const char *name, char **ret, size_t *ret_len);
+/* The name @rest ("/status", "": the directory) in the trapped thread's /proc directory as its
+ * own "/proc/self" names it ("/proc/<tgid>@rest"), or with @task as its "/proc/thread-self"
+ * ("/proc/<tgid>/task/<tid>@rest"), in @buf (cut at @size): 0, NOTIF_GONE, -EPERM, -EINVAL.
+ * Unchecked: open.c opens the name only after it (child_path_open, which checks ID_VALID once
+ * its directory is open) or serves what it opens only through ADDFD, which fails for a
+ * notification gone, so a tgid read of another task that took the tid reaches nobody. */
+int child_proc_path(const struct seccomp_notif *req, int task, const char *rest, char *buf,
+		    size_t size);

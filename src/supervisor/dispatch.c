@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+#include "args.h"
 #include "dispatch.h"
 #include "handlers/handlers.h"
 #include "macro.h"
@@ -27,14 +28,18 @@ const struct route *dispatch_lookup(int nr)
 
 int dispatch_keeps_tree(const struct route *rt, const struct seccomp_notif *req)
 {
+	struct path_args pa;
+
 	if (rt->flags & ROUTE_KEEPS_TREE)
 		return 1;
 	/* Not openat2's (its flags are in the child's memory) nor creat's: no such flag. */
 	if (!(rt->flags & ROUTE_KEEPS_TREE_IF_RDONLY))
 		return 0;
-	uint64_t flags = req->data.nr == SYS_openat ? req->data.args[2] : req->data.args[1];
+	if (path_args_decode(&req->data, &pa) < 0 || pa.call->family != PATH_OPEN ||
+	    pa.flags_in_mem)
+		return 0;
 	/* (O_TMPFILE with O_RDONLY is the kernel's EINVAL: nothing made) */
-	return (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC));
+	return (pa.flags & O_ACCMODE) == O_RDONLY && !(pa.flags & (O_CREAT | O_TRUNC));
 }
 
 const struct route *dispatch_routes(size_t *n)

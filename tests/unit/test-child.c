@@ -3,13 +3,18 @@
  * test-child: the toolkit for the trapped process (supervisor/child.c) on what can be checked
  * without a trapped process: the names of the caller's own descriptors, a descriptor's real
  * path, the id snapshot and the comparisons made with it, and that nothing is resolved for a
- * notification that is not pending (the ID_VALID discipline: NOTIF_GONE, never a descriptor).
+ * notification that is not pending (the ID_VALID discipline: NOTIF_GONE, never a descriptor),
+ * and the looks at a task's /proc files (its syscall, heap, user namespace, auxiliary vector,
+ * a whole file) on this process and a child of its own.
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -147,6 +152,94 @@ static void test_not_pending(struct supervisor *sv)
 	   "the child's memory: not read for a notification not pending");
 }
 
+/* A child blocked in read(2): what its /proc says of it, then of its pid once reaped. */
+static void test_syscall_nr(void)
+{
+	int pipefd[2];
+	long nr = -2;
+	char c;
+
+	if (pipe(pipefd) < 0) {
+		ok(0, "a pipe");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pipefd[1]);
+		_exit(read(pipefd[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(pipefd[0]);
+	for (int i = 0; i < 2000 && !(proc_syscall_nr(pid, &nr) == 0 && nr == SYS_read); i++)
+		usleep(1000);
+	is_int(nr, SYS_read, "a child blocked in read: its syscall is read (%d)", SYS_read);
+	ok(write(pipefd[1], "x", 1) == 1, "the child released");
+	close(pipefd[1]);
+	int status;
+	waitpid(pid, &status, 0);
+	is_int(proc_syscall_nr(pid, &nr), -ESRCH, "a pid reaped: -ESRCH");
+	uint64_t v;
+	is_int(proc_heap_end(pid, &v), -ESRCH, "  its heap: -ESRCH");
+	is_int(proc_userns_is_ours(pid), -EPERM, "  its user namespace: cannot tell (-EPERM)");
+	is_int(proc_auxv(pid, AT_PAGESZ, &v), -ESRCH, "  its auxiliary vector: -ESRCH");
+	char *buf = NULL;
+	is_int(proc_read_all(pid, "status", &buf, NULL), -ESRCH, "  a file of it: -ESRCH");
+	free(buf);
+	struct seccomp_notif req = { .pid = (uint32_t)pid };
+	char name[64];
+	is_int(child_proc_path(&req, 0, "/status", name, sizeof(name)), NOTIF_GONE,
+	       "  its /proc/self: NOTIF_GONE");
+}
+
+static void test_proc_path(void)
+{
+	struct seccomp_notif req = { .pid = (uint32_t)getpid() };
+	char name[64], want[64];
+
+	snprintf(want, sizeof(want), "/proc/%d/status", (int)getpid());
+	ok(child_proc_path(&req, 0, "/status", name, sizeof(name)) == 0 && !strcmp(name, want),
+	   "/proc/self/status of the trapped thread: %s", want);
+	snprintf(want, sizeof(want), "/proc/%d/task/%d", (int)getpid(), (int)getpid());
+	ok(child_proc_path(&req, 1, "", name, sizeof(name)) == 0 && !strcmp(name, want),
+	   "its /proc/thread-self: %s", want);
+	ok(child_proc_path(&req, 0, "/a-long-name", name, 8) == 0 && strlen(name) == 7 &&
+		   strncmp(name, want, 7) == 0,
+	   "cut at the buffer's size");
+}
+
+static void test_proc_looks(void)
+{
+	uint64_t v = 0;
+
+	/* A heap of at least a page past the start of the break. */
+	char *brk0 = sbrk(0);
+	if (brk0 != (void *)-1 && sbrk(8192) != (void *)-1) {
+		uintptr_t want = ((uintptr_t)sbrk(0) + 4095) & ~(uintptr_t)4095;
+		int r = proc_heap_end(getpid(), &v);
+		ok(r == 0 && v == want, "the heap's end is the break's page (%#llx, %#llx)",
+		   (unsigned long long)v, (unsigned long long)want);
+		(void)sbrk(-8192);
+	} else {
+		ok(1, "# skip: no break to grow");
+	}
+	is_int(proc_userns_is_ours(getpid()), 1, "this process: in our user namespace");
+	ok(proc_auxv(getpid(), AT_SYSINFO_EHDR, &v) == 0 && v == getauxval(AT_SYSINFO_EHDR),
+	   "AT_SYSINFO_EHDR: the vDSO's base, as getauxval says");
+	ok(proc_auxv(getpid(), AT_PAGESZ, &v) == 0 && v == (uint64_t)sysconf(_SC_PAGESIZE),
+	   "AT_PAGESZ: the page size");
+	is_int(proc_auxv(getpid(), 999, &v), -ENOENT, "an entry it has not: -ENOENT");
+	char *buf = NULL;
+	size_t len = 0;
+	int r = proc_read_all(getpid(), "status", &buf, &len);
+	ok(r == 0 && buf && strncmp(buf, "Name:\t", 6) == 0 && len == strlen(buf) &&
+		   strstr(buf, "\nPid:\t"),
+	   "a whole file: its status, NUL-terminated, its length (%zu)", len);
+	free(buf);
+	buf = NULL;
+	is_int(proc_read_all(getpid(), "no-such-file", &buf, NULL), -ESRCH,
+	       "a file the task has not: -ESRCH");
+	ok(!buf, "  nothing returned");
+}
+
 int main(void)
 {
 	static struct supervisor sv; /* large: not on the stack */
@@ -156,5 +249,8 @@ int main(void)
 	test_fd_real_path();
 	test_ids(&sv);
 	test_not_pending(&sv);
+	test_syscall_nr();
+	test_proc_looks();
+	test_proc_path();
 	done_testing();
 }

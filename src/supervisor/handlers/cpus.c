@@ -18,7 +18,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 
 /* The fields of a processor block that number it, and those that count the processors. */

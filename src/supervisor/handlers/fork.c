@@ -15,7 +15,6 @@
  * unreadable, the supervisor out of descriptors) refuses the fork.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,30 +26,20 @@
 #include "handlers.h"
 #include "macro.h"
 #include "procs.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Whether thread @tid is known to be past its fork: 1 when it is gone or blocked in a syscall
  * other than the fork family; 0 when it may still be in it (running, unreadable: fail closed). */
 static int past_fork(pid_t tid)
 {
-	char path[64], buf[256];
+	long nr;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)tid, (int)tid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	ssize_t k = read(fd, buf, sizeof(buf) - 1);
-	if (k < 0)
-		return errno == ESRCH;
-	buf[k] = '\0';
-	/* "NR args...", "running", or "-1 ..." (blocked outside a syscall: a stop). */
-	char *end;
-	long nr = strtol(buf, &end, 10);
-	if (end == buf || nr < 0)
-		return 0;
-	return nr != SYS_clone && nr != SYS_fork && nr != SYS_vfork && nr != SYS_clone3;
+	int r = proc_syscall_nr(tid, &nr);
+	if (r < 0)
+		return r == -ESRCH;
+	return nr >= 0 && nr != SYS_clone && nr != SYS_fork && nr != SYS_vfork && nr != SYS_clone3;
 }
 
 struct count {

@@ -27,7 +27,6 @@
 #include "macro.h"
 #include "supervisor/child.h"
 #include "supervisor/args.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 

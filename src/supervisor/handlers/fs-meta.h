@@ -29,6 +29,8 @@ struct fs_meta_state {
 	ino_t kept_ino;
 };
 
+/* fs-meta-take.c: the file taken, the rights, the id maps. */
+
 /* The file a metadata call acts on, taken once: the caller's descriptor @fd (@by_fd), else the
  * name at @addr opened as the caller reaches it (a final symlink itself with @nofollow; an empty
  * or NULL name with @empty_ok: @dirfd's file, the working directory for AT_FDCWD, *@of_dirfd

@@ -53,7 +53,6 @@
 #include "plan/plan.h"
 #include "supervisor/args.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Where a directory (or file) lies. */
@@ -523,10 +522,9 @@ static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *
 			     const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 
 int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
-		  struct seccomp_notif_resp *resp, int dirfd, const char *path, uint64_t flags,
-		  uint64_t mode, uint64_t resolve)
+		  struct seccomp_notif_resp *resp, const struct path_args *pa, const char *path)
 {
-	int r = fs_write_open_one(sv, req, dirfd, path, flags, mode, resolve);
+	int r = fs_write_open_one(sv, req, pa->dirfd, path, pa->flags, pa->mode, pa->resolve);
 	if (r != NOTIF_CONTINUED)
 		return r;
 	/* Beneath an entry Landlock grants with the write grant's rights: the kernel's open

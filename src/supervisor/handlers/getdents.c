@@ -30,8 +30,8 @@
 #include "macro.h"
 #include "plan/plan.h"
 #include "procs.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Whether /proc entry @name is to be listed: not a process, or one of the sandbox's. */

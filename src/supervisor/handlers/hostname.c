@@ -22,7 +22,6 @@
 #include "path-util.h"
 #include "proc-views.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 #define ETC_HOSTNAME "/etc/hostname"

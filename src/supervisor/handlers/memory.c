@@ -32,8 +32,8 @@
 #include "parse-util.h"
 #include "procs.h"
 #include "sandlock.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 
@@ -311,21 +311,9 @@ void memory_check(struct supervisor *sv)
 /* The bytes a brk(@addr) of task @tid adds: from the end of its [heap] now. */
 static uint64_t brk_growth(pid_t tid, uint64_t addr)
 {
-	char path[64], line[512];
-	uint64_t grow = 0;
+	uint64_t end;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
-	FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
-		if (strstr(line, "[heap]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
-			grow = addr > end ? addr - end : 0;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return grow;
+	return proc_heap_end(tid, &end) == 0 && addr > end ? addr - end : 0;
 }
 
 /* mmap (writable, anonymous), brk, mremap, mprotect (writable). CONTINUE when within the limit: the

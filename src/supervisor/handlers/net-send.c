@@ -33,7 +33,6 @@
 #include "netlink.h"
 #include "plan/plan.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 #define SEND_MAX (1u << 20)	  /* bytes copied for one message; a stream send is partial */

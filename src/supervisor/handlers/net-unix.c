@@ -27,7 +27,6 @@
 #include "macro.h"
 #include "plan/plan.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Whether the socket file @st is a sandbox's control socket (<runtime>/<name>/control.sock of

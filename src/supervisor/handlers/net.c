@@ -35,7 +35,6 @@
 #include "ports.h"
 #include "procs.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* The destination of @ss as the rules see it. Returns 0, or -EINVAL/-EAFNOSUPPORT as the

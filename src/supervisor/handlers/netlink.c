@@ -36,7 +36,6 @@
 #include "macro.h"
 #include "netlink.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 #define NL_BUF 8192

@@ -41,7 +41,6 @@
 #include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* Serve @text as the file the open returns. */
@@ -270,7 +269,6 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		     int dirfd, const char *name, uint64_t resolve)
 {
 	char real[PATH_MAX], sub[PATH_MAX + 64];
-	pid_t tgid;
 	_cleanup_close_ int again = -1;
 
 	if (fd_real_path(fd, real, sizeof(real)) <= 0)
@@ -285,16 +283,13 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 			child_path_open(sv, req, dirfd, name, resolve | RESOLVE_NO_SYMLINKS, 0);
 		if (plain >= 0)
 			return -EACCES;
-		int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
-		if (r < 0)
-			return r == -ESRCH ? NOTIF_GONE : r;
 		char task[48];
 		int tlen = snprintf(task, sizeof(task), "%s/task/%d", svdir, (int)gettid());
-		if (path_is_beneath(real, task))
-			snprintf(sub, sizeof(sub), "/proc/%d/task/%d%s", (int)tgid, (int)req->pid,
-				 real + tlen);
-		else
-			snprintf(sub, sizeof(sub), "/proc/%d%s", (int)tgid, real + svlen);
+		int in_task = path_is_beneath(real, task);
+		int r = child_proc_path(req, in_task, real + (in_task ? tlen : svlen), sub,
+					sizeof(sub));
+		if (r < 0)
+			return r;
 		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 					.resolve = RESOLVE_NO_MAGICLINKS };
 		again = (int)syscall(SYS_openat2, AT_FDCWD, sub, &how, sizeof(how));
@@ -411,11 +406,21 @@ int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *
 	return notif_answer_continue(resp);
 }
 
+/* An open as the call gives it (open's and openat's flags narrowed to the int the kernel takes;
+ * openat2's from its struct open_how), and its name once a server read it (the later ones use
+ * it). */
+struct open_call {
+	struct path_args pa;
+	int have_path;
+	char path[PATH_MAX];
+};
+
 /* The open of a sandbox whose /proc the supervisor serves (plan.proc.served). */
 static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
-			 struct seccomp_notif_resp *resp, int dirfd, uint64_t path_addr,
-			 const char *known, uint64_t flags, uint64_t resolve)
+			 struct seccomp_notif_resp *resp, const struct open_call *c)
 {
+	const int dirfd = c->pa.dirfd;
+	const uint64_t flags = c->pa.flags, resolve = c->pa.resolve;
 	char path[PATH_MAX], subst[PATH_MAX];
 	int r;
 
@@ -427,9 +432,9 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 		 * no longer served, and Landlock refuses it (CONTINUE, as above). */
 		return notif_answer_continue(resp);
 	}
-	/* @known: the name, read already (fs-write.c asked first). */
-	r = known ? (snprintf(path, sizeof(path), "%s", known), 0)
-		  : child_read_path(sv, req, path_addr, path, sizeof(path));
+	/* The name, read already where a server before asked (fs-write.c). */
+	r = c->have_path ? (snprintf(path, sizeof(path), "%s", c->path), 0)
+			 : child_read_path(sv, req, c->pa.path, path, sizeof(path));
 	/* "/proc/self" and "/proc/thread-self" named outright are the caller's (resolved
 	 * here they would be the supervisor's, which only a symlink's way is mapped back
 	 * from: proc_open). */
@@ -439,15 +444,10 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	int self = r == 0 && !own && path_is_beneath(path, "/proc/self");
 	int tself = r == 0 && !own && path_is_beneath(path, "/proc/thread-self");
 	if (self || tself) {
-		pid_t tgid;
-		int k = proc_status_field((pid_t)req->pid, "Tgid", &tgid);
+		int k = child_proc_path(req, tself, self ? path + 10 : path + 17, subst,
+					sizeof(subst));
 		if (k < 0)
-			return k == -ESRCH ? NOTIF_GONE : k;
-		if (self)
-			snprintf(subst, sizeof(subst), "/proc/%d%s", (int)tgid, path + 10);
-		else
-			snprintf(subst, sizeof(subst), "/proc/%d/task/%d%s", (int)tgid,
-				 (int)req->pid, path + 17);
+			return k;
 		snprintf(path, sizeof(path), "%s", subst);
 	}
 	/* Only names that may reach /proc or a view are resolved (the rest CONTINUE at
@@ -514,14 +514,6 @@ static int is_hosts(struct supervisor *sv, const struct seccomp_notif *req, int 
 	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
-/* An open as the call gives it, and its name once a server read it (the later ones use it). */
-struct open_call {
-	int dirfd;
-	uint64_t path_addr, flags, mode, resolve;
-	int have_path;
-	char path[PATH_MAX];
-};
-
 /* A server of opens: whether it may answer the call (@matches: the sandbox's configuration and
  * the flags, no memory read), and its answer (@serve: a verdict or -errno; NOTIF_NOT_MINE hands
  * the call to the next). */
@@ -537,22 +529,22 @@ static int hosts_matches(const struct supervisor *sv, const struct open_call *c)
 {
 	const uint64_t plain =
 		O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_LARGEFILE | O_NOFOLLOW | O_NOATIME;
-	return sv->plan->net.hosts && (c->flags & O_ACCMODE) == O_RDONLY &&
-	       (c->flags & ~(uint64_t)(plain | O_ACCMODE)) == 0;
+	return sv->plan->net.hosts && (c->pa.flags & O_ACCMODE) == O_RDONLY &&
+	       (c->pa.flags & ~(uint64_t)(plain | O_ACCMODE)) == 0;
 }
 
 static int hosts_serve(struct supervisor *sv, const struct seccomp_notif *req,
 		       struct seccomp_notif_resp *resp, struct open_call *c)
 {
-	int r = child_read_path(sv, req, c->path_addr, c->path, sizeof(c->path));
+	int r = child_read_path(sv, req, c->pa.path, c->path, sizeof(c->path));
 	c->have_path = r == 0;
-	r = c->have_path ? is_hosts(sv, req, c->dirfd, c->path, c->flags, c->resolve) : 0;
+	r = c->have_path ? is_hosts(sv, req, c->pa.dirfd, c->path, c->pa.flags, c->pa.resolve) : 0;
 	if (r == NOTIF_GONE)
 		return r;
 	if (!r)
 		return NOTIF_NOT_MINE;
 	return answer_file(sv, req, "hosts", sv->plan->net.hosts, strlen(sv->plan->net.hosts),
-			   c->flags);
+			   c->pa.flags);
 }
 
 /* A name given: /etc/hostname is it, read-only (hostname.c). */
@@ -564,24 +556,24 @@ static int hostname_matches(const struct supervisor *sv, const struct open_call 
 static int hostname_serve(struct supervisor *sv, const struct seccomp_notif *req,
 			  struct seccomp_notif_resp *resp, struct open_call *c)
 {
-	return hostname_open(sv, req, c->dirfd, c->path_addr, c->path, sizeof(c->path),
-			     &c->have_path, c->flags, c->resolve);
+	return hostname_open(sv, req, c->pa.dirfd, c->pa.path, c->path, sizeof(c->path),
+			     &c->have_path, c->pa.flags, c->pa.resolve);
 }
 
 /* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name read
  * there serves the servers below too. */
 static int write_matches(const struct supervisor *sv, const struct open_call *c)
 {
-	return sv->plan->fs.write_roots && !(c->flags & O_PATH);
+	return sv->plan->fs.write_roots && !(c->pa.flags & O_PATH);
 }
 
 static int write_serve(struct supervisor *sv, const struct seccomp_notif *req,
 		       struct seccomp_notif_resp *resp, struct open_call *c)
 {
-	int r = c->have_path ? 0 : child_read_path(sv, req, c->path_addr, c->path, sizeof(c->path));
+	int r = c->have_path ? 0 : child_read_path(sv, req, c->pa.path, c->path, sizeof(c->path));
 	c->have_path = r == 0;
 	if (r == 0)
-		r = fs_write_open(sv, req, resp, c->dirfd, c->path, c->flags, c->mode, c->resolve);
+		r = fs_write_open(sv, req, resp, &c->pa, c->path);
 	return r == -ENAMETOOLONG || r == -EFAULT ? NOTIF_NOT_MINE : r;
 }
 
@@ -595,8 +587,7 @@ static int proc_matches(const struct supervisor *sv, const struct open_call *c)
 static int proc_serve(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp, struct open_call *c)
 {
-	return open_mediated(sv, req, resp, c->dirfd, c->path_addr, c->have_path ? c->path : NULL,
-			     c->flags, c->resolve);
+	return open_mediated(sv, req, resp, c);
 }
 
 /* Under port_remap, num_cpus, max_memory or random_seed, an open that can read, of a name that
@@ -604,7 +595,8 @@ static int proc_serve(struct supervisor *sv, const struct seccomp_notif *req,
 static int views_matches(const struct supervisor *sv, const struct open_call *c)
 {
 	return (sv->plan->net.port_remap || sv->num_cpus || sv->max_memory || sv->random.seeded) &&
-	       (c->flags & O_ACCMODE) != O_WRONLY && !(c->flags & (O_PATH | O_DIRECTORY | O_CREAT));
+	       (c->pa.flags & O_ACCMODE) != O_WRONLY &&
+	       !(c->pa.flags & (O_PATH | O_DIRECTORY | O_CREAT));
 }
 
 static int views_serve(struct supervisor *sv, const struct seccomp_notif *req,
@@ -614,30 +606,31 @@ static int views_serve(struct supervisor *sv, const struct seccomp_notif *req,
 	 * what it finds only chooses between the kernel's open and a checked read) spares their
 	 * ID_VALID. */
 	char peek[257] = "";
-	if (!c->have_path && notif_mem_peek(req, c->path_addr, peek, sizeof(peek) - 1) == 0 &&
+	if (!c->have_path && notif_mem_peek(req, c->pa.path, peek, sizeof(peek) - 1) == 0 &&
 	    memchr(peek, '\0', sizeof(peek) - 1) && !may_be_view(sv, peek))
 		return NOTIF_NOT_MINE;
-	int r = c->have_path ? 0 : child_read_path(sv, req, c->path_addr, c->path, sizeof(c->path));
-	_cleanup_close_ int fd = r == 0 && may_be_view(sv, c->path)
-					 ? child_path_open(sv, req, c->dirfd, c->path, c->resolve,
-							   (c->flags & O_NOFOLLOW) != 0)
-					 : -ENOENT;
+	int r = c->have_path ? 0 : child_read_path(sv, req, c->pa.path, c->path, sizeof(c->path));
+	_cleanup_close_ int fd =
+		r == 0 && may_be_view(sv, c->path)
+			? child_path_open(sv, req, c->pa.dirfd, c->path, c->pa.resolve,
+					  (c->pa.flags & O_NOFOLLOW) != 0)
+			: -ENOENT;
 	if (fd == NOTIF_GONE)
 		return fd;
 	enum view view = fd >= 0 ? view_of(sv, fd) : VIEW_NONE;
 	if (view == VIEW_NONE)
 		return NOTIF_NOT_MINE;
-	if ((c->flags & O_ACCMODE) != O_RDONLY)
+	if ((c->pa.flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES; /* served read-only */
 	/* /proc/meminfo reads the supervisor's own state (memory.c), which only the loop may
 	 * touch: served here; a random stream takes its place in the seed's order here, and a
 	 * worker of its own. */
 	if (view == VIEW_MEMINFO || view == VIEW_RANDOM)
-		return serve_view(sv, req, view, c->flags);
+		return serve_view(sv, req, view, c->pa.flags);
 	struct view_job *job = malloc(sizeof(*job));
 	if (!job)
 		return -ENOMEM;
-	*job = (struct view_job){ .sv = sv, .req = *req, .view = view, .flags = c->flags };
+	*job = (struct view_job){ .sv = sv, .req = *req, .view = view, .flags = c->pa.flags };
 	r = supervisor_run_worker(sv, -1, view_worker, job);
 	if (r < 0) {
 		free(job);
@@ -659,33 +652,27 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The resolve flags a resolution here can honour as the kernel would. */
 	const uint64_t resolve_known =
 		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
-	struct open_call c = { .dirfd = AT_FDCWD };
-	struct path_args pa;
-	int r = path_args_decode(&req->data, &pa);
+	struct open_call c = { .have_path = 0 };
+	struct path_args *pa = &c.pa;
+	int r = path_args_decode(&req->data, pa);
 
 	if (r < 0)
 		return r;
 	/* open's and openat's flags: an int for the kernel */
-	c.flags = (uint32_t)pa.flags;
-	c.mode = pa.mode;
-	if (pa.flags_in_mem) { /* openat2 */
+	pa->flags = (uint32_t)pa->flags;
+	if (pa->flags_in_mem) { /* openat2 */
 		struct open_how how;
 		/* A struct shorter or longer than version 0 (the kernel checks a longer one's
 		 * tail), unreadable, or asking what cannot be honoured here (RESOLVE_BENEATH,
 		 * RESOLVE_IN_ROOT, RESOLVE_CACHED, a mode): the kernel's, as asked (CONTINUE;
 		 * nothing is decided, see the end). */
-		if (pa.mem_size != sizeof(how) ||
-		    notif_mem_read(sv->listener, req, pa.mem, &how, sizeof(how)) < 0 ||
+		if (pa->mem_size != sizeof(how) ||
+		    notif_mem_read(sv->listener, req, pa->mem, &how, sizeof(how)) < 0 ||
 		    (how.resolve & ~resolve_known) ||
 		    (how.mode && !(how.flags & (O_CREAT | O_TMPFILE))))
 			return notif_answer_continue(resp);
-		path_args_set_how(&pa, how.flags, how.mode, how.resolve);
-		c.flags = pa.flags;
-		c.mode = pa.mode;
-		c.resolve = pa.resolve;
+		path_args_set_how(pa, how.flags, how.mode, how.resolve);
 	}
-	c.dirfd = pa.dirfd;
-	c.path_addr = pa.path;
 
 	for (size_t i = 0; i < ELEMENTSOF(open_servers); i++) {
 		if (!open_servers[i].matches(sv, &c))

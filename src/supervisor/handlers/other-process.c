@@ -27,8 +27,8 @@
 
 #include "handlers.h"
 #include "procs.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 enum target_kind {

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "handlers.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 

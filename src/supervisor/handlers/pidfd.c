@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -32,7 +31,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "procs.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 
 #ifndef SYS_process_madvise
@@ -85,15 +84,12 @@ static int owned_pidfd(struct supervisor *sv, const struct seccomp_notif *req, p
  * in): 1, 0, or -errno. */
 static int caller_has_nice(const struct seccomp_notif *req)
 {
-	char path[64], buf[4096];
-	struct stat mine, theirs;
+	char buf[4096];
 
-	snprintf(path, sizeof(path), "/proc/%u/ns/user", req->pid);
-	if (stat(path, &theirs) < 0 || stat("/proc/self/ns/user", &mine) < 0)
-		return -EPERM;
-	if (theirs.st_ino != mine.st_ino || theirs.st_dev != mine.st_dev)
-		return 0;
-	int r = proc_read((pid_t)req->pid, "status", buf, sizeof(buf));
+	int r = proc_userns_is_ours((pid_t)req->pid);
+	if (r <= 0)
+		return r;
+	r = proc_read((pid_t)req->pid, "status", buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	const char *p = strstr(buf, "\nCapEff:");

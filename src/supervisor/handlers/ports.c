@@ -36,7 +36,6 @@
 #include "ports.h"
 #include "proc-net.h"
 #include "supervisor/child.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 /* The port of an IPv4 or IPv6 address, and where it lies in @ss; NULL for another family or a

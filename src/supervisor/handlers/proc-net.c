@@ -25,8 +25,8 @@
 #include "macro.h"
 #include "proc-net.h"
 #include "procs.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 struct inodes {

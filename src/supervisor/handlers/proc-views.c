@@ -16,7 +16,7 @@
 #include "plan/plan.h"
 #include "proc-views.h"
 #include "procs.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 
 struct load {

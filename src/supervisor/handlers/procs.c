@@ -16,8 +16,8 @@
 
 #include "macro.h"
 #include "procs.h"
+#include "supervisor/child.h"
 #include "supervisor/groups.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 int proc_info_of(pid_t pid, struct proc_info *ret)

@@ -24,7 +24,7 @@
 #include "handlers.h"
 #include "macro.h"
 #include "random.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 
 /* The most bytes one getrandom answers (it may answer fewer than asked, as the kernel does for

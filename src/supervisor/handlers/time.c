@@ -40,7 +40,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 #include "time.h"
 
@@ -174,23 +174,9 @@ static int is_wall(long clockid)
 int handle_set_tid_address(struct supervisor *sv, const struct seccomp_notif *req,
 			   struct seccomp_notif_resp *resp)
 {
-	char auxv[4096];
 	uint64_t base = 0;
 
-	int fd = -1;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/auxv", req->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, auxv, sizeof(auxv)) : -1;
-	if (fd >= 0)
-		close(fd);
-	for (ssize_t off = 0; off + 16 <= n; off += 16) {
-		uint64_t key, val;
-		memcpy(&key, auxv + off, 8);
-		memcpy(&val, auxv + off + 8, 8);
-		if (key == AT_SYSINFO_EHDR)
-			base = val;
-	}
+	(void)proc_auxv((pid_t)req->pid, AT_SYSINFO_EHDR, &base); /* none: nothing patched */
 	for (int f = 0; base && f < VTIME_FUNCS; f++) {
 		uint8_t want[8], have[8];
 		if (!sv->vtime.vdso_off[f])
@@ -329,29 +315,16 @@ int handle_clock_nanosleep(struct supervisor *sv, const struct seccomp_notif *re
  * from /proc/<pid>/timers, whose blocks start with "ID: <id>" lines). -1: cannot tell. */
 static long clock_of(const struct seccomp_notif *req, int fd, int timer)
 {
-	char path[64], id[32];
+	char name[32], id[32];
 	const char *key = fd >= 0 ? "clockid:" : "ClockID:";
+	_cleanup_free_ char *buf = NULL;
 
 	if (fd >= 0)
-		snprintf(path, sizeof(path), "/proc/%u/fdinfo/%d", req->pid, fd);
+		snprintf(name, sizeof(name), "fdinfo/%d", fd);
 	else
-		snprintf(path, sizeof(path), "/proc/%u/timers", req->pid);
-	_cleanup_close_ int pfd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (ssize_t n = 1; pfd >= 0 && n > 0 && len < (1u << 20);) {
-		if (len + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap ? 2 * cap : 8192);
-			if (!nb)
-				return -1;
-			buf = nb;
-		}
-		n = read(pfd, buf + len, cap - len - 1);
-		len += n > 0 ? (size_t)n : 0;
-	}
-	if (!buf)
+		snprintf(name, sizeof(name), "timers");
+	if (proc_read_all((pid_t)req->pid, name, &buf, NULL) < 0)
 		return -1;
-	buf[len] = '\0';
 	const char *p = buf;
 	if (fd < 0) {
 		int k = snprintf(id, sizeof(id), "ID: %d\n", timer);

@@ -20,7 +20,7 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
 #include "umask.h"

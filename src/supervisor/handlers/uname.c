@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 
 #include "handlers.h"
-#include "supervisor/notif.h"
+#include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 
 int handle_uname(struct supervisor *sv, const struct seccomp_notif *req,

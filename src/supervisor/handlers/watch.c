@@ -44,9 +44,9 @@
 #include "fd-util.h"
 #include "handlers.h"
 #include "macro.h"
+#include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "syscall-util.h"
-#include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 
 #ifndef FAN_MARK_MNTNS
@@ -127,8 +127,7 @@ static int same_file_rights(pid_t tid)
 	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:" };
 	const unsigned long long dac =
 		(1ULL << CAP_DAC_OVERRIDE_BIT) | (1ULL << CAP_DAC_READ_SEARCH_BIT);
-	char theirs[4096], mine[4096], ns[64];
-	struct stat a, b;
+	char theirs[4096], mine[4096];
 
 	if (proc_read(tid, "status", theirs, sizeof(theirs)) < 0 ||
 	    proc_read(0, "status", mine, sizeof(mine)) < 0)
@@ -142,9 +141,7 @@ static int same_file_rights(pid_t tid)
 	unsigned long long need = status_caps(mine) & dac;
 	if (!need)
 		return 0;
-	snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)tid);
-	if (stat(ns, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 || a.st_ino != b.st_ino ||
-	    a.st_dev != b.st_dev || (status_caps(theirs) & need) != need)
+	if (proc_userns_is_ours(tid) != 1 || (status_caps(theirs) & need) != need)
 		return -EACCES;
 	return 0;
 }
@@ -176,12 +173,12 @@ static int watched_file(struct supervisor *sv, const struct seccomp_notif *req, 
 }
 
 /* inotify_add_watch(fd, path, mask): the watch descriptor, or -errno. */
-static long inotify_watch(struct supervisor *sv, const struct seccomp_notif *req)
+static long inotify_watch(struct supervisor *sv, const struct seccomp_notif *req,
+			  const struct path_args *pa)
 {
-	uint32_t mask = (uint32_t)req->data.args[2];
+	uint32_t mask = (uint32_t)pa->mask;
 
-	_cleanup_close_ int file =
-		watched_file(sv, req, AT_FDCWD, req->data.args[1], (mask & IN_DONT_FOLLOW) != 0);
+	_cleanup_close_ int file = watched_file(sv, req, pa->dirfd, pa->path, !pa->follow);
 	if (file < 0)
 		return file;
 	_cleanup_close_ int ino = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
@@ -196,16 +193,16 @@ static long inotify_watch(struct supervisor *sv, const struct seccomp_notif *req
 }
 
 /* fanotify_mark(fd, flags, mask, dirfd, path): 0 or -errno. */
-static long fanotify_watch(struct supervisor *sv, const struct seccomp_notif *req)
+static long fanotify_watch(struct supervisor *sv, const struct seccomp_notif *req,
+			   const struct path_args *pa)
 {
-	unsigned flags = (unsigned)req->data.args[1];
+	unsigned flags = (unsigned)pa->flags;
 
 	/* A mark on a mount, a filesystem or a mount namespace reports what happens far beyond
 	 * the file named: refused, as the kernel refuses it to an unprivileged caller. */
 	if (flags & FAN_MARK_MNTNS)
 		return -EPERM;
-	_cleanup_close_ int file = watched_file(sv, req, (int)req->data.args[3], req->data.args[4],
-						(flags & FAN_MARK_DONT_FOLLOW) != 0);
+	_cleanup_close_ int file = watched_file(sv, req, pa->dirfd, pa->path, !pa->follow);
 	if (file < 0)
 		return file;
 	_cleanup_close_ int fan = notif_get_fd(sv->listener, req, (int)req->data.args[0]);
@@ -213,8 +210,8 @@ static long fanotify_watch(struct supervisor *sv, const struct seccomp_notif *re
 		return fan;
 	char self[64];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", file);
-	if (fanotify_mark(fan, flags & ~(unsigned)FAN_MARK_DONT_FOLLOW, req->data.args[2], AT_FDCWD,
-			  self) < 0)
+	unsigned mark = flags & ~(unsigned)FAN_MARK_DONT_FOLLOW;
+	if (fanotify_mark(fan, mark, pa->mask, AT_FDCWD, self) < 0)
 		return negative_errno();
 	return 0;
 }
@@ -226,9 +223,12 @@ static void watch_worker(int listener, int sock, void *arg)
 
 	(void)sock;
 	if (listener >= 0) {
-		long r = job->req.data.nr == SYS_inotify_add_watch
-				 ? inotify_watch(job->sv, &job->req)
-				 : fanotify_watch(job->sv, &job->req);
+		struct path_args pa;
+		/* No row (fanotify_mark where its 64-bit mask takes two registers): refused. */
+		long r = path_args_decode(&job->req.data, &pa) < 0 ? -EPERM
+			 : pa.call->nr == SYS_inotify_add_watch
+				 ? inotify_watch(job->sv, &job->req, &pa)
+				 : fanotify_watch(job->sv, &job->req, &pa);
 		if (r != NOTIF_GONE) {
 			if (r < 0)
 				notif_answer_errno(&resp, (int)r);
@@ -268,7 +268,11 @@ int handle_fanotify_mark(struct supervisor *sv, const struct seccomp_notif *req,
 	/* Removing marks (FAN_MARK_REMOVE, FAN_MARK_FLUSH) adds nothing to what the group sees.
 	 * CONTINUE: whatever the name reads by then, the kernel only takes marks away (it refuses
 	 * a flag set that also adds one: FAN_MARK_ADD with either is EINVAL). */
-	unsigned flags = (unsigned)req->data.args[1];
+	struct path_args pa;
+	int r = path_args_decode(&req->data, &pa);
+	if (r < 0)
+		return -EPERM; /* no row: see watch_worker */
+	unsigned flags = (unsigned)pa.flags;
 	if ((flags & (FAN_MARK_REMOVE | FAN_MARK_FLUSH)) && !(flags & FAN_MARK_ADD)) {
 		return notif_answer_continue(resp);
 	}
