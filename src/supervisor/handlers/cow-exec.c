@@ -40,10 +40,7 @@ int cow_chdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	struct stat st;
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -119,10 +116,7 @@ int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct cow_res res;
 	struct path_args pa;
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)

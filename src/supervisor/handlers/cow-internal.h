@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cow/cow.h"
+#include "supervisor/args.h"
 
 struct supervisor;
 
@@ -32,6 +33,10 @@ int cow_exec_call(struct supervisor *sv, const struct seccomp_notif *req,
 int cow_quota(struct supervisor *sv, const struct seccomp_notif *req,
 	      struct seccomp_notif_resp *resp);
 
+/* Decode workdir call @req (path_args_decode) and resolve its first name (cow_resolve_arg):
+ * 0 with @pa and @res set, or what either answers. */
+int cow_resolve_call(struct supervisor *sv, const struct seccomp_notif *req, struct path_args *pa,
+		     struct cow_res *res);
 /* Read the name at @addr (relative to @dirfd) and resolve it. NOTIF_NOT_MINE: outside the
  * workdir; 0: @res set; NOTIF_HOLD; -errno, NOTIF_GONE. */
 int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,

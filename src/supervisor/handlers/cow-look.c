@@ -40,11 +40,7 @@ int cow_stat(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	struct cow_res res;
 	struct path_args pa;
-	int r = path_args_decode(&req->data, &pa);
-
-	if (r < 0)
-		return r;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -73,11 +69,7 @@ int cow_access(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	struct cow_res res;
 	struct path_args pa;
-	int r = path_args_decode(&req->data, &pa);
-
-	if (r < 0)
-		return r;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
 	if (res.n.layer == COW_NONE)
@@ -96,14 +88,11 @@ int cow_readlink(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	char target[PATH_MAX];
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
+	int r = cow_resolve_call(sv, req, &pa, &res);
+	if (r != 0)
 		return r;
 	uint64_t buf = pa.buf;
 	size_t size = (size_t)pa.size;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
-	if (r != 0)
-		return r;
 	if (res.n.layer == COW_NONE && !res.magic)
 		return -ENOENT;
 	if (!res.magic && !S_ISLNK(res.n.st.st_mode))

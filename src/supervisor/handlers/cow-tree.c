@@ -30,10 +30,7 @@ int cow_mkdir_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	mode_t um;
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r == -ENOTDIR && res.trailing ? -EEXIST : r;
 	if (res.n.layer != COW_NONE)
@@ -54,13 +51,10 @@ int cow_mknod_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	mode_t um;
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	mode_t mode = (mode_t)pa.mode;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
+	mode_t mode = (mode_t)pa.mode;
 	if (res.n.layer != COW_NONE)
 		return -EEXIST;
 	if ((mode & S_IFMT) && !S_ISREG(mode)) {
@@ -81,13 +75,10 @@ int cow_remove_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct cow_res res;
 	struct path_args pa;
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	int dir = pa.dir;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
+	int dir = pa.dir;
 	/* A name ending in "." or "..", or "/": never the directory it reaches (the kernel's
 	 * answers). */
 	static const int rmdir_err[] = { 0, -EINVAL, -ENOTEMPTY, -EBUSY };
@@ -168,10 +159,7 @@ int cow_symlink_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	char target[PATH_MAX];
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
 	if ((r = child_read_path(sv, req, pa.target, target, sizeof(target))) < 0)
@@ -192,13 +180,10 @@ int cow_truncate_call(struct supervisor *sv, const struct seccomp_notif *req,
 	struct cow_res res;
 	struct path_args pa;
 
-	int r = path_args_decode(&req->data, &pa);
-	if (r < 0)
-		return r;
-	int64_t len = (int64_t)pa.length;
-	r = cow_resolve_arg(sv, req, pa.dirfd, pa.path, pa.follow, pa.empty_ok, &res);
+	int r = cow_resolve_call(sv, req, &pa, &res);
 	if (r != 0)
 		return r;
+	int64_t len = (int64_t)pa.length;
 	if (len < 0)
 		return -EINVAL;
 	if (res.n.layer == COW_NONE)

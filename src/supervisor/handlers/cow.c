@@ -181,6 +181,16 @@ int cow_resolve_arg(struct supervisor *sv, const struct seccomp_notif *req, int 
 	return r;
 }
 
+int cow_resolve_call(struct supervisor *sv, const struct seccomp_notif *req, struct path_args *pa,
+		     struct cow_res *res)
+{
+	int r = path_args_decode(&req->data, pa);
+
+	if (r < 0)
+		return r;
+	return cow_resolve_arg(sv, req, pa->dirfd, pa->path, pa->follow, pa->empty_ok, res);
+}
+
 int cow_create_mask(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
 		    mode_t *ret)
 {
