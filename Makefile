@@ -52,8 +52,8 @@ CFLAGS_ALL := -std=gnu17 $(OPT) $(WARNINGS) $(HARDEN) $(SANFLAGS) -fPIC -fvisibi
 LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAGS)
 # The libraries libsandlock needs, from their pkg-config files. sandlock.pc names them in
 # Requires.private, so that `pkg-config --static --libs sandlock` gives a static link all of it.
-PKG_DEPS := libseccomp jansson
-LIBS := $(shell pkg-config --libs $(PKG_DEPS) 2>/dev/null || echo -lseccomp -ljansson)
+PKG_DEPS := libseccomp jansson libssl libcrypto
+LIBS := $(shell pkg-config --libs $(PKG_DEPS) 2>/dev/null || echo -lseccomp -ljansson -lssl -lcrypto)
 PC_REQUIRES := $(shell pkg-config --exists $(PKG_DEPS) 2>/dev/null && echo $(PKG_DEPS))
 PC_LIBS_PRIVATE := $(if $(PC_REQUIRES),,$(LIBS)) -pthread
 LD ?= ld
@@ -62,7 +62,7 @@ HELP2MAN ?= help2man
 
 LIB_SRCS := $(wildcard src/basic/*.c src/policy/*.c src/plan/*.c src/launch/*.c \
 	src/supervisor/*.c src/supervisor/handlers/*.c src/sandbox/*.c src/toml/*.c src/cow/*.c \
-	src/*.c)
+	src/http/*.c src/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)

@@ -12,9 +12,9 @@
 set -eu
 cd "$(dirname "$0")"
 
-PACKAGES="build-essential pkg-config libseccomp-dev libjansson-dev python3 python3-pytest python3-venv \
+PACKAGES="build-essential pkg-config libseccomp-dev libjansson-dev libssl-dev python3 python3-pytest python3-venv \
 python3-pip python3-setuptools python3-wheel bubblewrap \
-strace util-linux procps openssl golang-github-burntsushi-toml-dev help2man groff-base"
+strace util-linux procps openssl curl golang-github-burntsushi-toml-dev help2man groff-base"
 
 deps() {
 	missing=""
