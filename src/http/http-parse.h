@@ -24,7 +24,7 @@ struct http_span {
 };
 
 struct http_field {
-	struct http_span name; /* a token, as sent (compare case-insensitively) */
+	struct http_span name;	/* a token, as sent (compare case-insensitively) */
 	struct http_span value; /* leading and trailing spaces and tabs trimmed */
 };
 

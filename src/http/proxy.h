@@ -24,8 +24,8 @@ struct http_proxy;
 
 /* A secret loaded for --credential: only ever in the supervisor's memory. */
 struct http_secret {
-	char *name;   /* owned */
-	char *value;  /* owned, wiped (explicit_bzero) when freed */
+	char *name;  /* owned */
+	char *value; /* owned, wiped (explicit_bzero) when freed */
 	size_t len;
 };
 
@@ -33,8 +33,8 @@ struct http_secret {
  * host of a request must be one of them, for a name listed here, or resolve to the original
  * destination (getaddrinfo on the proxy's thread) for any other name. */
 struct http_host_addrs {
-	char *name;    /* owned; lower case */
-	int *family;   /* owned; AF_INET or AF_INET6, one per address */
+	char *name;	     /* owned; lower case */
+	int *family;	     /* owned; AF_INET or AF_INET6, one per address */
 	uint8_t (*addr)[16]; /* owned */
 	size_t n;
 };
@@ -48,9 +48,9 @@ struct http_proxy_config {
 	size_t n_secrets;
 	const struct http_host_addrs *hosts; /* not owned */
 	size_t n_hosts;
-	struct tls_ca *ca;	   /* not owned; NULL: TLS passes uninspected (no interception) */
-	int upstream_timeout_ms;   /* connect and response head; 0: 30000 */
-	int idle_timeout_ms;	   /* a kept-alive client connection; 0: 120000 */
+	struct tls_ca *ca;	 /* not owned; NULL: TLS passes uninspected (no interception) */
+	int upstream_timeout_ms; /* connect and response head; 0: 30000 */
+	int idle_timeout_ms;	 /* a kept-alive client connection; 0: 120000 */
 };
 
 /* Start the proxy: bind the listeners, start the thread. A failure is one line in @err.

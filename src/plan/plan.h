@@ -16,6 +16,7 @@
 #include "policy/policy.h"
 #include "policy/rules.h"
 #include "plan/traps.h"
+#include "http/proxy.h"
 
 struct cow;
 struct cow_tmp;
@@ -65,6 +66,30 @@ struct plan_fs {
 /* /proc: served by the supervisor when a grant covers it (Landlock leaves it out). */
 struct plan_proc {
 	int served; /* opens of it are the supervisor's (handlers/open.c) */
+};
+
+/* The HTTP ACL proxy (plan-http.c): active with any http_allow or http_deny rule. Everything
+ * the proxy needs, built and checked before the sandbox starts; the secrets and the CA's key
+ * exist only here, in the supervisor's memory. */
+struct plan_http {
+	int active;
+	struct http_rule *allow, *deny; /* parsed from the policy's canonical rules */
+	size_t n_allow, n_deny;
+	struct http_auth *auth; /* http_auth, in order */
+	size_t n_auth;
+	struct http_secret *secrets; /* credentials, loaded (env:, file:, fd:); wiped when done */
+	size_t n_secrets;
+	struct http_host_addrs *hosts; /* the rules' concrete host names, resolved */
+	size_t n_hosts;
+	uint16_t *ports; /* the intercepted TCP ports: http_ports (default 80), 443 with a CA */
+	size_t n_ports;
+	struct tls_ca *ca; /* http_ca + http_key, or generated for http_inject_ca; NULL */
+	char *ca_pem;	   /* its certificate (PEM), for injection and http_ca_out */
+	size_t ca_pem_len;
+	char **inject_paths;	    /* http_inject_ca: the bundles as given */
+	struct file_id *inject_ids; /* their identities when the plan was built (0/0: missing) */
+	size_t n_inject;
+	const char *ca_out; /* http_ca_out (the policy's), or NULL */
 };
 
 /* A sendmsg flag no workload needs: the kernel (5.x: ignored by UNIX sockets; since 6.5:
@@ -122,6 +147,7 @@ struct plan {
 	struct plan_net net;
 	struct plan_fs fs;
 	struct plan_proc proc;
+	struct plan_http http;
 };
 
 /* What spawning refuses before building anything, with the protections resolved to @status:

@@ -64,6 +64,8 @@ struct supervisor {
 			    * them the kernel decides (handlers/fs-write.c); owned */
 	struct mem_pids mem_pids;  /* max_memory (handlers/memory.h) */
 	struct cow *cow;	   /* workdir: its branch (handlers/cow.c); NULL: none */
+	struct http_proxy *proxy;  /* the HTTP ACL proxy (src/http/proxy.h); NULL: none. Owned by
+				    * the sandbox (started before the launch, stopped at its end) */
 	struct cow_wait *cow_wait; /* workdir: a copy-up off the loop (handlers/cow-copy.c) */
 	int umask_traced;	   /* umask() is trapped: masks may be kept (handlers/umask.c) */
 	int ruleset_fd; /* the sandbox's Landlock ruleset (not owned): what a watch may reach
