@@ -15,8 +15,21 @@ static inline int http_is_tchar(unsigned char c)
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return 1;
 	switch (c) {
-	case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-	case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+	case '!':
+	case '#':
+	case '$':
+	case '%':
+	case '&':
+	case '\'':
+	case '*':
+	case '+':
+	case '-':
+	case '.':
+	case '^':
+	case '_':
+	case '`':
+	case '|':
+	case '~':
 		return 1;
 	default:
 		return 0;

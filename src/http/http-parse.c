@@ -50,8 +50,8 @@ int http_ascii_eq(const char *p, size_t n, const char *s)
 /* The line that starts at @off: 1 with *@line (without its CRLF) and *@next (the offset after
  * the CRLF); 0 when it is not complete yet, with *@min the least length (CRLF included) it can
  * still have; or -EBADMSG for a bare CR or LF or a line over HTTP_LINE_MAX. */
-static int next_line(const char *buf, size_t len, size_t off, struct http_span *line,
-		     size_t *next, size_t *min, char *err, size_t errlen)
+static int next_line(const char *buf, size_t len, size_t off, struct http_span *line, size_t *next,
+		     size_t *min, char *err, size_t errlen)
 {
 	const char *s = buf + off;
 	size_t avail = len - off, max = MIN(avail, (size_t)HTTP_LINE_MAX);
@@ -125,8 +125,7 @@ static int parse_status_line(struct http_span l, struct http_head *h, char *err,
 		return http_fail(err, errlen,
 				 "the status line does not start with HTTP/1.0 or HTTP/1.1 and a "
 				 "space");
-	if (!http_is_digit(p[9]) || !http_is_digit(p[10]) || !http_is_digit(p[11]) ||
-	    p[12] != ' ')
+	if (!http_is_digit(p[9]) || !http_is_digit(p[10]) || !http_is_digit(p[11]) || p[12] != ' ')
 		return http_fail(err, errlen, "the status is not three digits and a space");
 	h->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 	if (h->status < 100 || h->status > 599)
@@ -183,7 +182,8 @@ static int parse_lines(const char *buf, size_t len, struct http_head *h,
 			return k;
 		if (k == 0) {
 			/* The blank line may still follow this one: the least the head can be. */
-			int blank = !first && (len - off == 0 || (len - off == 1 && buf[off] == '\r'));
+			int blank =
+				!first && (len - off == 0 || (len - off == 1 && buf[off] == '\r'));
 			if (off + min + (blank ? 0 : 2) > HTTP_HEAD_MAX)
 				break;
 			return 0;
@@ -358,8 +358,7 @@ static void head_reset(struct http_head *h)
 	h->keep_alive = h->upgrade_websocket = h->expect_continue = 0;
 }
 
-int http_request_parse(const char *buf, size_t len, struct http_head *ret, char *err,
-		       size_t errlen)
+int http_request_parse(const char *buf, size_t len, struct http_head *ret, char *err, size_t errlen)
 {
 	head_reset(ret);
 	int n = parse_lines(buf, len, ret, parse_request_line, err, errlen);
@@ -377,8 +376,8 @@ int http_request_parse(const char *buf, size_t len, struct http_head *ret, char 
 	ret->upgrade_websocket = wants_websocket(ret);
 	/* RFC 9110 10.1.1: an HTTP/1.0 request's expectation is ignored. */
 	const struct http_field *e = http_head_field(ret, "Expect");
-	ret->expect_continue = ret->minor == 1 && e &&
-			       http_ascii_eq(e->value.p, e->value.n, "100-continue");
+	ret->expect_continue =
+		ret->minor == 1 && e && http_ascii_eq(e->value.p, e->value.n, "100-continue");
 	return n;
 }
 
@@ -449,12 +448,12 @@ enum {
 	CH_DATA,       /* remaining data bytes */
 	CH_DATA_CR,    /* the CRLF after the data */
 	CH_DATA_LF,
-	CH_TR0,   /* the start of a trailer line, or the final CRLF */
-	CH_TR_NAME,   /* a trailer field's name */
-	CH_TR_VALUE,  /* its value */
-	CH_TR_LF,     /* the LF of a trailer line */
-	CH_END_LF,    /* the final LF */
-	CH_FAILED,    /* a previous call failed: so does every later one */
+	CH_TR0,	     /* the start of a trailer line, or the final CRLF */
+	CH_TR_NAME,  /* a trailer field's name */
+	CH_TR_VALUE, /* its value */
+	CH_TR_LF,    /* the LF of a trailer line */
+	CH_END_LF,   /* the final LF */
+	CH_FAILED,   /* a previous call failed: so does every later one */
 };
 
 static int ext_byte(struct http_chunked *st, unsigned char c)
@@ -515,8 +514,9 @@ static int size_byte(struct http_chunked *st, unsigned char c, char *err, size_t
 		else if (http_is_ows(c))
 			st->state = CH_EXT_WS;
 		else
-			return http_fail(err, errlen, "a chunk size is followed by a byte that is "
-						      "not ';' or CR");
+			return http_fail(err, errlen,
+					 "a chunk size is followed by a byte that is "
+					 "not ';' or CR");
 		return 0;
 	}
 	int next = ext_byte(st, c);
@@ -546,7 +546,8 @@ static int trailer_byte(struct http_chunked *st, unsigned char c, char *err, siz
 		else if (http_is_ows(c))
 			return http_fail(err, errlen, "whitespace before a trailer's colon");
 		else if (!http_is_tchar(c))
-			return http_fail(err, errlen, "a trailer name is not a token followed by ':'");
+			return http_fail(err, errlen,
+					 "a trailer name is not a token followed by ':'");
 		return 0;
 	case CH_TR_VALUE:
 		if (c == '\r')

@@ -52,17 +52,17 @@ static int check_bytes(const char *p, size_t n, int query, char *err, size_t err
 
 /* "scheme://authority", the start of an absolute-form target: the offset after the authority,
  * or -EBADMSG. */
-static int split_absolute(const char *p, size_t n, struct http_target *t, char *err,
-			  size_t errlen)
+static int split_absolute(const char *p, size_t n, struct http_target *t, char *err, size_t errlen)
 {
 	size_t s = 0, a, i;
 
-	while (s < n && (is_alnum((unsigned char)p[s]) || p[s] == '+' || p[s] == '-' ||
-			 p[s] == '.'))
+	while (s < n &&
+	       (is_alnum((unsigned char)p[s]) || p[s] == '+' || p[s] == '-' || p[s] == '.'))
 		s++;
 	if (s == 0 || n - s < 3 || memcmp(p + s, "://", 3) != 0)
-		return http_fail(err, errlen,
-				 "the request target is neither \"/path\" nor \"http://host/path\"");
+		return http_fail(
+			err, errlen,
+			"the request target is neither \"/path\" nor \"http://host/path\"");
 	if (!http_ascii_eq(p, s, "http") && !http_ascii_eq(p, s, "https"))
 		return http_fail(err, errlen, "scheme \"%.*s\" is not http or https",
 				 (int)MIN(s, (size_t)32), p);
@@ -231,7 +231,8 @@ int http_authority_parse(const struct http_span *authority, char *host, size_t h
 	if (k < 0)
 		return k;
 	if (hn + 1 > hostlen)
-		return http_fail(err, errlen, "a host longer than %zu bytes", hostlen ? hostlen - 1 : 0);
+		return http_fail(err, errlen, "a host longer than %zu bytes",
+				 hostlen ? hostlen - 1 : 0);
 	for (size_t i = 0; i < hn; i++)
 		host[i] = http_lower(h[i]);
 	host[hn] = '\0';
@@ -281,7 +282,8 @@ static int put_segment(const char *p, size_t n, char *out, size_t *o, size_t out
 		unsigned char c = (unsigned char)p[i];
 		int keep = c == '%' && !is_unreserved(unescape(p + i));
 		if (*o + (keep ? 3 : 1) >= outlen)
-			return http_fail(err, errlen, "the normalised path is longer than %zu bytes",
+			return http_fail(err, errlen,
+					 "the normalised path is longer than %zu bytes",
 					 outlen - 1);
 		if (c == '%' && !keep) {
 			out[(*o)++] = (char)unescape(p + i);

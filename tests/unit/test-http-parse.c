@@ -84,8 +84,8 @@ static const struct req_ok {
 } req_ok[] = {
 	{ "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "GET", "/", 1, 1, HTTP_BODY_NONE, 0, 1, 0, 0 },
 	{ "GET /x?y HTTP/1.0\r\n\r\n", "GET", "/x?y", 0, 0, HTTP_BODY_NONE, 0, 0, 0, 0 },
-	{ "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET", "/", 0, 1, HTTP_BODY_NONE,
-	  0, 1, 0, 0 },
+	{ "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET", "/", 0, 1, HTTP_BODY_NONE, 0,
+	  1, 0, 0 },
 	{ "GET / HTTP/1.0\r\nConnection: Keep-Alive, close\r\n\r\n", "GET", "/", 0, 1,
 	  HTTP_BODY_NONE, 0, 0, 0, 0 },
 	{ "GET / HTTP/1.1\r\nHost: a\r\nConnection: foo, CLOSE\r\n\r\n", "GET", "/", 1, 2,
@@ -102,8 +102,8 @@ static const struct req_ok {
 	  "/p", 1, 2, HTTP_BODY_LENGTH, UINT64_C(1) << 62, 1, 0, 0 },
 	{ "POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "POST",
 	  "/p", 1, 2, HTTP_BODY_CHUNKED, 0, 1, 0, 0 },
-	{ "PUT /p HTTP/1.1\r\nHost: a\r\nTRANSFER-ENCODING:\tChunked \r\n\r\n", "PUT", "/p", 1,
-	  2, HTTP_BODY_CHUNKED, 0, 1, 0, 0 },
+	{ "PUT /p HTTP/1.1\r\nHost: a\r\nTRANSFER-ENCODING:\tChunked \r\n\r\n", "PUT", "/p", 1, 2,
+	  HTTP_BODY_CHUNKED, 0, 1, 0, 0 },
 	{ "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade"
 	  "\r\n\r\n",
 	  "GET", "/ws", 1, 3, HTTP_BODY_NONE, 0, 1, 1, 0 },
@@ -111,14 +111,14 @@ static const struct req_ok {
 	  "GET", "/ws", 1, 3, HTTP_BODY_NONE, 0, 1, 1, 0 },
 	{ "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n", "GET", "/ws", 1, 2,
 	  HTTP_BODY_NONE, 0, 1, 0, 0 },
-	{ "GET /ws HTTP/1.0\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n", "GET", "/ws",
-	  0, 2, HTTP_BODY_NONE, 0, 0, 0, 0 },
+	{ "GET /ws HTTP/1.0\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n", "GET", "/ws", 0,
+	  2, HTTP_BODY_NONE, 0, 0, 0, 0 },
 	{ "PUT /u HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n", "PUT",
 	  "/u", 1, 3, HTTP_BODY_LENGTH, 1, 1, 0, 1 },
-	{ "PUT /u HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n", "PUT", "/u", 0,
-	  2, HTTP_BODY_LENGTH, 1, 0, 0, 0 },
-	{ "GET http://a.example/x HTTP/1.1\r\nHost: a.example\r\n\r\n", "GET",
-	  "http://a.example/x", 1, 1, HTTP_BODY_NONE, 0, 1, 0, 0 },
+	{ "PUT /u HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n", "PUT", "/u", 0, 2,
+	  HTTP_BODY_LENGTH, 1, 0, 0, 0 },
+	{ "GET http://a.example/x HTTP/1.1\r\nHost: a.example\r\n\r\n", "GET", "http://a.example/x",
+	  1, 1, HTTP_BODY_NONE, 0, 1, 0, 0 },
 	{ "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n", "CONNECT",
 	  "a.example:443", 1, 1, HTTP_BODY_NONE, 0, 1, 0, 0 },
 	{ "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", "OPTIONS", "*", 1, 1, HTTP_BODY_NONE, 0, 1, 0,
@@ -173,8 +173,7 @@ static void test_fields(void)
 	f = http_head_field(&h, "x-a");
 	ok(f && f == &h.fields[1] && f->value.n == 7 && !memcmp(f->value.p, "one two", 7),
 	   "  the first X-A, inner space kept");
-	ok(h.fields[2].name.n == 3 && !memcmp(h.fields[2].name.p, "x-a", 3),
-	   "  names as sent");
+	ok(h.fields[2].name.n == 3 && !memcmp(h.fields[2].name.p, "x-a", 3), "  names as sent");
 	f = http_head_field(&h, "Empty");
 	ok(f && f->value.n == 0, "  an all-blank value is empty");
 	ok(http_head_field(&h, "Missing") == NULL, "  a missing field is NULL");
@@ -192,8 +191,7 @@ static const struct bad {
 	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n", "is not a number" },
 	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x5\r\n\r\n", "is not a number" },
 	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", "empty Content-Length" },
-	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 4611686018427387905\r\n\r\n",
-	  "over 2^62" },
+	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 4611686018427387905\r\n\r\n", "over 2^62" },
 	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n",
 	  "over 2^62" },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -207,8 +205,10 @@ static const struct bad {
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
 	  "chunked\r\n\r\n",
 	  "\"chunked\" alone" },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n", "\"chunked\" alone" },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", "\"chunked\" alone" },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n",
+	  "\"chunked\" alone" },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n",
+	  "\"chunked\" alone" },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;q=1\r\n\r\n", "not a token" },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \"chunked\"\r\n\r\n", "not a token" },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked,\r\n\r\n", "empty" },
@@ -297,16 +297,16 @@ static void test_limits(void)
 	       HTTP_LINE_MAX + 1);
 	ok(strstr(err, "longer than 8192") != NULL, "  \"%s\"", err);
 	/* Without its CRLF yet: refused as soon as the CRLF could no longer fit. */
-	is_int(parse(0, buf, HTTP_LINE_MAX - 2, NULL, &h), 0,
-	       "%d bytes of a line: need more", HTTP_LINE_MAX - 2);
+	is_int(parse(0, buf, HTTP_LINE_MAX - 2, NULL, &h), 0, "%d bytes of a line: need more",
+	       HTTP_LINE_MAX - 2);
 	is_int(parse(0, buf, HTTP_LINE_MAX - 1, NULL, &h), -EBADMSG,
 	       "%d bytes of a line without CR: refused", HTTP_LINE_MAX - 1);
 	buf[HTTP_LINE_MAX - 2] = '\r';
-	is_int(parse(0, buf, HTTP_LINE_MAX - 1, NULL, &h), 0,
-	       "%d bytes ending in CR: need more", HTTP_LINE_MAX - 1);
+	is_int(parse(0, buf, HTTP_LINE_MAX - 1, NULL, &h), 0, "%d bytes ending in CR: need more",
+	       HTTP_LINE_MAX - 1);
 	buf[HTTP_LINE_MAX - 1] = '\r';
-	is_int(parse(0, buf, HTTP_LINE_MAX, NULL, &h), -EBADMSG,
-	       "%d bytes ending in CR: refused", HTTP_LINE_MAX);
+	is_int(parse(0, buf, HTTP_LINE_MAX, NULL, &h), -EBADMSG, "%d bytes ending in CR: refused",
+	       HTTP_LINE_MAX);
 
 	/* A head of exactly HTTP_HEAD_MAX: fields of 8000 bytes, then one to fill it up. */
 	n = (size_t)sprintf(buf, "GET / HTTP/1.1\r\nHost: a\r\n");
@@ -357,8 +357,8 @@ static const struct resp_ok {
 	{ "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc", "GET", 200, "OK", 1, HTTP_BODY_LENGTH,
 	  3, 1, 0 },
 	{ "HTTP/1.1 200 OK\r\n\r\n", "GET", 200, "OK", 1, HTTP_BODY_UNTIL_CLOSE, 0, 0, 0 },
-	{ "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\n", "GET", 200, "OK", 0, HTTP_BODY_LENGTH,
-	  3, 0, 0 },
+	{ "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\n", "GET", 200, "OK", 0, HTTP_BODY_LENGTH, 3,
+	  0, 0 },
 	{ "HTTP/1.0 200 OK\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\n", "GET", 200,
 	  "OK", 0, HTTP_BODY_LENGTH, 3, 1, 0 },
 	{ "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\n", "GET", 200, "OK", 1,
@@ -429,7 +429,8 @@ static const struct bad resp_bad[] = {
 	  "Content-Length beside Transfer-Encoding" },
 	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
 	  "does not end with one \"chunked\"" },
-	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "does not end with one \"chunked\"" },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+	  "does not end with one \"chunked\"" },
 	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
 	  "does not end with one \"chunked\"" },
 	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip;level=1, chunked\r\n\r\n", "not a token" },
@@ -539,7 +540,8 @@ static void test_chunked(void)
 		const struct chunk_case *t = &chunks[i];
 		size_t n = strlen(t->in);
 		/* Every complete body here ends with its last chunk's CRLF and the final one. */
-		int done = 0, want_done = t->body >= 5 && !memcmp(t->in + t->body - 4, "\r\n\r\n", 4);
+		int done = 0,
+		    want_done = t->body >= 5 && !memcmp(t->in + t->body - 4, "\r\n\r\n", 4);
 		long k = scan(t->in, n, 0, &done);
 		is_int(k, t->body, "chunked body %zu scans to %ld", i, t->body);
 		if (t->body >= 0)
@@ -576,8 +578,8 @@ static void test_chunked_limits(void)
 	/* A size line of exactly HTTP_LINE_MAX bytes: leading zeros. */
 	memset(buf, '0', HTTP_LINE_MAX - 3);
 	memcpy(buf + HTTP_LINE_MAX - 3, "1\r\nx\r\n0\r\n\r\n", 11);
-	is_int(http_chunked_scan(&st, buf, HTTP_LINE_MAX + 8, err, sizeof(err)),
-	       HTTP_LINE_MAX + 8, "a size line of %d bytes", HTTP_LINE_MAX);
+	is_int(http_chunked_scan(&st, buf, HTTP_LINE_MAX + 8, err, sizeof(err)), HTTP_LINE_MAX + 8,
+	       "a size line of %d bytes", HTTP_LINE_MAX);
 	st = (struct http_chunked){ 0 };
 	memset(buf, '0', HTTP_LINE_MAX - 2);
 	memcpy(buf + HTTP_LINE_MAX - 2, "1\r\n", 3);
