@@ -600,6 +600,17 @@ static const struct http_match {
 
 static void test_http_match(void)
 {
+	struct http_rule name, suffix, other;
+	if (http_rule_parse("GET example.com/", &name, err, sizeof(err)) < 0 ||
+	    http_rule_parse("GET *.example.com/", &suffix, err, sizeof(err)) < 0 ||
+	    http_rule_parse("GET *.example.org/", &other, err, sizeof(err)) < 0)
+		abort();
+	ok(!http_rule_equal(&name, &suffix), "example.com and *.example.com are different rules");
+	ok(!http_rule_equal(&suffix, &other), "*.example.com and *.example.org are different rules");
+	http_rule_done(&name);
+	http_rule_done(&suffix);
+	http_rule_done(&other);
+
 	for (size_t i = 0; i < ELEMENTSOF(http_matches); i++) {
 		const struct http_match *t = &http_matches[i];
 		struct http_rule r;
