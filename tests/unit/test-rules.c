@@ -606,7 +606,8 @@ static void test_http_match(void)
 	    http_rule_parse("GET *.example.org/", &other, err, sizeof(err)) < 0)
 		abort();
 	ok(!http_rule_equal(&name, &suffix), "example.com and *.example.com are different rules");
-	ok(!http_rule_equal(&suffix, &other), "*.example.com and *.example.org are different rules");
+	ok(!http_rule_equal(&suffix, &other),
+	   "*.example.com and *.example.org are different rules");
 	http_rule_done(&name);
 	http_rule_done(&suffix);
 	http_rule_done(&other);
