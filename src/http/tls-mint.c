@@ -139,7 +139,7 @@ static int leaf_fill(struct tls_ca *ca, X509 *x, const char *name)
 	/* A name too long for a CN leaves the subject empty, and the SAN is then critical (RFC
 	 * 5280 4.2.1.6): clients match the SAN only anyway. */
 	if (n <= CN_MAX_LEN && !X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
-							    (const unsigned char *)name, -1, -1, 0))
+							   (const unsigned char *)name, -1, -1, 0))
 		return -ENOMEM;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(ca->cert)))
 		return -ENOMEM;
@@ -329,8 +329,7 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_NOACK;
 }
 
-int tls_server_ctx(struct tls_ca *ca, tls_choose_fn choose, SSL_CTX **ret, char *err,
-		   size_t errlen)
+int tls_server_ctx(struct tls_ca *ca, tls_choose_fn choose, SSL_CTX **ret, char *err, size_t errlen)
 {
 	struct server_arg *sa;
 	SSL_CTX *ctx;

@@ -296,8 +296,7 @@ static void test_cache_age(struct tls_ca *ca)
 	pthread_mutex_unlock(&ca->lock);
 	ok(found, "the leaf is in the cache");
 	b = tls_leaf_get(ca, "aging.example");
-	ok(a && b && a != b, "a leaf served for more than %ld s is minted again",
-	   TLS_LEAF_REUSE_S);
+	ok(a && b && a != b, "a leaf served for more than %ld s is minted again", TLS_LEAF_REUSE_S);
 	X509_free(a);
 	X509_free(b);
 	a = tls_leaf_get(ca, "aging.example");
@@ -521,7 +520,8 @@ static void test_tls_stream(SSL_CTX *sctx, SSL_CTX *cctx)
 
 		for (int i = 0; i < 100 && r == 0; i++)
 			r = stream_write_all(&p.cli, "xxxxxxxxxxxxxxxx", 16);
-		ok(r == -EPIPE || r == -ECONNRESET, "TLS write to a closed peer: %d, no SIGPIPE", r);
+		ok(r == -EPIPE || r == -ECONNRESET, "TLS write to a closed peer: %d, no SIGPIPE",
+		   r);
 	}
 	stream_close(&p.cli);
 	stream_close(&p.cli);
@@ -586,8 +586,7 @@ static void test_ca_load(void)
 	}
 	tls_ca_free(ca);
 	ca = NULL;
-	is_int(tls_ca_load(path_in_tmp("noku.pem"), path_in_tmp("noku.key"), &ca, err,
-			   sizeof(err)),
+	is_int(tls_ca_load(path_in_tmp("noku.pem"), path_in_tmp("noku.key"), &ca, err, sizeof(err)),
 	       0, "a CA without keyUsage loads");
 	tls_ca_free(ca);
 	ca = NULL;
@@ -595,8 +594,10 @@ static void test_ca_load(void)
 	struct {
 		const char *cert, *key, *want, *named;
 	} bad[] = {
-		{ "missing.pem", "ca.key", "missing.pem: No such file or directory", "missing.pem" },
-		{ "ca.pem", "missing.key", "missing.key: No such file or directory", "missing.key" },
+		{ "missing.pem", "ca.key", "missing.pem: No such file or directory",
+		  "missing.pem" },
+		{ "ca.pem", "missing.key", "missing.key: No such file or directory",
+		  "missing.key" },
 		{ "junk", "ca.key", "not a PEM certificate", "junk" },
 		{ "ca.pem", "junk", "not a PEM private key", "junk" },
 		{ "leaf.pem", "leaf.key", "basicConstraints CA:TRUE is missing", "leaf.pem" },
@@ -625,8 +626,9 @@ static void test_ca_load_encrypted(void)
 	char err[512] = "";
 	FILE *f = fopen(path_in_tmp("enc.key"), "we");
 
-	if (!f || !PEM_write_PKCS8PrivateKey(f, key, EVP_aes_256_cbc(), NULL, 0, NULL,
-					     (void *)"secret") ||
+	if (!f ||
+	    !PEM_write_PKCS8PrivateKey(f, key, EVP_aes_256_cbc(), NULL, 0, NULL,
+				       (void *)"secret") ||
 	    fclose(f) != 0)
 		abort();
 	EVP_PKEY_free(key);
