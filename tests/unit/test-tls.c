@@ -478,6 +478,34 @@ static void test_handshake_failures(struct tls_ca *other, SSL_CTX *sctx, SSL_CTX
 	SSL_CTX_free(h2);
 }
 
+/* A client whose key share the server does not take gets a HelloRetryRequest: the second
+ * ClientHello runs the callback again, and the handshake still ends with the leaf. */
+static void test_hello_retry(struct tls_ca *ca)
+{
+	SSL_CTX *sctx = NULL, *cctx = NULL;
+	struct pair p = { 0 };
+	char err[256], buf[128] = "";
+	X509 *peer;
+
+	if (tls_server_ctx(ca, choose, &sctx, err, sizeof(err)) < 0 ||
+	    tls_client_ctx(&cctx, err, sizeof(err)) < 0 ||
+	    !SSL_CTX_set1_groups_list(sctx, "X25519") ||
+	    !SSL_CTX_set1_groups_list(cctx, "P-384:X25519"))
+		abort();
+	choose_mode = CHOOSE_SNI;
+	seen_calls = 0;
+	is_int(pair_connect(&p, sctx, cctx, "retry.example"), 0,
+	       "handshake with a HelloRetryRequest (%s)", p.why);
+	is_int(seen_calls, 2, "choose ran for both ClientHellos");
+	peer = p.r == 0 ? SSL_get1_peer_certificate(p.cli.ssl) : NULL;
+	ok(peer && strcmp(san_of(peer, buf, sizeof(buf)), "DNS:retry.example") == 0,
+	   "and the leaf is for the name (%s)", buf);
+	X509_free(peer);
+	pair_end(&p);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+}
+
 static void test_tls_stream(SSL_CTX *sctx, SSL_CTX *cctx)
 {
 	size_t big = 4u << 20;
@@ -674,6 +702,7 @@ int main(void)
 		test_handshake(sctx, cctx);
 		test_handshake_ip(sctx, cctx);
 		test_handshake_failures(other, sctx, cctx);
+		test_hello_retry(ca);
 		test_tls_stream(sctx, cctx);
 	}
 	test_cache_threads(ca);
