@@ -122,13 +122,38 @@ out:
 	return ok ? 0 : -ENOMEM;
 }
 
+X509 *tls_leaf_template(const struct tls_ca *ca)
+{
+	X509 *x = X509_new();
+	int ok;
+
+	ok = x && X509_set_version(x, X509_VERSION_3) && X509_set_pubkey(x, ca->leaf_key) &&
+	     X509_set_issuer_name(x, X509_get_subject_name(ca->cert)) &&
+	     tls_cert_add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE") == 0 &&
+	     tls_cert_add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature") == 0 &&
+	     tls_cert_add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth") == 0 &&
+	     tls_cert_add_ext(x, ca->cert, NID_subject_key_identifier, "hash") == 0;
+	/* The authority key id repeats the CA's subject key id; a CA without one (a user's
+	 * may lack it) gets leaves without it, which path building does without. */
+	if (ok && X509_get0_subject_key_id(ca->cert))
+		ok = tls_cert_add_ext(x, ca->cert, NID_authority_key_identifier, "keyid") == 0;
+	/* Complete (a serial, a validity, a signature), so that it can be copied: X509_dup
+	 * goes through the DER encoding. */
+	ok = ok && tls_cert_stamp(x, TLS_LEAF_VALID_S) == 0 && tls_cert_sign(x, ca->key) == 0;
+	if (!ok) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
 static int leaf_fill(struct tls_ca *ca, X509 *x, const char *name)
 {
 	X509_NAME *subject = X509_get_subject_name(x);
 	size_t n = strlen(name);
 	int r;
 
-	r = tls_cert_init(x, ca->leaf_key, TLS_LEAF_VALID_S);
+	r = tls_cert_stamp(x, TLS_LEAF_VALID_S);
 	if (r < 0)
 		return r;
 	/* Never past the CA's own end: a client would refuse the chain then anyway, and the
@@ -141,25 +166,17 @@ static int leaf_fill(struct tls_ca *ca, X509 *x, const char *name)
 	if (n <= CN_MAX_LEN && !X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
 							   (const unsigned char *)name, -1, -1, 0))
 		return -ENOMEM;
-	if (!X509_set_issuer_name(x, X509_get_subject_name(ca->cert)))
-		return -ENOMEM;
-	if ((r = add_san(x, name, n > CN_MAX_LEN)) < 0 ||
-	    (r = tls_cert_add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE")) < 0 ||
-	    (r = tls_cert_add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature")) < 0 ||
-	    (r = tls_cert_add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth")) < 0 ||
-	    (r = tls_cert_add_ext(x, ca->cert, NID_subject_key_identifier, "hash")) < 0)
-		return r;
-	/* The authority key id repeats the CA's subject key id; a CA without one (a user's
-	 * may lack it) gets leaves without it, which path building does without. */
-	if (X509_get0_subject_key_id(ca->cert) &&
-	    (r = tls_cert_add_ext(x, ca->cert, NID_authority_key_identifier, "keyid")) < 0)
+	r = add_san(x, name, n > CN_MAX_LEN);
+	if (r < 0)
 		return r;
 	return tls_cert_sign(x, ca->key);
 }
 
+/* A copy of the template (decoded from its DER, so that nothing OpenSSL caches of a
+ * certificate, its hash or its extension flags, has been computed yet), filled and signed. */
 static X509 *leaf_mint(struct tls_ca *ca, const char *name)
 {
-	X509 *x = X509_new();
+	X509 *x = X509_dup(ca->leaf_template);
 
 	if (x && leaf_fill(ca, x, name) < 0) {
 		X509_free(x);

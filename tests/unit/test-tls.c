@@ -259,6 +259,15 @@ static void test_leaf(struct tls_ca *ca)
 		is_int(X509_check_purpose(a, X509_PURPOSE_SSL_SERVER, 0), 1,
 		       "serverAuth, digitalSignature");
 		is_int(X509_verify(a, X509_get0_pubkey(ca->cert)), 1, "signed by the CA");
+		{
+			/* What OpenSSL caches of a certificate (its hash, which X509_cmp
+			 * compares) is the leaf's, not the template's it was copied from. */
+			X509 *fresh = X509_dup(a);
+
+			is_int(X509_cmp(a, fresh), 0, "the leaf's cached hash is its own");
+			is_int(X509_cmp(a, ca->leaf_template) != 0, 1, "not the template's");
+			X509_free(fresh);
+		}
 		t = now + 24 * 3600;
 		ok(X509_cmp_time(X509_get0_notAfter(a), &t) <= 0 &&
 			   (t -= 120, X509_cmp_time(X509_get0_notAfter(a), &t) > 0),
