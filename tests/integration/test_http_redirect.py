@@ -286,3 +286,22 @@ def test_getpeername_of_a_socket_not_connected():
             "except OSError as e:\n    print(e.errno)\n")
     r = run(*SYSTEM_READ, "--http-allow", "GET 127.0.0.1/x", "--", PY, "-c", code, timeout=30)
     assert r.stdout.decode().split() == [str(errno.ENOTCONN)], r.stderr
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--no-supervisor", "--http-deny", "GET 127.0.0.1/x"],
+     "sandlock: --no-supervisor: cannot enforce --http-deny rules (the HTTP proxy runs in the "
+     "supervisor)"),
+    (["--disable", "net-tcp", "--http-allow", "GET 127.0.0.1/x"],
+     "sandlock: --http-allow rules need the net-tcp protection (Landlock ABI 4), which is "
+     "disabled here"),
+    (["--http-allow", "GET 127.0.0.1/x", "--credential", "k=env:SANDLOCK_TEST_UNSET_VAR"],
+     "sandlock: --credential: k: environment variable SANDLOCK_TEST_UNSET_VAR is not set"),
+])
+def test_what_the_redirect_needs(flags, message):
+    # Control: the same rules with what they need run.
+    assert run(*SYSTEM_READ, "--http-allow", "GET 127.0.0.1/x", "--", "true",
+               timeout=30).returncode == 0
+    env = {k: v for k, v in os.environ.items() if k != "SANDLOCK_TEST_UNSET_VAR"}
+    r = run(*SYSTEM_READ, *flags, "--", "true", timeout=30, env=env)
+    assert (r.returncode, r.stderr.decode().splitlines()) == (1, [message])
