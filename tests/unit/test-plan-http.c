@@ -169,6 +169,13 @@ static void test_wildcards(void)
 	ok(intercepts(&plan, 8081), "  8081 intercepted");
 	ok(!reaches(&plan, "192.0.2.7", 22), "  port 22 not (control)");
 	plan_done(&plan);
+	r = build(SET("http_allow", "GET *.example.com/x"), &plan, msg, sizeof(msg));
+	ok(r == 0 && reaches(&plan, "192.0.2.7", 80) && plan.http.n_hosts == 0 && !plan.net.hosts,
+	   "*.example.com: any IP on port 80, nothing resolved");
+	if (r == 0)
+		plan_done(&plan);
+	else
+		diag("  %s", msg);
 }
 
 static void test_names(void)
