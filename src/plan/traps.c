@@ -81,7 +81,7 @@ static int serves_files(const struct plan_needs *n)
 {
 	return workdir(n) || n->net_hosts || n->port_remap || n->num_cpus || n->max_memory ||
 	       serves_proc(n) || mediates_write(n) ||
-	       (n->supervised && (n->random_seed || n->name));
+	       (n->supervised && (n->random_seed || n->name)) || n->http_inject;
 }
 
 static int time_start(const struct plan_needs *n)
@@ -133,6 +133,7 @@ void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write
 		.deterministic_dirs = p->deterministic_dirs,
 		.net_hosts = policy_net_hosts(p),
 		.bind_restricted = policy_bind_restricted(p),
+		.http_inject = supervised && p->http_inject_ca && p->http_inject_ca[0],
 	};
 }
 

@@ -54,6 +54,7 @@ struct plan_needs {
 	int deterministic_dirs;
 	int net_hosts;	     /* a net_allow rule names a host (policy_net_hosts) */
 	int bind_restricted; /* policy_bind_restricted */
+	int http_inject;     /* supervised, with http_inject_ca bundles (handlers/http-trust.c) */
 };
 
 /* The summary of @p, with the two answers that resolve paths given: whether a grant covers /proc
