@@ -314,6 +314,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	if (r == 0 && sb->plan.supervised)
 		r = spawn_supervisor(sb, reterr);
 	if (r == 0)
+		r = sandbox_http_ca_out(&sb->plan, reterr);
+	if (r == 0)
 		sb->tmp = TAKE_PTR(sb->plan.tmp);
 	if (r == 0 && sb->tmp && sb->plan.supervised)
 		sb->sv.private_tmp = sb->tmp->path;
