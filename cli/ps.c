@@ -226,8 +226,7 @@ static void toml_runtime_notes(const json_t *policy, const json_t *names)
 
 	if (json_array_size(names)) {
 		printf("\n# credentials (held by the supervisor, by name):");
-		json_array_foreach(names, i, v)
-			printf("%s %s", i ? "," : "", json_string_value(v));
+		json_array_foreach(names, i, v) printf("%s %s", i ? "," : "", json_string_value(v));
 		printf("\n");
 	}
 	json_array_foreach(auth, i, v)

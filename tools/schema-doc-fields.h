@@ -68,8 +68,7 @@ static const struct field_doc field_docs[] = {
 	{ "config.http_ca", "unset", "\"/etc/sandlock/ca.pem\"",
 	  "PEM CA certificate for HTTPS interception; set together with `http_key`, and port 443 "
 	  "is intercepted too.",
-	  NULL, NULL,
-	  "http_key = \"/etc/sandlock/ca.key\"\n" },
+	  NULL, NULL, "http_key = \"/etc/sandlock/ca.key\"\n" },
 	{ "config.http_key", "unset", "\"/etc/sandlock/ca.key\"",
 	  "PEM private key of `http_ca`; set together with it.", NULL, NULL,
 	  "http_ca = \"/etc/sandlock/ca.pem\"\n" },
@@ -254,8 +253,7 @@ static const struct field_doc field_docs[] = {
 	  "Attach a credential to matching requests in the HTTP proxy: `\"METHOD HOST/PATH AUTH "
 	  "NAME [replace|add-only]\"`, `AUTH` one of `bearer`, `basic:USER`, `header:NAME`, "
 	  "`apikey:NAME`, `query:PARAM`; needs an HTTP rule.",
-	  NULL,
-	  NULL, "\"http\": {\"allow\": [\"GET example.com/*\"]}" },
+	  NULL, NULL, "\"http\": {\"allow\": [\"GET example.com/*\"]}" },
 };
 
 static const size_t n_field_docs = sizeof(field_docs) / sizeof(field_docs[0]);

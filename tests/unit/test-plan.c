@@ -125,9 +125,8 @@ static void test_env(void)
 	 * clean_env's five, not from the policy's env; file: and fd: sources strip nothing. */
 	p.credentials = V("api=env:SECRET", "home=env:HOME", "f=file:/run/k", "d=fd:3");
 	env = plan_build_env(&p, host);
-	CHECK_STRV(env, "env: credentials: SECRET and HOME stripped from environ",
-		   "FOO=1", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "TERMINFO=/t", "TERM=xterm",
-		   "LC_ALL=C");
+	CHECK_STRV(env, "env: credentials: SECRET and HOME stripped from environ", "FOO=1",
+		   "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "TERMINFO=/t", "TERM=xterm", "LC_ALL=C");
 	strv_free(env);
 	p.env = V("SECRET=again", "B=2");
 	p.clean_env = 1;
