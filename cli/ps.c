@@ -226,12 +226,17 @@ static void toml_runtime_notes(const json_t *policy, const json_t *names)
 
 	if (json_array_size(names)) {
 		printf("\n# credentials (held by the supervisor, by name):");
-		json_array_foreach(names, i, v) printf("%s %s", i ? "," : "", json_string_value(v));
+		json_array_foreach(names, i, v)
+		{
+			printf("%s %s", i ? "," : "", json_string_value(v));
+		}
 		printf("\n");
 	}
 	json_array_foreach(auth, i, v)
+	{
 		printf("%s# http_auth: %s\n", i || json_array_size(names) ? "" : "\n",
 		       json_string_value(v));
+	}
 }
 
 /* The JSON document for people: indented, with the credentials by name in its runtime section
