@@ -14,19 +14,19 @@
 #include "plan/plan.h"
 #include "sandbox-internal.h"
 
-int sandbox_http_ca_out(const struct plan *plan, struct sandlock_error **reterr)
+int sandbox_http_ca_out(const struct plan *plan, const char *label, struct sandlock_error **reterr)
 {
 	const struct plan_http *h = &plan->http;
 
 	if (!h->ca_out)
 		return 0;
 	if (!h->ca_pem)
-		return error_set(reterr, -EINVAL, "http_ca_out: %s: no CA is active", h->ca_out);
+		return error_set(reterr, -EINVAL, "%s: %s: no CA is active", label, h->ca_out);
 	_cleanup_close_ int fd = open(h->ca_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int r = fd < 0 ? negative_errno() : write_full(fd, h->ca_pem, h->ca_pem_len);
 	if (r == 0 && close(TAKE_FD(fd)) < 0)
 		r = negative_errno();
 	if (r < 0)
-		return error_set(reterr, r, "http_ca_out: %s: %s", h->ca_out, strerror(-r));
+		return error_set(reterr, r, "%s: %s: %s", label, h->ca_out, strerror(-r));
 	return 0;
 }

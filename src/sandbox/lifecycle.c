@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "policy/schema.h"
 #include "sandbox-internal.h"
 #include "sandbox.h"
 #include "supervisor/handlers/handlers.h"
@@ -314,7 +315,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	if (r == 0 && sb->plan.supervised)
 		r = spawn_supervisor(sb, reterr);
 	if (r == 0)
-		r = sandbox_http_ca_out(&sb->plan, reterr);
+		r = sandbox_http_ca_out(&sb->plan, schema_label_of(p, "http_ca_out"), reterr);
 	if (r == 0)
 		sb->tmp = TAKE_PTR(sb->plan.tmp);
 	if (r == 0 && sb->tmp && sb->plan.supervised)

@@ -44,5 +44,6 @@ void *loop_thread(void *arg);
 void *sandbox_thread(void *arg);
 
 /* http-ca-out.c: http_ca_out, the active CA's certificate written to its path (plan.http), before
- * the command starts. 0, or -errno with *@reterr set ("http_ca_out: PATH: why"). */
-int sandbox_http_ca_out(const struct plan *plan, struct sandlock_error **reterr);
+ * the command starts. 0, or -errno with *@reterr set ("@label: PATH: why", @label what the
+ * caller calls the field: "http_ca_out", "--http-ca-out"). */
+int sandbox_http_ca_out(const struct plan *plan, const char *label, struct sandlock_error **reterr);
