@@ -59,10 +59,9 @@ class Sandbox:
         doc="PEM private key (a path) of http_ca; set together with it.")
     http_inject_ca: Sequence[str] = _fields.policy(
         "config", "http_inject_ca", (), to_doc=_fields.as_list,
-        doc="Trust bundles (paths) the interception CA's certificate is spliced into when the "
-        "sandbox opens them (the host's files never change); without http_ca, an ephemeral CA "
-        "is made (its key only in memory) and port 443 is intercepted. Needs http_allow or "
-        "http_deny.")
+        doc="Trust bundles (paths) served with the interception CA's certificate appended when "
+        "the sandbox opens them (the host's files never change); without http_ca, a CA is "
+        "made, its key in memory only. Needs http_allow or http_deny.")
     http_ca_out: str | None = _fields.policy(
         "config", "http_ca_out",
         doc="Path the interception CA's certificate (PEM, never its key) is written to before "
