@@ -79,8 +79,9 @@ int tcp_ports_collect(const struct sandlock_policy *p, struct tcp_ports *t,
 	/* The direct rules (TCP to any host) are port rules here. A supervised sandbox has
 	 * every connect made by the supervisor, which applies them too (handlers/net.c); these
 	 * rules bind what it does not make (no supervisor). When some rule needs the
-	 * supervisor's matching (net_needs.onbehalf), Landlock allows no TCP connect at all. */
-	int onbehalf = p->net.needs.onbehalf;
+	 * supervisor's matching (net_needs.onbehalf), or the HTTP proxy runs (a connect to an
+	 * intercepted port is redirected to it), Landlock allows no TCP connect at all. */
+	int onbehalf = p->net.needs.onbehalf || policy_http_active(p);
 	for (size_t i = 0; r == 0 && !onbehalf && i < p->net.n_allow; i++) {
 		const struct net_rule *rule = &p->net.allow[i];
 		/* Not on behalf: the TCP rules are to any host, and a UDP or ICMP rule opens

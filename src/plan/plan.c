@@ -19,6 +19,7 @@
 #include "fd-util.h"
 #include "landlock.h"
 #include "plan.h"
+#include "plan-internal.h"
 #include "path-util.h"
 #include "rlimit-util.h"
 #include "cow/cow.h"
@@ -194,7 +195,7 @@ static int plan_process_knobs(const struct sandlock_policy *p, struct plan *plan
 }
 
 /* Append @r to the vector *@v of *@n rules (taking it over). */
-static int net_rules_push(struct net_rule **v, size_t *n, struct net_rule *r)
+int plan_net_rules_push(struct net_rule **v, size_t *n, struct net_rule *r)
 {
 	struct net_rule *nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv) {
@@ -207,13 +208,26 @@ static int net_rules_push(struct net_rule **v, size_t *n, struct net_rule *r)
 }
 
 /* Whether @text (lines, may be NULL) holds the line @line ("...\n") whole. */
-static int hosts_has_line(const char *text, const char *line)
+int plan_hosts_has_line(const char *text, const char *line)
 {
 	size_t n = strlen(line);
 
 	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, line, n) == 0)
 			return 1;
+	return 0;
+}
+
+int plan_hosts_append(char **hosts, const char *entry)
+{
+	char *all = NULL;
+
+	if (plan_hosts_has_line(*hosts, entry))
+		return 0;
+	if (asprintf(&all, "%s%s", *hosts ? *hosts : "", entry) < 0)
+		return -ENOMEM;
+	free(*hosts);
+	*hosts = all;
 	return 0;
 }
 
@@ -245,11 +259,11 @@ static int net_rule_resolve(const struct net_rule *r, struct plan_net *net, char
 		added++;
 		/* One entry per address and name (the resolver may list one twice). */
 		snprintf(entry, sizeof(entry), "%s\t%s\n", text, r->host);
-		if (hosts_has_line(*hosts, entry))
+		if (plan_hosts_has_line(*hosts, entry))
 			continue;
 		k = net_rule_pinned(r, a->ai_family, ip, &pin);
 		if (k == 0)
-			k = net_rules_push(&net->allow, &net->n_allow, &pin);
+			k = plan_net_rules_push(&net->allow, &net->n_allow, &pin);
 		if (k == 0 && asprintf(&line, "%s%s", *hosts ? *hosts : "", entry) < 0)
 			k = -ENOMEM;
 		if (line) {
@@ -278,7 +292,7 @@ static int net_rules_compile(const struct net_rule *rules, size_t n, struct plan
 				return k;
 			continue;
 		}
-		if (net_rule_copy(&rules[i], &r) < 0 || net_rules_push(ret, ret_n, &r) < 0)
+		if (net_rule_copy(&rules[i], &r) < 0 || plan_net_rules_push(ret, ret_n, &r) < 0)
 			return error_set(reterr, -ENOMEM, "out of memory");
 	}
 	return 0;
@@ -295,10 +309,11 @@ static int net_hosts_finish(struct plan_net *net, struct sandlock_error **reterr
 	if (!net->hosts)
 		return 0;
 	if (asprintf(&all, "%s%s%s", net->hosts,
-		     hosts_has_line(net->hosts, "127.0.0.1\tlocalhost\n")
+		     plan_hosts_has_line(net->hosts, "127.0.0.1\tlocalhost\n")
 			     ? ""
 			     : "127.0.0.1\tlocalhost\n",
-		     hosts_has_line(net->hosts, "::1\tlocalhost\n") ? "" : "::1\tlocalhost\n") < 0)
+		     plan_hosts_has_line(net->hosts, "::1\tlocalhost\n") ? ""
+									 : "::1\tlocalhost\n") < 0)
 		return error_set(reterr, -ENOMEM, "out of memory");
 	free(net->hosts);
 	net->hosts = all;
@@ -327,7 +342,7 @@ static int plan_net_rules(const struct sandlock_policy *p, struct plan_net *net,
 	if (r == 0)
 		r = net_rules_compile(rules->deny, rules->n_deny, net, &net->deny, &net->n_deny,
 				      reterr);
-	return r < 0 ? r : net_hosts_finish(net, reterr);
+	return r;
 }
 
 /* The grants as the supervisor matches them: the real paths of the write grants and of every
@@ -523,6 +538,10 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 	if (r == 0 && policy_net_onbehalf(p))
 		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP,
 				     "net_allow rules to IPs and net_deny need", reterr);
+	/* The redirect to the HTTP proxy is such a connect too. */
+	if (r == 0 && policy_http_active(p))
+		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP,
+				     "http_allow and http_deny rules need", reterr);
 	return r;
 }
 
@@ -567,7 +586,14 @@ static int plan_net(const struct sandlock_policy *p, struct plan *plan,
 			     SANDLOCK_STATUS_ACTIVE;
 	net->tcp_open = plan->status[SANDLOCK_PROTECTION_NET_TCP] != SANDLOCK_STATUS_ACTIVE;
 	net->port_remap = p->port_remap;
-	return plan_net_rules(p, net, reterr);
+	int r = plan_net_rules(p, net, reterr);
+	/* The HTTP rules add reachability and names to what the net rules made (plan-http.c):
+	 * the redirect to the proxy is the supervisor's connect. */
+	if (r == 0 && policy_http_active(p)) {
+		net->onbehalf = 1;
+		r = plan_http_build(p, plan, reterr);
+	}
+	return r < 0 ? r : net_hosts_finish(net, reterr);
 }
 
 /* The Landlock ABI, the protections' status under it, and what spawning refuses. */
@@ -717,6 +743,7 @@ void plan_done(struct plan *plan)
 		free(plan->cow);
 		plan->cow = NULL;
 	}
+	plan_http_done(&plan->http);
 	plan_net_done(&plan->net);
 	plan_fs_done(&plan->fs);
 	plan->proc = (struct plan_proc){ 0 };

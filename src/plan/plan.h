@@ -161,6 +161,14 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, struct 
 	       struct sandlock_error **reterr);
 void plan_done(struct plan *plan);
 
+/* The HTTP proxy's section (plan-http.c), for a policy with HTTP rules (policy_http_active):
+ * @plan->http filled, the rules' reachability merged into @plan->net.allow and their names into
+ * @plan->net.hosts. Called by plan_build; plan_done frees it (plan_http_done), its secrets
+ * wiped. */
+int plan_http_build(const struct sandlock_policy *p, struct plan *plan,
+		    struct sandlock_error **reterr);
+void plan_http_done(struct plan_http *h);
+
 /* The envp the child gets under @p, built from @environ (exposed for unit tests). */
 char **plan_build_env(const struct sandlock_policy *p, char *const *environ_);
 /* The exec candidates of @cmd under the PATH value @path (NULL: the default search path). */

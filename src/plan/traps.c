@@ -21,9 +21,11 @@
 #include "syscall-util.h"
 #include "traps.h"
 
-static int port_remap(const struct plan_needs *n)
+/* The addresses a peer's getpeername reports: virtual ports under port_remap, the original
+ * destination of a connection redirected to the HTTP proxy (handlers/ports.c). */
+static int peer_names(const struct plan_needs *n)
 {
-	return n->port_remap;
+	return n->port_remap || n->http;
 }
 
 static int max_processes(const struct plan_needs *n)
@@ -79,8 +81,8 @@ static int mediates_write_or_cow(const struct plan_needs *n)
 
 static int serves_files(const struct plan_needs *n)
 {
-	return workdir(n) || n->net_hosts || n->port_remap || n->num_cpus || n->max_memory ||
-	       serves_proc(n) || mediates_write(n) ||
+	return workdir(n) || n->net_hosts || n->http_files || n->port_remap || n->num_cpus ||
+	       n->max_memory || serves_proc(n) || mediates_write(n) ||
 	       (n->supervised && (n->random_seed || n->name));
 }
 
@@ -132,6 +134,9 @@ void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write
 		.time_start = p->time_start != NULL,
 		.deterministic_dirs = p->deterministic_dirs,
 		.net_hosts = policy_net_hosts(p),
+		.http = supervised && policy_http_active(p),
+		.http_files = supervised && policy_http_active(p) &&
+			      (policy_http_hosts(p) || (p->http_inject_ca && p->http_inject_ca[0])),
 		.bind_restricted = policy_bind_restricted(p),
 	};
 }

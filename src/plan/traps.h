@@ -53,6 +53,9 @@ struct plan_needs {
 	int random_seed, name, time_start;	 /* each is set */
 	int deterministic_dirs;
 	int net_hosts;	     /* a net_allow rule names a host (policy_net_hosts) */
+	int http;	     /* supervised, with the HTTP proxy (policy_http_active) */
+	int http_files;	     /* http, and a rule names a host (policy_http_hosts) or
+			      * http_inject_ca names bundles (both served by handlers/open.c) */
 	int bind_restricted; /* policy_bind_restricted */
 };
 

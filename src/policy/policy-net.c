@@ -100,6 +100,27 @@ int policy_net_hosts(const struct sandlock_policy *p)
 	return p->net.hosts;
 }
 
+int policy_http_active(const struct sandlock_policy *p)
+{
+	return (p->http_allow && p->http_allow[0]) || (p->http_deny && p->http_deny[0]);
+}
+
+int policy_http_hosts(const struct sandlock_policy *p)
+{
+	for (int deny = 0; deny < 2; deny++)
+		for (char **t = deny ? p->http_deny : p->http_allow; t && *t; t++) {
+			struct http_rule r;
+			/* Canonical already (schema): it parses. */
+			if (http_rule_parse(*t, &r, NULL, 0) < 0)
+				continue;
+			int name = r.host_kind == HTTP_HOST_NAME;
+			http_rule_done(&r);
+			if (name)
+				return 1;
+		}
+	return 0;
+}
+
 int policy_bind_add(struct sandlock_policy *p, int deny, struct port_set *set)
 {
 	struct port_set *to = deny ? &p->bind.deny : &p->bind.allow;

@@ -185,6 +185,12 @@ int policy_net_sends(const struct sandlock_policy *p);
 /* Whether a net_allow rule names a host (resolved at start, served in a synthetic /etc/hosts). */
 int policy_net_hosts(const struct sandlock_policy *p);
 
+/* Whether the HTTP ACL proxy runs: the policy has an http_allow or http_deny rule. */
+int policy_http_active(const struct sandlock_policy *p);
+/* Whether an http_allow or http_deny rule names a host (resolved at start, served in the
+ * synthetic /etc/hosts, as for net_allow). */
+int policy_http_hosts(const struct sandlock_policy *p);
+
 /* Whether TCP bind is restricted at all (anything but net_allow_bind "*" alone): listen() on
  * an unbound socket must then be checked (supervisor/handlers/net.c). */
 int policy_bind_restricted(const struct sandlock_policy *p);

@@ -31,10 +31,11 @@ const char *const schema_sections[] = {
 
 /* F_SUPPORTED marks what this release enforces; a later issue that builds a feature adds it. */
 const struct field schema_fields[] = {
-	FIELD("config", "http_ca", "http_ca", FT_PATH, http_ca, F_EXPAND),
-	FIELD("config", "http_key", "http_key", FT_PATH, http_key, F_EXPAND),
-	FIELD("config", "http_inject_ca", "http_inject_ca", FT_PATHV, http_inject_ca, F_EXPAND),
-	FIELD("config", "http_ca_out", "http_ca_out", FT_PATH, http_ca_out, F_EXPAND),
+	FIELD("config", "http_ca", "http_ca", FT_PATH, http_ca, F_SUPPORTED | F_EXPAND),
+	FIELD("config", "http_key", "http_key", FT_PATH, http_key, F_SUPPORTED | F_EXPAND),
+	FIELD("config", "http_inject_ca", "http_inject_ca", FT_PATHV, http_inject_ca,
+	      F_SUPPORTED | F_EXPAND),
+	FIELD("config", "http_ca_out", "http_ca_out", FT_PATH, http_ca_out, F_SUPPORTED | F_EXPAND),
 	FIELD("config", "fs_storage", "fs_storage", FT_PATH, fs_storage, F_SUPPORTED | F_EXPAND),
 	FIELD("config", "workdir", "workdir", FT_PATH, workdir, F_SUPPORTED | F_EXPAND),
 
@@ -72,9 +73,9 @@ const struct field schema_fields[] = {
 	FIELD("network", "deny_bind", "net_deny_bind", FT_BINDV, net_deny_bind, F_SUPPORTED),
 	FIELD("network", "port_remap", "port_remap", FT_BOOL, port_remap, F_SUPPORTED),
 
-	RANGED("http", "ports", "http_ports", FT_PORTV, http_ports, 0, 1, 65535),
-	FIELD("http", "allow", "http_allow", FT_HTTPV, http_allow, 0),
-	FIELD("http", "deny", "http_deny", FT_HTTPV, http_deny, 0),
+	RANGED("http", "ports", "http_ports", FT_PORTV, http_ports, F_SUPPORTED, 1, 65535),
+	FIELD("http", "allow", "http_allow", FT_HTTPV, http_allow, F_SUPPORTED),
+	FIELD("http", "deny", "http_deny", FT_HTTPV, http_deny, F_SUPPORTED),
 
 	FIELD("syscalls", "extra_allow", "extra_allow_syscalls", FT_STRV, extra_allow, F_SUPPORTED),
 	FIELD("syscalls", "extra_deny", "extra_deny_syscalls", FT_STRV, extra_deny, F_SUPPORTED),
@@ -96,8 +97,9 @@ const struct field schema_fields[] = {
 	FIELD("runtime", "name", "name", FT_NAME, name, F_SUPPORTED | F_RUNTIME),
 	FIELD("runtime", "control_socket", "control_socket", FT_NOBOOL, control_socket_off,
 	      F_SUPPORTED | F_RUNTIME),
-	FIELD("runtime", "credentials", "credentials", FT_CREDV, credentials, F_RUNTIME),
-	FIELD("runtime", "http_auth", "http_auth", FT_AUTHV, http_auth, F_RUNTIME),
+	FIELD("runtime", "credentials", "credentials", FT_CREDV, credentials,
+	      F_SUPPORTED | F_RUNTIME),
+	FIELD("runtime", "http_auth", "http_auth", FT_AUTHV, http_auth, F_SUPPORTED | F_RUNTIME),
 	FIELD("runtime", "image", "image", FT_STR, image, F_RUNTIME),
 };
 

@@ -248,6 +248,35 @@ static int wait_launched(struct sandlock_sandbox *sb, struct sandlock_error **re
 	return r;
 }
 
+/* The HTTP ACL proxy of a plan with HTTP rules, started before the launch: the first
+ * redirected connect may come right after the exec. Its configuration points into the plan,
+ * which outlives it (stopped by finish, or by sandbox_free when the launch never came). */
+static int spawn_proxy(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
+{
+	const struct plan_http *h = &sb->plan.http;
+	char err[512] = "";
+
+	if (!h->active)
+		return 0;
+	struct http_proxy_config cfg = {
+		.allow = h->allow,
+		.n_allow = h->n_allow,
+		.deny = h->deny,
+		.n_deny = h->n_deny,
+		.auth = h->auth,
+		.n_auth = h->n_auth,
+		.secrets = h->secrets,
+		.n_secrets = h->n_secrets,
+		.hosts = h->hosts,
+		.n_hosts = h->n_hosts,
+		.ca = h->ca,
+	};
+	int r = http_proxy_start(&cfg, &sb->sv.proxy, err, sizeof(err));
+	if (r < 0)
+		return error_set(reterr, r, "%s", err[0] ? err : strerror(-r));
+	return 0;
+}
+
 /* The supervisor's state, from the plan: prepared here, on the spawning thread, so that the
  * sandbox thread never allocates on the launch path. */
 static int spawn_supervisor(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
@@ -278,6 +307,8 @@ static int spawn_supervisor(struct sandlock_sandbox *sb, struct sandlock_error *
 		r = 0;
 	if (r == 0 && (r = proc_limit_init(&sb->sv.procs, sb->plan.max_processes)) < 0)
 		r = error_set(reterr, r, "supervisor: %s", strerror(-r));
+	if (r == 0)
+		r = spawn_proxy(sb, reterr);
 	return r;
 }
 
@@ -422,6 +453,10 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	}
 	control_close(&sb->control);
 	policy_free(sb->policy);
+	/* A launch that never came: no worker may use the proxy when it goes. */
+	supervisor_stop_workers(&sb->sv);
+	http_proxy_stop(sb->sv.proxy);
+	sb->sv.proxy = NULL;
 	supervisor_done(&sb->sv);
 	if (sb->cow) {
 		/* Never settled (the launch failed): nothing ran in it. Settled: left as the

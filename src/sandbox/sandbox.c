@@ -171,6 +171,9 @@ void finish(struct sandlock_sandbox *sb)
 	/* No connect made on behalf of a sandbox that has ended goes on (whether or not the
 	 * listener is still open: it closes itself on a hang-up). */
 	supervisor_stop_workers(&sb->sv);
+	/* After the workers: a connect worker may be telling it a destination. */
+	http_proxy_stop(sb->sv.proxy);
+	sb->sv.proxy = NULL;
 	if (sb->sv.prepared)
 		port_map_clear(&sb->sv.ports); /* the ports are the host's again */
 	if (sb->has_sv) {

@@ -125,6 +125,8 @@ static const struct spec specs[] = {
 	  { "net_allow", "tcp://127.0.0.1:80", "net_allow", "udp://127.0.0.1:53", "net_deny",
 	    "10.0.0.0/8", NULL } },
 	{ "a host rule", { "net_allow", "tcp://localhost:443", NULL } },
+	{ "an HTTP rule to an IP", { "http_allow", "GET 127.0.0.1/*", NULL } },
+	{ "an HTTP rule to a host", { "http_deny", "* localhost/admin", NULL } },
 	{ "bind open to every port", { "net_allow_bind", "*", NULL } },
 	{ "bind ports", { "net_allow_bind", "8080", "net_deny_bind", "22", NULL } },
 	{ "a name", { "name", "test-trap-needs", NULL } },

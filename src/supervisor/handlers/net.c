@@ -7,8 +7,9 @@
  * against that protocol's allow rules, then the deny rules, which win; a refused destination
  * gets ECONNREFUSED. An allowed one is connected here, on the socket the child named, with the
  * address that was checked: the child's memory is never read again. A TCP connect is made by a
- * worker thread, which answers when it ends, so the loop never waits. A named UNIX socket needs
- * a write grant (net-unix.c) and is connected the same way.
+ * worker thread, which answers when it ends, so the loop never waits; one to a port the HTTP
+ * proxy intercepts is made to the proxy instead (net-http.c). A named UNIX socket needs a write
+ * grant (net-unix.c) and is connected the same way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -139,6 +140,8 @@ struct connect_job {
 	struct sockaddr_storage ss;
 	int remapped; /* port_remap: ss is a virtual port of this host, bound elsewhere */
 	struct port_entry remap;
+	struct http_proxy *proxy; /* an intercepted port: connected to the proxy (net-http.c) */
+	int domain;
 };
 
 /* On a worker: the blocking connect, then the answer. Run with listener -1 when the sandbox
@@ -154,8 +157,12 @@ static void connect_worker(int listener, int sock, void *arg)
 		/* Checked on the port asked for; made to the real one while it is the pair's. */
 		if (job->remapped)
 			ports_connect_rewrite(&job->remap, &job->ss);
-		int r = connect(sock, (struct sockaddr *)&job->ss, job->len);
-		notif_answer_errno(&resp, r < 0 ? negative_errno() : 0);
+		int r = job->proxy ? net_http_connect(job->proxy, sock, job->domain, &job->ss,
+						      job->len)
+			: connect(sock, (struct sockaddr *)&job->ss, job->len) < 0
+				? negative_errno()
+				: 0;
+		notif_answer_errno(&resp, r);
 		if (r == 0)
 			notif_answer_value(&resp, 0);
 		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
@@ -229,6 +236,9 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	int direct = !sv->plan->net.onbehalf;
 	int check = !direct || (proto == NET_PROTO_TCP && !sv->plan->net.tcp_open);
 	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
+	/* The HTTP proxy is reached only through the redirect below, never by its address. */
+	if (r == 0 && proto == NET_PROTO_TCP && net_http_refused(sv, &ss, slen))
+		r = -ECONNREFUSED;
 	if (r == -ECONNREFUSED && direct)
 		return -EACCES;
 	if (r < 0)
@@ -252,6 +262,10 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	};
 	if (proto == NET_PROTO_TCP)
 		job->remapped = ports_connect_remapped(sv, &ss, slen, &job->remap);
+	if (proto == NET_PROTO_TCP && net_http_intercepted(sv, domain, &ss)) {
+		job->proxy = sv->proxy;
+		job->domain = domain;
+	}
 	if (atomic_fetch_add(job->held, 1) >= NET_MAX_CONNECTS)
 		r = -EAGAIN;
 	else

@@ -33,6 +33,22 @@ struct supervisor;
 int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, int domain,
 	      uint32_t proto, int check, struct sockaddr_storage *ss, socklen_t *len, int *pin);
 
+/* net-http.c: the redirect to the HTTP proxy (sv->proxy, NULL: none). Whether @ss is one of
+ * the proxy's listeners, which the sandbox never connects to by itself (ECONNREFUSED). */
+int net_http_refused(const struct supervisor *sv, const struct sockaddr_storage *ss, socklen_t len);
+/* Whether a TCP connect of a socket of family @domain to @ss goes to the proxy: its port is
+ * intercepted (plan.http.ports). */
+int net_http_intercepted(const struct supervisor *sv, int domain,
+			 const struct sockaddr_storage *ss);
+struct http_proxy;
+/* On a connect worker: connect @sock (family @domain) to @proxy, and record that the
+ * connection was meant for @orig. 0, -EINPROGRESS (recorded too) or -errno. */
+int net_http_connect(struct http_proxy *proxy, int sock, int domain,
+		     const struct sockaddr_storage *orig, socklen_t orig_len);
+/* getpeername: when @ss (*@len bytes, the kernel's answer for @sock) is the proxy, the
+ * original destination of the connection instead. 1 replaced, 0 left, -errno. */
+int net_http_peer(struct supervisor *sv, int sock, struct sockaddr_storage *ss, socklen_t *len);
+
 /* net-unix.c: the UNIX half of net_route for a named address. */
 int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct sockaddr_storage *ss, socklen_t *len, int *pin);

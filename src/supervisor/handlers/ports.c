@@ -31,6 +31,7 @@
 #include "fs-write.h"
 #include "handlers.h"
 #include "macro.h"
+#include "net.h"
 #include "netlink.h"
 #include "plan/plan.h"
 #include "ports.h"
@@ -243,6 +244,7 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 
 /* getsockname(2), getpeername(2): a virtual netlink socket's address (netlink.c); under
  * port_remap, an IP socket's address with the virtual port (for a peer, one on this host);
+ * with the HTTP proxy, a redirected socket's peer is its original destination (net-http.c);
  * for any other socket, CONTINUE, which is safe whatever the kernel reads again: the call
  * reports the caller's own socket and decides nothing. */
 static int sockname(struct supervisor *sv, const struct seccomp_notif *req,
@@ -256,7 +258,9 @@ static int sockname(struct supervisor *sv, const struct seccomp_notif *req,
 		return sock;
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, &portid))
 		return peer ? -ENOTCONN : netlink_getsockname(sv, req, resp, portid);
-	if (sock < 0 || !sv->plan->net.port_remap || (domain != AF_INET && domain != AF_INET6)) {
+	int redirects = peer && sv->proxy;
+	if (sock < 0 || (!sv->plan->net.port_remap && !redirects) ||
+	    (domain != AF_INET && domain != AF_INET6)) {
 		return notif_answer_continue(resp);
 	}
 	struct sockaddr_storage ss = { 0 };
@@ -264,7 +268,11 @@ static int sockname(struct supervisor *sv, const struct seccomp_notif *req,
 	if ((peer ? getpeername(sock, (struct sockaddr *)&ss, &len)
 		  : getsockname(sock, (struct sockaddr *)&ss, &len)) < 0)
 		return negative_errno();
-	in_port_t *port = ip_port(&ss, len);
+	/* A connection redirected to the HTTP proxy: the peer the program connected to. */
+	int r = redirects ? net_http_peer(sv, sock, &ss, &len) : 0;
+	if (r < 0)
+		return r;
+	in_port_t *port = sv->plan->net.port_remap ? ip_port(&ss, len) : NULL;
 	if (port && (!peer || local_address(&ss))) {
 		int virt = port_map_virtual(&sv->ports, ntohs(*port));
 		if (virt >= 0)
