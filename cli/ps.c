@@ -216,6 +216,49 @@ int verb_ps(int argc, char **argv)
 	return 0;
 }
 
+/* What a profile cannot hold, as TOML comments after it: the credentials by name and the
+ * http_auth rules (runtime settings, given when a sandbox is created). */
+static void toml_runtime_notes(const json_t *policy, const json_t *names)
+{
+	const json_t *auth = json_object_get(json_object_get(policy, "runtime"), "http_auth");
+	size_t i;
+	json_t *v;
+
+	if (json_array_size(names)) {
+		printf("\n# credentials (held by the supervisor, by name):");
+		json_array_foreach(names, i, v)
+		{
+			printf("%s %s", i ? "," : "", json_string_value(v));
+		}
+		printf("\n");
+	}
+	json_array_foreach(auth, i, v)
+	{
+		printf("%s# http_auth: %s\n", i || json_array_size(names) ? "" : "\n",
+		       json_string_value(v));
+	}
+}
+
+/* The JSON document for people: indented, with the credentials by name in its runtime section
+ * (the sandbox gives them apart from its policy, which never holds their sources). */
+static void print_json(const char *text, json_t *names)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+
+	if (doc && json_array_size(names)) {
+		json_t *rt = json_object_get(doc, "runtime");
+		if (!rt) {
+			rt = json_object();
+			json_object_set_new(doc, "runtime", rt);
+		}
+		json_object_set(rt, "credentials", names);
+	}
+	char *pretty = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	printf("%s\n", pretty ? pretty : text);
+	free(pretty);
+	json_decref(doc);
+}
+
 int verb_inspect(int argc, char **argv)
 {
 	int toml = 0;
@@ -241,9 +284,10 @@ int verb_inspect(int argc, char **argv)
 	if (!ans)
 		return EXIT_POLICY;
 	char *json = json_dumps(json_object_get(ans, "policy"), JSON_COMPACT);
-	json_decref(ans);
-	if (!json)
+	if (!json) {
+		json_decref(ans);
 		return cli_error(EXIT_POLICY, "%s: malformed answer", name);
+	}
 	/* Through the library's loader: the same validation as any policy document, and its
 	 * canonical dump. */
 	int r = sandlock_policy_load_json(json, strlen(json), &p, &err);
@@ -253,21 +297,20 @@ int verb_inspect(int argc, char **argv)
 			 : sandlock_policy_dump_json(p, &text);
 	sandlock_policy_free(p);
 	if (r < 0) {
+		json_decref(ans);
 		cli_error(EXIT_POLICY, "%s: %s", name,
 			  err ? sandlock_error_message(err) : strerror(-r));
 		sandlock_error_free(err);
 		return EXIT_POLICY;
 	}
+	json_t *names = json_object_get(ans, "credentials");
 	if (toml) {
 		fputs(text, stdout);
+		toml_runtime_notes(json_object_get(ans, "policy"), names);
 	} else {
-		/* The library's compact document, indented for people. */
-		json_t *doc = json_loads(text, 0, NULL);
-		char *pretty = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-		printf("%s\n", pretty ? pretty : text);
-		free(pretty);
-		json_decref(doc);
+		print_json(text, names);
 	}
+	json_decref(ans);
 	sandlock_free(text);
 	return 0;
 }

@@ -66,18 +66,21 @@ static const char *section_intro(const char *section)
 
 static const struct field_doc field_docs[] = {
 	{ "config.http_ca", "unset", "\"/etc/sandlock/ca.pem\"",
-	  "PEM CA certificate for HTTPS interception; set together with `http_key`.", NULL, NULL,
-	  "http_key = \"/etc/sandlock/ca.key\"\n" },
+	  "PEM CA certificate for HTTPS interception; set together with `http_key`, and port 443 "
+	  "is intercepted too.",
+	  NULL, NULL, "http_key = \"/etc/sandlock/ca.key\"\n" },
 	{ "config.http_key", "unset", "\"/etc/sandlock/ca.key\"",
 	  "PEM private key of `http_ca`; set together with it.", NULL, NULL,
 	  "http_ca = \"/etc/sandlock/ca.pem\"\n" },
 	{ "config.http_inject_ca", "`[]`", "[\"/etc/ssl/certs/ca-certificates.crt\"]",
-	  "Trust bundles the active interception CA's certificate is spliced into when they are "
-	  "opened; needs an HTTP rule (`[http]` `allow` or `deny`).",
+	  "Trust bundles the active interception CA's certificate is spliced into when the sandbox "
+	  "opens them (the host's files never change); without `http_ca`, a CA is made at start, "
+	  "its key only in memory, and port 443 is intercepted. Needs an HTTP rule (`[http]` "
+	  "`allow` or `deny`).",
 	  NULL, NULL, NEEDS_HTTP_RULE },
 	{ "config.http_ca_out", "unset", "\"/tmp/sandlock-ca.pem\"",
-	  "Where the active interception CA's certificate (never its key) is written; needs an "
-	  "HTTP rule.",
+	  "Where the active interception CA's certificate (PEM, never its key) is written before "
+	  "the command starts; needs an HTTP rule.",
 	  NULL, NULL, NEEDS_HTTP_RULE },
 	{ "config.fs_storage", "the per-user store root `/var/tmp/sandlock-<euid>`",
 	  "\"/var/tmp/branches\"",
@@ -184,13 +187,15 @@ static const struct field_doc field_docs[] = {
 	  "bound elsewhere, and the sandbox sees the port it asked for.",
 	  NULL, NULL, NULL },
 
-	{ "http.ports", "`[]`: port 80 (and 443 with `http_ca`)", "[8080]",
+	{ "http.ports", "`[]`: port 80 (and 443 with `http_ca` or `http_inject_ca`)", "[8080]",
 	  "TCP ports whose connections go through the HTTP proxy.", NULL, NULL, NULL },
 	{ "http.allow", "`[]`", "[\"POST api.example.com/v1/*\"]",
-	  "Requests the proxy lets through, `\"METHOD host/path\"` with glob paths.", NULL, NULL,
-	  NULL },
+	  "Requests the proxy lets through, `\"METHOD host[:port]/path\"` (`*` for any method or "
+	  "host, `*.example.com`, a trailing `*` on the path); with any rule, a request must match "
+	  "one.",
+	  NULL, NULL, NULL },
 	{ "http.deny", "`[]`", "[\"* */admin/*\"]",
-	  "Requests the proxy refuses, checked before `allow`.", NULL, NULL, NULL },
+	  "Requests the proxy refuses (403), checked before `allow`.", NULL, NULL, NULL },
 
 	{ "syscalls.extra_allow", "`[]`", "[\"sysv_ipc\"]",
 	  "Groups of the default blocklist allowed again (`sysv_ipc`).", NULL, NULL, NULL },
@@ -240,10 +245,15 @@ static const struct field_doc field_docs[] = {
 	{ "runtime.image", "unset", "\"python:3.12-slim\"",
 	  "An OCI image as the sandbox's root filesystem.", NULL, NULL, NULL },
 	{ "runtime.credentials", "`[]`", "[\"api=env:API_TOKEN\"]",
-	  "Secrets held by the supervisor, for `http_auth`.", NULL, NULL, NULL },
+	  "Secrets held by the supervisor, for `http_auth`: `NAME=env:VAR` (`VAR` is removed from "
+	  "the command's environment), `NAME=file:PATH`, `NAME=fd:N`. `inspect` shows their names "
+	  "only.",
+	  NULL, NULL, NULL },
 	{ "runtime.http_auth", "`[]`", "[\"POST api.example.com/* bearer api\"]",
-	  "Attach a credential to matching requests in the HTTP proxy; needs an HTTP rule.", NULL,
-	  NULL, "\"http\": {\"allow\": [\"GET example.com/*\"]}" },
+	  "Attach a credential to matching requests in the HTTP proxy: `\"METHOD HOST/PATH AUTH "
+	  "NAME [replace|add-only]\"`, `AUTH` one of `bearer`, `basic:USER`, `header:NAME`, "
+	  "`apikey:NAME`, `query:PARAM`; needs an HTTP rule.",
+	  NULL, NULL, "\"http\": {\"allow\": [\"GET example.com/*\"]}" },
 };
 
 static const size_t n_field_docs = sizeof(field_docs) / sizeof(field_docs[0]);

@@ -51,19 +51,22 @@ class Sandbox:
     # and args are not fields: they are the command given to run() / cmd().
     http_ca: str | None = _fields.policy(
         "config", "http_ca",
-        doc="PEM CA certificate (a path) for HTTPS interception; set together with http_key. "
-        "None: HTTPS is not intercepted. Not supported yet.")
+        doc="PEM CA certificate (a path) for HTTPS interception; set together with http_key, "
+        "and port 443 is intercepted too. None: HTTPS is not intercepted (unless "
+        "http_inject_ca).")
     http_key: str | None = _fields.policy(
         "config", "http_key",
-        doc="PEM private key (a path) of http_ca; set together with it. Not supported yet.")
+        doc="PEM private key (a path) of http_ca; set together with it.")
     http_inject_ca: Sequence[str] = _fields.policy(
         "config", "http_inject_ca", (), to_doc=_fields.as_list,
-        doc="Trust bundles (paths) the interception CA's certificate is spliced into when they "
-        "are opened; needs http_allow or http_deny. Not supported yet.")
+        doc="Trust bundles (paths) the interception CA's certificate is spliced into when the "
+        "sandbox opens them (the host's files never change); without http_ca, an ephemeral CA "
+        "is made (its key only in memory) and port 443 is intercepted. Needs http_allow or "
+        "http_deny.")
     http_ca_out: str | None = _fields.policy(
         "config", "http_ca_out",
-        doc="Path the interception CA's certificate (never its key) is written to; needs "
-        "http_allow or http_deny. Not supported yet.")
+        doc="Path the interception CA's certificate (PEM, never its key) is written to before "
+        "the command starts; needs http_allow or http_deny.")
     fs_storage: str | None = _fields.policy(
         "config", "fs_storage",
         doc="Directory (a path) holding workdir's copy-on-write branches; needs workdir. "
@@ -173,15 +176,15 @@ class Sandbox:
     http_ports: Sequence[int] = _fields.policy(
         "http", "ports", (), to_doc=_fields.as_list,
         doc="TCP ports (1 to 65535) whose connections go through the HTTP proxy. Empty: port "
-        "80, and 443 with http_ca. Not supported yet.")
+        "80; 443 is added with http_ca or http_inject_ca.")
     http_allow: Sequence[str] = _fields.policy(
         "http", "allow", (), to_doc=_fields.as_list,
-        doc="Requests the HTTP proxy lets through, \"METHOD host/path\" with glob paths. "
-        "Not supported yet.")
+        doc="Requests the HTTP proxy lets through, \"METHOD host[:port]/path\" (\"*\" for "
+        "any method or host, \"*.example.com\", a trailing \"*\" on the path); with any rule, "
+        "a request must match one.")
     http_deny: Sequence[str] = _fields.policy(
         "http", "deny", (), to_doc=_fields.as_list,
-        doc="Requests the HTTP proxy refuses, as in http_allow, checked before it. "
-        "Not supported yet.")
+        doc="Requests the HTTP proxy refuses (403), as in http_allow, checked before it.")
     extra_allow_syscalls: Sequence[str] = _fields.policy(
         "syscalls", "extra_allow", (), to_doc=_fields.as_list,
         doc="Groups of the default seccomp blocklist allowed again (\"sysv_ipc\").")
@@ -237,12 +240,14 @@ class Sandbox:
         "sandlock ps, inspect and kill cannot see it.")
     credentials: Sequence[str] = _fields.runtime(
         (), to_doc=_fields.as_list,
-        doc="Secrets held by the supervisor for http_auth: \"NAME=env:VAR\", \"NAME=file:PATH\" "
-        "or \"NAME=fd:N\". Not supported yet.")
+        doc="Secrets held by the supervisor for http_auth: \"NAME=env:VAR\" (VAR is removed "
+        "from the child's environment), \"NAME=file:PATH\" or \"NAME=fd:N\" (one trailing "
+        "newline stripped). The child never sees them.")
     http_auth: Sequence[str] = _fields.runtime(
         (), to_doc=_fields.as_list,
         doc="A credential attached to matching requests in the HTTP proxy: \"METHOD HOST/PATH "
-        "AUTH NAME [replace|add-only]\". Not supported yet.")
+        "AUTH NAME [replace|add-only]\", AUTH one of bearer, basic:USER, header:NAME, "
+        "apikey:NAME, query:PARAM; needs http_allow or http_deny.")
     image: Any = _fields.python_only(
         doc="A container image as the root filesystem. Not supported yet.")
     policy_fn: Callable[..., Any] | None = _fields.python_only(

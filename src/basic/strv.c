@@ -97,6 +97,20 @@ int strv_env_set(char ***env, const char *name, const char *value)
 	return r;
 }
 
+void strv_env_unset(char **env, const char *name)
+{
+	size_t len = strlen(name), k = 0;
+
+	for (size_t i = 0; env && env[i]; i++) {
+		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=')
+			free(env[i]);
+		else
+			env[k++] = env[i];
+	}
+	if (env)
+		env[k] = NULL;
+}
+
 const char *strv_env_get(char *const *env, const char *name)
 {
 	size_t len = strlen(name);

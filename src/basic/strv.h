@@ -17,6 +17,8 @@ int strv_contains(char *const *v, const char *s);
 /* Environment vectors ("NAME=VALUE"): set (replacing an earlier NAME in place) and look up. */
 int strv_env_set(char ***env, const char *name, const char *value);
 const char *strv_env_get(char *const *env, const char *name);
+/* Remove every NAME=... entry (an environment may hold one name twice). */
+void strv_env_unset(char **env, const char *name);
 char **strv_free(char **v);
 void strv_freep(char ***v);
 #define _cleanup_strv_free_ __attribute__((cleanup(strv_freep)))

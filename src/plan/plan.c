@@ -66,6 +66,17 @@ char **plan_build_env(const struct sandlock_policy *p, char *const *environ_)
 		if (!name || strv_env_set(&env, name, eq + 1) < 0)
 			return NULL;
 	}
+	/* The variable of an env: credential is the supervisor's to read, never the child's,
+	 * whatever passed it on above (the policy's env included). */
+	for (size_t i = 0; p->credentials && p->credentials[i]; i++) {
+		struct credential_spec c;
+		char err[8];
+		if (credential_spec_parse(p->credentials[i], &c, err, sizeof(err)) < 0)
+			return NULL; /* canonical since it was set: only ENOMEM */
+		if (c.source == CRED_SOURCE_ENV)
+			strv_env_unset(env, c.ref);
+		credential_spec_done(&c);
+	}
 	if (!env)
 		env = calloc(1, sizeof(char *));
 	return TAKE_PTR(env);

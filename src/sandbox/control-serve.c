@@ -23,6 +23,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "policy/policy.h"
+#include "plan/plan.h"
 #include "policy/profile.h"
 
 static json_t *info(const struct sandlock_sandbox *sb)
@@ -58,6 +59,46 @@ static json_t *info(const struct sandlock_sandbox *sb)
 			 "cmd", cmd, "ports", ports, "port_map", map);
 }
 
+/* The credentials by name only, taken out of the document @p: where a secret comes from is
+ * nobody's business but the caller's (the names are what http_auth refers to). */
+static json_t *credential_names(json_t *p)
+{
+	json_t *names = json_array(), *rt = json_object_get(p, "runtime");
+	json_t *creds = rt ? json_object_get(rt, "credentials") : NULL;
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(creds, i, c)
+	{
+		const char *s = json_string_value(c);
+		if (s)
+			json_array_append_new(names, json_stringn(s, strcspn(s, "=")));
+	}
+	if (creds)
+		json_object_del(rt, "credentials");
+	if (rt && json_object_size(rt) == 0)
+		json_object_del(p, "runtime");
+	return names;
+}
+
+/* The HTTP ports the proxy intercepts, as the plan resolved them (80 by default, 443 with a
+ * CA): the effective list, in place of what the policy said. */
+static void http_ports(const struct sandlock_sandbox *sb, json_t *p)
+{
+	const struct plan_http *h = &sb->plan.http;
+	json_t *http = json_object_get(p, "http"), *ports = json_array();
+
+	if (!h->active || !h->ports || !h->n_ports || !http || !ports) {
+		json_decref(ports);
+		return;
+	}
+	for (size_t i = 0; i < h->n_ports; i++)
+		json_array_append_new(ports, json_integer(h->ports[i]));
+	json_object_set_new(http, "ports", ports);
+}
+
+/* The policy as `sandlock inspect` shows it: the effective one, credentials by name only
+ * ("credentials", beside the document). */
 static json_t *policy(const struct sandlock_sandbox *sb)
 {
 	char *text = NULL;
@@ -66,7 +107,11 @@ static json_t *policy(const struct sandlock_sandbox *sb)
 		return json_pack("{s:s}", "error", "out of memory");
 	json_t *p = json_loads(text, 0, NULL);
 	free(text);
-	return json_pack("{s:o}", "policy", p ? p : json_object());
+	if (!p)
+		p = json_object();
+	json_t *names = credential_names(p);
+	http_ports(sb, p);
+	return json_pack("{s:o, s:o}", "policy", p, "credentials", names ? names : json_array());
 }
 
 static json_t *kill_all(struct sandlock_sandbox *sb)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "policy/schema.h"
 #include "sandbox-internal.h"
 #include "sandbox.h"
 #include "supervisor/handlers/handlers.h"
@@ -344,6 +345,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		r = control_claim(&sb->control, sb->name, 0, reterr);
 	if (r == 0 && sb->plan.supervised)
 		r = spawn_supervisor(sb, reterr);
+	if (r == 0)
+		r = sandbox_http_ca_out(&sb->plan, schema_label_of(p, "http_ca_out"), reterr);
 	if (r == 0)
 		sb->tmp = TAKE_PTR(sb->plan.tmp);
 	if (r == 0 && sb->tmp && sb->plan.supervised)

@@ -42,3 +42,8 @@ void finish(struct sandlock_sandbox *sb);
  * one that launches too (parked sandboxes, callers other than the main thread). */
 void *loop_thread(void *arg);
 void *sandbox_thread(void *arg);
+
+/* http-ca-out.c: http_ca_out, the active CA's certificate written to its path (plan.http), before
+ * the command starts. 0, or -errno with *@reterr set ("@label: PATH: why", @label what the
+ * caller calls the field: "http_ca_out", "--http-ca-out"). */
+int sandbox_http_ca_out(const struct plan *plan, const char *label, struct sandlock_error **reterr);

@@ -121,6 +121,27 @@ static void test_env(void)
 	CHECK_EMPTY_STRV(env, "no clean_env, NULL environ, no overrides: an empty vector");
 	strv_free(env);
 
+	/* An env: credential's variable never reaches the child: not from environ, not from
+	 * clean_env's five, not from the policy's env; file: and fd: sources strip nothing. */
+	p.credentials = V("api=env:SECRET", "home=env:HOME", "f=file:/run/k", "d=fd:3");
+	env = plan_build_env(&p, host);
+	CHECK_STRV(env, "env: credentials: SECRET and HOME stripped from environ", "FOO=1",
+		   "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "TERMINFO=/t", "TERM=xterm", "LC_ALL=C");
+	strv_free(env);
+	p.env = V("SECRET=again", "B=2");
+	p.clean_env = 1;
+	env = plan_build_env(&p, V("SECRET=x", "HOME=/h", "SECRET=dup", "PATH=/p"));
+	CHECK_STRV(env, "  stripped under clean_env, from the policy's env, and twice over",
+		   "PATH=/p", "B=2");
+	strv_free(env);
+	p.clean_env = 0;
+	p.env = NULL;
+	p.credentials = V("f=file:/run/SECRET", "d=fd:3");
+	env = plan_build_env(&p, V("SECRET=x", "fd=3"));
+	CHECK_STRV(env, "  without an env: credential the variable is passed", "SECRET=x", "fd=3");
+	strv_free(env);
+	p.credentials = NULL;
+
 	/* The host's environ is never changed. */
 	CHECK_STRV(host, "the given environ is untouched", "FOO=1", "PATH=/usr/bin:/bin",
 		   "SECRET=x", "LANG=C.UTF-8", "HOME=/root", "TERMINFO=/t", "TERM=xterm",

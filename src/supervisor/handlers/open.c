@@ -7,7 +7,8 @@
  *    ports (proc-net.c), whatever name reaches the file (/proc/net/tcp, /proc/self/net/tcp,
  *    /proc/<pid>/task/<tid>/net/tcp, a name relative to a descriptor of /proc/net);
  *  - /proc/cpuinfo and /sys/devices/system/cpu/{online,possible,present} under num_cpus
- *    (cpus.c), under the same kinds of names.
+ *    (cpus.c), under the same kinds of names;
+ *  - the trust bundles of http_inject_ca, with the proxy's CA appended (http-trust.c).
  * The answer is a sealed memfd, installed in the child and returned in one step
  * (SECCOMP_ADDFD_FLAG_SEND). Any other open is the kernel's (CONTINUE).
  */
@@ -30,6 +31,7 @@
 #include "fd-util.h"
 #include "fs-write.h"
 #include "hostname.h"
+#include "http-trust.h"
 #include "memory.h"
 #include "path-util.h"
 #include "handlers.h"
@@ -560,6 +562,18 @@ static int hostname_serve(struct supervisor *sv, const struct seccomp_notif *req
 			     &c->have_path, c->pa.flags, c->pa.resolve);
 }
 
+/* http_inject_ca: a bundle is served with the CA appended, read-only (http-trust.c). */
+static int trust_matches(const struct supervisor *sv, const struct open_call *c)
+{
+	return http_trust_matches(sv, c->pa.flags);
+}
+
+static int trust_serve(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, struct open_call *c)
+{
+	return http_trust_open(sv, req, &c->pa, c->path, sizeof(c->path), &c->have_path);
+}
+
 /* Beneath a writable grant holding a denied path: the supervisor's (fs-write.c). The name read
  * there serves the servers below too. */
 static int write_matches(const struct supervisor *sv, const struct open_call *c)
@@ -642,8 +656,8 @@ static int views_serve(struct supervisor *sv, const struct seccomp_notif *req,
 /* In this order: the first that answers (anything but NOTIF_NOT_MINE) decides. */
 static const struct open_server open_servers[] = {
 	{ hosts_matches, hosts_serve }, { hostname_matches, hostname_serve },
-	{ write_matches, write_serve }, { proc_matches, proc_serve },
-	{ views_matches, views_serve },
+	{ trust_matches, trust_serve }, { write_matches, write_serve },
+	{ proc_matches, proc_serve },	{ views_matches, views_serve },
 };
 
 int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
