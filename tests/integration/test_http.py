@@ -2,8 +2,8 @@
 """The HTTP ACL proxy, end to end: curl and Python clients inside the sandbox, origins on
 127.0.0.1 (and 127.0.0.2) started by the tests (http_origin.py), HTTPS origins with
 certificates from a test CA made with openssl and trusted through a test bundle (the system
-bundle plus that CA) named by SSL_CERT_FILE, which the proxy's upstream verification and the
-clients read. Every verdict is checked against what the origin received; negative controls
+bundle plus that CA) named by SSL_CERT_FILE (which the proxy's upstream verification and
+Python read) and CURL_CA_BUNDLE (curl). Every verdict is checked against what the origin received; negative controls
 send the same request without the rule, or from outside the sandbox."""
 
 import base64
@@ -80,8 +80,9 @@ def bad_origin(pki):
 
 
 def tls_env(pki, **more):
-    """The environment sandlock and its clients run in: the test bundle is the trust store."""
-    env = dict(os.environ, SSL_CERT_FILE=str(pki.bundle), **more)
+    """The environment sandlock and its clients run in: the test bundle is the trust store
+    (OpenSSL's default file, which Python reads too; curl reads CURL_CA_BUNDLE)."""
+    env = dict(os.environ, SSL_CERT_FILE=str(pki.bundle), CURL_CA_BUNDLE=str(pki.bundle), **more)
     env.pop("SSL_CERT_DIR", None)
     return env
 
