@@ -83,7 +83,7 @@ static int serves_files(const struct plan_needs *n)
 {
 	return workdir(n) || n->net_hosts || n->http_files || n->port_remap || n->num_cpus ||
 	       n->max_memory || serves_proc(n) || mediates_write(n) ||
-	       (n->supervised && (n->random_seed || n->name)) || n->http_inject;
+	       (n->supervised && (n->random_seed || n->name));
 }
 
 static int time_start(const struct plan_needs *n)
@@ -138,7 +138,6 @@ void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write
 		.http_files = supervised && policy_http_active(p) &&
 			      (policy_http_hosts(p) || (p->http_inject_ca && p->http_inject_ca[0])),
 		.bind_restricted = policy_bind_restricted(p),
-		.http_inject = supervised && p->http_inject_ca && p->http_inject_ca[0],
 	};
 }
 

@@ -57,7 +57,6 @@ struct plan_needs {
 	int http_files;	     /* http, and a rule names a host (policy_http_hosts) or
 			      * http_inject_ca names bundles (both served by handlers/open.c) */
 	int bind_restricted; /* policy_bind_restricted */
-	int http_inject;     /* supervised, with http_inject_ca bundles (handlers/http-trust.c) */
 };
 
 /* The summary of @p, with the two answers that resolve paths given: whether a grant covers /proc
