@@ -134,6 +134,8 @@ static const char *ca_unfit(X509 *cert)
 		return "is not a CA certificate (its keyUsage lacks keyCertSign)";
 	if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
 		return "has expired";
+	if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0)
+		return "is not valid yet (its notBefore is in the future)";
 	return NULL;
 }
 
