@@ -79,6 +79,7 @@ def peek_client_hello(sock, timeout=5.0):
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 60
+    disable_nagle_algorithm = True  # a kept-alive client is not held up by delayed ACKs
 
     def log_message(self, *args):
         pass
@@ -108,9 +109,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for k, v in extra:
             self.send_header(k, v)
-        self.end_headers()
+        # The head and the body in one write.
+        self._headers_buffer.append(b"\r\n")
         if self.command != "HEAD":
-            self.wfile.write(body)
+            self._headers_buffer.append(body)
+        self.flush_headers()
 
     def _any(self):
         origin = self.server.origin

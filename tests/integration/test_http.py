@@ -398,11 +398,17 @@ print("closed", flush=True); sys.stdin.readline()
 
 
 def fd_count(pid):
-    """The supervisor's descriptors: the least of a few samples, so that one held in passing
-    (a worker's) is not counted as growth."""
+    """The supervisor's descriptors and, of them, its sockets: the least of a few samples, so
+    that one held in passing (a worker's) is not counted as growth."""
     counts = []
     for _ in range(3):
-        counts.append(len(os.listdir(f"/proc/{pid}/fd")))
+        links = []
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except FileNotFoundError:
+                pass
+        counts.append((len(links), sum(link.startswith("socket:") for link in links)))
         time.sleep(0.05)
     return min(counts)
 
@@ -432,9 +438,12 @@ def test_keepalive_1000_requests_no_descriptor_growth(origin):
     assert len(origin.requests) == 1000
     # One client connection, one upstream connection, kept alive.
     assert len({r["client"] for r in origin.requests}) == 1
-    assert counts["warm"] > counts["start"]  # control: the connection shows in the count
+    # Control: the connection shows in the count (the client's socket and the upstream one).
+    assert counts["warm"][1] >= counts["start"][1] + 2, counts
     assert counts["done"] <= counts["warm"], counts
-    assert counts["closed"] <= counts["start"], counts
+    # Closed, the proxy lets go of both sockets (the supervisor keeps what its first
+    # trapped call made it open, whatever the proxy does).
+    assert counts["closed"][1] <= counts["start"][1], counts
 
 
 def test_chunked_bodies_both_ways(origin, tmp_path):
@@ -746,7 +755,8 @@ def test_bearer_credential_never_reaches_the_child(origin):
     assert secret.encode() not in stdout and secret.encode().hex().encode() not in stdout
     assert secret.encode() not in stderr
     # Over plain HTTP: one warning line for the run.
-    assert len(re.findall(r"(plain|clear)[- ]?text", stderr.decode(), re.I)) == 1, stderr
+    assert len(re.findall(r"plain HTTP|(plain|clear)[- ]?text", stderr.decode(), re.I)) == 1, \
+        stderr
     # Control: the supervisor's environ does hold it (what the refusal protects), and without
     # the auth rule the origin gets no Authorization header.
     assert secret.encode() in sup_env
@@ -837,7 +847,7 @@ def error_cases(pki, tmp):
         "ca without key": (http + ["--http-ca", str(pki.proxy_ca[0])], [r"http[-_]key"]),
         "key without ca": (http + ["--http-key", str(pki.proxy_ca[1])], [r"http[-_]ca"]),
         "mismatched pair": (http + ["--http-ca", str(pki.proxy_ca[0]), "--http-key",
-                                    str(pki.ca[1])], [r"match"]),
+                                    str(pki.ca[1])], [r"not the private key|match"]),
         "not a ca": (http + ["--http-ca", str(pki.origin[0]), "--http-key",
                              str(pki.origin[1])], [r"CA"]),
         "unreadable ca": (http + ["--http-ca", str(tmp / "missing.pem"), "--http-key",
@@ -849,9 +859,9 @@ def error_cases(pki, tmp):
                              [r"SANDLOCK_TEST_UNSET"]),
         "empty secret": (http + ["--credential", "tok=env:SANDLOCK_TEST_EMPTY", "--http-auth",
                                  "GET localhost/* bearer tok"], [r"SANDLOCK_TEST_EMPTY|empty"]),
-        "duplicate credential": (http + cred + cred + ["--http-auth",
-                                                       "GET localhost/* bearer tok"],
-                                 [r"tok"]),
+        "duplicate credential": (http + cred + ["--credential", "tok=env:SANDLOCK_TEST_OTHER",
+                                                "--http-auth", "GET localhost/* bearer tok"],
+                                 [r"tok: given twice|tok.*twice"]),
         "unreadable file source": (http + ["--credential", f"tok=file:{tmp}/nope",
                                            "--http-auth", "GET localhost/* bearer tok"],
                                    [r"nope"]),
@@ -880,7 +890,8 @@ ERROR_NAMES = ["rule without a path", "bad method", "bad deny rule", "ca without
 @pytest.mark.parametrize("name", ERROR_NAMES)
 def test_configuration_errors_are_one_line(pki, tmp_path, name):
     flags, words = error_cases(pki, tmp_path)[name]
-    env = dict(os.environ, SANDLOCK_TEST_SECRET="x", SANDLOCK_TEST_EMPTY="")
+    env = dict(os.environ, SANDLOCK_TEST_SECRET="x", SANDLOCK_TEST_OTHER="y",
+               SANDLOCK_TEST_EMPTY="")
     env.pop("SANDLOCK_TEST_UNSET", None)
     r = run(*SYSTEM_READ, *flags, "--", "echo", "RAN", env=env, timeout=TIMEOUT)
     err = r.stderr.decode(errors="replace")
