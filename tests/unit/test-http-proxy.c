@@ -338,6 +338,20 @@ static struct http_auth *auths(const char *const *texts, size_t *n)
 	return a;
 }
 
+static void rules_free(const struct http_rule *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		http_rule_done((struct http_rule *)&r[i]);
+	free((void *)r);
+}
+
+static void auths_free(const struct http_auth *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		http_auth_done((struct http_auth *)&a[i]);
+	free((void *)a);
+}
+
 static struct http_proxy *start(struct http_proxy_config *cfg)
 {
 	struct http_proxy *p = NULL;
@@ -611,7 +625,7 @@ static void test_upstream_errors(struct http_proxy *p)
 	is_str(buf, "HTTP/1.1 200 Connection established\r\n\r\n",
 	       "CONNECT where a rule names it: established");
 	send_str(fd, req("GET", "/tunnelled", NULL));
-	read_all(fd, buf, sizeof(buf));
+	read_response(fd, buf, sizeof(buf));
 	is_str(buf, ok_body("/tunnelled"), "CONNECT: the tunnel reaches the destination");
 	close(fd);
 }
@@ -698,5 +712,9 @@ int main(void)
 	p = start(&acfg);
 	test_auth(p);
 	http_proxy_stop(p);
+	auths_free(acfg.auth, acfg.n_auth);
+	rules_free(ecfg.allow, ecfg.n_allow);
+	rules_free(cfg.allow, cfg.n_allow);
+	rules_free(cfg.deny, cfg.n_deny);
 	return done_testing();
 }
