@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <string.h>
 
 #include "macro.h"
 
@@ -14,26 +15,7 @@ static inline int http_is_tchar(unsigned char c)
 {
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return 1;
-	switch (c) {
-	case '!':
-	case '#':
-	case '$':
-	case '%':
-	case '&':
-	case '\'':
-	case '*':
-	case '+':
-	case '-':
-	case '.':
-	case '^':
-	case '_':
-	case '`':
-	case '|':
-	case '~':
-		return 1;
-	default:
-		return 0;
-	}
+	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
 static inline int http_is_digit(unsigned char c)

@@ -40,7 +40,7 @@ EVP_PKEY *tls_ec_key_new(void)
 	return EVP_EC_gen("P-256");
 }
 
-int tls_cert_init(X509 *x, EVP_PKEY *pubkey, long not_after_s)
+int tls_cert_stamp(X509 *x, long not_after_s)
 {
 	unsigned char serial[16];
 	BIGNUM *bn;
@@ -55,7 +55,7 @@ int tls_cert_init(X509 *x, EVP_PKEY *pubkey, long not_after_s)
 		return -ENOMEM;
 	ok = BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != NULL;
 	BN_free(bn);
-	if (!ok || !X509_set_version(x, X509_VERSION_3) || !X509_set_pubkey(x, pubkey))
+	if (!ok)
 		return -ENOMEM;
 	/* An hour of slack before now: a client whose clock runs a little behind the host's
 	 * still accepts the certificate. */
@@ -63,6 +63,13 @@ int tls_cert_init(X509 *x, EVP_PKEY *pubkey, long not_after_s)
 	    !X509_gmtime_adj(X509_getm_notAfter(x), not_after_s))
 		return -ENOMEM;
 	return 0;
+}
+
+int tls_cert_init(X509 *x, EVP_PKEY *pubkey, long not_after_s)
+{
+	if (!X509_set_version(x, X509_VERSION_3) || !X509_set_pubkey(x, pubkey))
+		return -ENOMEM;
+	return tls_cert_stamp(x, not_after_s);
 }
 
 int tls_cert_add_ext(X509 *x, X509 *issuer, int nid, const char *value)
@@ -97,9 +104,17 @@ static struct tls_ca *ca_new(X509 *cert, EVP_PKEY *key, char *err, size_t errlen
 		snprintf(err, errlen, "cannot make the leaf certificates' key: out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&ca->lock, NULL);
 	ca->cert = cert;
 	ca->key = key;
+	ca->leaf_template = tls_leaf_template(ca);
+	if (!ca->leaf_template) {
+		snprintf(err, errlen, "cannot make the leaf certificates' template: %s",
+			 ERR_reason_error_string(ERR_peek_error()) ?: "out of memory");
+		EVP_PKEY_free(ca->leaf_key);
+		free(ca);
+		return NULL;
+	}
+	pthread_mutex_init(&ca->lock, NULL);
 	return ca;
 }
 
@@ -112,6 +127,7 @@ void tls_ca_free(struct tls_ca *ca)
 	X509_free(ca->cert);
 	EVP_PKEY_free(ca->key);
 	EVP_PKEY_free(ca->leaf_key);
+	X509_free(ca->leaf_template);
 	free(ca);
 }
 
@@ -134,6 +150,8 @@ static const char *ca_unfit(X509 *cert)
 		return "is not a CA certificate (its keyUsage lacks keyCertSign)";
 	if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
 		return "has expired";
+	if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0)
+		return "is not valid yet (its notBefore is in the future)";
 	return NULL;
 }
 
@@ -149,8 +167,8 @@ static X509 *read_cert(const char *path, char *err, size_t errlen)
 	cert = PEM_read_X509(f, NULL, NULL, NULL);
 	fclose(f);
 	if (!cert)
-		snprintf(err, errlen, "%s: not a PEM certificate (expected -----BEGIN CERTIFICATE-----)",
-			 path);
+		snprintf(err, errlen,
+			 "%s: not a PEM certificate (expected -----BEGIN CERTIFICATE-----)", path);
 	return cert;
 }
 
@@ -168,7 +186,8 @@ static EVP_PKEY *read_key(const char *path, char *err, size_t errlen)
 	fclose(f);
 	if (!key && asked)
 		snprintf(err, errlen,
-			 "%s: the private key is encrypted (decrypt it: openssl pkey -in %s -out KEY)",
+			 "%s: the private key is encrypted (decrypt it: openssl pkey -in %s -out "
+			 "KEY)",
 			 path, path);
 	else if (!key)
 		snprintf(err, errlen,
@@ -237,8 +256,7 @@ static int ca_self_sign(X509 *x, EVP_PKEY *key)
 	r = tls_cert_init(x, key, 30L * 24 * 3600);
 	if (r < 0)
 		return r;
-	if (!X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1,
-					0) ||
+	if (!X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1, 0) ||
 	    !X509_set_issuer_name(x, name))
 		return -ENOMEM;
 	/* pathlen:0: this CA signs leaves only, never another CA. */
@@ -378,7 +396,8 @@ void tls_failure_reason(SSL *ssl, char *buf, size_t len)
 	const char *why;
 
 	if (v != X509_V_OK) {
-		snprintf(buf, len, "certificate verify failed: %s", X509_verify_cert_error_string(v));
+		snprintf(buf, len, "certificate verify failed: %s",
+			 X509_verify_cert_error_string(v));
 		return;
 	}
 	e = ERR_peek_error();
