@@ -92,6 +92,8 @@ void proxy_reply(struct proxy_conn *c, int status, const char *fmt, ...)
 int proxy_tls_choose(SSL *ssl, const char *sni, char *name, size_t namelen);
 
 /* proxy-relay.c */
+/* TCP_NODELAY on @fd (best effort). */
+void proxy_nodelay(int fd);
 /* Read into @b (compacting it first) from @s: > 0 bytes added, 0 at EOF, -errno. */
 ssize_t proxy_buf_fill(struct stream *s, struct proxy_buf *b);
 /* Read a head from @s into @b until @parse accepts it (> 0: its length), or -errno:

@@ -34,19 +34,26 @@ struct proxy_entry {
 
 void proxy_addr_of(const struct sockaddr_storage *ss, struct proxy_addr *ret)
 {
-	*ret = (struct proxy_addr){ .family = ss->ss_family };
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-		memcpy(ret->addr, &in->sin_addr, 4);
-		ret->port = ntohs(in->sin_port);
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-		ret->port = ntohs(in6->sin6_port);
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+	sa_family_t family;
+
+	/* Copied out, not read in place: callers pass a sockaddr_in or sockaddr_in6 where the
+	 * type says sockaddr_storage, without its alignment. */
+	memcpy(&family, ss, sizeof(family));
+	*ret = (struct proxy_addr){ .family = family };
+	if (family == AF_INET) {
+		memcpy(&in, ss, sizeof(in));
+		memcpy(ret->addr, &in.sin_addr, 4);
+		ret->port = ntohs(in.sin_port);
+	} else if (family == AF_INET6) {
+		memcpy(&in6, ss, sizeof(in6));
+		ret->port = ntohs(in6.sin6_port);
+		if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) {
 			ret->family = AF_INET;
-			memcpy(ret->addr, in6->sin6_addr.s6_addr + 12, 4);
+			memcpy(ret->addr, in6.sin6_addr.s6_addr + 12, 4);
 		} else {
-			memcpy(ret->addr, &in6->sin6_addr, 16);
+			memcpy(ret->addr, &in6.sin6_addr, 16);
 		}
 	}
 }
@@ -68,8 +75,12 @@ static struct proxy_entry **entry_find(struct http_proxy *p, const struct proxy_
 int http_proxy_expect(struct http_proxy *p, const struct sockaddr_storage *local,
 		      socklen_t local_len, const struct sockaddr_storage *orig, socklen_t orig_len)
 {
+	sa_family_t family = 0;
+
+	if (orig && orig_len >= sizeof(family))
+		memcpy(&family, orig, sizeof(family));
 	if (!p || !local || !orig || orig_len > sizeof(*orig) ||
-	    (orig->ss_family != AF_INET && orig->ss_family != AF_INET6))
+	    (family != AF_INET && family != AF_INET6))
 		return -EINVAL;
 	struct proxy_entry *n = calloc(1, sizeof(*n));
 	if (!n)
@@ -265,6 +276,7 @@ static void accept_one(struct http_proxy *p, int lfd)
 
 	if (fd < 0)
 		return;
+	proxy_nodelay(fd);
 	pthread_mutex_lock(&p->lock);
 	int r = -EBUSY;
 	if (!p->stopping && p->n_conns < PROXY_MAX_CONNS)

@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include "http/proxy.h"
+#include "http/stream.h"
+#include "http/tls.h"
+#include <openssl/pem.h>
 #include "tap.h"
 
 /* --- the origin ------------------------------------------------------------------------ */
@@ -278,7 +281,7 @@ static const char *refusal(int status, const char *text, const char *why)
 
 static const char *ok_body(const char *body)
 {
-	static char buf[4096];
+	static char buf[8192];
 	snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(body),
 		 body);
 	return buf;
@@ -336,6 +339,20 @@ static struct http_auth *auths(const char *const *texts, size_t *n)
 		}
 	*n = k;
 	return a;
+}
+
+static void rules_free(const struct http_rule *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		http_rule_done((struct http_rule *)&r[i]);
+	free((void *)r);
+}
+
+static void auths_free(const struct http_auth *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		http_auth_done((struct http_auth *)&a[i]);
+	free((void *)a);
 }
 
 static struct http_proxy *start(struct http_proxy_config *cfg)
@@ -611,7 +628,7 @@ static void test_upstream_errors(struct http_proxy *p)
 	is_str(buf, "HTTP/1.1 200 Connection established\r\n\r\n",
 	       "CONNECT where a rule names it: established");
 	send_str(fd, req("GET", "/tunnelled", NULL));
-	read_all(fd, buf, sizeof(buf));
+	read_response(fd, buf, sizeof(buf));
 	is_str(buf, ok_body("/tunnelled"), "CONNECT: the tunnel reaches the destination");
 	close(fd);
 }
@@ -648,6 +665,190 @@ static void test_auth(struct http_proxy *p)
 		if (strncmp(last, cases[i].line, strlen(cases[i].line)) != 0)
 			diag("the origin got: %s", last);
 	}
+}
+
+/* --- TLS: an origin with a certificate of its own CA ------------------------------------- */
+
+static struct sockaddr_in tls_addr;
+static SSL_CTX *tls_origin_ctx;
+
+static int origin_choose(SSL *ssl, const char *sni, char *name, size_t namelen)
+{
+	snprintf(name, namelen, "%s", sni ? sni : "127.0.0.1");
+	return 0;
+}
+
+static void *tls_origin_conn(void *arg)
+{
+	struct stream s = { .fd = (int)(long)arg, .timeout_ms = 5000 };
+	char buf[16384], why[256];
+	size_t len = 0;
+	ssize_t e = 0;
+
+	if (stream_tls_accept(&s, tls_origin_ctx, NULL, why, sizeof(why)) == 0) {
+		while ((e = message_end(buf, len, 0)) <= 0) {
+			ssize_t n = stream_read(&s, buf + len, sizeof(buf) - 1 - len);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+		}
+	}
+	if (e > 0) {
+		char target[4096] = "";
+		pthread_mutex_lock(&origin.lock);
+		origin.requests++;
+		memcpy(origin.last, buf, (size_t)e);
+		origin.last[e] = '\0';
+		pthread_mutex_unlock(&origin.lock);
+		sscanf(buf, "%*s %4095s", target);
+		const char *out = ok_body(target);
+		stream_write_all(&s, out, strlen(out));
+		stream_shutdown_write(&s);
+	}
+	stream_close(&s);
+	return NULL;
+}
+
+static void *tls_origin_main(void *arg)
+{
+	int lfd = (int)(long)arg;
+	for (;;) {
+		int fd = accept(lfd, NULL, NULL);
+		pthread_t t;
+		if (fd >= 0 && pthread_create(&t, NULL, tls_origin_conn, (void *)(long)fd) == 0)
+			pthread_detach(t);
+	}
+	return NULL;
+}
+
+static void write_pem(struct tls_ca *ca, const char *path)
+{
+	char *pem = NULL;
+	size_t n = 0;
+	FILE *f = fopen(path, "w");
+	if (!f || tls_ca_pem(ca, &pem, &n) < 0 || fwrite(pem, 1, n, f) != n) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	free(pem);
+}
+
+/* A TLS client to the proxy trusting @ca, for @name; the handshake's result. */
+static int tls_client(struct http_proxy *p, struct tls_ca *ca, const char *name,
+		      struct stream *s)
+{
+	SSL_CTX *ctx = NULL;
+	char err[256], *pem = NULL;
+	size_t n;
+
+	*s = (struct stream){ .fd = client_to(p, &tls_addr, 1), .timeout_ms = 5000 };
+	if (s->fd < 0 || tls_client_ctx(&ctx, err, sizeof(err)) < 0 || tls_ca_pem(ca, &pem, &n) < 0)
+		return -EIO;
+	BIO *b = BIO_new_mem_buf(pem, (int)n);
+	X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), x);
+	X509_free(x);
+	BIO_free(b);
+	free(pem);
+	int r = stream_tls_connect(s, ctx, name, err, sizeof(err));
+	SSL_CTX_free(ctx);
+	return r;
+}
+
+static const char *tls_get(struct stream *s, const char *target)
+{
+	static char buf[8192];
+	char req2[1024];
+	size_t len = 0;
+	ssize_t n;
+
+	snprintf(req2, sizeof(req2), "GET %s HTTP/1.1\r\nHost: tls.test\r\nConnection: close\r\n\r\n",
+		 target);
+	buf[0] = '\0';
+	if (stream_write_all(s, req2, strlen(req2)) < 0)
+		return buf;
+	while (len < sizeof(buf) - 1 && (n = stream_read(s, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	return buf;
+}
+
+static void test_tls(void)
+{
+	struct tls_ca *proxy_ca = NULL, *origin_ca = NULL;
+	char err[256], dir[] = "/tmp/test-http-proxy.XXXXXX", path[64], other[64];
+	socklen_t len = sizeof(tls_addr);
+	struct stream s;
+	pthread_t t;
+	size_t n;
+
+	if (tls_ca_generate(&proxy_ca, err, sizeof(err)) < 0 ||
+	    tls_ca_generate(&origin_ca, err, sizeof(err)) < 0 ||
+	    tls_server_ctx(origin_ca, origin_choose, &tls_origin_ctx, err, sizeof(err)) < 0 ||
+	    !mkdtemp(dir)) {
+		printf("Bail out! TLS setup: %s\n", err);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/origin.pem", dir);
+	snprintf(other, sizeof(other), "%s/other.pem", dir);
+	write_pem(origin_ca, path);
+	write_pem(proxy_ca, other);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	tls_addr = origin.addr;
+	tls_addr.sin_port = 0;
+	bind(lfd, (struct sockaddr *)&tls_addr, sizeof(tls_addr));
+	listen(lfd, 16);
+	getsockname(lfd, (struct sockaddr *)&tls_addr, &len);
+	pthread_create(&t, NULL, tls_origin_main, (void *)(long)lfd);
+	pthread_detach(t);
+
+	static const char *const allow[] = { "GET tls.test/*", NULL };
+	static char tls_name[] = "tls.test";
+	struct http_host_addrs tls_host = acl_hosts[0];
+	tls_host.name = tls_name;
+	struct http_proxy_config cfg = { .ca = proxy_ca, .hosts = &tls_host, .n_hosts = 1 };
+	cfg.allow = rules(allow, &n);
+	cfg.n_allow = n;
+	/* The upstream side trusts the origin's CA only (the host's store stays out). */
+	setenv("SSL_CERT_FILE", path, 1);
+	setenv("SSL_CERT_DIR", dir, 1);
+	struct http_proxy *p = start(&cfg);
+	unsigned before = origin_requests();
+	is_int(tls_client(p, proxy_ca, "tls.test", &s), 0, "TLS: the proxy's leaf for the SNI name");
+	is_str(tls_get(&s, "/tls"), ok_body("/tls"), "TLS: an allowed request reaches the origin");
+	is_int(origin_requests(), before + 1, "TLS: the origin saw it, over TLS");
+	stream_close(&s);
+	ok(tls_client(p, proxy_ca, "127.0.0.1", &s) < 0,
+	   "TLS without SNI: refused when no rule names the address");
+	stream_close(&s);
+	http_proxy_stop(p);
+
+	setenv("SSL_CERT_FILE", other, 1);
+	p = start(&cfg);
+	is_int(tls_client(p, proxy_ca, "tls.test", &s), 0, "TLS: handshake with the proxy");
+	const char *got = tls_get(&s, "/tls");
+	ok(strncmp(got, "HTTP/1.1 502 Bad Gateway\r\n", 26) == 0 &&
+		   strstr(got, "sandlock: TLS to upstream tls.test: "),
+	   "an origin the host does not trust: 502 with the reason");
+	if (strncmp(got, "HTTP/1.1 502", 12) != 0)
+		diag("got: %s", got);
+	stream_close(&s);
+	http_proxy_stop(p);
+
+	cfg.ca = NULL;
+	p = start(&cfg);
+	before = origin_requests();
+	ok(tls_client(p, proxy_ca, "tls.test", &s) < 0, "TLS without a CA: the connection is closed");
+	is_int(origin_requests(), before, "TLS without a CA: the origin saw nothing");
+	stream_close(&s);
+	http_proxy_stop(p);
+	rules_free(cfg.allow, cfg.n_allow);
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+	tls_ca_free(proxy_ca);
+	tls_ca_free(origin_ca);
 }
 
 int main(void)
@@ -698,5 +899,10 @@ int main(void)
 	p = start(&acfg);
 	test_auth(p);
 	http_proxy_stop(p);
+	auths_free(acfg.auth, acfg.n_auth);
+	rules_free(ecfg.allow, ecfg.n_allow);
+	rules_free(cfg.allow, cfg.n_allow);
+	rules_free(cfg.deny, cfg.n_deny);
+	test_tls();
 	return done_testing();
 }
