@@ -55,6 +55,10 @@ LDFLAGS_ALL := -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) -pthread $(LDFLAG
 PKG_DEPS := libseccomp jansson libssl libcrypto
 LIBS := $(shell pkg-config --libs $(PKG_DEPS) 2>/dev/null || echo -lseccomp -ljansson -lssl -lcrypto)
 PC_REQUIRES := $(shell pkg-config --exists $(PKG_DEPS) 2>/dev/null && echo $(PKG_DEPS))
+# What a static link of those needs besides them (libcrypto: -ldl -pthread): the system's
+# libraries, which the CLI links as shared objects like libc.
+STATIC_SYSLIBS := $(sort $(filter-out $(LIBS),$(shell pkg-config --static --libs $(PKG_DEPS) \
+	2>/dev/null)))
 PC_LIBS_PRIVATE := $(if $(PC_REQUIRES),,$(LIBS)) -pthread
 LD ?= ld
 OBJCOPY ?= objcopy
@@ -159,16 +163,17 @@ $(SHLIB): $(ALL_LIB_OBJS) src/libsandlock.sym
 	ln -sf libsandlock.so.$(VERSION) $(BUILDDIR)/$(SONAME)
 	ln -sf $(SONAME) $(BUILDDIR)/libsandlock.so
 
-# The CLI uses the public header only; it links the archive and libseccomp statically so that
-# starting it loads no shared object but libc (see docs/PERFORMANCE.md).
+# The CLI uses the public header only; it links the archive, libseccomp, jansson and OpenSSL
+# statically so that starting it loads no shared object but libc (see docs/PERFORMANCE.md).
+# OpenSSL's relocations cost the PIE binary about 0.4 ms at exec (docs/decisions.md, "TLS").
 $(BUILDDIR)/sandlock: $(CLI_OBJS) $(BUILDDIR)/libsandlock.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/libsandlock.a \
-		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic
+		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic $(STATIC_SYSLIBS)
 
 # The installed one: the same, on the installed archive (no test hooks).
 $(BUILDDIR)/pub/sandlock: $(CLI_OBJS) $(BUILDDIR)/pub/libsandlock.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILDDIR)/pub/libsandlock.a \
-		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic
+		-Wl,-Bstatic $(LIBS) -Wl,-Bdynamic $(STATIC_SYSLIBS)
 
 $(BUILDDIR)/obj/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)

@@ -38,7 +38,8 @@ enum http_body {
 
 struct http_head {
 	size_t head_len; /* bytes of the head, the blank line included */
-	/* Request: method and target; response: status and reason. */
+	/* Request: method and target; response: status, and the reason phrase in target (method
+	 * empty). */
 	struct http_span method; /* a token */
 	struct http_span target; /* as sent: origin-form, absolute-form, authority-form or "*" */
 	int status;		 /* response: 100..599 */
@@ -49,13 +50,15 @@ struct http_head {
 	uint64_t content_length; /* HTTP_BODY_LENGTH */
 	int keep_alive;		 /* the connection persists after this message (HTTP/1.1 without
 				  * "Connection: close", HTTP/1.0 with "keep-alive") */
-	int upgrade_websocket;	 /* request: "Upgrade: websocket" with "Connection: upgrade" */
-	int expect_continue;	 /* request: "Expect: 100-continue" */
+	int upgrade_websocket;	 /* "Upgrade: websocket" with "Connection: upgrade" in an HTTP/1.1
+				  * request, or in a 101 response */
+	int expect_continue;	 /* HTTP/1.1 request: "Expect: 100-continue" */
 };
 
 /* Parse the request head at the start of @buf (@len bytes). Returns the head's length (> 0,
  * also in ret->head_len) when it is complete, 0 when more bytes are needed (none of the limits
- * is reached yet), or -EBADMSG with a one-line reason in @err. */
+ * is reached yet), or -EBADMSG with a one-line reason in @err. *@ret is meaningful only after
+ * a positive return. */
 int http_request_parse(const char *buf, size_t len, struct http_head *ret, char *err,
 		       size_t errlen);
 

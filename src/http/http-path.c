@@ -260,12 +260,16 @@ static unsigned char unescape(const char *p)
 	return (unsigned char)(http_hex((unsigned char)p[1]) * 16 + http_hex((unsigned char)p[2]));
 }
 
-/* How many dots the segment @p[0..@n) is once decoded: 1 for ".", 2 for "..", else 0. */
+/* How many dots the segment @p[0..@n) is once decoded: 1 for ".", 2 for "..", else 0; -1
+ * for "." or ".." with path parameters (".;x", "..;x"), which some origins (Tomcat, Jetty)
+ * resolve as a dot segment after the rules would have matched it as a name. */
 static int dots(const char *p, size_t n)
 {
 	int d = 0;
 
 	for (size_t i = 0; i < n; i += p[i] == '%' ? 3 : 1) {
+		if (p[i] == ';' && d > 0)
+			return d <= 2 ? -1 : 0;
 		if ((p[i] == '%' ? unescape(p + i) : (unsigned char)p[i]) != '.' || ++d > 2)
 			return 0;
 	}
@@ -329,6 +333,8 @@ long http_path_normalize(const struct http_span *path, char *out, size_t outlen,
 		for (s = i; i < n && sep_len(p, n, i) == 0; i += p[i] == '%' ? 3 : 1)
 			;
 		int d = dots(p + s, i - s);
+		if (d < 0)
+			return http_fail(err, errlen, "a dot segment with parameters (\"..;\")");
 		if (d == 2 && o > 1) {
 			for (o--; out[o - 1] != '/'; o--)
 				;

@@ -74,9 +74,9 @@ static BIO_METHOD *bio_method;
 
 static void bio_method_once(void)
 {
-	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK |
-					     BIO_TYPE_DESCRIPTOR,
-				     "sandlock socket");
+	BIO_METHOD *m =
+		BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
+			     "sandlock socket");
 
 	if (m && BIO_meth_set_write(m, sock_bio_write) && BIO_meth_set_read(m, sock_bio_read) &&
 	    BIO_meth_set_ctrl(m, sock_bio_ctrl) && BIO_meth_set_create(m, sock_bio_create))

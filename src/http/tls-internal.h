@@ -9,15 +9,21 @@
 #include <openssl/x509.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
 #define TLS_CACHE_BUCKETS 256
 /* The most names whose leaves are kept; the cache is emptied when one more is minted. A
  * sandbox that connects to more names than this pays a mint (about 0.1 ms) per new one. */
 #define TLS_CACHE_MAX 1024
+/* A leaf is valid for a day (from an hour before it is minted) and served for half of that:
+ * a sandbox running for days gets fresh ones. */
+#define TLS_LEAF_VALID_S (24L * 3600)
+#define TLS_LEAF_REUSE_S (12L * 3600)
 
 struct tls_leaf {
 	struct tls_leaf *next;
 	X509 *cert; /* one reference owned by the cache */
+	time_t minted;
 	char name[];
 };
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "http/tls.h"
 #include "http/tls-internal.h"
@@ -95,7 +96,7 @@ static int add_san(X509 *x, const char *name, int critical)
 {
 	GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
 	GENERAL_NAME *gen = GENERAL_NAME_new();
-	ASN1_OCTET_STRING *ip = a2i_IPADDRESS(name);
+	ASN1_OCTET_STRING *ip = ip_literal_ok(name) ? a2i_IPADDRESS(name) : NULL;
 	ASN1_IA5STRING *dns = NULL;
 	int ok = 0;
 
@@ -127,13 +128,18 @@ static int leaf_fill(struct tls_ca *ca, X509 *x, const char *name)
 	size_t n = strlen(name);
 	int r;
 
-	r = tls_cert_init(x, ca->leaf_key, 24L * 3600);
+	r = tls_cert_init(x, ca->leaf_key, TLS_LEAF_VALID_S);
 	if (r < 0)
 		return r;
+	/* Never past the CA's own end: a client would refuse the chain then anyway, and the
+	 * error would name the leaf. */
+	if (ASN1_TIME_compare(X509_get0_notAfter(x), X509_get0_notAfter(ca->cert)) > 0 &&
+	    !X509_set1_notAfter(x, X509_get0_notAfter(ca->cert)))
+		return -ENOMEM;
 	/* A name too long for a CN leaves the subject empty, and the SAN is then critical (RFC
 	 * 5280 4.2.1.6): clients match the SAN only anyway. */
 	if (n <= CN_MAX_LEN && !X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
-							    (const unsigned char *)name, -1, -1, 0))
+							   (const unsigned char *)name, -1, -1, 0))
 		return -ENOMEM;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(ca->cert)))
 		return -ENOMEM;
@@ -141,7 +147,11 @@ static int leaf_fill(struct tls_ca *ca, X509 *x, const char *name)
 	    (r = tls_cert_add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE")) < 0 ||
 	    (r = tls_cert_add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature")) < 0 ||
 	    (r = tls_cert_add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth")) < 0 ||
-	    (r = tls_cert_add_ext(x, ca->cert, NID_subject_key_identifier, "hash")) < 0 ||
+	    (r = tls_cert_add_ext(x, ca->cert, NID_subject_key_identifier, "hash")) < 0)
+		return r;
+	/* The authority key id repeats the CA's subject key id; a CA without one (a user's
+	 * may lack it) gets leaves without it, which path building does without. */
+	if (X509_get0_subject_key_id(ca->cert) &&
 	    (r = tls_cert_add_ext(x, ca->cert, NID_authority_key_identifier, "keyid")) < 0)
 		return r;
 	return tls_cert_sign(x, ca->key);
@@ -158,12 +168,23 @@ static X509 *leaf_mint(struct tls_ca *ca, const char *name)
 	return x;
 }
 
-/* The cached leaf of @name with one more reference, or NULL. Called with the lock held. */
-static X509 *cache_get(struct tls_ca *ca, const char *name, unsigned h)
+/* The cached leaf of @name with one more reference, or NULL. A leaf minted more than
+ * TLS_LEAF_REUSE_S ago (or in the future: the clock went back) is dropped instead, so that no
+ * leaf handed out is close to its end. Called with the lock held. */
+static X509 *cache_get(struct tls_ca *ca, const char *name, unsigned h, time_t now)
 {
-	for (struct tls_leaf *l = ca->buckets[h]; l; l = l->next) {
-		if (strcmp(l->name, name) == 0)
+	for (struct tls_leaf **lp = &ca->buckets[h]; *lp; lp = &(*lp)->next) {
+		struct tls_leaf *l = *lp;
+
+		if (strcmp(l->name, name) != 0)
+			continue;
+		if (now - l->minted <= TLS_LEAF_REUSE_S && l->minted - now <= 60)
 			return X509_up_ref(l->cert) ? l->cert : NULL;
+		*lp = l->next;
+		X509_free(l->cert);
+		free(l);
+		ca->n_leaves--;
+		return NULL;
 	}
 	return NULL;
 }
@@ -175,12 +196,13 @@ X509 *tls_leaf_get(struct tls_ca *ca, const char *name)
 	size_t n = strlen(name);
 	unsigned h = cache_hash(name);
 	struct tls_leaf *l;
+	time_t now = time(NULL);
 	X509 *x, *had;
 
 	if (n > NAME_MAX_LEN || (!dns_name_ok(name) && !ip_literal_ok(name)))
 		return NULL;
 	pthread_mutex_lock(&ca->lock);
-	x = cache_get(ca, name, h);
+	x = cache_get(ca, name, h, now);
 	pthread_mutex_unlock(&ca->lock);
 	if (x)
 		return x;
@@ -192,13 +214,14 @@ X509 *tls_leaf_get(struct tls_ca *ca, const char *name)
 	}
 	memcpy(l->name, name, n + 1);
 	pthread_mutex_lock(&ca->lock);
-	had = cache_get(ca, name, h);
+	had = cache_get(ca, name, h, now);
 	if (!had) {
 		/* Full: start over rather than track recency; a sandbox rarely talks to more
 		 * than a few hundred names, and a dropped leaf costs one mint. */
 		if (ca->n_leaves >= TLS_CACHE_MAX)
 			tls_cache_clear(ca);
 		l->cert = x;
+		l->minted = now;
 		l->next = ca->buckets[h];
 		ca->buckets[h] = l;
 		ca->n_leaves++;
@@ -306,8 +329,7 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_NOACK;
 }
 
-int tls_server_ctx(struct tls_ca *ca, tls_choose_fn choose, SSL_CTX **ret, char *err,
-		   size_t errlen)
+int tls_server_ctx(struct tls_ca *ca, tls_choose_fn choose, SSL_CTX **ret, char *err, size_t errlen)
 {
 	struct server_arg *sa;
 	SSL_CTX *ctx;

@@ -134,6 +134,8 @@ static const char *ca_unfit(X509 *cert)
 		return "is not a CA certificate (its keyUsage lacks keyCertSign)";
 	if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
 		return "has expired";
+	if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0)
+		return "is not valid yet (its notBefore is in the future)";
 	return NULL;
 }
 
@@ -149,8 +151,8 @@ static X509 *read_cert(const char *path, char *err, size_t errlen)
 	cert = PEM_read_X509(f, NULL, NULL, NULL);
 	fclose(f);
 	if (!cert)
-		snprintf(err, errlen, "%s: not a PEM certificate (expected -----BEGIN CERTIFICATE-----)",
-			 path);
+		snprintf(err, errlen,
+			 "%s: not a PEM certificate (expected -----BEGIN CERTIFICATE-----)", path);
 	return cert;
 }
 
@@ -168,7 +170,8 @@ static EVP_PKEY *read_key(const char *path, char *err, size_t errlen)
 	fclose(f);
 	if (!key && asked)
 		snprintf(err, errlen,
-			 "%s: the private key is encrypted (decrypt it: openssl pkey -in %s -out KEY)",
+			 "%s: the private key is encrypted (decrypt it: openssl pkey -in %s -out "
+			 "KEY)",
 			 path, path);
 	else if (!key)
 		snprintf(err, errlen,
@@ -237,8 +240,7 @@ static int ca_self_sign(X509 *x, EVP_PKEY *key)
 	r = tls_cert_init(x, key, 30L * 24 * 3600);
 	if (r < 0)
 		return r;
-	if (!X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1,
-					0) ||
+	if (!X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1, 0) ||
 	    !X509_set_issuer_name(x, name))
 		return -ENOMEM;
 	/* pathlen:0: this CA signs leaves only, never another CA. */
@@ -378,7 +380,8 @@ void tls_failure_reason(SSL *ssl, char *buf, size_t len)
 	const char *why;
 
 	if (v != X509_V_OK) {
-		snprintf(buf, len, "certificate verify failed: %s", X509_verify_cert_error_string(v));
+		snprintf(buf, len, "certificate verify failed: %s",
+			 X509_verify_cert_error_string(v));
 		return;
 	}
 	e = ERR_peek_error();

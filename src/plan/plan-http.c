@@ -224,17 +224,22 @@ static int auth_check(const struct plan_http *h, struct sandlock_error **reterr)
 static int ca_setup(const struct sandlock_policy *p, struct plan_http *h,
 		    struct sandlock_error **reterr)
 {
+	const char *field = "http_inject_ca";
 	char err[512] = "";
 	int r;
 
-	if (p->http_ca && p->http_key)
+	if (p->http_ca && p->http_key) {
 		r = tls_ca_load(p->http_ca, p->http_key, &h->ca, err, sizeof(err));
-	else if (p->http_inject_ca && p->http_inject_ca[0])
+		/* The message starts with the file it is about. */
+		field = strncmp(err, p->http_key, strlen(p->http_key)) == 0 ? "http_key"
+									    : "http_ca";
+	} else if (p->http_inject_ca && p->http_inject_ca[0]) {
 		r = tls_ca_generate(&h->ca, err, sizeof(err));
-	else
+	} else {
 		return 0;
+	}
 	if (r < 0)
-		return error_set(reterr, r, "%s", err[0] ? err : strerror(-r));
+		return error_set(reterr, r, "%s: %s", field, err[0] ? err : strerror(-r));
 	r = tls_ca_pem(h->ca, &h->ca_pem, &h->ca_pem_len);
 	return r < 0 ? error_set(reterr, r, "http_ca: %s", strerror(-r)) : 0;
 }

@@ -550,9 +550,12 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP,
 				     "net_allow rules to IPs and net_deny need", reterr);
 	/* The redirect to the HTTP proxy is such a connect too. */
-	if (r == 0 && policy_http_active(p))
-		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP,
-				     "http_allow and http_deny rules need", reterr);
+	if (r == 0 && policy_http_active(p)) {
+		char what[128];
+		snprintf(what, sizeof(what), "%s rules need",
+			 schema_label_of(p, p->http_allow ? "http_allow" : "http_deny"));
+		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP, what, reterr);
+	}
 	return r;
 }
 

@@ -194,8 +194,8 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		{ policy_net_onbehalf(p), "net_allow",
 		  " rules to hosts, IPs, CIDRs or restricted UDP/ICMP destinations, or "
 		  "net_deny (connections and sends are made by the supervisor)" },
-		{ policy_http_active(p), "http_allow",
-		  " and http_deny rules (the HTTP proxy runs in the supervisor)" },
+		{ policy_http_active(p), p->http_allow ? "http_allow" : "http_deny",
+		  " rules (the HTTP proxy runs in the supervisor)" },
 		{ p->port_remap, "port_remap", " (binds are made by the supervisor)" },
 		{ p->max_memory.set, "max_memory", " (allocations are checked by the supervisor)" },
 		{ p->max_processes.set, "max_processes",

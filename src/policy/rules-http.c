@@ -124,10 +124,16 @@ static int parse_host(const char *h, size_t n, struct http_rule *r, char *err, s
 		return rules_err(err, errlen, -EINVAL,
 				 "\"%.*s\" is not an IPv6 address (with a port: [ADDR]:PORT)",
 				 Q(sp.nlen), sp.name);
-	if (rules_hostname_parse(sp.name, sp.nlen, r->host, &why) < 0)
-		return rules_err(err, errlen, -EINVAL, "invalid host \"%.*s\": %s", Q(sp.nlen),
-				 sp.name, why);
-	r->host_kind = HTTP_HOST_NAME;
+	/* "*.example.com": the name after the "*." names the subdomains. */
+	int suffix = sp.nlen > 2 && sp.name[0] == '*' && sp.name[1] == '.';
+	const char *name = suffix ? sp.name + 2 : sp.name;
+	size_t nlen = suffix ? sp.nlen - 2 : sp.nlen;
+	if (rules_hostname_parse(name, nlen, r->host, &why) < 0)
+		return rules_err(err, errlen, -EINVAL,
+				 "invalid host \"%.*s\": %s (a name, *.name for its subdomains, an "
+				 "address, or *)",
+				 Q(sp.nlen), sp.name, why);
+	r->host_kind = suffix ? HTTP_HOST_SUFFIX : HTTP_HOST_NAME;
 	return 0;
 }
 
@@ -210,11 +216,12 @@ int http_rule_format(const struct http_rule *r, char **ret)
 		rules_buf_printf(&b, "*");
 		break;
 	case HTTP_HOST_NAME:
+	case HTTP_HOST_SUFFIX:
 		if (!r->host[0]) {
 			free(b.s);
 			return -EINVAL;
 		}
-		rules_buf_printf(&b, "%s", r->host);
+		rules_buf_printf(&b, "%s%s", r->host_kind == HTTP_HOST_SUFFIX ? "*." : "", r->host);
 		break;
 	case HTTP_HOST_IP:
 		if (r->family != AF_INET && r->family != AF_INET6) {
@@ -240,7 +247,7 @@ int http_rule_equal(const struct http_rule *a, const struct http_rule *b)
 	if (strcmp(a->method, b->method) != 0 || a->host_kind != b->host_kind ||
 	    a->port != b->port || !a->path || !b->path || strcmp(a->path, b->path) != 0)
 		return 0;
-	if (a->host_kind == HTTP_HOST_NAME)
+	if (a->host_kind == HTTP_HOST_NAME || a->host_kind == HTTP_HOST_SUFFIX)
 		return strcmp(a->host, b->host) == 0;
 	if (a->host_kind == HTTP_HOST_IP)
 		return a->family == b->family && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
@@ -284,6 +291,15 @@ static int host_matches(const struct http_rule *r, const char *host)
 		if (n > 0 && host[n - 1] == '.')
 			n--;
 		return n == strlen(r->host) && strncasecmp(host, r->host, n) == 0;
+	}
+	if (r->host_kind == HTTP_HOST_SUFFIX) {
+		size_t sn = strlen(r->host);
+		if (n > 0 && host[n - 1] == '.')
+			n--;
+		/* At least "x." before the suffix, and no empty label right before it. */
+		if (n < sn + 2 || host[n - sn - 1] != '.' || host[n - sn - 2] == '.')
+			return 0;
+		return strncasecmp(host + n - sn, r->host, sn) == 0;
 	}
 	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
 		host++;

@@ -116,11 +116,13 @@ int bind_ports_expand(const char *s, uint16_t *ports, size_t n, char *err, size_
 #define HTTP_HOST_ANY 0
 #define HTTP_HOST_NAME 1
 #define HTTP_HOST_IP 2
+#define HTTP_HOST_SUFFIX 3 /* "*.example.com": any name under it, not the name itself */
 
 struct http_rule {
 	char method[HTTP_METHOD_MAX + 1]; /* upper case, or "*" */
 	int host_kind;			  /* HTTP_HOST_* */
-	char host[NET_HOST_MAX + 1];	  /* HTTP_HOST_NAME: lower case, no trailing dot */
+	char host[NET_HOST_MAX + 1];	  /* HTTP_HOST_NAME, HTTP_HOST_SUFFIX ("example.com"
+					   * for "*.example.com"): lower case, no trailing dot */
 	int family;			  /* HTTP_HOST_IP: AF_INET or AF_INET6 */
 	uint8_t addr[16];		  /* HTTP_HOST_IP */
 	uint16_t port;			  /* 0: any port */
@@ -129,9 +131,10 @@ struct http_rule {
 
 /* "METHOD host[:port][/path]", two fields separated by spaces or tabs (leading and trailing
  * ones ignored). METHOD: "*" or 1..32 letters, stored upper-cased. host: "*", an RFC 1123 name
- * (as for net rules; no "*.example.com"), an IPv4 address, "[v6]" or a bare v6 (which takes no
- * port); port 1..65535. path: from the first '/', printable ASCII; omitted, it is every path.
- * Fills *@ret (owned by the caller: http_rule_done()). */
+ * (as for net rules), "*." and such a name (every subdomain of it, at any depth, but not the
+ * name itself), an IPv4 address, "[v6]" or a bare v6 (which takes no port); port 1..65535.
+ * path: from the first '/', printable ASCII; omitted, it is every path. Fills *@ret (owned by
+ * the caller: http_rule_done()). */
 int http_rule_parse(const char *s, struct http_rule *ret, char *err, size_t errlen);
 void http_rule_done(struct http_rule *r);
 /* "METHOD host[:port]/path", a v6 host always bracketed. *@ret malloc'd, owned by the caller. */
@@ -139,7 +142,8 @@ int http_rule_format(const struct http_rule *r, char **ret);
 /* 1 when @a and @b are the same rule. */
 int http_rule_equal(const struct http_rule *a, const struct http_rule *b);
 /* 1 when the request matches @r. @method compares case-insensitively; @host is the request's
- * host without a port ("Example.COM.", "10.0.0.1", "[::1]" or "::1"); @port its port; @path
+ * host without a port ("Example.COM.", "10.0.0.1", "[::1]" or "::1"; a suffix rule matches
+ * a name with at least one non-empty label before the suffix); @port its port; @path
  * the request path as the caller normalised it (this matches it literally: percent-decoding,
  * dot segments and whether the query string is part of it are the caller's decisions). */
 int http_rule_match(const struct http_rule *r, const char *method, const char *host, uint16_t port,

@@ -65,9 +65,9 @@ static void check_fields(const struct http_rule *r)
 		if (!(*p >= 'A' && *p <= 'Z') && strcmp(r->method, "*") != 0)
 			abort();
 	if (r->host_kind != HTTP_HOST_ANY && r->host_kind != HTTP_HOST_NAME &&
-	    r->host_kind != HTTP_HOST_IP)
+	    r->host_kind != HTTP_HOST_IP && r->host_kind != HTTP_HOST_SUFFIX)
 		abort();
-	if (r->host_kind == HTTP_HOST_NAME && !r->host[0])
+	if ((r->host_kind == HTTP_HOST_NAME || r->host_kind == HTTP_HOST_SUFFIX) && !r->host[0])
 		abort();
 }
 
@@ -83,6 +83,9 @@ static const struct {
 	{ "PUT", "[::1]", 8443, "/a/b/c" },
 	{ "PATCH", "::ffff:10.0.0.1", 80, "/x?y=z" },
 	{ "OPTIONS", "", 0, "" },
+	{ "GET", "a.example.com", 80, "/" },
+	{ "GET", "A.B.Example.Com.", 8080, "/v1/x" },
+	{ "GET", ".example.com", 80, "/" },
 };
 
 static void check_match(const struct http_rule *r, const struct http_rule *again, const char *path)

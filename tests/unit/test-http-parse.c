@@ -281,7 +281,7 @@ static size_t long_request_line(char *buf, size_t len)
 	return len;
 }
 
-static void test_limits(void)
+static void test_line_limits(void)
 {
 	static char buf[HTTP_HEAD_MAX * 2];
 	static struct http_head h;
@@ -307,6 +307,13 @@ static void test_limits(void)
 	buf[HTTP_LINE_MAX - 1] = '\r';
 	is_int(parse(0, buf, HTTP_LINE_MAX, NULL, &h), -EBADMSG, "%d bytes ending in CR: refused",
 	       HTTP_LINE_MAX);
+}
+
+static void test_head_limits(void)
+{
+	static char buf[HTTP_HEAD_MAX * 2];
+	static struct http_head h;
+	size_t n;
 
 	/* A head of exactly HTTP_HEAD_MAX: fields of 8000 bytes, then one to fill it up. */
 	n = (size_t)sprintf(buf, "GET / HTTP/1.1\r\nHost: a\r\n");
@@ -626,7 +633,8 @@ int main(void)
 	test_requests();
 	test_fields();
 	test_bad_requests();
-	test_limits();
+	test_line_limits();
+	test_head_limits();
 	test_responses();
 	test_bad_responses();
 	test_chunked();

@@ -232,6 +232,9 @@ static const struct norm {
 	{ "/a/..b", "/a/..b" },
 	{ "/a/%2e%2e%2e", "/a/..." },
 	{ "/a;p=1/:@!$&'()*+,=", "/a;p=1/:@!$&'()*+,=" },
+	{ "/a/...;x/b", "/a/...;x/b" },
+	{ "/a/..%3B/b", "/a/..%3B/b" },
+	{ "/a/;/..", "/a/" },
 };
 
 static const struct bad norm_bad[] = {
@@ -241,6 +244,10 @@ static const struct bad norm_bad[] = {
 	{ "/a b", "byte 0x20 is not allowed" },	     { "/a?b", "byte 0x3f is not allowed" },
 	{ "/a#b", "byte 0x23 is not allowed" },	     { "/a\\b", "byte 0x5c is not allowed" },
 	{ "/\xc3\xa9", "byte 0xc3 is not allowed" },
+	{ "/allowed/..;/admin", "a dot segment with parameters" },
+	{ "/a/.;x/b", "a dot segment with parameters" },
+	{ "/a/%2e%2e;/b", "a dot segment with parameters" },
+	{ "/a/..;", "a dot segment with parameters" },
 };
 
 static void test_normalize(void)

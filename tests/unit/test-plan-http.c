@@ -169,6 +169,13 @@ static void test_wildcards(void)
 	ok(intercepts(&plan, 8081), "  8081 intercepted");
 	ok(!reaches(&plan, "192.0.2.7", 22), "  port 22 not (control)");
 	plan_done(&plan);
+	r = build(SET("http_allow", "GET *.example.com/x"), &plan, msg, sizeof(msg));
+	ok(r == 0 && reaches(&plan, "192.0.2.7", 80) && plan.http.n_hosts == 0 && !plan.net.hosts,
+	   "*.example.com: any IP on port 80, nothing resolved");
+	if (r == 0)
+		plan_done(&plan);
+	else
+		diag("  %s", msg);
 }
 
 static void test_names(void)
@@ -176,8 +183,8 @@ static void test_names(void)
 	struct plan plan;
 	char msg[512];
 
-	int r = build(SET("http_allow", "GET localhost/", "net_allow", "tcp://127.0.0.1:22"),
-		      &plan, msg, sizeof(msg));
+	int r = build(SET("http_allow", "GET localhost/", "net_allow", "tcp://127.0.0.1:22"), &plan,
+		      msg, sizeof(msg));
 	if (!ok(r == 0, "a name beside a net rule builds (the policy keeps its one rule)")) {
 		diag("  %d %s", r, msg);
 		return;
@@ -253,8 +260,43 @@ static void test_https(void)
 	r = build(SET("http_allow", "GET 127.0.0.1/", "http_ca", "/nonexistent/ca.pem", "http_key",
 		      "/nonexistent/ca.key"),
 		  &plan, msg, sizeof(msg));
-	ok(r < 0 && strstr(msg, "/nonexistent/ca.pem") && !strchr(msg, '\n'),
-	   "an unreadable http_ca: one line naming it");
+	is_str(msg, "http_ca: /nonexistent/ca.pem: No such file or directory",
+	       "an unreadable http_ca: one line naming it");
+	if (r == 0)
+		plan_done(&plan);
+}
+
+/* http_ca + http_key: a CA made with openssl, loaded at build. */
+static void test_ca_files(void)
+{
+	struct plan plan;
+	char msg[512], cmd[512], ca[128], key[128];
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(key, sizeof(key), "%s/ca.key", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+		 "-subj /CN=test-plan-http -addext basicConstraints=critical,CA:TRUE "
+		 "-keyout %s -out %s >/dev/null 2>&1",
+		 key, ca);
+	if (system(cmd) != 0) {
+		ok(1, "# SKIP no openssl to make a CA");
+		return;
+	}
+	int r = build(SET("http_allow", "GET 127.0.0.1/", "http_ca", ca, "http_key", key), &plan,
+		      msg, sizeof(msg));
+	ok(r == 0 && plan.http.ca && plan.http.ca_pem && intercepts(&plan, 443) &&
+		   reaches(&plan, "127.0.0.1", 443),
+	   "http_ca + http_key: loaded, 443 intercepted and reached");
+	if (r == 0)
+		plan_done(&plan);
+	else
+		diag("  %s", msg);
+	/* The two swapped: one line, naming the file and its field. */
+	r = build(SET("http_allow", "GET 127.0.0.1/", "http_ca", key, "http_key", ca), &plan, msg,
+		  sizeof(msg));
+	ok(r < 0 && strncmp(msg, "http_ca: ", 9) == 0 && strstr(msg, key) && !strchr(msg, '\n'),
+	   "a key as http_ca: an error naming it");
 	diag("  %s", msg);
 	if (r == 0)
 		plan_done(&plan);
@@ -417,6 +459,7 @@ int main(void)
 	test_wildcards();
 	test_names();
 	test_https();
+	test_ca_files();
 	test_credentials();
 	test_inactive();
 	test_traps();

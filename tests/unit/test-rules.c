@@ -404,6 +404,13 @@ static const struct http_ok {
 	  "/a?b=c&d=%20#f", "GET example.com/a?b=c&d=%20#f" },
 	{ "GET example.com//x/../y", "GET", HTTP_HOST_NAME, "example.com", 0, "//x/../y",
 	  "GET example.com//x/../y" },
+	{ "GET *.example.com/*", "GET", HTTP_HOST_SUFFIX, "example.com", 0, "/*",
+	  "GET *.example.com/*" },
+	{ "post *.Example.COM.:8443", "POST", HTTP_HOST_SUFFIX, "example.com", 8443, "/*",
+	  "POST *.example.com:8443/*" },
+	{ "* *.com/x", "*", HTTP_HOST_SUFFIX, "com", 0, "/x", "* *.com/x" },
+	{ "GET *.a-b.c.example/", "GET", HTTP_HOST_SUFFIX, "a-b.c.example", 0, "/",
+	  "GET *.a-b.c.example/" },
 };
 
 static const struct bad http_bad[] = {
@@ -416,7 +423,16 @@ static const struct bad http_bad[] = {
 	{ "GET /path", 0, -EINVAL, "missing host" },
 	{ "GET a_b.com/", 0, -EINVAL, "invalid host \"a_b.com\"" },
 	{ "GET a_b.com/", 0, -EINVAL, "in HTTP rule \"GET a_b.com/\"" },
-	{ "GET *.example.com/", 0, -EINVAL, "invalid host" },
+	{ "GET *example.com/", 0, -EINVAL, "invalid host \"*example.com\"" },
+	{ "GET *./", 0, -EINVAL, "invalid host \"*.\"" },
+	{ "GET *.*/", 0, -EINVAL, "invalid host \"*.*\"" },
+	{ "GET *.*.example.com/", 0, -EINVAL, "invalid host \"*.*.example.com\"" },
+	{ "GET a.*.example.com/", 0, -EINVAL, "invalid host \"a.*.example.com\"" },
+	{ "GET **.example.com/", 0, -EINVAL, "invalid host" },
+	{ "GET *..example.com/", 0, -EINVAL, "empty label" },
+	{ "GET *.10.0.0.1/", 0, -EINVAL, "ends in a number" },
+	{ "GET [*.example.com]/", 0, -EINVAL, "not an IPv6 address" },
+	{ "GET *.a_b.com/", 0, -EINVAL, "for its subdomains" },
 	{ "GET 1.2.3/", 0, -EINVAL, "ends in a number" },
 	{ "GET a.com:0/", 0, -ERANGE, "port \"0\" is out of range" },
 	{ "GET a.com:99999/", 0, -ERANGE, "out of range (1-65535)" },
@@ -442,7 +458,7 @@ static void test_http_parse(void)
 			continue;
 		is_str(r.method, t->method, "  method");
 		is_int(r.host_kind, t->kind, "  host kind");
-		if (t->kind == HTTP_HOST_NAME)
+		if (t->kind == HTTP_HOST_NAME || t->kind == HTTP_HOST_SUFFIX)
 			is_str(r.host, t->host, "  host");
 		if (t->kind == HTTP_HOST_IP) {
 			uint8_t addr[16];
@@ -565,6 +581,21 @@ static const struct http_match {
 	{ "* */admin/*", "GET", "h", 80, "/admin/users", 1 },
 	{ "* */admin/*", "GET", "h", 80, "/v1/admin/users", 0 },
 	{ "* *", "DELETE", "h", 1, "/", 1 },
+	{ "GET *.example.com/*", "GET", "a.example.com", 80, "/x", 1 },
+	{ "GET *.example.com/*", "GET", "A.b.Example.COM.", 80, "/x", 1 },
+	{ "GET *.example.com/*", "GET", "example.com", 80, "/x", 0 },
+	{ "GET *.example.com/*", "GET", "example.com.", 80, "/x", 0 },
+	{ "GET *.example.com/*", "GET", ".example.com", 80, "/x", 0 },
+	{ "GET *.example.com/*", "GET", "a..example.com", 80, "/x", 0 },
+	{ "GET *.example.com/*", "GET", "aexample.com", 80, "/x", 0 },
+	{ "GET *.example.com/*", "GET", "a.example.com.evil", 80, "/x", 0 },
+	{ "GET *.example.com/*", "GET", "a.example.org", 80, "/x", 0 },
+	{ "GET *.example.com/*", "POST", "a.example.com", 80, "/x", 0 },
+	{ "GET *.example.com:8443/*", "GET", "a.example.com", 8443, "/x", 1 },
+	{ "GET *.example.com:8443/*", "GET", "a.example.com", 443, "/x", 0 },
+	{ "GET *.com/*", "GET", "x.com", 80, "/", 1 },
+	{ "GET *.com/*", "GET", "com", 80, "/", 0 },
+	{ "GET example.com/*", "GET", "a.example.com", 80, "/x", 0 },
 };
 
 static void test_http_match(void)

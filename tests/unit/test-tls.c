@@ -146,15 +146,15 @@ static void write_file(const char *path, const char *data, size_t len)
 
 /* A self-signed certificate with the extensions given (NULL: none) and its key, as PEM files
  * @cert_name and @key_name in the temporary directory. */
-static void make_cert_files(const char *cert_name, const char *key_name, const char *bc,
-			    const char *ku)
+static void make_cert_files_valid(const char *cert_name, const char *key_name, const char *bc,
+				  const char *ku, long valid_s)
 {
 	EVP_PKEY *key = tls_ec_key_new();
 	X509 *x = X509_new();
 	X509_NAME *n = X509_get_subject_name(x);
 	FILE *f;
 
-	if (!key || !x || tls_cert_init(x, key, 86400) < 0 ||
+	if (!key || !x || tls_cert_init(x, key, valid_s) < 0 ||
 	    !X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (unsigned char *)"test", -1, -1,
 					0) ||
 	    !X509_set_issuer_name(x, n) ||
@@ -169,6 +169,12 @@ static void make_cert_files(const char *cert_name, const char *key_name, const c
 		abort();
 	X509_free(x);
 	EVP_PKEY_free(key);
+}
+
+static void make_cert_files(const char *cert_name, const char *key_name, const char *bc,
+			    const char *ku)
+{
+	make_cert_files_valid(cert_name, key_name, bc, ku, 86400);
 }
 
 /* The certificate's subjectAltName as "DNS:name" or "IP:addr" (the first one), into @buf. */
@@ -272,6 +278,30 @@ static void test_leaf(struct tls_ca *ca)
 	X509_free(b);
 	X509_free(c);
 	X509_free(ip);
+}
+
+static void test_cache_age(struct tls_ca *ca)
+{
+	X509 *a = tls_leaf_get(ca, "aging.example"), *b;
+	struct tls_leaf *l;
+	int found = 0;
+
+	pthread_mutex_lock(&ca->lock);
+	for (size_t i = 0; i < TLS_CACHE_BUCKETS; i++)
+		for (l = ca->buckets[i]; l; l = l->next)
+			if (strcmp(l->name, "aging.example") == 0) {
+				l->minted -= TLS_LEAF_REUSE_S + 1;
+				found = 1;
+			}
+	pthread_mutex_unlock(&ca->lock);
+	ok(found, "the leaf is in the cache");
+	b = tls_leaf_get(ca, "aging.example");
+	ok(a && b && a != b, "a leaf served for more than %ld s is minted again", TLS_LEAF_REUSE_S);
+	X509_free(a);
+	X509_free(b);
+	a = tls_leaf_get(ca, "aging.example");
+	ok(a && a == b, "and the new one is cached");
+	X509_free(a);
 }
 
 static void test_cache_bound(struct tls_ca *ca)
@@ -448,6 +478,34 @@ static void test_handshake_failures(struct tls_ca *other, SSL_CTX *sctx, SSL_CTX
 	SSL_CTX_free(h2);
 }
 
+/* A client whose key share the server does not take gets a HelloRetryRequest: the second
+ * ClientHello runs the callback again, and the handshake still ends with the leaf. */
+static void test_hello_retry(struct tls_ca *ca)
+{
+	SSL_CTX *sctx = NULL, *cctx = NULL;
+	struct pair p = { 0 };
+	char err[256], buf[128] = "";
+	X509 *peer;
+
+	if (tls_server_ctx(ca, choose, &sctx, err, sizeof(err)) < 0 ||
+	    tls_client_ctx(&cctx, err, sizeof(err)) < 0 ||
+	    !SSL_CTX_set1_groups_list(sctx, "X25519") ||
+	    !SSL_CTX_set1_groups_list(cctx, "P-384:X25519"))
+		abort();
+	choose_mode = CHOOSE_SNI;
+	seen_calls = 0;
+	is_int(pair_connect(&p, sctx, cctx, "retry.example"), 0,
+	       "handshake with a HelloRetryRequest (%s)", p.why);
+	is_int(seen_calls, 2, "choose ran for both ClientHellos");
+	peer = p.r == 0 ? SSL_get1_peer_certificate(p.cli.ssl) : NULL;
+	ok(peer && strcmp(san_of(peer, buf, sizeof(buf)), "DNS:retry.example") == 0,
+	   "and the leaf is for the name (%s)", buf);
+	X509_free(peer);
+	pair_end(&p);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+}
+
 static void test_tls_stream(SSL_CTX *sctx, SSL_CTX *cctx)
 {
 	size_t big = 4u << 20;
@@ -490,7 +548,8 @@ static void test_tls_stream(SSL_CTX *sctx, SSL_CTX *cctx)
 
 		for (int i = 0; i < 100 && r == 0; i++)
 			r = stream_write_all(&p.cli, "xxxxxxxxxxxxxxxx", 16);
-		ok(r == -EPIPE || r == -ECONNRESET, "TLS write to a closed peer: %d, no SIGPIPE", r);
+		ok(r == -EPIPE || r == -ECONNRESET, "TLS write to a closed peer: %d, no SIGPIPE",
+		   r);
 	}
 	stream_close(&p.cli);
 	stream_close(&p.cli);
@@ -537,15 +596,25 @@ static void test_ca_load(void)
 	make_cert_files("leaf.pem", "leaf.key", "critical,CA:FALSE", "critical,digitalSignature");
 	make_cert_files("nobc.pem", "nobc.key", NULL, NULL);
 	make_cert_files("badku.pem", "badku.key", "critical,CA:TRUE", "critical,digitalSignature");
+	make_cert_files_valid("old.pem", "old.key", "critical,CA:TRUE", NULL, -60);
 	write_file(path_in_tmp("junk"), "hello\n", 6);
 
 	c = path_in_tmp("ca.pem");
 	k = path_in_tmp("ca.key");
 	is_int(tls_ca_load(c, k, &ca, err, sizeof(err)), 0, "load a CA and its key (%s)", err);
+	if (ca) {
+		X509 *leaf = tls_leaf_get(ca, "user.example");
+
+		ok(leaf && X509_verify(leaf, X509_get0_pubkey(ca->cert)) == 1,
+		   "a loaded CA mints leaves");
+		ok(leaf && ASN1_TIME_compare(X509_get0_notAfter(leaf),
+					     X509_get0_notAfter(ca->cert)) == 0,
+		   "a leaf never outlives its CA (this one ends in a day, with the CA)");
+		X509_free(leaf);
+	}
 	tls_ca_free(ca);
 	ca = NULL;
-	is_int(tls_ca_load(path_in_tmp("noku.pem"), path_in_tmp("noku.key"), &ca, err,
-			   sizeof(err)),
+	is_int(tls_ca_load(path_in_tmp("noku.pem"), path_in_tmp("noku.key"), &ca, err, sizeof(err)),
 	       0, "a CA without keyUsage loads");
 	tls_ca_free(ca);
 	ca = NULL;
@@ -553,14 +622,17 @@ static void test_ca_load(void)
 	struct {
 		const char *cert, *key, *want, *named;
 	} bad[] = {
-		{ "missing.pem", "ca.key", "missing.pem: No such file or directory", "missing.pem" },
-		{ "ca.pem", "missing.key", "missing.key: No such file or directory", "missing.key" },
+		{ "missing.pem", "ca.key", "missing.pem: No such file or directory",
+		  "missing.pem" },
+		{ "ca.pem", "missing.key", "missing.key: No such file or directory",
+		  "missing.key" },
 		{ "junk", "ca.key", "not a PEM certificate", "junk" },
 		{ "ca.pem", "junk", "not a PEM private key", "junk" },
 		{ "leaf.pem", "leaf.key", "basicConstraints CA:TRUE is missing", "leaf.pem" },
 		{ "nobc.pem", "nobc.key", "basicConstraints CA:TRUE is missing", "nobc.pem" },
 		{ "badku.pem", "badku.key", "keyUsage lacks keyCertSign", "badku.pem" },
 		{ "ca.pem", "leaf.key", "not the private key of the certificate", "leaf.key" },
+		{ "old.pem", "old.key", "has expired", "old.pem" },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		int r;
@@ -582,8 +654,9 @@ static void test_ca_load_encrypted(void)
 	char err[512] = "";
 	FILE *f = fopen(path_in_tmp("enc.key"), "we");
 
-	if (!f || !PEM_write_PKCS8PrivateKey(f, key, EVP_aes_256_cbc(), NULL, 0, NULL,
-					     (void *)"secret") ||
+	if (!f ||
+	    !PEM_write_PKCS8PrivateKey(f, key, EVP_aes_256_cbc(), NULL, 0, NULL,
+				       (void *)"secret") ||
 	    fclose(f) != 0)
 		abort();
 	EVP_PKEY_free(key);
@@ -629,9 +702,11 @@ int main(void)
 		test_handshake(sctx, cctx);
 		test_handshake_ip(sctx, cctx);
 		test_handshake_failures(other, sctx, cctx);
+		test_hello_retry(ca);
 		test_tls_stream(sctx, cctx);
 	}
 	test_cache_threads(ca);
+	test_cache_age(ca);
 	test_cache_bound(ca);
 
 	SSL_CTX_free(sctx);

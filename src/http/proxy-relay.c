@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proxy-relay: moving bytes between a connection's two streams: reading a head into a
+ * connection's buffer, relaying a body as its framing says (Content-Length counted, chunked
+ * scanned by http_chunked_scan and passed verbatim, until-close to the end), the tunnel of a
+ * websocket or CONNECT, and the upstream connection itself, made to exactly the original
+ * destination with a bounded non-blocking connect.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "basic/fd-util.h"
+#include "basic/macro.h"
+#include "http/proxy-internal.h"
+
+ssize_t proxy_buf_fill(struct stream *s, struct proxy_buf *b)
+{
+	if (b->off > 0 && b->off + b->len == PROXY_BUF_CAP) {
+		memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+	}
+	if (b->len == 0)
+		b->off = 0;
+	size_t room = PROXY_BUF_CAP - b->off - b->len;
+	if (room == 0)
+		return -ENOBUFS;
+	ssize_t n = stream_read(s, b->data + b->off + b->len, room);
+	if (n > 0)
+		b->len += (size_t)n;
+	return n;
+}
+
+static void buf_take(struct proxy_buf *b, size_t n)
+{
+	b->off += n;
+	b->len -= n;
+	if (b->len == 0)
+		b->off = 0;
+}
+
+int proxy_read_head(struct stream *s, struct proxy_buf *b, int is_request,
+		    const struct http_span *method, struct http_head *h, char *err, size_t errlen)
+{
+	/* A head is parsed from the start of the buffer: move what is left of the last
+	 * message's bytes there first. */
+	if (b->off > 0) {
+		memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+	}
+	for (;;) {
+		if (b->len > 0) {
+			int r = is_request ? http_request_parse(b->data, b->len, h, err, errlen)
+					   : http_response_parse(b->data, b->len, method, h, err,
+								 errlen);
+			if (r != 0)
+				return r;
+			if (b->len == PROXY_BUF_CAP) {
+				snprintf(err, errlen, "header section over %d bytes", HTTP_HEAD_MAX);
+				return -EBADMSG;
+			}
+		}
+		ssize_t n = proxy_buf_fill(s, b);
+		if (n == 0)
+			return b->len == 0 ? -ENODATA : -EPIPE;
+		if (n < 0)
+			return (int)n;
+	}
+}
+
+/* Write what @b holds of the body (at most @max bytes) to @to and consume it. */
+static int pass(struct proxy_buf *b, size_t n, struct stream *to)
+{
+	int r = stream_write_all(to, b->data + b->off, n);
+	if (r < 0)
+		return r;
+	buf_take(b, n);
+	return 0;
+}
+
+static int relay_length(struct stream *from, struct proxy_buf *b, struct stream *to,
+			uint64_t left)
+{
+	while (left > 0) {
+		if (b->len == 0) {
+			ssize_t n = proxy_buf_fill(from, b);
+			if (n == 0)
+				return -EPIPE;
+			if (n < 0)
+				return (int)n;
+		}
+		size_t k = b->len < left ? b->len : (size_t)left;
+		int r = pass(b, k, to);
+		if (r < 0)
+			return r;
+		left -= k;
+	}
+	return 0;
+}
+
+static int relay_chunked(struct stream *from, struct proxy_buf *b, struct stream *to, char *err,
+			 size_t errlen)
+{
+	struct http_chunked st = { 0 };
+
+	while (!st.done) {
+		if (b->len == 0) {
+			ssize_t n = proxy_buf_fill(from, b);
+			if (n == 0)
+				return -EPIPE;
+			if (n < 0)
+				return (int)n;
+		}
+		long k = http_chunked_scan(&st, b->data + b->off, b->len, err, errlen);
+		if (k < 0)
+			return (int)k;
+		int r = pass(b, (size_t)k, to);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int relay_until_close(struct stream *from, struct proxy_buf *b, struct stream *to)
+{
+	for (;;) {
+		if (b->len > 0) {
+			int r = pass(b, b->len, to);
+			if (r < 0)
+				return r;
+		}
+		ssize_t n = proxy_buf_fill(from, b);
+		if (n == 0)
+			return 0;
+		if (n < 0)
+			return (int)n;
+	}
+}
+
+int proxy_relay_body(struct stream *from, struct proxy_buf *b, struct stream *to,
+		     enum http_body body, uint64_t length, char *err, size_t errlen)
+{
+	switch (body) {
+	case HTTP_BODY_NONE:
+		return 0;
+	case HTTP_BODY_LENGTH:
+		return relay_length(from, b, to, length);
+	case HTTP_BODY_CHUNKED:
+		return relay_chunked(from, b, to, err, errlen);
+	case HTTP_BODY_UNTIL_CLOSE:
+		return relay_until_close(from, b, to);
+	}
+	return -EINVAL;
+}
+
+/* One step of the tunnel: what @from has (buffered first) goes to @to. 0 at @from's end. */
+static int tunnel_step(struct stream *from, struct proxy_buf *b, struct stream *to)
+{
+	if (b->len == 0) {
+		ssize_t n = proxy_buf_fill(from, b);
+		if (n <= 0)
+			return n == 0 ? 0 : (int)n;
+	}
+	int r = pass(b, b->len, to);
+	return r < 0 ? r : 1;
+}
+
+void proxy_tunnel(struct proxy_conn *c)
+{
+	struct stream *s[2] = { &c->cli, &c->up };
+	struct proxy_buf *b[2] = { &c->cin, &c->uin };
+
+	/* Bytes that arrived with the last head are the tunnel's first. */
+	for (int i = 0; i < 2; i++)
+		if (b[i]->len > 0 && pass(b[i], b[i]->len, s[1 - i]) < 0)
+			return;
+	/* No timeout: a tunnel may be quiet for long; stop ends it (shutdown). */
+	c->cli.timeout_ms = c->up.timeout_ms = -1;
+	for (;;) {
+		int ready = 0;
+		for (int i = 0; i < 2; i++) {
+			if (stream_wait_readable(s[i], 0) <= 0)
+				continue;
+			ready = 1;
+			if (tunnel_step(s[i], b[i], s[1 - i]) <= 0)
+				return;
+		}
+		if (ready)
+			continue;
+		struct pollfd pfd[2] = { { .fd = s[0]->fd, .events = POLLIN },
+					 { .fd = s[1]->fd, .events = POLLIN } };
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return;
+	}
+}
+
+/* Wait for the non-blocking connect of @fd: 0, -ETIMEDOUT, or the connect's -errno. */
+static int connect_wait(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	int n, e = 0;
+	socklen_t len = sizeof(e);
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return negative_errno();
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+		return negative_errno();
+	return e ? -e : 0;
+}
+
+int proxy_upstream_open(struct proxy_conn *c, char *why, size_t whylen)
+{
+	struct http_proxy *p = c->p;
+	int fd = socket(c->orig.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return negative_errno();
+	int r = proxy_conn_set_fd(c, &c->up, fd);
+	if (r < 0)
+		return r;
+	if (connect(fd, (struct sockaddr *)&c->orig, c->orig_len) < 0) {
+		r = errno == EINPROGRESS ? connect_wait(fd, p->cfg.upstream_timeout_ms)
+					 : negative_errno();
+		if (r < 0)
+			return r;
+	}
+	r = fd_set_nonblock(fd, 0);
+	if (r < 0)
+		return r;
+	c->up.timeout_ms = p->cfg.upstream_timeout_ms;
+	c->uin.off = c->uin.len = 0;
+	if (!c->tls)
+		return 0;
+	return stream_tls_connect(&c->up, p->tls_client, c->tls_name, why, whylen);
+}
