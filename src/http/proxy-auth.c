@@ -14,8 +14,7 @@
 #include "basic/macro.h"
 #include "http/proxy-internal.h"
 
-const struct http_secret *proxy_secret_find(const struct http_proxy_config *cfg,
-					    const char *name)
+const struct http_secret *proxy_secret_find(const struct http_proxy_config *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->n_secrets; i++)
 		if (name && cfg->secrets[i].name && strcmp(cfg->secrets[i].name, name) == 0)

@@ -208,8 +208,8 @@ static int request_host(struct proxy_conn *c, const struct http_head *h,
 	if (t->authority.n) {
 		if (http_authority_parse(&t->authority, host, hostlen, &port, err, sizeof(err)) < 0)
 			return refuse(v, 400, "request target: %s", err);
-		if (hf && (strcmp(host, hh) != 0 || (port ? port : c->dest.port) !=
-							    (hport ? hport : c->dest.port)))
+		if (hf && (strcmp(host, hh) != 0 ||
+			   (port ? port : c->dest.port) != (hport ? hport : c->dest.port)))
 			return refuse(v, 400, "the request target's authority and Host differ");
 	} else if (hf) {
 		snprintf(host, hostlen, "%s", hh);
@@ -258,8 +258,7 @@ static int decide_auth(struct proxy_conn *c, struct req *q, struct verdict *v)
 	return 0;
 }
 
-static int decide(struct proxy_conn *c, const struct http_head *h, struct req *q,
-		  struct verdict *v)
+static int decide(struct proxy_conn *c, const struct http_head *h, struct req *q, struct verdict *v)
 {
 	char err[256];
 
@@ -276,10 +275,15 @@ static int decide(struct proxy_conn *c, const struct http_head *h, struct req *q
 	}
 	if (decide_auth(c, q, v) < 0)
 		return -1;
-	q->r = (struct proxy_request){ .h = h, .method = q->method, .host = q->host,
-				       .port = c->dest.port, .path = q->path,
-				       .query = q->t.query, .websocket = h->upgrade_websocket,
-				       .auth = q->r.auth, .secret = q->r.secret };
+	q->r = (struct proxy_request){ .h = h,
+				       .method = q->method,
+				       .host = q->host,
+				       .port = c->dest.port,
+				       .path = q->path,
+				       .query = q->t.query,
+				       .websocket = h->upgrade_websocket,
+				       .auth = q->r.auth,
+				       .secret = q->r.secret };
 	return 0;
 }
 

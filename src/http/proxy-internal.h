@@ -17,8 +17,8 @@
 #include "http/proxy.h"
 #include "http/stream.h"
 
-#define PROXY_MAX_CONNS 512	    /* beyond: an accepted connection is closed at once */
-#define PROXY_EXPECT_WAIT_MS 5000   /* how long an accepted connection waits for its entry */
+#define PROXY_MAX_CONNS 512	  /* beyond: an accepted connection is closed at once */
+#define PROXY_EXPECT_WAIT_MS 5000 /* how long an accepted connection waits for its entry */
 #define PROXY_BUF_CAP (HTTP_HEAD_MAX + 16384)
 
 /* An address as the table compares it: IPv4-mapped IPv6 is IPv4. */
@@ -44,10 +44,10 @@ struct proxy_conn {
 	char dest_ip[INET6_ADDRSTRLEN];
 	struct stream cli, up; /* fds changed under p->lock only (proxy_conn_set_fd) */
 	struct proxy_buf cin, uin;
-	int tls;			  /* the client spoke TLS (terminated here) */
-	char tls_name[NET_HOST_MAX + 1];  /* the leaf's name: the SNI, or the IP literal */
-	int tls_sni;			  /* tls_name came from the SNI */
-	char host_ok[NET_HOST_MAX + 1];	  /* the last name found to resolve to dest */
+	int tls;			 /* the client spoke TLS (terminated here) */
+	char tls_name[NET_HOST_MAX + 1]; /* the leaf's name: the SNI, or the IP literal */
+	int tls_sni;			 /* tls_name came from the SNI */
+	char host_ok[NET_HOST_MAX + 1];	 /* the last name found to resolve to dest */
 };
 
 struct http_proxy {
@@ -127,7 +127,7 @@ struct proxy_request {
 	const char *method;
 	const char *host; /* lower case, no port */
 	uint16_t port;
-	const char *path;  /* normalised */
+	const char *path; /* normalised */
 	struct http_span query;
 	int websocket;
 	const struct http_auth *auth; /* NULL: no injection */
@@ -139,8 +139,7 @@ int proxy_head_build(const struct proxy_request *r, struct proxy_strbuf *sb);
 
 /* proxy-auth.c */
 /* The secret named @name, or NULL. */
-const struct http_secret *proxy_secret_find(const struct http_proxy_config *cfg,
-					    const char *name);
+const struct http_secret *proxy_secret_find(const struct http_proxy_config *cfg, const char *name);
 /* 1 when the field @f carries a credential of @a's shape (Authorization for bearer and
  * basic, the named header for header:). */
 int proxy_auth_field_is(const struct http_auth *a, const struct http_field *f);

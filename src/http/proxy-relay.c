@@ -69,7 +69,8 @@ int proxy_read_head(struct stream *s, struct proxy_buf *b, int is_request,
 			if (r != 0)
 				return r;
 			if (b->len == PROXY_BUF_CAP) {
-				snprintf(err, errlen, "header section over %d bytes", HTTP_HEAD_MAX);
+				snprintf(err, errlen, "header section over %d bytes",
+					 HTTP_HEAD_MAX);
 				return -EBADMSG;
 			}
 		}
@@ -91,8 +92,7 @@ static int pass(struct proxy_buf *b, size_t n, struct stream *to)
 	return 0;
 }
 
-static int relay_length(struct stream *from, struct proxy_buf *b, struct stream *to,
-			uint64_t left)
+static int relay_length(struct stream *from, struct proxy_buf *b, struct stream *to, uint64_t left)
 {
 	while (left > 0) {
 		if (b->len == 0) {

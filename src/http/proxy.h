@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * proxy: the sandbox's HTTP ACL proxy. One per sandbox, in the supervisor's process, on its
- * own thread (an epoll loop: the notification loop never waits for it). It listens on
- * loopback only (127.0.0.1 and, where the host has it, ::1, ephemeral ports) and is reached
- * only through the supervisor's connect on the child's behalf (handlers/net.c), which
+ * proxy: the sandbox's HTTP ACL proxy. One per sandbox, in the supervisor's process, on threads
+ * of its own (one accepting, one per client connection: the notification loop never waits
+ * for them). It listens on loopback only (127.0.0.1 and, where the host has it, ::1, ephemeral
+ * ports) and is reached only through the supervisor's connect on the child's behalf (handlers/net.c), which
  * connects the child's socket to it and tells it the connection's original destination
  * (http_proxy_expect). It connects upstream to exactly that destination, never to what a
  * Host header names; it judges every request (http_acl), injects credentials after the
