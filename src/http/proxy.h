@@ -4,7 +4,8 @@
  * of its own (one accepting, one per client connection: the notification loop never waits
  * for them). It listens on loopback only (127.0.0.1 and, where the host has it, ::1, ephemeral
  * ports) and is reached only through the supervisor's connect on the child's behalf
- * (handlers/net.c), which connects the child's socket to it and tells it the connection's original destination
+ * (handlers/net.c), which connects the child's socket to it and tells it the connection's
+ * original destination
  * (http_proxy_expect). It connects upstream to exactly that destination, never to what a
  * Host header names; it judges every request (http_acl), injects credentials after the
  * verdict, and answers 400, 403, 405, 502 or 504 itself. With a CA, a connection that starts
