@@ -78,3 +78,13 @@ static inline void __attribute__((noreturn)) skip_all(const char *feature)
 	printf("1..0 # SKIP missing kernel feature: %s\n", feature);
 	exit(0);
 }
+
+/* A fresh directory "$TMPDIR/<name>.XXXXXX" (/tmp without TMPDIR) in @buf, as mkdtemp(3):
+ * @buf, or NULL when it cannot be made or does not fit. */
+static inline char *tap_mkdtemp(char *buf, size_t size, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n = snprintf(buf, size, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+
+	return n > 0 && (size_t)n < size ? mkdtemp(buf) : NULL;
+}

@@ -46,12 +46,12 @@ static void test_own_fd_name(void)
 
 static void test_fd_real_path(void)
 {
-	char tmpl[] = "/tmp/test-child.XXXXXX", buf[PATH_MAX], want[PATH_MAX];
+	char tmpl[256], buf[PATH_MAX], want[PATH_MAX];
 
 	int fd = open("/", O_PATH | O_CLOEXEC);
 	ok(fd_real_path(fd, buf, sizeof(buf)) == 1 && strcmp(buf, "/") == 0, "/ is \"/\"");
 	close(fd);
-	if (!mkdtemp(tmpl) || !realpath(tmpl, want)) {
+	if (!tap_mkdtemp(tmpl, sizeof(tmpl), "test-child") || !realpath(tmpl, want)) {
 		ok(0, "a temporary directory");
 		return;
 	}

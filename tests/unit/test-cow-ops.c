@@ -18,7 +18,7 @@
 #include "cow/cow.h"
 #include "tap.h"
 
-static char root[] = "/tmp/test-cow-ops-XXXXXX";
+static char root[256];
 
 static mode_t mode_in(struct cow *c, enum cow_layer layer, const char *rel)
 {
@@ -139,7 +139,7 @@ int main(void)
 	char work[PATH_MAX], store[PATH_MAX], p[2 * PATH_MAX];
 	struct cow c;
 
-	if (!mkdtemp(root))
+	if (!tap_mkdtemp(root, sizeof(root), "test-cow-ops"))
 		return 1;
 	snprintf(work, sizeof(work), "%s/work", root);
 	snprintf(store, sizeof(store), "%s/store", root);

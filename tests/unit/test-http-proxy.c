@@ -777,7 +777,7 @@ static const char *tls_get(struct stream *s, const char *target)
 static void test_tls(void)
 {
 	struct tls_ca *proxy_ca = NULL, *origin_ca = NULL;
-	char err[256], dir[] = "/tmp/test-http-proxy.XXXXXX", path[64], other[64];
+	char err[256], dir[256], path[300], other[300];
 	socklen_t len = sizeof(tls_addr);
 	struct stream s;
 	pthread_t t;
@@ -786,7 +786,7 @@ static void test_tls(void)
 	if (tls_ca_generate(&proxy_ca, err, sizeof(err)) < 0 ||
 	    tls_ca_generate(&origin_ca, err, sizeof(err)) < 0 ||
 	    tls_server_ctx(origin_ca, origin_choose, &tls_origin_ctx, err, sizeof(err)) < 0 ||
-	    !mkdtemp(dir)) {
+	    !tap_mkdtemp(dir, sizeof(dir), "test-http-proxy")) {
 		printf("Bail out! TLS setup: %s\n", err);
 		exit(1);
 	}

@@ -451,8 +451,7 @@ int main(void)
 {
 	if (landlock_abi() < 4)
 		skip_all("Landlock ABI 4 (TCP connect rules)");
-	snprintf(dir, sizeof(dir), "/tmp/test-plan-http-XXXXXX");
-	if (!ok(mkdtemp(dir) != NULL, "a scratch directory"))
+	if (!ok(tap_mkdtemp(dir, sizeof(dir), "test-plan-http") != NULL, "a scratch directory"))
 		return done_testing();
 	test_ip_default_port();
 	test_ports();

@@ -676,15 +676,13 @@ static void test_ca_load_encrypted(void)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	struct tls_ca *ca = NULL, *other = NULL;
 	SSL_CTX *sctx = NULL, *cctx = NULL;
 	char err[256] = "";
 	char *pem;
 	size_t len;
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test-tls.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpdir))
+	if (!tap_mkdtemp(tmpdir, sizeof(tmpdir), "test-tls"))
 		abort();
 
 	test_plain_stream();

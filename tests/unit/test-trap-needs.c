@@ -144,8 +144,7 @@ int main(void)
 {
 	if (landlock_abi() < 0)
 		skip_all("Landlock");
-	snprintf(dir, sizeof(dir), "/tmp/test-trap-needs-XXXXXX");
-	if (!ok(mkdtemp(dir) != NULL, "a scratch directory"))
+	if (!ok(tap_mkdtemp(dir, sizeof(dir), "test-trap-needs") != NULL, "a scratch directory"))
 		return done_testing();
 	snprintf(wdir, sizeof(wdir), "%s/w", dir);
 	snprintf(secret, sizeof(secret), "%s/secret", wdir);
