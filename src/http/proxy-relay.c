@@ -92,16 +92,21 @@ static int pass(struct proxy_buf *b, size_t n, struct stream *to)
 	return 0;
 }
 
+/* More of a body whose end is still ahead into @b: 0, -EPIPE when @from ended first (a
+ * truncated body), or -errno. */
+static int fill_body(struct stream *from, struct proxy_buf *b)
+{
+	ssize_t n = proxy_buf_fill(from, b);
+
+	return n > 0 ? 0 : n == 0 ? -EPIPE : (int)n;
+}
+
 static int relay_length(struct stream *from, struct proxy_buf *b, struct stream *to, uint64_t left)
 {
 	while (left > 0) {
-		if (b->len == 0) {
-			ssize_t n = proxy_buf_fill(from, b);
-			if (n == 0)
-				return -EPIPE;
-			if (n < 0)
-				return (int)n;
-		}
+		int f = b->len == 0 ? fill_body(from, b) : 0;
+		if (f < 0)
+			return f;
 		size_t k = b->len < left ? b->len : (size_t)left;
 		int r = pass(b, k, to);
 		if (r < 0)
@@ -117,13 +122,9 @@ static int relay_chunked(struct stream *from, struct proxy_buf *b, struct stream
 	struct http_chunked st = { 0 };
 
 	while (!st.done) {
-		if (b->len == 0) {
-			ssize_t n = proxy_buf_fill(from, b);
-			if (n == 0)
-				return -EPIPE;
-			if (n < 0)
-				return (int)n;
-		}
+		int f = b->len == 0 ? fill_body(from, b) : 0;
+		if (f < 0)
+			return f;
 		long k = http_chunked_scan(&st, b->data + b->off, b->len, err, errlen);
 		if (k < 0)
 			return (int)k;
