@@ -282,7 +282,7 @@ static int cold_measure(struct cold_ctx *c, int step)
 
 	if (step == COLD_PLAN || step == COLD_CONFINE) {
 		c->t[0] = bench_now_ns();
-		r = plan_build(c->p, true_argv, &c->plan, &c->err);
+		r = plan_build(c->p, true_argv, 0, &c->plan, &c->err);
 		c->t[1] = bench_now_ns();
 	} else if (step == COLD_SECCOMP || step == COLD_COMPILE) {
 		r = cold_seccomp(c, step);
@@ -411,7 +411,7 @@ static int warm_plan(struct warm_ctx *c)
 	struct plan plan;
 	struct sandlock_error *err = NULL;
 
-	int r = plan_build(c->policy, true_argv, &plan, &err);
+	int r = plan_build(c->policy, true_argv, 0, &plan, &err);
 	if (r == 0)
 		plan_done(&plan);
 	error_free(err);
@@ -554,7 +554,7 @@ static unsigned default_program_len(void)
 	struct plan plan;
 	unsigned len = 0;
 
-	if (p && plan_build(p, true_argv, &plan, &err) == 0) {
+	if (p && plan_build(p, true_argv, 0, &plan, &err) == 0) {
 		len = plan.prog.len;
 		plan_done(&plan);
 	}

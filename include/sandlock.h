@@ -245,6 +245,56 @@ int sandlock_confine(const sandlock_policy_t *policy, sandlock_error_t **reterr)
 	(1u << 2) /* the command gets pass_fds[i] as descriptor 3 + i (as a shell's 3<&FD),        \
 		   * not at its own number */
 
+/* ---- events: what the supervisor decided ---------------------------------------------- */
+
+#define SANDLOCK_VERDICT_ALLOW 0u
+#define SANDLOCK_VERDICT_DENY 1u
+#define SANDLOCK_VERDICT_AUDIT 2u /* allowed, and flagged */
+
+/* SANDLOCK_EVENTS_DENIALS: also the denials the kernel makes alone (Landlock refusing a path,
+ * a blocked syscall): the path calls Landlock may refuse are trapped and judged against the
+ * grants for the log (the kernel still decides; the judgement may race a rename and is a
+ * diagnosis, not a decision), the blocklist answered by the supervisor with its errno.
+ * SANDLOCK_EVENTS_ALLOWED: the allowed decisions too (every trapped call, with the path calls
+ * of DENIALS). Each costs a notification round trip on calls the policy would not trap. */
+#define SANDLOCK_EVENTS_DENIALS (1u << 0)
+#define SANDLOCK_EVENTS_ALLOWED (1u << 1)
+
+/* One decision. Strings are owned by the library, valid only during the callback (or, from
+ * sandlock_sandbox_denial, as long as the sandbox); NULL where the event has none. */
+typedef struct sandlock_event {
+	uint64_t size;	      /* sizeof(sandlock_event_t) of the library that filled it */
+	uint64_t seq;	      /* 1, 2, ...: the order of the decisions */
+	const char *syscall;  /* "openat", "connect", "sendto", "bind", "fork", "mmap", ... */
+	const char *category; /* "file", "network", "process", "memory" */
+	int32_t pid;	      /* the calling thread's process (the caller's pid namespace) */
+	int32_t ppid;
+	const char *comm;     /* its name (/proc/PID/comm), "" when gone */
+	uint32_t verdict;     /* SANDLOCK_VERDICT_* */
+	int32_t error;	      /* a denial's errno (EACCES, EPERM, ...), else 0 */
+	uint32_t judged;      /* 1: the kernel's denial, judged for the log (SANDLOCK_EVENTS_DENIALS) */
+	uint32_t first;	      /* 1: the first denial of this object and reason in this run */
+	const char *path;     /* the object as the supervisor resolved it (absolute) */
+	const char *access;   /* what was asked of it: "O_RDONLY", "O_WRONLY|O_CREAT", "exec",
+			       * "mkdir", "unlink", "rename", "stat", ... */
+	const char *host;     /* the IP address (text), or a UNIX socket's name */
+	uint32_t port;	      /* the destination or bind port; 0 */
+	int32_t family;	      /* AF_INET, AF_INET6, AF_UNIX; 0 */
+	const char *protocol; /* "tcp", "udp", "unix"; NULL */
+	uint64_t amount;      /* memory: the bytes asked or used; process: the limit */
+	const char *reason;   /* a denial's rule or missing grant: "no read grant covers /etc" */
+	const char *hint;     /* what would allow it, as sandlock run's flags: "add -r /etc" */
+} sandlock_event_t;
+
+typedef void (*sandlock_event_fn)(const sandlock_event_t *event, void *user_data);
+
+/* The denial line sandlock prints for @event (without "sandlock: " and the newline):
+ * `denied open("/etc/gitconfig", O_RDONLY) by pid 123 (git): no read grant covers /etc; add -r
+ * /etc`. *@ret_line is the caller's (sandlock_free). Errors: -EINVAL (not a denial), -ENOMEM. */
+int sandlock_event_format(const sandlock_event_t *event, char **ret_line);
+/* The event as one JSON object on one line (every field but size; NULLs left out). */
+int sandlock_event_format_json(const sandlock_event_t *event, char **ret_json);
+
 typedef struct sandlock_spawn_opts {
 	uint64_t size; /* sizeof(sandlock_spawn_opts_t) */
 	uint32_t flags;
@@ -264,6 +314,14 @@ typedef struct sandlock_spawn_opts {
 	const int32_t *pass_fds;
 	uint32_t n_pass_fds;
 	uint32_t reserved2;
+	/* What the supervisor decided, as events (below): SANDLOCK_EVENTS_* flags. 0: the denials
+	 * the supervisor makes itself are still recorded (sandlock_sandbox_denial), nothing more. */
+	uint32_t events;
+	uint32_t reserved3;
+	/* Called with every event the flags ask for, on a thread of the library's (never the
+	 * supervisor's loop), one at a time, in order; NULL: none. */
+	sandlock_event_fn on_event;
+	void *event_user_data; /* borrowed: passed to @on_event, must outlive the sandbox */
 } sandlock_spawn_opts_t;
 
 #define SANDLOCK_PASS_FDS_MAX 64u
@@ -348,6 +406,17 @@ uint32_t sandlock_sandbox_exit_cause(const sandlock_sandbox_t *sandbox);
  * "sandlock: " prefix; "" when none. At most 16 lines, then one saying how many were left
  * out. Owned by the sandbox; valid once sandlock_sandbox_wait() returned 0 ("" before). */
 const char *sandlock_sandbox_notices(const sandlock_sandbox_t *sandbox);
+/* The run's denials, one per object and reason, in the order first seen (those the supervisor
+ * decides, and with SANDLOCK_EVENTS_DENIALS the kernel's it judged): their number, and the
+ * @i-th into *@ret_event (its strings owned by the sandbox) with *@ret_count the times it was
+ * seen. At most 256 kept; sandlock_sandbox_events_dropped() counts the rest. Valid once
+ * sandlock_sandbox_wait() returned 0 (0 before). 0 / -ERANGE, -EINVAL. */
+size_t sandlock_sandbox_denial_count(const sandlock_sandbox_t *sandbox);
+int sandlock_sandbox_denial(const sandlock_sandbox_t *sandbox, size_t i, sandlock_event_t *ret_event,
+			    uint64_t *ret_count);
+/* Events not delivered: the callback's queue was full (it never makes the supervisor wait), or
+ * more distinct denials than the table keeps. */
+uint64_t sandlock_sandbox_events_dropped(const sandlock_sandbox_t *sandbox);
 /* Captured bytes (SANDLOCK_STDIO_PIPE), owned by the sandbox; *ret_len gets the length. NULL
  * with length 0 when nothing was captured. */
 const uint8_t *sandlock_sandbox_stdout(const sandlock_sandbox_t *sandbox, size_t *ret_len);

@@ -689,6 +689,7 @@ static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan,
 	struct trap traps[DISPATCH_MAX_TRAPS];
 
 	plan_needs_fill(p, plan->proc.served, plan->fs.write_roots != NULL, &plan->needs);
+	plan->needs.events = plan->supervised ? plan->events : 0;
 	size_t n = trap_set_of(&plan->needs, traps, ELEMENTSOF(traps));
 	int r = seccomp_program_build(p, plan->supervised, traps, n, &plan->prog, reterr);
 	for (size_t i = 0; plan->supervised && i < n; i++)
@@ -696,10 +697,10 @@ static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan,
 	return r;
 }
 
-int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
-	       struct sandlock_error **reterr)
+int plan_build(const struct sandlock_policy *p, const char *const *argv, uint32_t events,
+	       struct plan *ret, struct sandlock_error **reterr)
 {
-	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor };
+	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor, .events = events };
 	int r;
 
 	r = plan_protections(p, &plan, reterr);

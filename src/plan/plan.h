@@ -144,6 +144,7 @@ struct plan {
 	int umask_traced;	/* umask() is trapped (the supervisor keeps the masks it reads) */
 	uint8_t on_exit, on_error; /* enum branch_action, resolved */
 	struct plan_needs needs;   /* what the trap set is built for (plan/traps.c) */
+	uint32_t events;	   /* SANDLOCK_EVENTS_* of the run (supervisor/events.h) */
 	struct plan_net net;
 	struct plan_fs fs;
 	struct plan_proc proc;
@@ -156,9 +157,10 @@ struct plan {
 int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 	       struct sandlock_error **reterr);
 
-/* Everything that can fail or allocate. On failure nothing is left open. */
-int plan_build(const struct sandlock_policy *p, const char *const *argv, struct plan *ret,
-	       struct sandlock_error **reterr);
+/* Everything that can fail or allocate. @events: the run's SANDLOCK_EVENTS_* (what the trap
+ * set must let the supervisor see: plan_needs.events). On failure nothing is left open. */
+int plan_build(const struct sandlock_policy *p, const char *const *argv, uint32_t events,
+	       struct plan *ret, struct sandlock_error **reterr);
 void plan_done(struct plan *plan);
 
 /* The HTTP proxy's section (plan-http.c), for a policy with HTTP rules (policy_http_active):

@@ -57,6 +57,7 @@ struct plan_needs {
 	int http_files;	     /* http, and a rule names a host (policy_http_hosts) or
 			      * http_inject_ca names bundles (both served by handlers/open.c) */
 	int bind_restricted; /* policy_bind_restricted */
+	uint32_t events;     /* supervised: the run's SANDLOCK_EVENTS_* (set by plan_build) */
 };
 
 /* The summary of @p, with the two answers that resolve paths given: whether a grant covers /proc

@@ -327,7 +327,7 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	sb->flags = o.flags;
 	sb->timeout_ms = o.timeout_ms;
 
-	int r = plan_build(p, argv, &sb->plan, reterr);
+	int r = plan_build(p, argv, o.events, &sb->plan, reterr);
 	if (r == 0) {
 		if (sb->plan.name)
 			snprintf(sb->name, sizeof(sb->name), "%s", sb->plan.name);

@@ -74,6 +74,7 @@ struct supervisor {
 	struct fs_meta_state meta; /* the metadata calls (handlers/fs-meta.h) */
 	uint64_t answered;
 	struct notices notices; /* for the user: a process killed, a fork refused (notices.h) */
+	struct events *events;	/* the decisions' stream (events.h); owned by the sandbox */
 	pid_t main_pid;		/* the command's own process, once cloned */
 	_Atomic uint32_t *kill_cause; /* the sandbox's: SANDLOCK_CAUSE_MEMORY once the command's
 				       * own process is killed for max_memory (not owned) */

@@ -55,7 +55,7 @@ static int build(const char *const *set, struct plan *plan, char *msg, size_t le
 	msg[0] = '\0';
 	if (!p)
 		return -EINVAL;
-	int r = plan_build(p, (const char *const[]){ "true", NULL }, plan, &e);
+	int r = plan_build(p, (const char *const[]){ "true", NULL }, 0, plan, &e);
 	if (r < 0)
 		snprintf(msg, len, "%s", e ? e->message : "");
 	/* The policy's net_allow holds the user's rules alone, never what was generated. */

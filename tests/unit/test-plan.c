@@ -461,19 +461,19 @@ static void test_plan_build(void)
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
 		p.protection[i] = SANDLOCK_PROTECTION_DEGRADED;
 
-	is_int(plan_build(&p, (const char *const[]){ NULL }, &plan, &e), -EINVAL,
+	is_int(plan_build(&p, (const char *const[]){ NULL }, 0, &plan, &e), -EINVAL,
 	       "plan_build with an empty argv is -EINVAL");
 	is_str(e ? e->message : NULL, "no command to run", "  message");
 	error_free(e);
 	e = NULL;
-	is_int(plan_build(&p, (const char *const[]){ "", NULL }, &plan, &e), -ENOENT,
+	is_int(plan_build(&p, (const char *const[]){ "", NULL }, 0, &plan, &e), -ENOENT,
 	       "plan_build with an empty command name is -ENOENT");
 	error_free(e);
 	e = NULL;
 
 	p.no_supervisor = 1;
 	p.name = (char *)"box";
-	is_int(plan_build(&p, (const char *const[]){ "true", NULL }, &plan, &e), -EINVAL,
+	is_int(plan_build(&p, (const char *const[]){ "true", NULL }, 0, &plan, &e), -EINVAL,
 	       "no_supervisor with a name is -EINVAL");
 	ok(e && strstr(e->message, "no_supervisor") && strstr(e->message, "name"),
 	   "  the message names no_supervisor and name");
@@ -481,7 +481,7 @@ static void test_plan_build(void)
 	e = NULL;
 
 	p.name = NULL;
-	int r = plan_build(&p, (const char *const[]){ "true", "x", NULL }, &plan, &e);
+	int r = plan_build(&p, (const char *const[]){ "true", "x", NULL }, 0, &plan, &e);
 	if (ok(r == 0, "control: no_supervisor without a name builds")) {
 		ok(plan.ruleset_fd >= 0, "  a ruleset fd");
 		ok(plan.prog.len > 0 && plan.prog.filter, "  a BPF program");
@@ -511,7 +511,7 @@ static void test_plan_build(void)
 	for (int k = 0; k < 2; k++) {
 		p.net_allow = k ? udps : NULL;
 		int traps_it = count_traps(&p, sendmsg_nr, 1, &total) > 0;
-		r = plan_build(&p, (const char *const[]){ "true", NULL }, &plan, &e);
+		r = plan_build(&p, (const char *const[]){ "true", NULL }, 0, &plan, &e);
 		if (ok(r == 0, "a supervised plan %s builds",
 		       k ? "with a UDP rule" : "(control)")) {
 			ok(traps_it, "  sendmsg is trapped");

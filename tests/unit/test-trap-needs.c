@@ -73,7 +73,7 @@ static void check(const struct spec *s)
 		return;
 	size_t n_policy = dispatch_trap_set(p, from_policy, DISPATCH_MAX_TRAPS);
 	plan_needs_of(p, &needs);
-	int r = plan_build(p, (const char *const[]){ "true", NULL }, &plan, &e);
+	int r = plan_build(p, (const char *const[]){ "true", NULL }, 0, &plan, &e);
 	if (!ok(r == 0, "%s: plan_build", s->name)) {
 		diag("  %d %s", r, e ? e->message : "");
 		error_free(e);
