@@ -269,12 +269,12 @@ typedef struct sandlock_event {
 	const char *category; /* "file", "network", "process", "memory" */
 	int32_t pid;	      /* the calling thread's process (the caller's pid namespace) */
 	int32_t ppid;
-	const char *comm;     /* its name (/proc/PID/comm), "" when gone */
-	uint32_t verdict;     /* SANDLOCK_VERDICT_* */
-	int32_t error;	      /* a denial's errno (EACCES, EPERM, ...), else 0 */
-	uint32_t judged;      /* 1: the kernel's denial, judged for the log (SANDLOCK_EVENTS_DENIALS) */
-	uint32_t first;	      /* 1: the first denial of this object and reason in this run */
-	const char *path;     /* the object as the supervisor resolved it (absolute) */
+	const char *comm; /* its name (/proc/PID/comm), "" when gone */
+	uint32_t verdict; /* SANDLOCK_VERDICT_* */
+	int32_t error;	  /* a denial's errno (EACCES, EPERM, ...), else 0 */
+	uint32_t judged;  /* 1: the kernel's denial, judged for the log (SANDLOCK_EVENTS_DENIALS) */
+	uint32_t first;	  /* 1: the first denial of this object and reason in this run */
+	const char *path; /* the object as the supervisor resolved it (absolute) */
 	const char *access;   /* what was asked of it: "O_RDONLY", "O_WRONLY|O_CREAT", "exec",
 			       * "mkdir", "unlink", "rename", "stat", ... */
 	const char *host;     /* the IP address (text), or a UNIX socket's name */
@@ -315,7 +315,8 @@ typedef struct sandlock_spawn_opts {
 	uint32_t n_pass_fds;
 	uint32_t reserved2;
 	/* What the supervisor decided, as events (below): SANDLOCK_EVENTS_* flags. 0: the denials
-	 * the supervisor makes itself are still recorded (sandlock_sandbox_denial), nothing more. */
+	 * the supervisor makes itself are still recorded (sandlock_sandbox_denial), nothing more.
+	 */
 	uint32_t events;
 	uint32_t reserved3;
 	/* Called with every event the flags ask for, on a thread of the library's (never the
@@ -412,8 +413,8 @@ const char *sandlock_sandbox_notices(const sandlock_sandbox_t *sandbox);
  * seen. At most 256 kept; sandlock_sandbox_events_dropped() counts the rest. Valid once
  * sandlock_sandbox_wait() returned 0 (0 before). 0 / -ERANGE, -EINVAL. */
 size_t sandlock_sandbox_denial_count(const sandlock_sandbox_t *sandbox);
-int sandlock_sandbox_denial(const sandlock_sandbox_t *sandbox, size_t i, sandlock_event_t *ret_event,
-			    uint64_t *ret_count);
+int sandlock_sandbox_denial(const sandlock_sandbox_t *sandbox, size_t i,
+			    sandlock_event_t *ret_event, uint64_t *ret_count);
 /* Events not delivered: the callback's queue was full (it never makes the supervisor wait), or
  * more distinct denials than the table keeps. */
 uint64_t sandlock_sandbox_events_dropped(const sandlock_sandbox_t *sandbox);

@@ -26,7 +26,7 @@ enum event_category {
 	EVENT_MEMORY,
 };
 
-#define EVENTS_QUEUE_MAX 4096 /* events waiting for the callback */
+#define EVENTS_QUEUE_MAX 4096  /* events waiting for the callback */
 #define EVENTS_DENIALS_MAX 256 /* distinct denials kept for sandlock_sandbox_denial */
 
 /* What a handler decided. Strings are borrowed for the call (events_emit copies them); NULL or
