@@ -64,6 +64,13 @@ int schema_validate(const struct sandlock_policy *p, struct sandlock_error **ret
 		return needs_http_rule(p, "http_inject_ca", reterr);
 	if (p->http_ca_out && !has_http_rule)
 		return needs_http_rule(p, "http_ca_out", reterr);
+	/* The CA is the certificate written: without one there is nothing to write, which the
+	 * user should learn before anything runs. */
+	if (p->http_ca_out && !p->http_ca && !p->http_inject_ca)
+		return error_set(reterr, -EINVAL, "%s: no CA is active: set %s and %s, or %s",
+				 schema_label_of(p, "http_ca_out"), schema_label_of(p, "http_ca"),
+				 schema_label_of(p, "http_key"),
+				 schema_label_of(p, "http_inject_ca"));
 	if (p->http_auth && !has_http_rule)
 		return needs_http_rule(p, "http_auth", reterr);
 	return check_mounts(p, reterr);

@@ -41,6 +41,8 @@ def test_missing_read_grant_names_the_flag(tmp_path):
     (["--on-exit", "keep"], "--on-exit: needs --workdir (it acts on its branch)"),
     (["--http-inject-ca", "/tmp/x.pem"],
      "--http-inject-ca: needs at least one --http-allow or --http-deny rule"),
+    (["--http-allow", "GET localhost/*", "--http-ca-out", "/tmp/x.pem"],
+     "--http-ca-out: no CA is active: set --http-ca and --http-key, or --http-inject-ca"),
 ])
 def test_spawn_errors_name_the_flags(args, message):
     r = run(*args, *SYSTEM_READ, "--", "true", timeout=30)
