@@ -183,9 +183,10 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
 	return h;
 }
 
-/* Category, object and reason. An event without an object (a blocked syscall, a limit) is
- * told apart by its syscall: "blocked syscall" of mount and of ptrace are two denials. The
- * amount is no part of it: every refused mmap asks another size of the same limit. */
+/* Category, object and reason. A blocked syscall, which has no object, is told apart by its
+ * name: "blocked syscall" of mount and of ptrace are two denials. A limit is one denial
+ * whatever the call and the amount: every refused mmap asks another size of the same
+ * max_memory, and a fork and a clone meet the same max_processes. */
 static uint64_t denial_key(const struct event *ev)
 {
 	uint64_t h = fnv_u64(0xcbf29ce484222325ULL, (uint64_t)ev->category);
@@ -195,7 +196,7 @@ static uint64_t denial_key(const struct event *ev)
 	h = fnv_u64(h, ev->port);
 	h = fnv_str(h, ev->protocol);
 	h = fnv_str(h, ev->reason);
-	if (!ev->path && !ev->host) {
+	if (!ev->path && !ev->host && !ev->amount && ev->category != EVENT_MEMORY) {
 		h = fnv_u64(h, (uint64_t)(int64_t)ev->nr);
 		h = fnv_str(h, ev->syscall);
 	}
