@@ -48,7 +48,7 @@ uint64_t judge_open_access(uint64_t flags, int is_dir, int exists)
 	if (!exists && !(flags & O_CREAT))
 		return 0; /* ENOENT */
 	if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-		return 0; /* EEXIST */
+		return 0;     /* EEXIST */
 	if (exists && is_dir) /* a directory opens for reading only (else EISDIR) */
 		return acc == O_RDONLY && !(flags & O_CREAT) ? LANDLOCK_ACCESS_FS_READ_DIR : 0;
 	if (flags & O_DIRECTORY)
@@ -124,9 +124,9 @@ void judge_open_text(uint64_t flags, char *buf, size_t size)
 		uint64_t flag;
 		const char *name;
 	} names[] = {
-		{ O_CREAT, "O_CREAT" },		{ O_EXCL, "O_EXCL" },	  { O_TRUNC, "O_TRUNC" },
-		{ O_APPEND, "O_APPEND" },	{ O_DIRECTORY, "O_DIRECTORY" },
-		{ O_NOFOLLOW, "O_NOFOLLOW" },
+		{ O_CREAT, "O_CREAT" },		{ O_EXCL, "O_EXCL" },
+		{ O_TRUNC, "O_TRUNC" },		{ O_APPEND, "O_APPEND" },
+		{ O_DIRECTORY, "O_DIRECTORY" }, { O_NOFOLLOW, "O_NOFOLLOW" },
 	};
 	int acc = (int)(flags & O_ACCMODE);
 	size_t off = (size_t)snprintf(buf, size, "%s",
@@ -145,11 +145,11 @@ void judge_open_text(uint64_t flags, char *buf, size_t size)
  * not exist yet, the directory it would be made in. */
 struct obj {
 	int exists;
-	mode_t mode;		      /* its type, when it exists */
+	mode_t mode;			    /* its type, when it exists */
 	char real[PATH_MAX + NAME_MAX + 2]; /* its real path (a new one: its directory's + name) */
-	char dir[PATH_MAX];	      /* the real path of its directory */
-	struct file_id ids[CHAIN_MAX + 1]; /* the object itself when it exists, then its
-					    * directory and each one above, to the root */
+	char dir[PATH_MAX];		    /* the real path of its directory */
+	struct file_id ids[CHAIN_MAX + 1];  /* the object itself when it exists, then its
+					     * directory and each one above, to the root */
 	size_t n;
 	size_t parent_at; /* where its directory is in ids */
 };
@@ -224,8 +224,7 @@ static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int d
 		return pfd;
 	if (fd_real_path(pfd, o->dir, sizeof(o->dir)) <= 0 || o->dir[0] != '/')
 		return -EINVAL;
-	snprintf(o->real, sizeof(o->real), "%s%s%s", o->dir, strcmp(o->dir, "/") ? "/" : "",
-		 name);
+	snprintf(o->real, sizeof(o->real), "%s%s%s", o->dir, strcmp(o->dir, "/") ? "/" : "", name);
 	o->exists = 0;
 	o->parent_at = 0;
 	o->n = walk_up(pfd, o->ids, 0, CHAIN_MAX + 1);
@@ -279,11 +278,10 @@ static void emit(struct supervisor *sv, const struct seccomp_notif *req, const c
 	events_emit(sv, &ev);
 }
 
-static void judge_open(struct supervisor *sv, const struct seccomp_notif *req,
-		       struct path_args *pa)
+static void judge_open(struct supervisor *sv, const struct seccomp_notif *req, struct path_args *pa)
 {
-	const uint64_t resolve_known = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
-				       RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+	const uint64_t resolve_known =
+		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
 	uint64_t flags = (uint32_t)pa->flags, resolve = 0;
 	struct obj o;
 	char text[128];
@@ -440,8 +438,7 @@ int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
 	const struct plan *plan = sv->plan;
 	int nr = (int)req->data.nr;
 
-	if (!plan || !plan->blocked || nr < 0 || nr >= SECCOMP_BLOCK_NR ||
-	    !plan->blocked[nr].kind)
+	if (!plan || !plan->blocked || nr < 0 || nr >= SECCOMP_BLOCK_NR || !plan->blocked[nr].kind)
 		return NOTIF_NOT_MINE;
 	const struct seccomp_block *b = &plan->blocked[nr];
 	char reason[128] = "blocked syscall", hint[128];
