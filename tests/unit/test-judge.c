@@ -132,9 +132,9 @@ static int has(const struct trap *traps, size_t n, int nr)
 static void test_traps(void)
 {
 	static const int logged[] = {
-		SYS_open,   SYS_openat,	  SYS_openat2, SYS_creat,     SYS_execve,    SYS_execveat,
-		SYS_mkdir,  SYS_mkdirat,  SYS_mknod,   SYS_mknodat,   SYS_symlink,   SYS_symlinkat,
-		SYS_unlink, SYS_unlinkat, SYS_rmdir,   SYS_rename,    SYS_renameat,  SYS_renameat2,
+		SYS_open,   SYS_openat,	  SYS_openat2,	SYS_creat,   SYS_execve,   SYS_execveat,
+		SYS_mkdir,  SYS_mkdirat,  SYS_mknod,	SYS_mknodat, SYS_symlink,  SYS_symlinkat,
+		SYS_unlink, SYS_unlinkat, SYS_rmdir,	SYS_rename,  SYS_renameat, SYS_renameat2,
 		SYS_link,   SYS_linkat,	  SYS_truncate,
 	};
 	struct trap plain[DISPATCH_MAX_TRAPS], logging[DISPATCH_MAX_TRAPS];
@@ -240,8 +240,8 @@ static void test_recorded(void)
 	mkdir(sub, 0700);
 	close(open(secret, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 	close(open(lonely, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-	struct sandlock_policy *p = policy_of(
-		(const char *const[]){ "fs_readable", dir, "fs_denied", secret, NULL });
+	struct sandlock_policy *p =
+		policy_of((const char *const[]){ "fs_readable", dir, "fs_denied", secret, NULL });
 	if (!ok(p != NULL, "a policy: a read grant holding a denied file"))
 		return;
 	const char *const argv[] = { "true", NULL };
@@ -255,10 +255,9 @@ static void test_recorded(void)
 	ok(logging.fs.ll.active && logging.fs.ll.n > 0, "the ruleset's %zu rules recorded",
 	   logging.fs.ll.n);
 	uint64_t a = 0;
-	ok(rule_on(&logging.fs.ll, dir, &a) && a == (a & RD),
-	   "the carved grant %s: READ_DIR only", dir);
-	ok(rule_on(&logging.fs.ll, sub, &a) && a == (a & RD), "%s: READ_DIR only (the carve)",
-	   sub);
+	ok(rule_on(&logging.fs.ll, dir, &a) && a == (a & RD), "the carved grant %s: READ_DIR only",
+	   dir);
+	ok(rule_on(&logging.fs.ll, sub, &a) && a == (a & RD), "%s: READ_DIR only (the carve)", sub);
 	ok(rule_on(&logging.fs.ll, lonely, &a) && (a & RF), "%s: granted one by one", lonely);
 	ok(!rule_on(&logging.fs.ll, secret, &a), "the denied file: no rule");
 	ok(rule_on(&logging.fs.ll, "/dev/null", &a) && (a & WF), "the default devices recorded");
