@@ -5,6 +5,7 @@ line and hint; the hint applied (the negative control) gives no line and the cal
 and the program sees the same result with and without the logging mode (the judge never
 changes an answer)."""
 
+import json
 import os
 import re
 import shutil
@@ -155,3 +156,23 @@ def test_extra_deny_logged_and_removed():
     r = py_run(code)
     assert r.stdout == b"0\n"
     assert [d for d in denials(r) if d[0] == "getppid"] == []
+
+
+def test_allowed_path_calls_in_the_event_log(tmp_path):
+    """--log-events: the path calls the kernel let through are judged allowed (what `sandlock
+    learn` reads), the refused one denied, with the same object fields."""
+    d = tree(tmp_path)
+    f = os.path.join(d, "f")
+    prog = os.path.join(d, "prog")
+    shutil.copy("/bin/true", prog)
+    log = tmp_path / "events.jsonl"
+    code = (OPEN_READ.format(p=f) + EXEC.format(p=prog) +
+            OPEN_WRITE.format(p=os.path.join(d, "new")))
+    r = run(*SYSTEM_READ, "-r", d, f"--log-events={log}", "--", PY, "-c", PRELUDE + code)
+    assert r.stdout == b"0\n0\n13\n"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [(e["syscall"], e["verdict"], e.get("access"), e.get("error"), e.get("judged"))
+            for e in events if e.get("path") in (f, prog, os.path.join(d, "new"))]
+    assert ("openat", "allow", "O_RDONLY", None, True) in mine
+    assert ("execve", "allow", "exec", None, True) in mine
+    assert ("openat", "deny", "O_WRONLY|O_CREAT|O_TRUNC", "EACCES", True) in mine
