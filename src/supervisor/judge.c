@@ -114,6 +114,10 @@ void judge_texts(const struct plan_ll *ll, const char *real, const char *dir, ui
 			return;
 		}
 	int read = !(missing & ~(uint64_t)READ_BITS);
+	/* A process's directory under /proc is another one in the next run: the grant that
+	 * reaches it is /proc's (served by the supervisor). */
+	if (strncmp(dir, "/proc/", 6) == 0 && dir[6] >= '0' && dir[6] <= '9')
+		dir = "/proc";
 	snprintf(reason, reason_size, "no %s grant covers %s", read ? "read" : "write", dir);
 	snprintf(hint, hint_size, "add %s %s", read ? "-r" : "-w", dir);
 }

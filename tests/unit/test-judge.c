@@ -112,6 +112,13 @@ static void test_texts(void)
 	judge_texts(&ll, "/srv/secretive", "/srv", RF, reason, sizeof(reason), hint, sizeof(hint));
 	is_str(hint, "add -r /srv", "a sibling whose name starts alike is no denied path");
 
+	judge_texts(&ll, "/proc/4242/mounts", "/proc/4242", RF, reason, sizeof(reason), hint,
+		    sizeof(hint));
+	is_str(hint, "add -r /proc", "a process's /proc directory: the grant is /proc's");
+	judge_texts(&ll, "/proc/sys/x", "/proc/sys", RF, reason, sizeof(reason), hint,
+		    sizeof(hint));
+	is_str(hint, "add -r /proc/sys", "another /proc directory stays as it is");
+
 	judge_open_text(O_RDONLY | O_CLOEXEC, text, sizeof(text));
 	is_str(text, "O_RDONLY", "open text: O_RDONLY (O_CLOEXEC left out)");
 	judge_open_text(O_WRONLY | O_CREAT | O_TRUNC, text, sizeof(text));
