@@ -28,6 +28,7 @@
 #include "fd-util.h"
 #include "judge.h"
 #include "landlock-compat.h"
+#include "macro.h"
 #include "path-util.h"
 #include "args.h"
 #include "child.h"
@@ -400,38 +401,107 @@ static void judge_move(struct supervisor *sv, const struct seccomp_notif *req,
 		emit(sv, req, from.real, from.dir, text, m1, err);
 }
 
-void judge_continued(struct supervisor *sv, const struct seccomp_notif *req)
+static void judge_continued(struct supervisor *sv, const struct seccomp_notif *req,
+			    struct path_args *pa)
 {
-	struct path_args pa;
-
-	if (!sv->plan || !sv->plan->fs.ll.active ||
-	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
-	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
-		return;
-	switch (pa.call->family) {
+	switch (pa->call->family) {
 	case PATH_OPEN:
-		judge_open(sv, req, &pa);
+		judge_open(sv, req, pa);
 		break;
 	case PATH_EXEC:
-		judge_file(sv, req, &pa, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
+		judge_file(sv, req, pa, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
 			   "exec");
 		break;
 	case PATH_TRUNCATE:
-		judge_file(sv, req, &pa, LANDLOCK_ACCESS_FS_TRUNCATE, "truncate");
+		judge_file(sv, req, pa, LANDLOCK_ACCESS_FS_TRUNCATE, "truncate");
 		break;
 	case PATH_MKDIR:
 	case PATH_MKNOD:
 	case PATH_SYMLINK:
 	case PATH_REMOVE:
-		judge_entry(sv, req, &pa);
+		judge_entry(sv, req, pa);
 		break;
 	case PATH_RENAME:
 	case PATH_LINK:
-		judge_move(sv, req, &pa);
+		judge_move(sv, req, pa);
 		break;
 	default:
 		break;
 	}
+}
+
+/* The user's fs_denied entry (as written) that @real is or lies beneath, or that lies beneath
+ * @real (a directory on the way to it), or NULL. */
+static const char *denied_entry(const struct plan_ll *ll, const char *real)
+{
+	for (size_t i = 0; ll->denied && ll->denied[i]; i++)
+		if (path_is_beneath(real, ll->denied[i]) || path_is_beneath(ll->denied[i], real))
+			return ll->denied_as_written[i];
+	return NULL;
+}
+
+/* What handlers/fs-write.c refused (EACCES) beneath a writable grant holding a denied path:
+ * the name is the denied path, beneath it, or a directory on the way to it. The supervisor's
+ * own answer, so not judged: told with the entry it protects. */
+static void judge_refused(struct supervisor *sv, const struct seccomp_notif *req,
+			  const struct path_args *pa)
+{
+	static const char *const texts[] = {
+		[PATH_OPEN] = "open",	    [PATH_MKDIR] = "mkdir",	  [PATH_MKNOD] = "mknod",
+		[PATH_REMOVE] = "unlink",   [PATH_RENAME] = "rename",	  [PATH_LINK] = "link",
+		[PATH_SYMLINK] = "symlink", [PATH_TRUNCATE] = "truncate",
+	};
+	enum path_family f = pa->call->family;
+	const char *text = (size_t)f < ELEMENTSOF(texts) ? texts[f] : NULL;
+	struct obj o;
+	char open_text[128], reason[PATH_MAX + 64], hint[PATH_MAX + 64];
+
+	if (!text)
+		return;
+	if (f == PATH_OPEN && !pa->flags_in_mem) {
+		judge_open_text((uint32_t)pa->flags, open_text, sizeof(open_text));
+		text = open_text;
+	} else if (f == PATH_REMOVE && pa->dir) {
+		text = "rmdir";
+	}
+	int follow = f == PATH_OPEN || f == PATH_TRUNCATE ? pa->follow : 0;
+	const char *entry = NULL;
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, follow, 0, &o) == 0)
+		entry = denied_entry(&sv->plan->fs.ll, o.real);
+	if (!entry && pa->path2 && obj_resolve(sv, req, pa->dirfd2, pa->path2, 0, 0, &o) == 0)
+		entry = denied_entry(&sv->plan->fs.ll, o.real);
+	if (!entry)
+		return; /* refused for another reason: not told here */
+	snprintf(reason, sizeof(reason), "fs_denied covers %s", entry);
+	snprintf(hint, sizeof(hint), "remove --fs-deny %s", entry);
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_FILE,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EACCES,
+		.path = o.real,
+		.access = text,
+		.reason = reason,
+		.hint = hint,
+	};
+	events_emit(sv, &ev);
+}
+
+void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
+		  const struct seccomp_notif_resp *resp)
+{
+	struct path_args pa;
+	int continued = resp->flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+
+	if (!sv->plan || !sv->plan->fs.ll.active || (!continued && resp->error != -EACCES) ||
+	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
+	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
+		return;
+	if (continued)
+		judge_continued(sv, req, &pa);
+	else if (sv->plan->fs.write_roots)
+		judge_refused(sv, req, &pa);
 }
 
 /* ---- the blocked syscalls ------------------------------------------------------------------ */

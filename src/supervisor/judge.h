@@ -31,9 +31,12 @@ struct supervisor;
  * logged, NOTIF_ANSWERED; NOTIF_NOT_MINE for any other syscall (dispatch's). */
 int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
-/* The path call @req, answered CONTINUE, judged for the log (nothing when the run does not
- * log, the call is none Landlock checks, or anything fails). */
-void judge_continued(struct supervisor *sv, const struct seccomp_notif *req);
+/* The path call @req, answered in @resp, judged for the log: a CONTINUE against the ruleset
+ * (what the kernel will decide), an EACCES of the supervisor's beneath a writable grant holding
+ * a denied path (handlers/fs-write.c) for the fs_denied entry it protects. Nothing when the run
+ * does not log, the call is none Landlock checks, or anything fails. */
+void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
+		  const struct seccomp_notif_resp *resp);
 
 /* ---- the pure parts (exposed for tests/unit/test-judge.c) ------------------------------- */
 

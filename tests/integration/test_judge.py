@@ -176,3 +176,24 @@ def test_allowed_path_calls_in_the_event_log(tmp_path):
     assert ("openat", "allow", "O_RDONLY", None, True) in mine
     assert ("execve", "allow", "exec", None, True) in mine
     assert ("openat", "deny", "O_WRONLY|O_CREAT|O_TRUNC", "EACCES", True) in mine
+
+
+def test_fs_deny_in_a_writable_grant_told(tmp_path):
+    """Beneath a writable grant the supervisor refuses what touches a denied path (it makes
+    those calls itself): the refusal is told with the entry it protects."""
+    d = tree(tmp_path)
+    s = os.path.join(d, "s")
+    os.mkdir(s)
+    secret = os.path.join(s, "secret")
+    with open(secret, "w") as f:
+        f.write("s")
+    code = ("try:\n os.unlink({p!r}); out(0)\nexcept OSError as e: out(e.errno)\n"
+            "try:\n os.rmdir({q!r}); out(0)\nexcept OSError as e: out(e.errno)\n").format(
+                p=secret, q=s)
+    r = same_answers(code, "-w", d, "--fs-deny", secret)
+    assert r.stdout == b"13\n13\n"
+    why = f"fs_denied covers {secret}; remove --fs-deny {secret}"
+    assert [(x[1], x[2]) for x in about(r, secret)] == [(f'"{secret}", unlink', why)]
+    assert [(x[1], x[2]) for x in about(r, s)] == [(f'"{s}", rmdir', why)]
+    r = py_run(code, "-w", d)
+    assert (r.stdout, [x for x in denials(r) if d in x[1]]) == (b"0\n0\n", [])
