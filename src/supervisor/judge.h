@@ -13,8 +13,9 @@
  * the call (an error in judging: no event) and stays short on the loop (one name read, an
  * O_PATH resolution or two, the walk up to the root and the table).
  *
- * The syscalls the filter denies whole (plan.blocked) are answered here in logging mode, with
- * the errno the filter would have given, and logged.
+ * A refusal of handlers/fs-write.c (EACCES for a denied path beneath a writable grant) is told
+ * with the fs_denied entry it protects. The syscalls the filter denies whole (plan.blocked) are
+ * answered here in logging mode, with the errno the filter would have given, and logged.
  */
 #pragma once
 
