@@ -15,8 +15,9 @@
  *
  * A refusal of handlers/fs-write.c (EACCES for a denied path beneath a writable grant) is told
  * with the fs_denied entry it protects, one of handlers/fs-meta.c (a metadata change outside
- * the writable grants) with the grant it needs. The syscalls the filter denies whole (plan.blocked) are
- * answered here in logging mode, with the errno the filter would have given, and logged.
+ * the writable grants) with the grant it needs. The syscalls the filter denies whole
+ * (plan.blocked) are answered here in logging mode, with the errno the filter would have
+ * given, and logged.
  */
 #pragma once
 
