@@ -11,8 +11,10 @@
 #include <time.h>
 
 #include "dispatch.h"
+#include "events.h"
 #include "handlers/handlers.h"
 #include "fd-util.h"
+#include "judge.h"
 #include "macro.h"
 #include "notif.h"
 #include "plan/plan.h"
@@ -105,8 +107,13 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
-	const struct route *rt = dispatch_lookup(req->data.nr);
-	int r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
+	/* Logging mode: a syscall the filter denies whole is answered (and logged) by the judge,
+	 * never by a handler of its number. */
+	int r = judge_blocked(sv, req, resp), blocked = r != NOTIF_NOT_MINE;
+	if (!blocked) {
+		const struct route *rt = dispatch_lookup(req->data.nr);
+		r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
+	}
 	switch (r) {
 	case NOTIF_ANSWERED:
 	case NOTIF_CONTINUED:
@@ -123,6 +130,11 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 			notif_answer_errno(resp, r); /* fail closed */
 		break;
 	}
+	/* Logging mode: a path call that goes on to the kernel is judged for the log against the
+	 * ruleset, one refused here for a denied path is told why (judge.c); the answer stays
+	 * what it is. */
+	if (!blocked && events_flags(sv->events))
+		judge_answer(sv, req, resp);
 
 	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
 		return negative_errno();
