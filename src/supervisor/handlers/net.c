@@ -427,8 +427,10 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 			return negative_errno();
 		uint16_t port = ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
 							: ((struct sockaddr_in6 *)&ss)->sin6_port;
-		if (port == 0)
+		if (port == 0) {
+			ports_bind_event(sv, req, &ss, SANDLOCK_VERDICT_DENY, 0);
 			return -EACCES; /* what Landlock answers bind(0) with */
+		}
 	}
 	int r = listen(sock, backlog);
 	notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
