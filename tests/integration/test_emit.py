@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The supervisor's own decisions in the denial log (`sandlock run --log-denials`): a TCP
-connect and a UDP send without a rule, a net_deny rule, a named UNIX socket without a write
+connect, a UDP send and a UDP connect without a rule, a net_deny rule, a named UNIX socket without a write
 grant, an abstract UNIX name, a bind outside --net-allow-bind (refused by Landlock, judged for
 the log, and refused by the supervisor under --port-remap), the process and memory limits. Each
 line is checked exactly (but for the pid), the hint, applied, makes the run pass, and the
@@ -172,6 +172,26 @@ def test_udp_sendto_without_a_rule(udp_server):
     ok = py(SENDTO, port, flags=(*flags, "--net-allow", f"udp://127.0.0.1:{port}"))
     assert (ok.stdout, denials(ok)) == (b"4\n", [])
     assert udp_server.recv(16) == b"ping"
+
+
+UDP_CONNECT = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print(s.connect_ex(("127.0.0.1", int(sys.argv[1]))))
+"""
+
+
+def test_udp_connect_without_a_rule(udp_server):
+    port = udp_server.getsockname()[1]
+    flags = ("--net-allow", "udp://127.0.0.2:53")
+    r = py(UDP_CONNECT, port, flags=flags)
+    assert r.stdout == b"111\n"
+    assert denials(r) == [
+        f"sandlock: denied connect(127.0.0.1:{port}/udp) by pid PID (python3): no net_allow "
+        f"rule covers udp 127.0.0.1:{port}; add --net-allow udp://127.0.0.1:{port}"]
+    same_without_log(r, UDP_CONNECT, port, flags=flags)
+    ok = py(UDP_CONNECT, port, flags=(*flags, "--net-allow", f"udp://127.0.0.1:{port}"))
+    assert (ok.stdout, denials(ok)) == (b"0\n", [])
 
 
 def test_unix_socket_without_a_write_grant(tmp_path):
