@@ -2,13 +2,14 @@
 """The supervisor's own decisions in the denial log (`sandlock run --log-denials`): a TCP
 connect, a UDP send and a UDP connect without a rule, a net_deny rule, a named UNIX socket without a write
 grant, an abstract UNIX name, a bind outside --net-allow-bind (refused by Landlock, judged for
-the log, and refused by the supervisor under --port-remap), the process and memory limits. Each
+the log, and refused by the supervisor under --port-remap), the process and memory limits, another process's priority. Each
 line is checked exactly (but for the pid), the hint, applied, makes the run pass, and the
 program's own output and status are the same with and without --log-denials. With
 --log-events, the connects, sends and binds let through are events too (what `sandlock learn`
 reads)."""
 
 import json
+import os
 import re
 import socket
 
@@ -293,3 +294,28 @@ def test_allowed_events_for_learn(tmp_path, tcp_server, udp_server):
          "protocol": "udp"},
         {"syscall": "bind", "verdict": "allow", "host": "127.0.0.1", "port": bind,
          "protocol": "tcp"}]
+
+
+OTHER = """
+import os, sys
+target = int(sys.argv[1]) if len(sys.argv) > 1 else os.fork()
+if target == 0:
+    os._exit(0)
+try:
+    os.setpriority(os.PRIO_PROCESS, target, os.getpriority(os.PRIO_PROCESS, target))
+    print("ok")
+except OSError as e:
+    print(e.errno)
+"""
+
+
+def test_another_process_s_priority():
+    outside = os.getpid()  # the test's own process: not the sandbox's
+    r = py(OTHER, outside)
+    assert r.stdout == b"1\n"  # EPERM
+    assert denials(r) == [
+        f"sandlock: denied setpriority() by pid PID (python3): process {outside} is not the "
+        "sandbox's"]
+    same_without_log(r, OTHER, outside)
+    ok = py(OTHER)  # its own child
+    assert (ok.stdout, denials(ok)) == (b"ok\n", [])
