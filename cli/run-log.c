@@ -100,8 +100,8 @@ int run_log_open(struct run_ctx *c, sandlock_spawn_opts_t *opts)
 	l->denials_fd = l->events_fd = -1;
 	if (c->log_denials)
 		l->denials_fd = STDERR_FILENO;
-	if (c->log_denials_file && (r = open_log("log-denials", c->log_denials_file,
-						 &l->denials_fd)) != 0)
+	if (c->log_denials_file &&
+	    (r = open_log("log-denials", c->log_denials_file, &l->denials_fd)) != 0)
 		return r;
 	if (c->log_events_file &&
 	    (r = open_log("log-events", c->log_events_file, &l->events_fd)) != 0)

@@ -52,7 +52,8 @@ static void put_object(FILE *f, const sandlock_event_t *ev)
 			put_escaped(f, ev->access, 0);
 		}
 	} else if (ev->host) {
-		int unix_name = ev->family == AF_UNIX || (ev->protocol && !strcmp(ev->protocol, "unix"));
+		int unix_name =
+			ev->family == AF_UNIX || (ev->protocol && !strcmp(ev->protocol, "unix"));
 		int v6 = !unix_name && (ev->family == AF_INET6 || strchr(ev->host, ':'));
 		fputs(unix_name ? "\"" : v6 ? "[" : "", f);
 		put_escaped(f, ev->host, unix_name);
@@ -101,8 +102,11 @@ _public_ int sandlock_event_format(const sandlock_event_t *ev, char **ret_line)
 /* The length of the UTF-8 sequence at @s, or 0 where it is not one (jansson refuses those). */
 static size_t utf8_len(const unsigned char *s)
 {
-	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-				   : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	size_t n = s[0] < 0x80		   ? 1
+		   : (s[0] & 0xe0) == 0xc0 ? 2
+		   : (s[0] & 0xf0) == 0xe0 ? 3
+		   : (s[0] & 0xf8) == 0xf0 ? 4
+					   : 0;
 	if (n == 2 && s[0] < 0xc2)
 		return 0; /* overlong */
 	for (size_t i = 1; i < n; i++)
@@ -140,7 +144,9 @@ static json_t *jstr(const char *s)
 
 static const char *verdict_name(uint32_t v)
 {
-	return v == SANDLOCK_VERDICT_DENY ? "deny" : v == SANDLOCK_VERDICT_AUDIT ? "audit" : "allow";
+	return v == SANDLOCK_VERDICT_DENY    ? "deny"
+	       : v == SANDLOCK_VERDICT_AUDIT ? "audit"
+					     : "allow";
 }
 
 static json_t *family_value(int32_t family)
@@ -198,7 +204,8 @@ static int event_json(json_t *o, const sandlock_event_t *ev)
 		r |= put(o, "family", family_value(ev->family));
 	r |= put_str(o, "protocol", ev->protocol);
 	if (ev->amount)
-		r |= put(o, "amount", json_integer((json_int_t)MIN(ev->amount, (uint64_t)INT64_MAX)));
+		r |= put(o, "amount",
+			 json_integer((json_int_t)MIN(ev->amount, (uint64_t)INT64_MAX)));
 	r |= put_str(o, "reason", ev->reason);
 	r |= put_str(o, "hint", ev->hint);
 	return r ? -ENOMEM : 0;

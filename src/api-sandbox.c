@@ -16,8 +16,9 @@
 #include "sandbox/sandbox.h"
 
 /* Whether the caller's struct (of @size bytes) has @field. */
-#define HAS(size, field)                                                                        \
-	((size) >= offsetof(sandlock_spawn_opts_t, field) + sizeof(((sandlock_spawn_opts_t *)0)->field))
+#define HAS(size, field)                                                                           \
+	((size) >=                                                                                 \
+	 offsetof(sandlock_spawn_opts_t, field) + sizeof(((sandlock_spawn_opts_t *)0)->field))
 
 static int events_check(const sandlock_spawn_opts_t *opts, sandlock_error_t **reterr)
 {
@@ -48,7 +49,8 @@ static int opts_check(const sandlock_spawn_opts_t *opts, sandlock_error_t **rete
 	const uint32_t known =
 		SANDLOCK_SPAWN_INTERACTIVE | SANDLOCK_SPAWN_PARKED | SANDLOCK_SPAWN_FDS_FROM_3;
 	if (opts->flags & ~known)
-		return error_set(reterr, -E2BIG, "sandlock_spawn: flags %#x unknown to this library",
+		return error_set(reterr, -E2BIG,
+				 "sandlock_spawn: flags %#x unknown to this library",
 				 opts->flags & ~known);
 	/* A newer caller's options this library does not know must be zero: never drop an
 	 * option silently. */

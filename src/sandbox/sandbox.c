@@ -187,7 +187,8 @@ void finish(struct sandlock_sandbox *sb)
 	events_stop(sb->events);
 	uint64_t overflowed = events_overflowed(sb->events);
 	if (overflowed)
-		notices_add(&sb->sv.notices, "%llu event%s dropped: the event callback was too slow",
+		notices_add(&sb->sv.notices,
+			    "%llu event%s dropped: the event callback was too slow",
 			    (unsigned long long)overflowed, overflowed == 1 ? "" : "s");
 	if (sb->tty_fd >= 0) /* SIGTTOU is blocked on this thread, so this works from the
 			      * background */

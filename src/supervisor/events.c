@@ -51,8 +51,8 @@ struct events {
 	struct stored *denials[EVENTS_DENIALS_MAX];
 	uint64_t counts[EVENTS_DENIALS_MAX];
 	size_t n_denials;
-	uint64_t not_kept;   /* distinct denials past the table */
-	uint64_t overflowed; /* events the full queue did not take */
+	uint64_t not_kept;     /* distinct denials past the table */
+	uint64_t overflowed;   /* events the full queue did not take */
 	struct key_slot *keys; /* KEYS_MAX, made at the first denial (most runs have none) */
 	size_t n_keys;
 	struct stored *queue[EVENTS_QUEUE_MAX];
@@ -271,8 +271,8 @@ static const char *sput(char **at, const char *s)
 static struct stored *stored_new(const struct event *ev, const char *name, const struct caller *c,
 				 int first)
 {
-	size_t n = slen(name) + slen(c->comm) + slen(ev->path) + slen(ev->access) +
-		   slen(ev->host) + slen(ev->protocol) + slen(ev->reason) + slen(ev->hint);
+	size_t n = slen(name) + slen(c->comm) + slen(ev->path) + slen(ev->access) + slen(ev->host) +
+		   slen(ev->protocol) + slen(ev->reason) + slen(ev->hint);
 	struct stored *s = malloc(sizeof(*s) + n);
 
 	if (!s)
