@@ -66,3 +66,20 @@ char *learn_existing_dir(const char *path);
 int learn_beneath(const char *path, const char *dir);
 /* @path as a profile writes it: "${HOME}/rest" under @home, else itself. New string or NULL. */
 char *learn_home_form(const char *home, const char *path);
+
+/* What one observed run of the command showed. */
+struct learn_run {
+	const char *const *argv; /* the command */
+	const char *home;	 /* $HOME resolved (the events' paths are), NULL: none usable */
+	const char *home_env;	 /* $HOME as the profile loader expands ${HOME} */
+	struct learn_paths paths;
+	struct learn_set net;	/* "tcp://HOST:PORT", "udp://HOST:PORT" */
+	struct learn_set binds; /* TCP ports bound ("8080", "0") */
+	struct learn_set execs; /* the executables run */
+	uint64_t peak_memory;	/* bytes, as max_memory counts them; 0: not seen */
+	uint64_t peak_processes, peak_files;
+};
+
+/* Write the profile of @lr to @out_file (atomically), or to stdout when NULL; with @merge_file,
+ * on top of that profile. Errors are printed; returns 0 or an exit code. */
+int learn_profile_write(const struct learn_run *lr, const char *merge_file, const char *out_file);
