@@ -16,11 +16,11 @@
 #include "learn.h"
 #include "tap.h"
 
-static char root[64];
+static char root[200];
 
 static const char *at(const char *rel)
 {
-	static char buf[8][256];
+	static char buf[8][512];
 	static int k;
 
 	k = (k + 1) % 8;
@@ -30,7 +30,7 @@ static const char *at(const char *rel)
 
 static void touch(const char *rel)
 {
-	char path[256], *slash;
+	char path[512], *slash;
 
 	snprintf(path, sizeof(path), "%s", at(rel));
 	for (slash = path + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
@@ -98,7 +98,7 @@ static void test_home_form(void)
 
 static void test_grants(void)
 {
-	char home[256], store[256];
+	char home[512], store[512];
 	struct learn_paths lp = { 0 };
 
 	touch("a/f1");
@@ -153,10 +153,9 @@ static void test_grants(void)
 
 int main(void)
 {
-	char cmd[128];
+	char cmd[256];
 
-	snprintf(root, sizeof(root), "/tmp/test-learn-XXXXXX");
-	if (!mkdtemp(root))
+	if (!tap_mkdtemp(root, sizeof(root), "test-learn"))
 		return 1;
 	test_class();
 	test_home_form();
