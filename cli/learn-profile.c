@@ -379,11 +379,14 @@ static void put_toml(FILE *f, const char *dump, const struct text_map *m, const 
 static void put_header(FILE *f, const struct learn_run *lr)
 {
 	fputs("# Learned by sandlock learn from one run of:", f);
-	for (size_t i = 0; lr->argv[i]; i++)
-		fprintf(f, " %s", lr->argv[i]);
+	for (size_t i = 0; lr->argv[i]; i++) {
+		fputc(' ', f);
+		for (const char *c = lr->argv[i]; *c; c++) /* one comment line whatever the args */
+			fputs(*c == '\n' ? "\\n" : (char[]){ *c, '\0' }, f);
+	}
 	fputs("\n# It grants what that run used; another input may need more.\n", f);
 	if (lr->peak_memory || lr->peak_processes)
-		fprintf(f, "# Peaks seen: memory %lluK, %llu processes, %llu open files.\n",
+		fprintf(f, "# Peaks seen: memory %lluK, processes %llu, open files %llu.\n",
 			(unsigned long long)(lr->peak_memory >> 10),
 			(unsigned long long)lr->peak_processes, (unsigned long long)lr->peak_files);
 	fputc('\n', f);
