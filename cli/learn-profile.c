@@ -326,16 +326,21 @@ static int path_field(const char *sec, const char *key, int *learned)
 
 /* One string of a path field, from the dump ("..." at @s, @n bytes with the quotes), in the form
  * to write: the merged file's, else "${HOME}/..." under $HOME where @learned, else as dumped. */
-static void put_path(FILE *f, const char *s, size_t n, const struct text_map *m, const char *home,
-		     int learned)
+static void put_path(FILE *f, const char *s, size_t n, const struct text_map *m,
+		     const struct learn_run *lr, int learned)
 {
 	char *value = strndup(s + 1, n - 2);
-	const char *raw = value && !strchr(value, '\\') ? text_map_get(m, value) : NULL;
+	int plain = value && !strchr(value, '\\');
+	const char *raw = plain ? text_map_get(m, value) : NULL;
+	/* $HOME as the loader expands it (a merged entry), or resolved (a learned one). */
+	const char *home = !plain || !learned					? NULL
+			   : lr->home_env && learn_beneath(value, lr->home_env) ? lr->home_env
+			   : lr->home && learn_beneath(value, lr->home)		? lr->home
+										: NULL;
 
 	if (raw)
 		fputs(raw, f);
-	else if (value && !strchr(value, '\\') && learned && home && strcmp(home, "/") != 0 &&
-		 learn_beneath(value, home))
+	else if (home && strcmp(home, "/") != 0)
 		fprintf(f, "\"${HOME}%s\"", value + strlen(home));
 	else
 		fwrite(s, 1, n, f);
@@ -343,7 +348,8 @@ static void put_path(FILE *f, const char *s, size_t n, const struct text_map *m,
 }
 
 /* The dump (one key a line, strings in "...") with the path strings in their forms. */
-static void put_toml(FILE *f, const char *dump, const struct text_map *m, const char *home)
+static void put_toml(FILE *f, const char *dump, const struct text_map *m,
+		     const struct learn_run *lr)
 {
 	char sec[64] = "";
 
@@ -365,7 +371,7 @@ static void put_toml(FILE *f, const char *dump, const struct text_map *m, const 
 			while (j < len && line[j] != '"')
 				j += line[j] == '\\' ? 2 : 1;
 			j = j < len ? j : len - 1;
-			put_path(f, line + i, j - i + 1, m, home, learned);
+			put_path(f, line + i, j - i + 1, m, lr, learned);
 			i = j;
 		}
 		line += len;
@@ -477,7 +483,7 @@ static int write_file(const char *out_file, const struct learn_run *lr, const ch
 	}
 	(void)fchmod(fd, 0644);
 	put_header(f, lr);
-	put_toml(f, toml, m, lr->home);
+	put_toml(f, toml, m, lr);
 	int bad = ferror(f) | (fclose(f) != 0);
 	if (bad || rename(tmp, out_file) < 0) {
 		int e = errno;
@@ -492,7 +498,7 @@ static int write_file(const char *out_file, const struct learn_run *lr, const ch
 int learn_profile_write(const struct learn_run *lr, const char *merge_file, const char *out_file)
 {
 	struct text_map m = { 0 };
-	json_t *doc = merge_file ? load_merged(merge_file, lr->home, &m) : json_object();
+	json_t *doc = merge_file ? load_merged(merge_file, lr->home_env, &m) : json_object();
 	int code = 0;
 
 	if (!doc) {
@@ -507,7 +513,7 @@ int learn_profile_write(const struct learn_run *lr, const char *merge_file, cons
 		code = write_file(out_file, lr, toml, &m);
 	else {
 		put_header(stdout, lr);
-		put_toml(stdout, toml, &m, lr->home);
+		put_toml(stdout, toml, &m, lr);
 		fflush(stdout);
 	}
 	sandlock_free(toml);
