@@ -254,6 +254,32 @@ int learn_paths_add(struct learn_paths *lp, const char *path, enum learn_access 
 	return r < 0 ? r : 0;
 }
 
+int learn_access_of(const char *access)
+{
+	static const char *const entry_calls[] = { "mkdir",    "mknod",	 "symlink", "unlink",
+						   "rmdir",    "rename", "link",    "creat",
+						   "renameat", "linkat", "mkdirat", "unlinkat" };
+
+	if (!access)
+		return -1;
+	if (strcmp(access, "exec") == 0)
+		return LEARN_READ;
+	if (strncmp(access, "O_", 2) == 0) {
+		if (strstr(access, "O_PATH"))
+			return -1;
+		if (strstr(access, "O_WRONLY") || strstr(access, "O_RDWR") ||
+		    strstr(access, "O_TRUNC"))
+			return LEARN_WRITE;
+		return strstr(access, "O_CREAT") ? LEARN_WRITE : LEARN_READ;
+	}
+	for (size_t i = 0; i < sizeof(entry_calls) / sizeof(entry_calls[0]); i++)
+		if (strcmp(access, entry_calls[i]) == 0)
+			return LEARN_ENTRY;
+	if (strcmp(access, "truncate") == 0)
+		return LEARN_WRITE;
+	return -1;
+}
+
 /* ---- collapsing -------------------------------------------------------------------------- */
 
 /* Whether a proper ancestor of @path is in @a or @b. */

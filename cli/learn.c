@@ -46,34 +46,6 @@ struct learn_ctx {
 
 /* ---- the events ---------------------------------------------------------------------------- */
 
-/* What @access (the event's: "O_RDONLY", "O_WRONLY|O_CREAT", "exec", "mkdir", ...) asked, -1
- * for what needs no grant (stat, readlink, O_PATH, ...). */
-static int access_of(const char *access)
-{
-	static const char *const entry_calls[] = { "mkdir",    "mknod",	 "symlink", "unlink",
-						   "rmdir",    "rename", "link",    "creat",
-						   "renameat", "linkat", "mkdirat", "unlinkat" };
-
-	if (!access)
-		return -1;
-	if (strcmp(access, "exec") == 0)
-		return LEARN_READ;
-	if (strncmp(access, "O_", 2) == 0) {
-		if (strstr(access, "O_PATH"))
-			return -1;
-		if (strstr(access, "O_WRONLY") || strstr(access, "O_RDWR") ||
-		    strstr(access, "O_TRUNC"))
-			return LEARN_WRITE;
-		return strstr(access, "O_CREAT") ? LEARN_WRITE : LEARN_READ;
-	}
-	for (size_t i = 0; i < sizeof(entry_calls) / sizeof(entry_calls[0]); i++)
-		if (strcmp(access, entry_calls[i]) == 0)
-			return LEARN_ENTRY;
-	if (strcmp(access, "truncate") == 0)
-		return LEARN_WRITE;
-	return -1;
-}
-
 static void record_net(struct learn_ctx *c, const sandlock_event_t *ev)
 {
 	char rule[128];
@@ -114,7 +86,7 @@ static void record(const sandlock_event_t *ev, void *user_data)
 	}
 	if (strcmp(ev->category, "file") != 0 || !ev->path)
 		return;
-	int access = access_of(ev->access);
+	int access = learn_access_of(ev->access);
 	if (access < 0)
 		return;
 	if (ev->access && strcmp(ev->access, "exec") == 0 &&

@@ -41,6 +41,10 @@ enum learn_access {
 	LEARN_ENTRY, /* a change of a directory's entries: create, remove, rename, link */
 };
 
+/* What an event's access ("O_RDONLY", "O_WRONLY|O_CREAT", "exec", "mkdir", ...) asked of its
+ * path: an enum learn_access, or -1 for what needs no grant (stat, readlink, O_PATH, ...). */
+int learn_access_of(const char *access);
+
 /* A path seen (absolute, resolved) and what was asked of it, with the grants it needs. */
 struct learn_paths {
 	const char *home;	/* borrowed; NULL: none */

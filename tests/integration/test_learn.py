@@ -193,6 +193,31 @@ def test_a_reader_of_ssh_gets_no_grant(world, tmp_path):
     assert b"secret-key" not in r.stdout
 
 
+def test_home_listed_is_granted_whole_with_its_keys_denied(world, tmp_path):
+    key = world["home"] / ".ssh" / "id_test"
+    key.parent.mkdir()
+    key.write_text("secret-key\n")
+    (world["home"] / "notes.txt").write_text("n\n")
+    prof = tmp_path / "ls.toml"
+    listing = [PY, "-c", "import os, sys; print(sorted(os.listdir(sys.argv[1])))",
+               str(world["home"])]
+    p = learn(world, "-o", str(prof), cmd=listing)
+    assert p.returncode == 0, p.stderr.decode()
+    assert f"warning: granted whole: {world['home']} (read)".encode() in p.stderr
+    fs = tomllib.loads(prof.read_text())["filesystem"]
+    assert "${HOME}" in fs["read"] and fs["deny"] == ["${HOME}/.ssh"]
+    r = run("--profile-file", str(prof), cwd=world["work"], env=world["env"], timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    assert b"'.ssh', 'notes.txt'" in r.stdout  # the listing the command needed
+    r = run("--profile-file", str(prof), "--", PY, "-c", READ_SECRET, str(key),
+            cwd=world["work"], env=world["env"], timeout=120)
+    assert r.returncode == 1 and b"PermissionError" in r.stderr  # the keys are denied
+    # Control: the notes beside them read under the same profile.
+    r = run("--profile-file", str(prof), "--", PY, "-c", READ_SECRET,
+            str(world["home"] / "notes.txt"), cwd=world["work"], env=world["env"], timeout=120)
+    assert r.returncode == 0 and r.stdout == b"n\n", r.stderr.decode()
+
+
 def test_home_paths_are_written_as_home(world, tmp_path):
     cfg = world["home"] / "cfg" / "settings"
     cfg.parent.mkdir()

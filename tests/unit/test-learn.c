@@ -96,6 +96,23 @@ static void test_home_form(void)
 	   "learn_beneath");
 }
 
+static void test_access(void)
+{
+	is_int(learn_access_of("O_RDONLY"), LEARN_READ, "O_RDONLY reads");
+	is_int(learn_access_of("O_RDONLY|O_DIRECTORY"), LEARN_READ, "a listing reads");
+	is_int(learn_access_of("exec"), LEARN_READ, "an exec reads");
+	is_int(learn_access_of("O_WRONLY|O_CREAT|O_TRUNC"), LEARN_WRITE, "a create writes");
+	is_int(learn_access_of("O_RDWR"), LEARN_WRITE, "O_RDWR writes");
+	is_int(learn_access_of("O_RDONLY|O_TRUNC"), LEARN_WRITE, "O_TRUNC writes");
+	is_int(learn_access_of("truncate"), LEARN_WRITE, "truncate writes");
+	is_int(learn_access_of("mkdir"), LEARN_ENTRY, "mkdir changes the directory");
+	is_int(learn_access_of("unlink"), LEARN_ENTRY, "unlink");
+	is_int(learn_access_of("rename"), LEARN_ENTRY, "rename");
+	is_int(learn_access_of("O_PATH"), -1, "O_PATH needs no grant");
+	is_int(learn_access_of("stat"), -1, "stat needs no grant");
+	is_int(learn_access_of(NULL), -1, "no access");
+}
+
 static void test_grants(void)
 {
 	char home[512], store[512];
@@ -159,6 +176,7 @@ int main(void)
 		return 1;
 	test_class();
 	test_home_form();
+	test_access();
 	test_grants();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	if (system(cmd) != 0)
