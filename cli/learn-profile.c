@@ -382,15 +382,33 @@ static void put_toml(FILE *f, const char *dump, const struct text_map *m,
 	}
 }
 
+/* @text on the comment line it is part of: a newline written as "\\n". */
+static void put_comment_text(FILE *f, const char *text)
+{
+	for (const char *c = text; *c; c++)
+		if (*c == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*c, f);
+}
+
 static void put_header(FILE *f, const struct learn_run *lr)
 {
 	fputs("# Learned by sandlock learn from one run of:", f);
 	for (size_t i = 0; lr->argv[i]; i++) {
 		fputc(' ', f);
-		for (const char *c = lr->argv[i]; *c; c++) /* one comment line whatever the args */
-			fputs(*c == '\n' ? "\\n" : (char[]){ *c, '\0' }, f);
+		put_comment_text(f, lr->argv[i]);
 	}
 	fputs("\n# It grants what that run used; another input may need more.\n", f);
+	const char **execs = learn_set_sorted(&lr->execs);
+	for (size_t i = 0; execs && execs[i]; i++)
+		if (i < 16) {
+			fputs("# Ran ", f);
+			put_comment_text(f, execs[i]);
+			fputc('\n', f);
+		} else if (!execs[i + 1])
+			fprintf(f, "# Ran %zu more executables\n", i - 15);
+	free(execs);
 	if (lr->peak_memory || lr->peak_processes)
 		fprintf(f, "# Peaks seen: memory %lluK, processes %llu, open files %llu.\n",
 			(unsigned long long)(lr->peak_memory >> 10),
