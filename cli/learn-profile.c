@@ -209,7 +209,23 @@ static void add_strings(json_t *doc, const struct learn_set *set, const char *se
 	free(v);
 }
 
-/* $HOME granted whole: its keys and credentials that exist are denied. */
+/* Whether an entry of @l is @dir or beneath it. */
+static int list_reaches(json_t *l, const char *dir)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(l, i, v)
+	{
+		const char *s = json_string_value(v);
+		if (s && learn_beneath(s, dir))
+			return 1;
+	}
+	return 0;
+}
+
+/* $HOME learned whole: its keys and credentials that exist are denied, unless the profile
+ * merged grants one of them itself (called before the learned grants are added). */
 static void deny_secrets(json_t *doc, const struct learn_run *lr)
 {
 	static const char *const secrets[] = { ".ssh", ".aws", ".gnupg", ".kube" };
@@ -218,12 +234,13 @@ static void deny_secrets(json_t *doc, const struct learn_run *lr)
 	char path[4096];
 	struct stat st;
 
-	if (!lr->home)
+	if (!lr->home || !(learn_set_has(&lr->paths.read, lr->home) ||
+			   learn_set_has(&lr->paths.write, lr->home)))
 		return;
 	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", lr->home, secrets[i]);
-		if ((list_covers(read, path) || list_covers(write, path)) &&
-		    lstat(path, &st) == 0 && !list_has(deny, path))
+		if (lstat(path, &st) == 0 && !list_reaches(read, path) &&
+		    !list_reaches(write, path) && !list_has(deny, path))
 			json_array_append_new(deny, json_string(path));
 	}
 }
@@ -290,9 +307,9 @@ static void drop_empty(json_t *doc)
 static json_t *build(json_t *doc, const struct learn_run *lr)
 {
 	add_program(doc, lr);
+	deny_secrets(doc, lr);
 	add_paths(doc, &lr->paths.write, "write");
 	add_paths(doc, &lr->paths.read, "read");
-	deny_secrets(doc, lr);
 	json_object_set_new(section(doc, "filesystem"), "private_tmp", json_true());
 	add_strings(doc, &lr->net, "network", "allow");
 	add_strings(doc, &lr->binds, "network", "allow_bind");

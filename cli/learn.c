@@ -107,10 +107,10 @@ static void record_changes(struct learn_ctx *c, sandlock_sandbox_t *sb, const ch
 		char path[PATH_MAX];
 		if (sandlock_sandbox_change(sb, i, &rel, &before, &after) < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s%s%s", workdir, strcmp(workdir, "/") ? "/" : "",
-			 rel);
+		snprintf(path, sizeof(path), "%s%s%s", workdir, *rel ? "/" : "", rel);
+		/* Changed in place: the entry itself; made or removed: its directory. */
 		int modified =
-			before.kind == SANDLOCK_ENTRY_FILE && after.kind == SANDLOCK_ENTRY_FILE;
+			before.kind != SANDLOCK_ENTRY_ABSENT && after.kind != SANDLOCK_ENTRY_ABSENT;
 		if (learn_paths_add(&c->run.paths, path, modified ? LEARN_WRITE : LEARN_ENTRY) < 0)
 			c->failed = 1;
 	}
