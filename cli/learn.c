@@ -444,6 +444,35 @@ static int parse_args(struct learn_opts *o, int argc, char **argv)
 	return -1;
 }
 
+/* What would fail after the run, found before it: a --merge profile that does not load, an -o
+ * file whose directory cannot take it. */
+static int precheck(const struct learn_opts *o)
+{
+	if (o->merge_file) {
+		sandlock_policy_t *p = NULL;
+		sandlock_error_t *err = NULL;
+		int r = sandlock_policy_load_toml_file(o->merge_file, &p, &err);
+		if (r < 0)
+			cli_error(EXIT_POLICY, "--merge %s",
+				  err ? sandlock_error_message(err) : strerror(-r));
+		sandlock_error_free(err);
+		sandlock_policy_free(p);
+		if (r < 0)
+			return EXIT_POLICY;
+	}
+	if (o->out_file) {
+		char *dir = strdup(o->out_file);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash)
+			slash[slash == dir] = '\0';
+		int r = !dir ? -ENOMEM : access(slash ? dir : ".", W_OK) < 0 ? -errno : 0;
+		free(dir);
+		if (r < 0)
+			return cli_error(EXIT_USAGE, "-o %s: %s", o->out_file, strerror(-r));
+	}
+	return 0;
+}
+
 /* What the run did not get: the places never granted, those granted whole. */
 static void warn_grants(const struct learn_run *run)
 {
@@ -479,6 +508,8 @@ int verb_learn(int argc, char **argv)
 
 	int code = parse_args(&o, argc, argv);
 	if (code >= 0)
+		return code;
+	if ((code = precheck(&o)) != 0)
 		return code;
 	const char *home_env = home_dir();
 	char *home = home_env ? realpath(home_env, NULL) : NULL;

@@ -258,6 +258,15 @@ def test_merge_of_a_broken_profile_is_refused(world, tmp_path):
     assert p.returncode == 1
     assert p.stderr.decode().startswith(f"sandlock: --merge {bad}:")
     assert not (tmp_path / "new.toml").exists()
+    assert world["server"].got == []  # refused before the command ran
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(world, tmp_path):
+    p = learn(world, "-o", str(tmp_path / "no" / "such" / "job.toml"))
+    assert p.returncode == 2
+    out = tmp_path / "no" / "such" / "job.toml"
+    assert p.stderr.decode() == f"sandlock: -o {out}: No such file or directory\n"
+    assert world["server"].got == []
 
 
 def test_timeout_still_writes_the_profile(world, tmp_path):
