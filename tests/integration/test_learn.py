@@ -86,8 +86,8 @@ def world(tmp_path):
         "bind": free_port(),
         "env": dict(os.environ, HOME=str(home)),
     }
-    w["cmd"] = [PY, str(tmp_path / "bin" / "job.py"), str(work / "data" / "input.txt"), str(w["result"]),
-                str(server.port), str(w["bind"])]
+    w["cmd"] = [PY, str(tmp_path / "bin" / "job.py"), str(work / "data" / "input.txt"),
+                str(w["result"]), str(server.port), str(w["bind"])]
     yield w
     server.close()
 
