@@ -154,6 +154,17 @@ def test_learned_profile_runs_the_job(learned):
     assert w["server"].got == [b"ping", b"ping"]
 
 
+def test_learned_profile_runs_as_a_named_profile(learned, tmp_path):
+    w, prof, text, p = learned
+    profiles = tmp_path / "xdg" / "sandlock" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "job.toml").write_text(text)
+    env = dict(w["env"], XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    r = run("-p", "job", cwd=w["work"], env=env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    assert w["result"].read_text() == "HELLO\n"
+
+
 @pytest.mark.parametrize("entry", ["read", "write", "connect", "bind"])
 def test_learned_profile_without_an_entry_fails(learned, tmp_path, entry):
     w, prof, text, p = learned
@@ -272,10 +283,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(world, tmp_p
 def test_timeout_still_writes_the_profile(world, tmp_path):
     prof = tmp_path / "slow.toml"
     code = "import sys, time; open(sys.argv[1]).read(); print('read', flush=True); time.sleep(60)"
-    p = learn(world, "--timeout", "2", "-o", str(prof),
+    p = learn(world, "--timeout", "3", "-o", str(prof),
               cmd=[PY, "-c", code, str(world["work"] / "data" / "input.txt")])
     assert p.returncode == 124, p.stderr.decode()
-    assert b"warning: timeout after 2s" in p.stderr
+    assert b"warning: timeout after 3s" in p.stderr
     assert str(world["work"] / "data") in tomllib.loads(prof.read_text())["filesystem"]["read"]
 
 
