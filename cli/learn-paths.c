@@ -275,8 +275,12 @@ int learn_access_of(const char *access)
 	for (size_t i = 0; i < sizeof(entry_calls) / sizeof(entry_calls[0]); i++)
 		if (strcmp(access, entry_calls[i]) == 0)
 			return LEARN_ENTRY;
-	if (strcmp(access, "truncate") == 0)
-		return LEARN_WRITE;
+	/* A file's own changes: the file itself (fs-meta.c's beneath a write grant). */
+	static const char *const file_calls[] = { "truncate", "chmod",	  "chown",
+						  "utimes",   "setxattr", "file_setattr" };
+	for (size_t i = 0; i < sizeof(file_calls) / sizeof(file_calls[0]); i++)
+		if (strcmp(access, file_calls[i]) == 0)
+			return LEARN_WRITE;
 	return -1;
 }
 

@@ -105,6 +105,8 @@ static void test_access(void)
 	is_int(learn_access_of("O_RDWR"), LEARN_WRITE, "O_RDWR writes");
 	is_int(learn_access_of("O_RDONLY|O_TRUNC"), LEARN_WRITE, "O_TRUNC writes");
 	is_int(learn_access_of("truncate"), LEARN_WRITE, "truncate writes");
+	is_int(learn_access_of("chmod"), LEARN_WRITE, "chmod writes the file");
+	is_int(learn_access_of("utimes"), LEARN_WRITE, "utimes writes the file");
 	is_int(learn_access_of("mkdir"), LEARN_ENTRY, "mkdir changes the directory");
 	is_int(learn_access_of("unlink"), LEARN_ENTRY, "unlink");
 	is_int(learn_access_of("rename"), LEARN_ENTRY, "rename");
