@@ -189,6 +189,13 @@ $(BUILDDIR)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILDDIR)/libsandlock.a
 	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
 		$(BUILDDIR)/libsandlock.a $(LIBS)
 
+# test-learn tests a pure file of the CLI (cli/learn-paths.c) too.
+$(BUILDDIR)/tests/test-learn: tests/unit/test-learn.c tests/unit/tap.h \
+		$(BUILDDIR)/obj/cli/learn-paths.o $(BUILDDIR)/libsandlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Itests/unit -Icli $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
+		$(BUILDDIR)/obj/cli/learn-paths.o $(BUILDDIR)/libsandlock.a $(LIBS)
+
 # Fuzz targets: built here with a main() that replays the corpus (tests run it); built with
 # libFuzzer by `make fuzz` (clang).
 $(BUILDDIR)/tests/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(BUILDDIR)/libsandlock.a

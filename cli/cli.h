@@ -18,6 +18,7 @@ int verb_profile(int argc, char **argv);
 int verb_ps(int argc, char **argv);
 int verb_inspect(int argc, char **argv);
 int verb_kill(int argc, char **argv);
+int verb_learn(int argc, char **argv);
 
 /* "sandlock: usage: <VERB's synopsis>" on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *verb);

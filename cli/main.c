@@ -50,7 +50,21 @@ static const struct verb {
 	  "Profiles are NAME.toml files in $XDG_CONFIG_HOME/sandlock/profiles (else\n"
 	  "~/.config/sandlock/profiles). list prints their names, show prints one as sandlock\n"
 	  "reads it (validated, in canonical TOML), delete removes its file." },
-	{ "learn", NULL, "write the profile a command needs", NULL, NULL },
+	{ "learn", verb_learn, "write the profile a command needs",
+	  "sandlock learn [-o FILE] [--merge FILE] [--timeout SECS] -- CMD [ARGS...]",
+	  "Run CMD once in an observing sandbox and write the TOML profile it needs (to FILE,\n"
+	  "else stdout: the command's output then goes to stderr), for `sandlock run\n"
+	  "--profile-file FILE`. Everything is readable; writes under $HOME (when CMD runs\n"
+	  "beneath it, else under the current directory) and in a private TMPDIR are staged and\n"
+	  "thrown away, writes elsewhere are refused; the network is open. The profile grants\n"
+	  "the directories read and written, the executables, the TCP and UDP destinations,\n"
+	  "the bound ports, and limits above the peaks seen. /, ~/.ssh, ~/.aws, ~/.gnupg and\n"
+	  "~/.kube are never granted; /etc, /proc, /sys, /dev and $HOME whole only with a\n"
+	  "warning.\n"
+	  "  -o, --output FILE   write the profile to FILE\n"
+	  "  --merge FILE        keep that profile's entries, as written, and add the new ones\n"
+	  "  --timeout SECS      kill CMD after SECS; the profile holds what it did until then\n"
+	  "Exits with CMD's status (124 after --timeout) once the profile is written." },
 };
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -162,7 +162,7 @@ def test_man_page_renders_every_flag_and_command(destdir):
     words = set(re.findall(r"(?<![\w-])-[-\w]+", text))
     assert [f for f in flags if f not in words] == []
     # Each command's synopsis, as its --help says it.
-    for verb in ("run", "check", "profile", "ps", "inspect", "kill"):
+    for verb in ("run", "check", "profile", "ps", "inspect", "kill", "learn"):
         usage = sandlock(verb, "--help").stdout.decode().splitlines()[0]
         assert usage.startswith("Usage: sandlock ")
         assert usage[len("Usage: "):] in lines, verb
@@ -196,13 +196,14 @@ def test_completion_commands_and_flags(completion):
     assert complete(completion, "ru") == ["run"]
     assert complete(completion, "run", "--fs-r") == ["--fs-read"]
     assert sorted(complete(completion, "")) == sorted(
-        ["run", "check", "ps", "inspect", "kill", "profile", "--help", "--version"])
+        ["run", "check", "ps", "inspect", "kill", "profile", "learn", "--help", "--version"])
     # Every flag of run --help, and only those.
     assert sorted(complete(completion, "run", "-")) == sorted(run_help_flags())
     # After a flag's value, flags again; a flag without a value takes none.
     assert complete(completion, "run", "-r", "/usr", "--fs-w") == ["--fs-write"]
     assert complete(completion, "run", "--clean-env", "--fs-w") == ["--fs-write"]
     assert complete(completion, "inspect", "--t") == ["--toml"]
+    assert complete(completion, "learn", "--m") == ["--merge"]  # a flag with a value
     assert complete(completion, "profile", "") == ["list", "show", "delete", "--help"]
     # Control: the command's own arguments are not sandlock's flags.
     assert complete(completion, "run", "-r", "/usr", "--", "ls", "--fs-r") == []

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -16,8 +18,33 @@
 #include "cow-internal.h"
 #include "handlers.h"
 #include "supervisor/args.h"
+#include "supervisor/events.h"
+#include "supervisor/judge.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
+
+/* An open the workdir answers is an allowed decision of the supervisor's (the judge sees only
+ * the calls that go on to the kernel): with SANDLOCK_EVENTS_ALLOWED, an event (what `sandlock
+ * learn` reads of the workdir). */
+static void open_event(struct supervisor *sv, const struct seccomp_notif *req, const char *rel,
+		       uint64_t flags)
+{
+	char path[PATH_MAX + 2], access[128];
+
+	if (!events_wants(sv->events, SANDLOCK_VERDICT_ALLOW))
+		return;
+	if (snprintf(path, sizeof(path), "%s%s%s", sv->cow->lower, *rel ? "/" : "", rel) >=
+	    (int)sizeof(path))
+		return;
+	judge_open_text(flags, access, sizeof(access));
+	struct event ev = { .nr = req->data.nr,
+			    .category = EVENT_FILE,
+			    .pid = (pid_t)req->pid,
+			    .verdict = SANDLOCK_VERDICT_ALLOW,
+			    .path = path,
+			    .access = access };
+	events_emit(sv, &ev);
+}
 
 static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 			 uint64_t addr, uint64_t flags, mode_t mode, uint64_t resolve,
@@ -91,6 +118,7 @@ static int cow_open_call(struct supervisor *sv, const struct seccomp_notif *req,
 		if (fd < 0)
 			return fd;
 	}
+	open_event(sv, req, res.rel, flags);
 	r = notif_addfd_answer(sv->listener, req, &fd, (flags & O_CLOEXEC) != 0);
 	safe_close(fd);
 	return r;
