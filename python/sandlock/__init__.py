@@ -32,6 +32,7 @@ from .exceptions import (
 from .inputs import inputs
 from ._process import Process, StdioMode
 from ._version import __version__
+from .policy_fn import PolicyContext, SyscallEvent
 from .pipeline import Gather, GatherPipeline, NamedStage, Pipeline, Stage
 from .sandbox import Sandbox, confine, landlock_abi_version, min_landlock_abi
 
@@ -40,6 +41,8 @@ __all__ = [
     "Sandbox",
     "Result",
     "ExitReason",
+    "SyscallEvent",
+    "PolicyContext",
     "Process",
     "StdioMode",
     "DryRunResult",

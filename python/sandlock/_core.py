@@ -91,6 +91,7 @@ class Policy:
 
     def __init__(self, doc: dict[str, Any]) -> None:
         self.ptr = load_policy(doc)
+        self.policy_run: Any = None  # the policy_fn.Run installed in it, if any
 
     def __enter__(self) -> "Policy":
         return self
@@ -145,6 +146,13 @@ class Result:
     stderr: bytes = field(default=b"", repr=False)
     error: str | None = None
     changes: list[Change] = field(default_factory=list)
+    # With a policy_fn: the first exception it raised, or a TypeError naming the first value
+    # it returned that is not a verdict (each of those events was denied; the traceback is
+    # kept), None when neither happened; and the events it answered "audit" (or -2) to, in
+    # order, the first 1024 (policy_fn.AUDIT_KEPT).
+    policy_error: BaseException | None = field(default=None, repr=False, compare=False,
+                                               kw_only=True)
+    audited: list[Any] = field(default_factory=list, repr=False, kw_only=True)
     signal: int = 0
     reason: ExitReason = field(default=ExitReason.EXITED, repr=False)
     _notices: list[str] = field(default_factory=list, repr=False, compare=False)
@@ -223,6 +231,8 @@ class Handle:
 
     Any thread may use it; free() waits until no other thread is inside a library call on it,
     so a concurrent wait() or kill() never touches a released sandbox."""
+
+    policy_run: Any = None  # the policy_fn.Run of the policy it was spawned from, if any
 
     def __init__(self, ptr: c_void_p, timeout: float | None) -> None:
         self._ptr = ptr
@@ -353,6 +363,9 @@ class Handle:
         r.changes = changes
         if branch_msg:
             r.error = f"{r.error}; {branch_msg}" if r.error else branch_msg
+        if self.policy_run is not None:
+            r.policy_error = self.policy_run.error
+            r.audited = list(self.policy_run.audited)
         return r
 
     @staticmethod

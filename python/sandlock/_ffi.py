@@ -16,6 +16,7 @@ import ctypes
 import os
 import threading
 from ctypes import (
+    CFUNCTYPE,
     POINTER,
     byref,
     c_char_p,
@@ -275,3 +276,51 @@ def call(fn: Callable[..., int], *args: object,
         msg, step = err.take(rc)
         raise_as(rc, msg, step)
     return rc
+
+
+# ---- policy_fn (sandlock_policy_set_policy_fn, its event and context: policy_fn.py) ------------
+
+POLICY_ALLOW = 0  # SANDLOCK_POLICY_ALLOW
+POLICY_DENY = -1  # SANDLOCK_POLICY_DENY: EPERM
+POLICY_AUDIT = -2  # SANDLOCK_POLICY_AUDIT: allowed, and flagged
+
+
+class PolicyEvent(ctypes.Structure):
+    """sandlock_policy_event_t (size-versioned: .size is the filling library's; its strings are
+    the library's, valid only during the callback)."""
+
+    _fields_ = [
+        ("size", c_uint64),
+        ("seq", c_uint64),
+        ("syscall", c_char_p),
+        ("category", c_char_p),
+        ("pid", c_int32),
+        ("ppid", c_int32),
+        ("host", c_char_p),
+        ("port", c_uint32),
+        ("held", c_uint32),
+        ("argv", POINTER(c_char_p)),
+        ("argc", c_uint32),
+        ("denied", c_uint32),
+    ]
+
+
+# sandlock_policy_fn: int32_t (*)(const sandlock_policy_event_t *, sandlock_policy_ctx_t *,
+# void *user_data), and the drop of its user data. ctypes takes the GIL once for each call, on
+# whichever thread of the library's makes it.
+POLICY_FN = CFUNCTYPE(c_int32, POINTER(PolicyEvent), c_void_p, c_void_p)
+POLICY_DROP = CFUNCTYPE(None, c_void_p)
+
+# Bound on first use (late()): a library without policy_fn still runs every other sandbox.
+_LATE_SIGNATURES.update({
+    "sandlock_policy_set_policy_fn": (c_int, [_P, POLICY_FN, c_void_p, POLICY_DROP]),
+    "sandlock_policy_set_policy_fn_timeout": (c_int, [_P, c_uint32]),
+    "sandlock_policy_ctx_restrict_network": (c_int, [_P, POINTER(c_char_p), c_size_t]),
+    "sandlock_policy_ctx_grant_network": (c_int, [_P, POINTER(c_char_p), c_size_t]),
+    "sandlock_policy_ctx_restrict_pid_network": (c_int, [_P, c_int32, POINTER(c_char_p),
+                                                         c_size_t]),
+    "sandlock_policy_ctx_restrict_max_memory": (c_int, [_P, c_uint64]),
+    "sandlock_policy_ctx_restrict_max_processes": (c_int, [_P, c_uint32]),
+    "sandlock_policy_ctx_deny_path": (c_int, [_P, c_char_p]),
+    "sandlock_policy_ctx_allow_path": (c_int, [_P, c_char_p]),
+})

@@ -60,6 +60,7 @@ class _Run:
         with stage.sandbox._policy(stage.args, extra_env) as policy:
             h = _core.Handle.spawn(policy, stage.args, opts, self.timeout)
         self.handles.append(h)
+        h.policy_run = policy.policy_run  # the Result reports the last stage's policy_fn
         return h
 
     def close_fds(self) -> None:

@@ -13,8 +13,9 @@ import threading
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from . import _core, _fields, _ffi, _process
+from . import _core, _fields, _ffi, _process, policy_fn as _policy_fn
 from ._core import DryRunResult, Result
+from .policy_fn import PolicyContext, SyscallEvent
 from ._process import Process, StdioMode
 from ._fields import BranchAction, Protection
 from .exceptions import (
@@ -247,10 +248,16 @@ class Sandbox:
         doc="A credential attached to matching requests in the HTTP proxy: \"METHOD HOST/PATH "
         "AUTH NAME [replace|add-only]\", AUTH one of bearer, basic:USER, header:NAME, "
         "apikey:NAME, query:PARAM; needs http_allow or http_deny.")
+    policy_fn: Callable[[SyscallEvent, PolicyContext], Any] | None = _fields.python_field(
+        doc="fn(event, ctx) deciding each supervised event, on a thread of its own: None/False/0 "
+        "allow, True/-1 deny (EPERM), an errno denies with it, \"audit\"/-2 allows and flags; "
+        "anything else or an exception denies (Result.policy_error). None: none.")
+    policy_fn_timeout: float = _fields.python_field(
+        5.0,
+        doc="Seconds (at most 600) a held call waits for policy_fn's verdict; past it the call "
+        "is denied (EPERM).")
     image: Any = _fields.python_only(
         doc="A container image as the root filesystem. Not supported yet.")
-    policy_fn: Callable[..., Any] | None = _fields.python_only(
-        doc="A callback deciding supervised events while the sandbox runs. Not supported yet.")
     init_fn: Callable[[], Any] | None = _fields.python_only(
         doc="A callback run once in the template process before the copy-on-write forks. "
         "Not supported yet.")
@@ -272,6 +279,7 @@ class Sandbox:
     def __post_init__(self) -> None:
         with _core.Policy(self._document()):
             pass  # the core validates every field now; SandboxError names the bad one
+        _policy_fn.check(self.policy_fn, self.policy_fn_timeout)
 
     # ---- policy ---------------------------------------------------------------------------
 
@@ -308,6 +316,13 @@ class Sandbox:
                 raise PolicyError(msg)
             core = msg[len(prefix):].split(", ") if rc < 0 else []
             raise PolicyError(prefix + ", ".join(core + extra))
+        if self.policy_fn is not None:
+            try:
+                policy.policy_run = _policy_fn.install(policy.ptr, self.policy_fn,
+                                                       self.policy_fn_timeout)
+            except BaseException:
+                policy.__exit__()
+                raise
         return policy
 
     def to_json(self) -> dict[str, Any]:
@@ -364,6 +379,7 @@ class Sandbox:
                 h = _core.Handle.spawn(policy, argv, opts, timeout)
             self._handle = h
             self._parked = bool(flags & _ffi.SPAWN_PARKED)
+            h.policy_run = policy.policy_run
             self._last_name = h.name
             if waited:
                 self._waited = h
@@ -606,6 +622,8 @@ def confine(sandbox: Sandbox) -> None:
     scopes to the calling process in place, with no_new_privs: irreversible. Any other field
     set is refused (ConfinementError) rather than ignored."""
     extra = sandbox._unsupported_python_fields()
+    if sandbox.policy_fn is not None:
+        extra.append("policy_fn")  # nothing supervises a process confined in place
     if extra:
         raise ConfinementError(f"confine: cannot apply {', '.join(extra)} in place")
 

@@ -121,20 +121,20 @@ def test_branch_field_without_workdir_refused_at_start(sandboxes, tmp_path, fiel
         sb.abort()
 
 
-def test_policy_fn_refused_at_start(sandboxes):
-    sb = sandboxes(policy_fn=lambda e, c: 0)
+def test_python_only_field_refused_at_start(sandboxes):
+    sb = sandboxes(init_fn=lambda: 0)
     with pytest.raises(SandboxError) as e:
         sb.run(["true"])
-    assert "policy_fn" in str(e.value) and str(e.value).startswith("not supported yet: ")
+    assert "init_fn" in str(e.value) and str(e.value).startswith("not supported yet: ")
 
 
 def test_unsupported_fields_named_together(sandboxes):
-    sb = sandboxes(chroot="/tmp", policy_fn=lambda e, c: 0)
+    sb = sandboxes(chroot="/tmp", init_fn=lambda: 0)
     with pytest.raises(SandboxError) as e:
         sb.run(["true"])
     msg = str(e.value)
     assert msg.startswith("not supported yet: ")
-    assert "chroot" in msg and "policy_fn" in msg
+    assert "chroot" in msg and "init_fn" in msg
 
 
 # ---- platform -------------------------------------------------------------------------------

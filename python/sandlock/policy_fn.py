@@ -1,0 +1,308 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""policy_fn: a Python callback that decides the supervised events of a running sandbox.
+
+``Sandbox(policy_fn=fn)`` hands the library one C trampoline (POLICY_FN below) for every
+sandbox, with a key in its user data; the key names the run's _Run in _LIVE, which holds the
+callback until the library drops the user data (the last policy or sandbox holding it is
+freed). The trampoline never lets an exception out: ctypes would print it and answer 0, which
+allows. The library calls it on a thread of the sandbox's own, one event at a time; ctypes
+takes the GIL once per call.
+
+    def fn(event: SyscallEvent, ctx: PolicyContext) -> verdict
+
+Verdicts (verdict() converts them): None, False, 0 allow; True, -1 deny (EPERM); an int 1 to
+4095 denies with that errno; "audit" or -2 allows and flags the event (Result.audited);
+anything else, or an exception, denies (EPERM), and the first such exception is kept in
+Result.policy_error. No verdict within policy_fn_timeout denies the held call (EPERM).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import ipaddress
+import itertools
+import math
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from . import _ffi
+from .exceptions import PolicyError, SandboxRuntimeError
+
+AUDIT_KEPT = 1024  # Result.audited keeps the first this many audited events
+TIMEOUT_MAX = 600.0  # seconds: the library's ceiling (600000 ms)
+
+
+@dataclass(frozen=True)
+class SyscallEvent:
+    """One supervised event, as policy_fn sees it.
+
+    ``held`` events wait for the verdict (execve, execveat, open, openat, openat2, connect,
+    bind, sendto, sendmsg, sendmmsg); the others (fs mutations, fork and clone, mmap and brk,
+    getrandom) are only observed: their verdict is not used. ``denied`` is True when the static
+    policy already refused the call (the callback then only observes it).
+
+    ``host`` and ``port`` are those of a connect, bind or send (the IP address as text; port 0
+    where there is none). ``argv`` is the argument list of an execve or execveat, as the kernel
+    will exec it: the other tasks of the sandbox cannot change it between this event and the
+    exec. There is no path: a path lives in the child's memory and can change after the check,
+    so a decision on it would decide on something else than what the kernel opens; file
+    decisions go through PolicyContext.deny_path(), which holds by file identity."""
+
+    syscall: str
+    category: str  # "file", "network", "process" or "memory"
+    pid: int
+    parent_pid: int
+    host: str | None = None
+    port: int = 0
+    argv: tuple[str, ...] | None = None
+    denied: bool = False
+    held: bool = False
+
+    def argv_contains(self, s: str) -> bool:
+        """True if an element of argv contains @s (False without argv)."""
+        return self.argv is not None and any(s in a for a in self.argv)
+
+
+def _text(b: bytes | None) -> str | None:
+    return None if b is None else os.fsdecode(b)
+
+
+def _has(ev: _ffi.PolicyEvent, name: str) -> bool:
+    """Whether the filling library's event (its .size) reaches field @name."""
+    f = getattr(_ffi.PolicyEvent, name)
+    return ev.size >= f.offset + f.size
+
+
+def event_of(ev: _ffi.PolicyEvent) -> SyscallEvent:
+    """The SyscallEvent of the library's @ev (fields its size does not reach are defaults)."""
+    argv = None
+    if _has(ev, "argc") and ev.argv:
+        argv = tuple(os.fsdecode(ev.argv[i] or b"") for i in range(ev.argc))
+    return SyscallEvent(
+        syscall=_text(ev.syscall) or "", category=_text(ev.category) or "",
+        pid=int(ev.pid), parent_pid=int(ev.ppid), host=_text(ev.host), port=int(ev.port),
+        argv=argv, denied=_has(ev, "denied") and bool(ev.denied), held=bool(ev.held))
+
+
+def verdict(value: Any) -> int | None:
+    """The library's verdict for what policy_fn returned; None when it is not a verdict."""
+    if value is None or value is False:
+        return _ffi.POLICY_ALLOW
+    if value is True:
+        return _ffi.POLICY_DENY
+    if isinstance(value, str):
+        return _ffi.POLICY_AUDIT if value == "audit" else None
+    if isinstance(value, int):
+        if value in (_ffi.POLICY_ALLOW, _ffi.POLICY_DENY, _ffi.POLICY_AUDIT) or 1 <= value <= 4095:
+            return int(value)
+    return None
+
+
+# ---- the context -------------------------------------------------------------------------------
+
+# (method, errno) -> what the library's refusal means, after the value the caller gave.
+_REFUSED = {
+    ("network", errno.EPERM): "not allowed by net_allow (a live rule never goes above the "
+                              "static ceiling)",
+    ("limit", errno.EPERM): "above the current limit (a limit is only lowered)",
+    ("limit", errno.EINVAL): "a limit is at least 1",
+    ("path", errno.EINVAL): "not an absolute path",
+    ("path", errno.ENOENT): "no such file or directory",
+    ("path", errno.EACCES): "cannot be resolved (permission denied)",
+    ("path", errno.EOPNOTSUPP): "this build cannot enforce a path deny (Result.notices says why)",
+    ("allow_path", errno.ENOENT): "not denied by deny_path (allow_path removes only what "
+                                  "deny_path added)",
+}
+
+
+class PolicyContext:
+    """What a policy_fn may change in the running sandbox, valid only during the call it was
+    given to (a later use raises SandboxRuntimeError). A refusal raises PolicyError naming the
+    value and why; the sandbox is then as it was."""
+
+    __slots__ = ("_ptr",)
+
+    def __init__(self, ptr: int | None) -> None:
+        self._ptr = ptr
+
+    def _call(self, method: str, shown: str, kind: str, fn: str, *args: Any) -> None:
+        if not self._ptr:
+            raise SandboxRuntimeError(
+                f"PolicyContext.{method}: the policy_fn call this context was given to has "
+                "returned; use it only during that call")
+        rc = _ffi.late(fn)(self._ptr, *args)
+        if rc < 0:
+            why = (_REFUSED.get((method, -rc)) or _REFUSED.get((kind, -rc))
+                   or os.strerror(-rc))
+            raise PolicyError(f"{method}({shown}): {why}")
+
+    @staticmethod
+    def _ips(method: str, ips: Sequence[Any]) -> tuple[ctypes.Array, str]:
+        if isinstance(ips, (str, bytes)):
+            raise TypeError(f"{method}: ips is a list of IP addresses, not {ips!r} alone "
+                            f"(write [{ips!r}])")
+        out = []
+        for ip in ips:
+            text = ip.decode() if isinstance(ip, bytes) else str(ip)
+            try:
+                ipaddress.ip_address(text)
+            except ValueError:
+                raise PolicyError(f"{method}: {ip!r}: not an IP address (\"127.0.0.1\", "
+                                  "\"::1\"; hostnames are not resolved here)") from None
+            out.append(text)
+        arr = (ctypes.c_char_p * (len(out) + 1))(*(s.encode() for s in out))
+        return arr, repr(out)
+
+    def restrict_network(self, ips: Sequence[str]) -> None:
+        """Let connections and datagrams reach only @ips (each also allowed by net_allow);
+        [] reaches none. Replaces the live set."""
+        arr, shown = self._ips("restrict_network", ips)
+        self._call("restrict_network", shown, "network",
+                   "sandlock_policy_ctx_restrict_network", arr, len(arr) - 1)
+
+    def grant_network(self, ips: Sequence[str]) -> None:
+        """Add @ips back to the live set; never above the static ceiling (net_allow)."""
+        arr, shown = self._ips("grant_network", ips)
+        self._call("grant_network", shown, "network",
+                   "sandlock_policy_ctx_grant_network", arr, len(arr) - 1)
+
+    def restrict_pid_network(self, pid: int, ips: Sequence[str]) -> None:
+        """Set process @pid's own set of reachable addresses (it wins over the live set)."""
+        pid = _int("restrict_pid_network", "pid", pid, 1, 2**31 - 1)
+        arr, shown = self._ips("restrict_pid_network", ips)
+        self._call("restrict_pid_network", f"{pid}, {shown}", "network",
+                   "sandlock_policy_ctx_restrict_pid_network", pid, arr, len(arr) - 1)
+
+    def restrict_max_memory(self, limit: int | str) -> None:
+        """Lower max_memory to @limit, bytes (an int) or "512M", "1G"; never raises it."""
+        from .sandbox import parse_memory_size
+
+        try:
+            n = parse_memory_size(limit)
+        except ValueError as e:
+            raise PolicyError(f"restrict_max_memory: {e}") from None
+        self._call("restrict_max_memory", repr(limit), "limit",
+                   "sandlock_policy_ctx_restrict_max_memory", n)
+
+    def restrict_max_processes(self, n: int) -> None:
+        """Lower max_processes to @n; never raises it."""
+        n = _int("restrict_max_processes", "n", n, 0, 2**32 - 1)
+        self._call("restrict_max_processes", str(n), "limit",
+                   "sandlock_policy_ctx_restrict_max_processes", n)
+
+    def deny_path(self, path: str | os.PathLike[str]) -> None:
+        """Refuse the opens and execs of the file @path (absolute) resolves to now (EACCES),
+        by identity: hard links and renames keep the deny."""
+        p = os.fspath(path)
+        self._call("deny_path", repr(p), "path", "sandlock_policy_ctx_deny_path",
+                   os.fsencode(p))
+
+    def allow_path(self, path: str | os.PathLike[str]) -> None:
+        """Remove a deny that deny_path(@path) added (and nothing else)."""
+        p = os.fspath(path)
+        self._call("allow_path", repr(p), "path", "sandlock_policy_ctx_allow_path",
+                   os.fsencode(p))
+
+
+def _int(method: str, name: str, v: Any, lo: int, hi: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{method}: {name} is an int, not {v!r}")
+    if not lo <= v <= hi:
+        raise PolicyError(f"{method}: {name} {v}: not in {lo}..{hi}")
+    return v
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
+
+class Run:
+    """One installed policy_fn: the callback, its first error and the audited events."""
+
+    def __init__(self, fn: Callable[[SyscallEvent, PolicyContext], Any]) -> None:
+        self.fn = fn
+        self.error: BaseException | None = None
+        self.audited: list[SyscallEvent] = []
+        self._lock = threading.Lock()
+
+    def _keep(self, e: BaseException) -> None:
+        with self._lock:
+            if self.error is None:
+                self.error = e
+
+    def decide(self, ev: _ffi.PolicyEvent, ctx_ptr: int | None) -> int:
+        event = event_of(ev)
+        ctx = PolicyContext(ctx_ptr)
+        try:
+            value = self.fn(event, ctx)
+        except BaseException as e:  # fail closed; SystemExit in a callback ends nothing
+            self._keep(e)
+            return _ffi.POLICY_DENY
+        finally:
+            ctx._ptr = None
+        v = verdict(value)
+        if v is None:
+            self._keep(TypeError(
+                f"policy_fn returned {value!r} for {event.syscall} by pid {event.pid}: not a "
+                "verdict (None/False/0, True/-1, an errno 1..4095, \"audit\"/-2); denied"))
+            return _ffi.POLICY_DENY
+        if v == _ffi.POLICY_AUDIT:
+            with self._lock:
+                if len(self.audited) < AUDIT_KEPT:
+                    self.audited.append(event)
+        return v
+
+
+_LIVE: dict[int, Run] = {}
+_KEYS = itertools.count(1)
+
+
+def _trampoline(ev: Any, ctx: int | None, key: int | None) -> int:
+    try:
+        run = _LIVE.get(key or 0)
+        if run is None or not ev:
+            return _ffi.POLICY_DENY
+        return run.decide(ev.contents, ctx)
+    except BaseException:
+        return _ffi.POLICY_DENY
+
+
+def _drop(key: int | None) -> None:
+    _LIVE.pop(key or 0, None)
+
+
+# Module-level, so they outlive every sandbox that holds a pointer to them.
+_FN = _ffi.POLICY_FN(_trampoline)
+_DROP = _ffi.POLICY_DROP(_drop)
+
+
+def check(fn: Any, timeout: Any) -> None:
+    """Refuse a policy_fn that cannot be called and a timeout out of range (PolicyError)."""
+    if fn is not None and not callable(fn):
+        raise PolicyError(f"policy_fn: {fn!r} is not callable (a function of (event, ctx))")
+    timeout_ms(timeout)
+
+
+def timeout_ms(timeout: Any) -> int:
+    if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+            or not 0 < timeout <= TIMEOUT_MAX):
+        raise PolicyError(f"policy_fn_timeout: {timeout!r}: a number of seconds above 0, "
+                          f"at most {TIMEOUT_MAX:g}")
+    return max(1, math.ceil(timeout * 1000))
+
+
+def install(policy: ctypes.c_void_p, fn: Callable[..., Any], timeout: float) -> Run:
+    """Set @fn as @policy's policy_fn with @timeout (seconds); the Run reports its outcome."""
+    rc = _ffi.late("sandlock_policy_set_policy_fn_timeout")(policy, timeout_ms(timeout))
+    if rc < 0:
+        raise PolicyError(f"policy_fn_timeout: {timeout!r}: {os.strerror(-rc)}")
+    run = Run(fn)
+    key = next(_KEYS)
+    _LIVE[key] = run
+    rc = _ffi.late("sandlock_policy_set_policy_fn")(policy, _FN, key, _DROP)
+    if rc < 0:
+        _LIVE.pop(key, None)  # the library does not call the drop on a failure
+        raise PolicyError(f"policy_fn: {os.strerror(-rc)}")
+    return run
