@@ -270,7 +270,10 @@ def _trampoline(ev: Any, ctx: int | None, key: int | None) -> int:
 
 
 def _drop(key: int | None) -> None:
-    _LIVE.pop(key or 0, None)
+    try:
+        _LIVE.pop(key or 0, None)
+    except BaseException:  # at interpreter exit the module may be half torn down
+        pass
 
 
 # Module-level, so they outlive every sandbox that holds a pointer to them.
@@ -295,6 +298,7 @@ def timeout_ms(timeout: Any) -> int:
 
 def install(policy: ctypes.c_void_p, fn: Callable[..., Any], timeout: float) -> Run:
     """Set @fn as @policy's policy_fn with @timeout (seconds); the Run reports its outcome."""
+    check(fn, timeout)  # the fields are plain attributes: set again since construction
     rc = _ffi.late("sandlock_policy_set_policy_fn_timeout")(policy, timeout_ms(timeout))
     if rc < 0:
         raise PolicyError(f"policy_fn_timeout: {timeout!r}: {os.strerror(-rc)}")
