@@ -58,6 +58,7 @@ struct plan_needs {
 			      * http_inject_ca names bundles (both served by handlers/open.c) */
 	int bind_restricted; /* policy_bind_restricted */
 	uint32_t events;     /* supervised: the run's SANDLOCK_EVENTS_* (set by plan_build) */
+	int policy_fn;	     /* supervised, with a policy_fn: its held and observed calls */
 };
 
 /* The summary of @p, with the two answers that resolve paths given: whether a grant covers /proc
