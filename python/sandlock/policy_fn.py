@@ -112,7 +112,8 @@ _REFUSED = {
     ("path", errno.EINVAL): "not an absolute path",
     ("path", errno.ENOENT): "no such file or directory",
     ("path", errno.EACCES): "cannot be resolved (permission denied)",
-    ("path", errno.EOPNOTSUPP): "this build cannot enforce a path deny (Result.notices says why)",
+    ("path", errno.EOPNOTSUPP): "not supported by this libsandlock (a deny by file identity is "
+                                "not enforced yet)",
     ("allow_path", errno.ENOENT): "not denied by deny_path (allow_path removes only what "
                                   "deny_path added)",
 }
