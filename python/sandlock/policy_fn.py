@@ -67,24 +67,39 @@ class SyscallEvent:
 
 
 def _text(b: bytes | None) -> str | None:
-    return None if b is None else os.fsdecode(b)
+    return None if b is None else b.decode("utf-8", "surrogateescape")
 
 
-def _has(ev: _ffi.PolicyEvent, name: str) -> bool:
-    """Whether the filling library's event (its .size) reaches field @name."""
-    f = getattr(_ffi.PolicyEvent, name)
-    return ev.size >= f.offset + f.size
+# Where the fields a library may lack end (an older library's smaller event), read once.
+_ARGC_END = _ffi.PolicyEvent.argc.offset + _ffi.PolicyEvent.argc.size
+_DENIED_END = _ffi.PolicyEvent.denied.offset + _ffi.PolicyEvent.denied.size
+_NAMES: dict[bytes, str] = {}  # syscall and category names, decoded once each
+
+
+def _name(b: bytes | None) -> str:
+    if b is None:
+        return ""
+    s = _NAMES.get(b)
+    if s is None:
+        s = _NAMES.setdefault(b, b.decode("utf-8", "replace")) if len(_NAMES) < 512 else \
+            b.decode("utf-8", "replace")
+    return s
 
 
 def event_of(ev: _ffi.PolicyEvent) -> SyscallEvent:
-    """The SyscallEvent of the library's @ev (fields its size does not reach are defaults)."""
+    """The SyscallEvent of the library's @ev (fields its size does not reach are defaults).
+    Made without the frozen __init__ (one dict update instead of nine guarded setattrs): this
+    runs once per event, on the held call's path."""
+    size = ev.size
     argv = None
-    if _has(ev, "argc") and ev.argv:
-        argv = tuple(os.fsdecode(ev.argv[i] or b"") for i in range(ev.argc))
-    return SyscallEvent(
-        syscall=_text(ev.syscall) or "", category=_text(ev.category) or "",
-        pid=int(ev.pid), parent_pid=int(ev.ppid), host=_text(ev.host), port=int(ev.port),
-        argv=argv, denied=_has(ev, "denied") and bool(ev.denied), held=bool(ev.held))
+    if size >= _ARGC_END and ev.argv:
+        a = ev.argv
+        argv = tuple((a[i] or b"").decode("utf-8", "surrogateescape") for i in range(ev.argc))
+    e = object.__new__(SyscallEvent)
+    e.__dict__.update(syscall=_name(ev.syscall), category=_name(ev.category), pid=ev.pid,
+                      parent_pid=ev.ppid, host=_text(ev.host), port=ev.port, argv=argv,
+                      denied=size >= _DENIED_END and bool(ev.denied), held=bool(ev.held))
+    return e
 
 
 def verdict(value: Any) -> int | None:
@@ -219,6 +234,21 @@ def _int(method: str, name: str, v: Any, lo: int, hi: int) -> int:
 # ---- the run ---------------------------------------------------------------------------------
 
 
+# The thread state of the library's policy thread, kept from its first call to the drop.
+# ctypes wraps each call of a callback in PyGILState_Ensure/Release; on a thread Python did not
+# make, that creates a thread state and destroys it again for every event (a third of the
+# callback's cost). One Ensure never released keeps it: each later call finds it and only takes
+# the GIL. The library joins the thread before it drops the user data, so the drop deletes the
+# thread state of a thread that has ended (never the calling thread's own).
+_api = ctypes.pythonapi
+_api.PyGILState_Ensure.restype = ctypes.c_int
+_api.PyThreadState_Get.restype = ctypes.c_void_p
+_api.PyThreadState_Clear.argtypes = [ctypes.c_void_p]
+_api.PyThreadState_Clear.restype = None
+_api.PyThreadState_Delete.argtypes = [ctypes.c_void_p]
+_api.PyThreadState_Delete.restype = None
+
+
 class Run:
     """One installed policy_fn: the callback, its first error and the audited events."""
 
@@ -227,6 +257,21 @@ class Run:
         self.error: BaseException | None = None
         self.audited: list[SyscallEvent] = []
         self._lock = threading.Lock()
+        self._thread: int | None = None  # the first calling thread, whose state is kept
+        self._tstate: int | None = None
+
+    def keep_thread_state(self) -> None:
+        if self._thread is None:
+            self._thread = threading.get_ident()
+            _api.PyGILState_Ensure()
+            self._tstate = _api.PyThreadState_Get()
+
+    def release_thread_state(self) -> None:
+        """From the drop: the kept thread state, if its thread is not the caller."""
+        ts, self._tstate = self._tstate, None
+        if ts and ts != _api.PyThreadState_Get():
+            _api.PyThreadState_Clear(ts)
+            _api.PyThreadState_Delete(ts)
 
     def _keep(self, e: BaseException) -> None:
         with self._lock:
@@ -265,6 +310,7 @@ def _trampoline(ev: Any, ctx: int | None, key: int | None) -> int:
         run = _LIVE.get(key or 0)
         if run is None or not ev:
             return _ffi.POLICY_DENY
+        run.keep_thread_state()
         return run.decide(ev.contents, ctx)
     except BaseException:
         return _ffi.POLICY_DENY
@@ -272,7 +318,9 @@ def _trampoline(ev: Any, ctx: int | None, key: int | None) -> int:
 
 def _drop(key: int | None) -> None:
     try:
-        _LIVE.pop(key or 0, None)
+        run = _LIVE.pop(key or 0, None)
+        if run is not None:
+            run.release_thread_state()
     except BaseException:  # at interpreter exit the module may be half torn down
         pass
 

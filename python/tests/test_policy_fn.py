@@ -573,3 +573,24 @@ def test_trampoline_converts_and_fails_closed():
         pf._LIVE.pop(key, None)
     assert pf._FN(ctypes.pointer(ev), None, key) == -1  # no callback under that key: deny
     pf._DROP(key)  # dropping an unknown key is harmless
+
+
+def test_the_policy_threads_state_is_kept_then_released(sandboxes):
+    # The callback's thread keeps one Python thread state from its first event to the drop,
+    # which deletes it (the library has joined the thread by then); run after run.
+    runs = []
+
+    def make():
+        def policy(event, ctx):
+            if not any(r.fn is policy for r, _ in runs):
+                [run] = [r for r in pf._LIVE.values() if r.fn is policy]
+                runs.append((run, threading.get_ident()))
+            return None
+        return policy
+
+    for _ in range(8):
+        assert sandboxes(policy_fn=make()).run(["true"]).success
+        gc.collect()
+    assert len(runs) == 8
+    for run, ident in runs:
+        assert run._thread == ident and run._tstate is None  # kept, then released
