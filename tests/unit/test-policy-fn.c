@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -83,6 +84,16 @@ static int helper(int argc, char **argv)
 		execv(v[0], v);
 		printf("%d\n", errno);
 		return 0;
+	}
+	if (strcmp(mode, "spawn") == 0) { /* posix_spawn /bin/echo WORD: a vfork-style clone */
+		char echo[] = "/bin/echo";
+		char *const v[] = { echo, argv[2], NULL };
+		pid_t pid;
+		int r = posix_spawn(&pid, v[0], NULL, NULL, v, NULL);
+		if (r == 0)
+			waitpid(pid, &r, 0);
+		fflush(stdout);
+		return r;
 	}
 	if (strcmp(mode, "race") == 0) { /* exec /bin/echo with a word another thread rewrites */
 		pthread_t t;
@@ -431,6 +442,10 @@ static void exec_argv(void)
 	is_str(out, "allowed\n", "control: an exec the callback allows runs");
 	run(p, "exec", "forbidden", "", out, sizeof(out), NULL);
 	is_str(out, "1\n", "an exec denied by its argv: EPERM, the program never ran");
+	run(p, "spawn", "allowed", "", out, sizeof(out), NULL);
+	is_str(out, "allowed\n", "control: posix_spawn (its parent waits in the vfork) runs");
+	run(p, "spawn", "forbidden", "", out, sizeof(out), NULL);
+	is_str(out, "", "posix_spawn of a denied argv: nothing ran");
 	int ran = 0;
 	for (int i = 0; i < 5; i++) {
 		run(p, "race", "", "", out, sizeof(out), NULL);
