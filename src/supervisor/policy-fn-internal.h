@@ -15,6 +15,8 @@
 #include "policy-fn.h"
 #include "sandlock.h"
 
+#define POLICY_FN_NAMES 512
+
 struct pfn_item {
 	struct pfn_item *next;
 	struct seccomp_notif req;
@@ -53,7 +55,8 @@ struct policy_fn {
 	struct pfn_item *running; /* the held call the callback decides now */
 	size_t n_obs;
 	uint64_t dropped; /* observed events the full queue did not take */
-	uint64_t seq;
+	uint64_t seq; /* the policy thread's */
+	char (*names)[32]; /* POLICY_FN_NAMES syscall names, looked up once each */
 	/* The context (policy-fn-ctx.c), under the lock. */
 	atomic_int net_limited; /* a live or per-pid set exists */
 	int live_set;

@@ -271,7 +271,8 @@ static int state_init(struct policy_fn *st)
 	if (st->ready_fd < 0)
 		return negative_errno();
 	st->pids = calloc(POLICY_FN_PIDS_MAX, sizeof(*st->pids));
-	return st->pids ? 0 : -ENOMEM;
+	st->names = calloc(POLICY_FN_NAMES, sizeof(*st->names));
+	return st->pids && st->names ? 0 : -ENOMEM;
 }
 
 int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t timeout_ms)
@@ -358,6 +359,7 @@ void policy_fn_free(struct supervisor *sv)
 	policy_fn_stop(sv);
 	safe_close(st->ready_fd);
 	free(st->pids);
+	free(st->names);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->reap);
