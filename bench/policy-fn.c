@@ -113,7 +113,8 @@ int main(int argc, char **argv)
 		else if (opt == 'r')
 			rounds = (size_t)strtoull(optarg, NULL, 10);
 		else {
-			fprintf(opt == 'h' ? stdout : stderr, "usage: policy-fn [-n CALLS] [-r ROUNDS]\n");
+			fprintf(opt == 'h' ? stdout : stderr,
+				"usage: policy-fn [-n CALLS] [-r ROUNDS]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -137,8 +138,8 @@ int main(int argc, char **argv)
 	struct bench_stats s[3];
 	for (int k = 0; k < 3; k++) {
 		s[k] = bench_stats_of(v[k], rounds);
-		printf("  %-10s median %8.1f ns/call  p10 %8.1f  p90 %8.1f\n", names[k], s[k].median,
-		       s[k].p10, s[k].p90);
+		printf("  %-10s median %8.1f ns/call  p10 %8.1f  p90 %8.1f\n", names[k],
+		       s[k].median, s[k].p10, s[k].p90);
 	}
 	double trip = s[1].median - s[0].median, held = s[2].median - s[0].median;
 	printf("  held call over the round trip: %.2fx (target <= 1.5x)\n",

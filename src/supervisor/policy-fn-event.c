@@ -246,7 +246,8 @@ static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct 
 	if (r == 0) {
 		e->ev.argv = (const char *const *)e->argv;
 		/* The kernel reads the vector again when the call goes on: only a vector no other
-		 * task can change meanwhile is shown (policy-fn-argv.c), else the exec is refused. */
+		 * task can change meanwhile is shown (policy-fn-argv.c), else the exec is refused.
+		 */
 		if (!pfn_argv_stable((pid_t)item->req.pid, (const uint64_t(*)[2])ranges, n))
 			r = -EPERM;
 		else if (!notif_id_valid(st->listener, item->req.id))

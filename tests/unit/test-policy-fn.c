@@ -65,7 +65,8 @@ static int helper(int argc, char **argv)
 	}
 	if (strcmp(mode, "mmap") == 0) { /* mmap MIB */
 		size_t len = (size_t)atoi(argv[2]) << 20;
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p =
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		printf("%d\n", p == MAP_FAILED ? errno : 0);
 		return 0;
 	}
@@ -176,8 +177,10 @@ static int run(const sandlock_policy_t *p, const char *mode, const char *a1, con
 	       char *out, size_t size, struct audit_seen *seen)
 {
 	const char *argv[] = { self_path, mode, a1, a2, NULL };
-	sandlock_spawn_opts_t o = { .size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE,
-				    .on_event = seen ? on_event : NULL, .event_user_data = seen };
+	sandlock_spawn_opts_t o = { .size = sizeof(o),
+				    .stdout_mode = SANDLOCK_STDIO_PIPE,
+				    .on_event = seen ? on_event : NULL,
+				    .event_user_data = seen };
 	sandlock_sandbox_t *sb = NULL;
 	sandlock_error_t *err = NULL;
 	size_t len = 0;
@@ -233,14 +236,13 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 	switch (c->rule) {
 	case DENY_HOST:
 		return net && ev->host && strcmp(ev->host, lo) == 0 &&
-			       ev->port == (uint32_t)srv_port
+				       ev->port == (uint32_t)srv_port
 			       ? SANDLOCK_POLICY_DENY
 			       : 0;
 	case RESTRICT_LIVE:
 		if (net && atomic_load(&c->connects) == 2) {
-			atomic_store(&c->bad_ip_r,
-				     sandlock_policy_ctx_restrict_network(ctx, (const char *[]){ "x" },
-									  1));
+			atomic_store(&c->bad_ip_r, sandlock_policy_ctx_restrict_network(
+							   ctx, (const char *[]){ "x" }, 1));
 			sandlock_policy_ctx_restrict_network(ctx, &lo2, 1);
 		}
 		if (net && atomic_load(&c->connects) == 3)
@@ -252,7 +254,8 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 	case PID_OVERRIDE_OTHER:
 		if (net)
 			sandlock_policy_ctx_restrict_pid_network(
-				ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000, &lo2, 1);
+				ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000, &lo2,
+				1);
 		return 0;
 	case MEMORY:
 		if (ev->held && strcmp(ev->category, "file") == 0) {
