@@ -465,6 +465,20 @@ static void exec_argv(void)
 	sandlock_policy_free(p);
 }
 
+static void confine_refused(void)
+{
+	struct ctl c = { 0 };
+	sandlock_policy_t *p = system_policy();
+	sandlock_error_t *err = NULL;
+
+	sandlock_policy_set_policy_fn(p, policy, &c, NULL);
+	is_int(sandlock_confine(p, &err), -EINVAL, "sandlock_confine refuses a policy_fn");
+	ok(err && strstr(sandlock_error_message(err), "policy_fn"), "naming it: %s",
+	   err ? sandlock_error_message(err) : "(none)");
+	sandlock_error_free(err);
+	sandlock_policy_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) {
@@ -486,5 +500,6 @@ int main(int argc, char **argv)
 	network();
 	limits();
 	exec_argv();
+	confine_refused(); /* last: were it applied, it would confine this process */
 	return done_testing();
 }
