@@ -222,6 +222,7 @@ enum rule {
 struct ctl {
 	enum rule rule;
 	atomic_int connects, calls, drops, path_r, raise_r, bad_ip_r;
+	atomic_int forks_observed, forks_held, execs_seen;
 };
 
 static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
@@ -231,6 +232,11 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 	int net = strcmp(ev->category, "network") == 0 && ev->held;
 
 	atomic_fetch_add(&c->calls, 1);
+	if (strcmp(ev->category, "process") == 0 && ev->argv == NULL)
+		atomic_fetch_add(ev->held ? &c->forks_held : &c->forks_observed, 1);
+	if (ev->argv && ev->argc == 2 && strcmp(ev->argv[0], "/bin/echo") == 0 &&
+	    strcmp(ev->syscall, "execve") == 0 && ev->held && ev->pid > 0 && ev->ppid > 0)
+		atomic_fetch_add(&c->execs_seen, 1);
 	if (net && ev->host && strcmp(ev->syscall, "connect") == 0)
 		atomic_fetch_add(&c->connects, 1);
 	switch (c->rule) {
@@ -415,6 +421,8 @@ static void limits(void)
 	is_str(out, "0\n", "control: a 256 MiB mmap without a limit succeeds");
 	run(p, "fork", "", "", out, sizeof(out), NULL);
 	is_str(out, "0\n", "control: a fork without a limit succeeds");
+	ok(atomic_load(&c.forks_observed) >= 1 && atomic_load(&c.forks_held) == 0,
+	   "the fork is observed, not held (%d observed)", atomic_load(&c.forks_observed));
 	sandlock_policy_free(p);
 
 	struct ctl c2 = { 0 };
@@ -443,6 +451,7 @@ static void exec_argv(void)
 
 	run(p, "exec", "allowed", "", out, sizeof(out), NULL);
 	is_str(out, "allowed\n", "control: an exec the callback allows runs");
+	ok(atomic_load(&c.execs_seen) == 1, "its event: execve, held, argv, pid and parent");
 	run(p, "exec", "forbidden", "", out, sizeof(out), NULL);
 	is_str(out, "1\n", "an exec denied by its argv: EPERM, the program never ran");
 	run(p, "spawn", "allowed", "", out, sizeof(out), NULL);
