@@ -334,8 +334,8 @@ typedef int32_t (*sandlock_policy_fn)(const sandlock_policy_event_t *event,
  * be NULL) is called with it once, when the last policy or sandbox holding it is gone (copies
  * share it). The policy_fn is not data: dumps leave it out, loaders never set it. Errors: -EINVAL
  * (NULL policy; a no_supervisor policy at spawn), -ENOMEM (then @drop is not called). */
-int sandlock_policy_set_policy_fn(sandlock_policy_t *policy, sandlock_policy_fn fn,
-				  void *user_data, void (*drop)(void *user_data));
+int sandlock_policy_set_policy_fn(sandlock_policy_t *policy, sandlock_policy_fn fn, void *user_data,
+				  void (*drop)(void *user_data));
 /* How long a held call waits for the verdict (1..600000 ms; the default 5000). -EINVAL. */
 int sandlock_policy_set_policy_fn_timeout(sandlock_policy_t *policy, uint32_t timeout_ms);
 

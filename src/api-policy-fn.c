@@ -21,8 +21,9 @@ _public_ int sandlock_policy_set_policy_fn(sandlock_policy_t *policy, sandlock_p
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return -ENOMEM;
-		*r = (struct policy_fn_ref){ .refs = 1, .fn = fn, .user_data = user_data,
-					     .drop = drop };
+		*r = (struct policy_fn_ref){
+			.refs = 1, .fn = fn, .user_data = user_data, .drop = drop
+		};
 	}
 	policy_fn_unref(policy->policy_fn);
 	policy->policy_fn = r;

@@ -190,6 +190,9 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 			return;
 		off += (size_t)n;
 	}
+	/* Not a field of the schema, and nothing in place could call it. */
+	if (p->policy_fn)
+		snprintf(buf + off, size - off, "%spolicy_fn", off ? ", " : "");
 }
 
 int policy_bind_restricted(const struct sandlock_policy *p)

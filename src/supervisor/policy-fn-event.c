@@ -246,7 +246,8 @@ static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct 
 	if (r == 0) {
 		e->ev.argv = (const char *const *)e->argv;
 		/* The kernel reads the vector again when the call goes on: only a vector no other
-		 * task can change meanwhile is shown (policy-fn-argv.c), else the exec is refused. */
+		 * task can change meanwhile is shown (policy-fn-argv.c), else the exec is refused.
+		 */
 		if (!pfn_argv_stable((pid_t)item->req.pid, (const uint64_t(*)[2])ranges, n))
 			r = -EPERM;
 		else if (!notif_id_valid(st->listener, item->req.id))
@@ -256,6 +257,34 @@ static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct 
 	return r;
 }
 
+/* The process and parent of thread @tid, from one read of its status (a thread's PPid is its
+ * process's). */
+static void ids_of(pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	char buf[2048];
+
+	if (proc_read(tid, "status", buf, sizeof(buf)) < 0)
+		return;
+	const char *t = strstr(buf, "\nTgid:"), *p = strstr(buf, "\nPPid:");
+	if (t)
+		*tgid = (pid_t)strtol(t + 6, NULL, 10);
+	if (p)
+		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+}
+
+/* The syscall's name, looked up once per number (the policy thread alone uses the cache). */
+static const char *name_of(struct policy_fn *st, int nr)
+{
+	if (nr < 0 || nr >= POLICY_FN_NAMES)
+		return "unknown";
+	if (!st->names[nr][0]) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		snprintf(st->names[nr], sizeof(st->names[nr]), "%s", name ? name : "unknown");
+		free(name);
+	}
+	return st->names[nr];
+}
+
 int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e)
 {
 	const struct seccomp_notif *req = &item->req;
@@ -263,14 +292,9 @@ int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pf
 	int nr = req->data.nr;
 
 	memset(e, 0, sizeof(*e));
-	(void)proc_status_field((pid_t)req->pid, "Tgid", &tgid);
-	(void)proc_status_field(tgid, "PPid", &ppid);
-	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-	snprintf(e->name, sizeof(e->name), "%s", name ? name : "unknown");
-	free(name);
-	pthread_mutex_lock(&st->lock);
-	uint64_t seq = ++st->seq;
-	pthread_mutex_unlock(&st->lock);
+	ids_of((pid_t)req->pid, &tgid, &ppid);
+	snprintf(e->name, sizeof(e->name), "%s", name_of(st, nr));
+	uint64_t seq = ++st->seq; /* the policy thread's own */
 	e->ev = (sandlock_policy_event_t){
 		.size = sizeof(e->ev),
 		.seq = seq,

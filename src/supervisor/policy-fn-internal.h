@@ -15,6 +15,8 @@
 #include "policy-fn.h"
 #include "sandlock.h"
 
+#define POLICY_FN_NAMES 512
+
 struct pfn_item {
 	struct pfn_item *next;
 	struct seccomp_notif req;
@@ -46,14 +48,15 @@ struct policy_fn {
 	int started; /* threads started: 0, 1 (the policy thread), 2 (both) */
 	int stopping;
 	atomic_int armed;
-	int broken; /* armed without a listener copy: held calls refused */
+	int broken;   /* armed without a listener copy: held calls refused */
 	int listener; /* the copy the threads answer on, -1 before policy_fn_arm */
 	int ready_fd; /* an eventfd: calls the callback allowed wait on the ready list */
 	struct pfn_item *held, *held_tail, *obs, *obs_tail, *ready, *ready_tail;
 	struct pfn_item *running; /* the held call the callback decides now */
 	size_t n_obs;
-	uint64_t dropped; /* observed events the full queue did not take */
-	uint64_t seq;
+	uint64_t dropped;  /* observed events the full queue did not take */
+	uint64_t seq;	   /* the policy thread's */
+	char (*names)[32]; /* POLICY_FN_NAMES syscall names, looked up once each */
 	/* The context (policy-fn-ctx.c), under the lock. */
 	atomic_int net_limited; /* a live or per-pid set exists */
 	int live_set;

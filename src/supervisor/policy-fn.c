@@ -54,8 +54,10 @@ static enum event_category category_enum(int nr)
 {
 	const char *c = pfn_category(nr);
 
-	return c[0] == 'n' ? EVENT_NETWORK : c[0] == 'p' ? EVENT_PROCESS : c[0] == 'm' ? EVENT_MEMORY
-									   : EVENT_FILE;
+	return c[0] == 'n'   ? EVENT_NETWORK
+	       : c[0] == 'p' ? EVENT_PROCESS
+	       : c[0] == 'm' ? EVENT_MEMORY
+			     : EVENT_FILE;
 }
 
 /* A verdict of the callback as an event: an audit (allowed, flagged), or a denial. */
@@ -125,9 +127,10 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 		free(it);
 	} else if (err > 0) {
 		answer_errno(st, it->req.id, err);
-		verdict_event(st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
-			      r == 0 ? "policy_fn"
-				     : "policy_fn: the exec's arguments could change before the exec");
+		verdict_event(
+			st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
+			r == 0 ? "policy_fn"
+			       : "policy_fn: the exec's arguments could change before the exec");
 		free(it);
 	} else {
 		if (err < 0)
@@ -271,7 +274,8 @@ static int state_init(struct policy_fn *st)
 	if (st->ready_fd < 0)
 		return negative_errno();
 	st->pids = calloc(POLICY_FN_PIDS_MAX, sizeof(*st->pids));
-	return st->pids ? 0 : -ENOMEM;
+	st->names = calloc(POLICY_FN_NAMES, sizeof(*st->names));
+	return st->pids && st->names ? 0 : -ENOMEM;
 }
 
 int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t timeout_ms)
@@ -283,7 +287,8 @@ int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t t
 		return -ENOMEM;
 	st->sv = sv;
 	st->ref = policy_fn_ref(ref);
-	st->timeout_ns = (int64_t)(timeout_ms ? timeout_ms : POLICY_FN_TIMEOUT_DEFAULT_MS) * 1000000;
+	st->timeout_ns =
+		(int64_t)(timeout_ms ? timeout_ms : POLICY_FN_TIMEOUT_DEFAULT_MS) * 1000000;
 	st->max_memory = sv->max_memory;
 	st->max_processes = sv->procs.max;
 	sv->pfn = st;
@@ -342,7 +347,8 @@ void policy_fn_stop(struct supervisor *sv)
 	st->held = st->ready = st->obs = NULL;
 	st->held_tail = st->ready_tail = st->obs_tail = NULL;
 	if (st->dropped)
-		notices_add(&sv->notices, "%llu policy_fn event%s dropped: the callback was too slow",
+		notices_add(&sv->notices,
+			    "%llu policy_fn event%s dropped: the callback was too slow",
 			    (unsigned long long)st->dropped, st->dropped == 1 ? "" : "s");
 	policy_fn_unref(st->ref);
 	st->ref = NULL;
@@ -358,6 +364,7 @@ void policy_fn_free(struct supervisor *sv)
 	policy_fn_stop(sv);
 	safe_close(st->ready_fd);
 	free(st->pids);
+	free(st->names);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->reap);

@@ -78,7 +78,7 @@ int supervisor_handle(struct supervisor *sv)
 	int r = policy_fn_hold(sv, req);
 	if (r == NOTIF_DEFERRED)
 		return 0;
-	if (r < 0) {
+	if (r != NOTIF_NOT_MINE) { /* -errno: no verdict could be asked */
 		struct seccomp_notif_resp *resp = sv->resp;
 		memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 		resp->id = req->id;
