@@ -299,7 +299,10 @@ int sandlock_event_format_json(const sandlock_event_t *event, char **ret_json);
 
 /* What a policy_fn sees. Strings are owned by the library, valid only during the callback; NULL
  * where the event has none. There are no path strings: a path in the child's memory can change
- * after the check, so file decisions go through sandlock_policy_ctx_deny_path() (by identity). */
+ * after the check. Held: execve, execveat, open, openat, openat2, connect, bind, sendto with an
+ * address, sendmsg, sendmmsg. Observed: the creates, removes, renames, links and truncates of
+ * files, fork/vfork/clone making a process, writable anonymous mmap, brk. The sandbox's first
+ * command (its launch's exec) is no event. */
 typedef struct sandlock_policy_event {
 	uint64_t size;	      /* sizeof(sandlock_policy_event_t) of the library that filled it */
 	uint64_t seq;	      /* 1, 2, ...: the order of the events of this sandbox */
@@ -311,10 +314,14 @@ typedef struct sandlock_policy_event {
 	uint32_t port;	  /* the destination or bind port; 0 */
 	uint32_t held;	  /* 1: the call waits for the verdict; 0: observed, the verdict unused */
 	/* execve/execveat: the arguments the kernel will exec (a TOCTOU-safe copy: no other task
-	 * can change them before the exec), NULL-terminated; else NULL. */
+	 * can change them before the exec), NULL-terminated; else NULL. An exec whose arguments
+	 * another task could change (a caller with threads, say) is refused with EPERM, and the
+	 * callback is not called for it. */
 	const char *const *argv;
 	uint32_t argc;
-	uint32_t denied; /* 1: the static policy already refused it (the callback only observes) */
+	/* Observed events: 1 when the static policy refused the call (the callback only observes).
+	 * Held events: 0, since the static policy decides after an allow, and its denials win. */
+	uint32_t denied;
 } sandlock_policy_event_t;
 
 /* What the callback may change, valid only during the callback. */
@@ -342,9 +349,10 @@ int sandlock_policy_set_policy_fn_timeout(sandlock_policy_t *policy, uint32_t ti
 /* Network, by IP address (text, "127.0.0.1", "::1"): the addresses a connection or datagram may
  * reach resolve per-pid override > live set > static net_allow, and the static net_deny applies
  * after and always wins. restrict_network sets the live set to @ips (never above the static
- * ceiling: each must also be allowed by net_allow); grant_network adds @ips back to it (only
- * those net_allow permits; others are refused, -EPERM); restrict_pid_network sets @pid's own
- * set. @n 0 allows none. Errors: -EINVAL (a bad address, NULL), -EPERM, -ENOMEM. */
+ * ceiling: the static rules are checked first); grant_network adds @ips back to the live set (an
+ * address net_allow does not allow stays refused; without a live set it changes nothing);
+ * restrict_pid_network sets @pid's own set. @n 0 allows none. At most 256 addresses a set and 64
+ * pids. Errors: -EINVAL (a bad address, NULL, @n too large), -ENOSPC. */
 int sandlock_policy_ctx_restrict_network(sandlock_policy_ctx_t *ctx, const char *const *ips,
 					 size_t n);
 int sandlock_policy_ctx_grant_network(sandlock_policy_ctx_t *ctx, const char *const *ips, size_t n);
@@ -357,9 +365,9 @@ int sandlock_policy_ctx_restrict_max_memory(sandlock_policy_ctx_t *ctx, uint64_t
 int sandlock_policy_ctx_restrict_max_processes(sandlock_policy_ctx_t *ctx, uint32_t n);
 /* Deny the file @path (absolute) resolves to now, by identity (device and inode: hard links and
  * renames keep the deny), to the opens and execs of the sandbox (EACCES); allow_path removes
- * only what deny_path added. Errors: -EINVAL (not absolute), -ENOENT/-EACCES (cannot be
- * resolved), -EOPNOTSUPP (this build cannot enforce it, with the reason in the sandbox's
- * notices), -ENOENT (allow_path of a path never denied). */
+ * only what deny_path added. This version cannot enforce it without a race (the open or exec
+ * would have to be made on the child's behalf): both return -EOPNOTSUPP; deny the held open or
+ * exec from the callback instead. Errors: -EINVAL (NULL, not absolute), -EOPNOTSUPP. */
 int sandlock_policy_ctx_deny_path(sandlock_policy_ctx_t *ctx, const char *path);
 int sandlock_policy_ctx_allow_path(sandlock_policy_ctx_t *ctx, const char *path);
 

@@ -465,6 +465,7 @@ static void exec_argv(void)
 			ran = 1;
 	}
 	ok(!ran, "a thread rewriting the argv never gets the denied program run (last: %s)", out);
+	is_str(out, "1\n", "a caller with another thread sharing its memory: exec refused (EPERM)");
 	sandlock_policy_free(p);
 
 	struct ctl c2 = { 0 };
