@@ -33,6 +33,7 @@ from .exceptions import PolicyError, SandboxRuntimeError
 
 AUDIT_KEPT = 1024  # Result.audited keeps the first this many audited events
 TIMEOUT_MAX = 600.0  # seconds: the library's ceiling (600000 ms)
+NET_MAX = 256  # addresses in one network set (the library's POLICY_FN_NET_MAX)
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,15 @@ class SyscallEvent:
 
     ``held`` events wait for the verdict (execve, execveat, open, openat, openat2, connect,
     bind, sendto, sendmsg, sendmmsg); the others (fs mutations, fork and clone, mmap and brk,
-    getrandom) are only observed: their verdict is not used. ``denied`` is True when the static
-    policy already refused the call (the callback then only observes it).
+    getrandom) are only observed: their verdict is not used. ``denied`` is True for an observed
+    event the static policy refused; a held event's is False, since the static policy decides
+    after the callback allows, and its denials win.
 
     ``host`` and ``port`` are those of a connect, bind or send (the IP address as text; port 0
     where there is none). ``argv`` is the argument list of an execve or execveat, as the kernel
     will exec it: the other tasks of the sandbox cannot change it between this event and the
-    exec. There is no path: a path lives in the child's memory and can change after the check,
+    exec (an exec by a process that has other threads, whose argv they could change, is
+    refused with EPERM without an event). There is no path: a path lives in the child's memory and can change after the check,
     so a decision on it would decide on something else than what the kernel opens; file
     decisions go through PolicyContext.deny_path(), which holds by file identity."""
 
@@ -120,8 +123,7 @@ def verdict(value: Any) -> int | None:
 
 # (method, errno) -> what the library's refusal means, after the value the caller gave.
 _REFUSED = {
-    ("network", errno.EPERM): "not allowed by net_allow (a live rule never goes above the "
-                              "static ceiling)",
+    ("network", errno.ENOSPC): "too many processes with a set of their own (64 at most)",
     ("limit", errno.EPERM): "above the current limit (a limit is only lowered)",
     ("limit", errno.EINVAL): "a limit is at least 1",
     ("path", errno.EINVAL): "not an absolute path",
@@ -169,6 +171,8 @@ class PolicyContext:
                 raise PolicyError(f"{method}: {ip!r}: not an IP address (\"127.0.0.1\", "
                                   "\"::1\"; hostnames are not resolved here)") from None
             out.append(text)
+        if len(out) > NET_MAX:
+            raise PolicyError(f"{method}: {len(out)} addresses: at most {NET_MAX} in a set")
         arr = (ctypes.c_char_p * (len(out) + 1))(*(s.encode() for s in out))
         return arr, repr(out)
 
@@ -180,7 +184,8 @@ class PolicyContext:
                    "sandlock_policy_ctx_restrict_network", arr, len(arr) - 1)
 
     def grant_network(self, ips: Sequence[str]) -> None:
-        """Add @ips back to the live set; never above the static ceiling (net_allow)."""
+        """Add @ips back to the live set (without one it changes nothing); an address net_allow
+        does not allow stays refused."""
         arr, shown = self._ips("grant_network", ips)
         self._call("grant_network", shown, "network",
                    "sandlock_policy_ctx_grant_network", arr, len(arr) - 1)
@@ -211,7 +216,8 @@ class PolicyContext:
 
     def deny_path(self, path: str | os.PathLike[str]) -> None:
         """Refuse the opens and execs of the file @path (absolute) resolves to now (EACCES),
-        by identity: hard links and renames keep the deny."""
+        by identity: hard links and renames keep the deny. A libsandlock that cannot enforce
+        that without a race refuses it (PolicyError, "not supported by this libsandlock")."""
         p = os.fspath(path)
         self._call("deny_path", repr(p), "path", "sandlock_policy_ctx_deny_path",
                    os.fsencode(p))

@@ -118,6 +118,9 @@ def test_context_checks_its_arguments_before_the_library():
         ctx.restrict_network("127.0.0.1")
     with pytest.raises(PolicyError, match=r"grant_network: 'example.com': not an IP address"):
         ctx.grant_network(["example.com"])
+    many = [f"127.0.{i // 250}.{i % 250 + 1}" for i in range(257)]
+    with pytest.raises(PolicyError, match=r"restrict_network: 257 addresses: at most 256"):
+        ctx.restrict_network(many)
     with pytest.raises(PolicyError, match=r"restrict_max_memory: size '12Q'"):
         ctx.restrict_max_memory("12Q")
     with pytest.raises(TypeError, match=r"restrict_max_processes: n is an int, not '2'"):
