@@ -230,6 +230,17 @@ size_t trap_set_of(const struct plan_needs *needs, struct trap *traps, size_t ma
 	return n;
 }
 
+int trap_needed_without_pfn(const struct plan_needs *n, int nr)
+{
+	struct plan_needs without = *n;
+
+	without.policy_fn = 0;
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+		if (rows[i].trap.nr == nr && (!rows[i].needed || rows[i].needed(&without)))
+			return 1;
+	return 0;
+}
+
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)
 {
 	struct plan_needs needs;

@@ -57,6 +57,9 @@ struct policy_fn {
 	uint64_t dropped;  /* observed events the full queue did not take */
 	uint64_t seq;	   /* the policy thread's */
 	char (*names)[32]; /* POLICY_FN_NAMES syscall names, looked up once each */
+	/* Per held syscall below POLICY_FN_NAMES: trapped for the policy_fn alone, so the chain
+	 * would CONTINUE it: an allowed call is answered CONTINUE here, not handed back. */
+	uint8_t *direct;
 	/* The context (policy-fn-ctx.c), under the lock. */
 	atomic_int net_limited; /* a live or per-pid set exists */
 	int live_set;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 #include "macro.h"
 #include "notif.h"
 #include "policy-fn-internal.h"
+#include "plan/plan.h"
+#include "plan/traps.h"
 #include "policy/policy.h"
 #include "supervisor.h"
 
@@ -84,6 +87,28 @@ static void answer_errno(struct policy_fn *st, uint64_t id, int err)
 	(void)ioctl(st->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
 }
 
+/* An allowed call no handler mediates (st->direct): CONTINUE, as its handler would answer. An
+ * open is Landlock's to decide, its name re-read by the kernel with nothing decided on it here;
+ * an exec's argv was checked to stay what the callback saw (policy-fn-argv.c), and its file is
+ * Landlock's too. */
+static void answer_continue(struct policy_fn *st, uint64_t id)
+{
+	struct seccomp_notif_resp resp = { .id = id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+	(void)ioctl(st->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
+}
+
+/* The held calls whose handler, where nothing else traps them, only CONTINUEs: the opens
+ * (handle_open, no server) and the execs (handle_outside_workdir, no workdir). */
+static int pfn_direct_ok(int nr)
+{
+	return nr == SYS_openat || nr == SYS_openat2 || nr == SYS_execve || nr == SYS_execveat
+#ifdef SYS_open
+	       || nr == SYS_open
+#endif
+		;
+}
+
 /* The callback's return value as an errno to deny with, 0 (allow) or -1 (allow, audit). */
 static int verdict_errno(int32_t v)
 {
@@ -135,6 +160,12 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 	} else {
 		if (err < 0)
 			verdict_event(st, &it->req, &e, SANDLOCK_VERDICT_AUDIT, 0, "policy_fn");
+		if (it->req.data.nr < POLICY_FN_NAMES && st->direct[it->req.data.nr]) {
+			answer_continue(st, it->req.id);
+			free(it);
+			pfn_event_done(&e);
+			return;
+		}
 		/* Allowed: the loop runs the built-in chain on it, whose denials still win. */
 		pthread_mutex_lock(&st->lock);
 		push(&st->ready, &st->ready_tail, it);
@@ -275,7 +306,8 @@ static int state_init(struct policy_fn *st)
 		return negative_errno();
 	st->pids = calloc(POLICY_FN_PIDS_MAX, sizeof(*st->pids));
 	st->names = calloc(POLICY_FN_NAMES, sizeof(*st->names));
-	return st->pids && st->names ? 0 : -ENOMEM;
+	st->direct = calloc(POLICY_FN_NAMES, 1);
+	return st->pids && st->names && st->direct ? 0 : -ENOMEM;
 }
 
 int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t timeout_ms)
@@ -293,6 +325,9 @@ int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t t
 	st->max_processes = sv->procs.max;
 	sv->pfn = st;
 	int r = state_init(st);
+	for (int nr = 0; r == 0 && sv->plan && nr < POLICY_FN_NAMES; nr++)
+		st->direct[nr] = pfn_kind(nr) == 1 && pfn_direct_ok(nr) &&
+				 !trap_needed_without_pfn(&sv->plan->needs, nr);
 	if (r == 0 && (r = -pthread_create(&st->thread, NULL, policy_thread, st)) == 0)
 		st->started = 1;
 	if (r == 0 && (r = -pthread_create(&st->reaper, NULL, reaper_thread, st)) == 0)
@@ -365,6 +400,7 @@ void policy_fn_free(struct supervisor *sv)
 	safe_close(st->ready_fd);
 	free(st->pids);
 	free(st->names);
+	free(st->direct);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->reap);
