@@ -597,3 +597,15 @@ def test_the_policy_threads_state_is_kept_then_released(sandboxes):
     assert len(runs) == 8
     for run, ident in runs:
         assert run._thread == ident and run._tstate is None  # kept, then released
+
+
+def test_a_stage_runs_under_its_sandboxs_policy_fn(sandboxes):
+    policy = lambda e, c: "audit" if e.argv_contains("--audit") else (  # noqa: E731
+        True if e.argv_contains("--deny") else None)
+    sb = sandboxes(policy_fn=policy)
+    r = sb.cmd([PY, "-c", EXECS, "--audit", "--deny"]).run()
+    assert table(r) == [("--audit", "--audit"), ("--deny", f"errno {errno.EPERM}")]
+    assert [e.argv for e in r.audited] == [("/bin/echo", "--audit")]
+    # Control: the same stage without the callback runs both.
+    r = sandboxes().cmd([PY, "-c", EXECS, "--audit", "--deny"]).run()
+    assert table(r) == [("--audit", "--audit"), ("--deny", "--deny")] and r.audited == []
