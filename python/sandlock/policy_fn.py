@@ -2,11 +2,12 @@
 """policy_fn: a Python callback that decides the supervised events of a running sandbox.
 
 ``Sandbox(policy_fn=fn)`` hands the library one C trampoline (POLICY_FN below) for every
-sandbox, with a key in its user data; the key names the run's _Run in _LIVE, which holds the
+sandbox, with a key in its user data; the key names the run's Run in _LIVE, which holds the
 callback until the library drops the user data (the last policy or sandbox holding it is
 freed). The trampoline never lets an exception out: ctypes would print it and answer 0, which
 allows. The library calls it on a thread of the sandbox's own, one event at a time; ctypes
-takes the GIL once per call.
+takes the GIL once per call, and that thread keeps its Python thread state between calls
+(Run.keep_thread_state).
 
     def fn(event: SyscallEvent, ctx: PolicyContext) -> verdict
 
