@@ -8,7 +8,6 @@ succeeds). Servers listen on 127.0.0.1 and 127.0.0.2 only."""
 import ctypes
 import errno
 import gc
-import os
 import socket
 import threading
 import time
