@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,11 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "notif.h"
 #include "policy-fn-internal.h"
+#include "syscall-util.h"
 
 /* The kernel's limits on an exec's arguments (MAX_ARG_STRLEN, and a bound on the whole). */
 #define ARG_STRLEN_MAX (32u * 4096u)
@@ -259,7 +262,7 @@ static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct 
 
 /* The process and parent of thread @tid, from one read of its status (a thread's PPid is its
  * process's). */
-static void ids_of(pid_t tid, pid_t *tgid, pid_t *ppid)
+static void ids_read(pid_t tid, pid_t *tgid, pid_t *ppid)
 {
 	char buf[2048];
 
@@ -270,6 +273,31 @@ static void ids_of(pid_t tid, pid_t *tgid, pid_t *ppid)
 		*tgid = (pid_t)strtol(t + 6, NULL, 10);
 	if (p)
 		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+}
+
+/* The same, kept per thread while its process lives (a pidfd of the process, polled: a status
+ * read costs more than the rest of the event). The parent is the one seen first. */
+static void ids_of(struct policy_fn *st, pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	struct pfn_ids *c = NULL;
+
+	for (size_t i = 0; i < POLICY_FN_IDS; i++)
+		if (st->ids[i].tid == tid)
+			c = &st->ids[i];
+	struct pollfd pfd = { .fd = c ? c->pidfd : -1, .events = POLLIN };
+	if (c && poll(&pfd, 1, 0) == 0) {
+		*tgid = c->tgid;
+		*ppid = c->ppid;
+		return;
+	}
+	ids_read(tid, tgid, ppid);
+	if (!c)
+		c = &st->ids[st->ids_next++ % POLICY_FN_IDS];
+	safe_close(c->pidfd);
+	c->pidfd = sys_pidfd_open(*tgid, 0);
+	c->tid = c->pidfd >= 0 ? tid : 0;
+	c->tgid = *tgid;
+	c->ppid = *ppid;
 }
 
 /* The syscall's name, looked up once per number (the policy thread alone uses the cache). */
@@ -292,7 +320,7 @@ int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pf
 	int nr = req->data.nr;
 
 	memset(e, 0, sizeof(*e));
-	ids_of((pid_t)req->pid, &tgid, &ppid);
+	ids_of(st, (pid_t)req->pid, &tgid, &ppid);
 	snprintf(e->name, sizeof(e->name), "%s", name_of(st, nr));
 	uint64_t seq = ++st->seq; /* the policy thread's own */
 	e->ev = (sandlock_policy_event_t){

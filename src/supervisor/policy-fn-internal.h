@@ -16,6 +16,7 @@
 #include "sandlock.h"
 
 #define POLICY_FN_NAMES 512
+#define POLICY_FN_IDS 64 /* threads whose process and parent are kept */
 
 struct pfn_item {
 	struct pfn_item *next;
@@ -35,6 +36,12 @@ struct pfn_ipset {
 struct pfn_pid_set {
 	pid_t pid;
 	struct pfn_ipset set;
+};
+
+/* A thread's process and parent, valid while the process's pidfd is not readable (it lives). */
+struct pfn_ids {
+	pid_t tid, tgid, ppid;
+	int pidfd;
 };
 
 struct policy_fn {
@@ -60,6 +67,8 @@ struct policy_fn {
 	/* Per held syscall below POLICY_FN_NAMES: trapped for the policy_fn alone, so the chain
 	 * would CONTINUE it: an allowed call is answered CONTINUE here, not handed back. */
 	uint8_t *direct;
+	struct pfn_ids *ids; /* POLICY_FN_IDS, the policy thread's */
+	size_t ids_next;
 	/* The context (policy-fn-ctx.c), under the lock. */
 	atomic_int net_limited; /* a live or per-pid set exists */
 	int live_set;

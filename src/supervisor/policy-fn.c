@@ -307,7 +307,10 @@ static int state_init(struct policy_fn *st)
 	st->pids = calloc(POLICY_FN_PIDS_MAX, sizeof(*st->pids));
 	st->names = calloc(POLICY_FN_NAMES, sizeof(*st->names));
 	st->direct = calloc(POLICY_FN_NAMES, 1);
-	return st->pids && st->names && st->direct ? 0 : -ENOMEM;
+	st->ids = calloc(POLICY_FN_IDS, sizeof(*st->ids));
+	for (size_t i = 0; st->ids && i < POLICY_FN_IDS; i++)
+		st->ids[i].pidfd = -1;
+	return st->pids && st->names && st->direct && st->ids ? 0 : -ENOMEM;
 }
 
 int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t timeout_ms)
@@ -401,6 +404,9 @@ void policy_fn_free(struct supervisor *sv)
 	free(st->pids);
 	free(st->names);
 	free(st->direct);
+	for (size_t i = 0; st->ids && i < POLICY_FN_IDS; i++)
+		safe_close(st->ids[i].pidfd);
+	free(st->ids);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->reap);

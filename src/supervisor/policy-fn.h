@@ -6,7 +6,8 @@
  * exec, checked to be what the kernel will exec), calls the callback and either answers a denial
  * itself, on its copy of the listener, or hands the call back to the loop (an eventfd), which
  * runs the built-in chain on it as on any call: the static policy still decides after an allow,
- * so its denials always win. A reaper thread answers EPERM to a held call whose verdict did not
+ * so its denials always win; an open or exec trapped for the policy_fn alone, whose handler would
+ * only CONTINUE, is answered CONTINUE by the policy thread itself. A reaper thread answers EPERM to a held call whose verdict did not
  * come within the timeout. Observed calls (the fs changes, fork, mmap, brk) are answered by the
  * chain first and then queued (bounded; a full queue drops and counts).
  *
