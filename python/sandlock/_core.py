@@ -232,14 +232,13 @@ class Handle:
     Any thread may use it; free() waits until no other thread is inside a library call on it,
     so a concurrent wait() or kill() never touches a released sandbox."""
 
-    policy_run: Any = None  # the policy_fn.Run of the policy it was spawned from, if any
-
     def __init__(self, ptr: c_void_p, timeout: float | None) -> None:
         self._ptr = ptr
         self.timeout = timeout
         self._cv = threading.Condition()
         self._users = 0
         self._closing = False
+        self.policy_run: Any = None  # the policy_fn.Run of the policy it was spawned from
 
     @contextlib.contextmanager
     def _use(self) -> Iterator[c_void_p]:

@@ -13,11 +13,12 @@ import threading
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from . import _core, _fields, _ffi, _process, policy_fn as _policy_fn
+from . import _core, _fields, _ffi, _process
 from ._core import DryRunResult, Result
-from .policy_fn import PolicyContext, SyscallEvent
 from ._process import Process, StdioMode
 from ._fields import BranchAction, Protection
+from . import policy_fn as _policy_fn
+from .policy_fn import PolicyContext, SyscallEvent
 from .exceptions import (
     BranchError,
     ChildError,
