@@ -50,16 +50,17 @@
  *   lib allowed       the stream with DENIALS | ALLOWED and a no-op callback, and one allowed
  *                     event emitted after each answered call, as a path or network handler
  *                     emits it: (lib allowed - lib events) is the cost of one event on the loop
- *   sandlock events   a real sandbox spawned with events = DENIALS (what --log-denials asks):
- *                     setpgid and uname as above, and an open of an allowed file, which
- *                     logging mode traps to judge it (the sandbox without the stream leaves
- *                     the open to Landlock: the difference is the cost of logging per open)
+ *   sandlock plain    a real sandbox without a name (a name makes it trap opens, to serve
+ *                     /etc/hostname) and without the stream: Landlock alone answers an open
+ *   sandlock events   the same spawned with events = DENIALS (what --log-denials asks): setpgid
+ *                     and uname as above, and an open of an allowed file, which logging mode
+ *                     traps to judge it: (events - plain) is the cost of logging per open
  *   sandlock allowed  events = DENIALS | ALLOWED and a no-op callback (what --log-events asks):
  *                     the open also emits an allowed event
  *
- * The open (open + close of OPEN_PATH, timed in the helper) runs in bare, sandlock and the two
- * sandlock variants above only. Checks that the stream is really there: the callbacks count
- * what they got, and a run with the stream records no denial.
+ * The open (open + close of OPEN_PATH, timed in the helper) runs in bare and the three sandlock
+ * variants above only. Checks that the stream is really there: the callbacks count what they
+ * got, and a run with the stream records no denial.
  *
  * Every raw helper first makes itself a process-group leader (as sandlock's launch does), so
  * setpgid(0, getpgrp()) takes the same kernel path everywhere. Checks that a variant is really
@@ -219,6 +220,7 @@ enum mode {
 	MODE_SANDLOCK,
 	MODE_LIB_EVENTS,
 	MODE_LIB_ALLOWED,
+	MODE_SANDLOCK_PLAIN,
 	MODE_SANDLOCK_EVENTS,
 	MODE_SANDLOCK_ALLOWED,
 	_MODE_MAX,
@@ -259,16 +261,16 @@ static int is_lib(enum mode m)
 
 static int is_sandlock(enum mode m)
 {
-	return m == MODE_SANDLOCK || m == MODE_SANDLOCK_EVENTS || m == MODE_SANDLOCK_ALLOWED;
+	return m == MODE_SANDLOCK || m == MODE_SANDLOCK_PLAIN || m == MODE_SANDLOCK_EVENTS ||
+	       m == MODE_SANDLOCK_ALLOWED;
 }
 
-/* The name of a sandbox variant's sandbox (two running sandboxes cannot share one), which its
- * helper sees as its nodename. */
+/* The name of a sandbox variant's sandbox, which its helper sees as its nodename; NULL: none
+ * given (a name makes the sandbox trap opens, for /etc/hostname: the variants that measure the
+ * open have none, so that without the stream Landlock alone answers it). */
 static const char *sandbox_name(enum mode m)
 {
-	return m == MODE_SANDLOCK_EVENTS    ? "sandlock-bench-e"
-	       : m == MODE_SANDLOCK_ALLOWED ? "sandlock-bench-a"
-					    : "sandlock-bench";
+	return m == MODE_SANDLOCK ? "sandlock-bench" : NULL;
 }
 
 /* The SANDLOCK_EVENTS_* flags of a variant's stream; 0: none. */
@@ -800,7 +802,8 @@ static int start_sandlock(struct worker *w, const char *self)
 		if (access(dirs[i], F_OK) == 0)
 			sandlock_policy_add_fs_read(p, dirs[i]);
 	sandlock_policy_add_fs_read(p, dir);
-	sandlock_policy_set_name(p, sandbox_name(w->mode), NULL);
+	if (sandbox_name(w->mode))
+		sandlock_policy_set_name(p, sandbox_name(w->mode), NULL);
 	sandlock_spawn_opts_t opts = {
 		.size = sizeof(opts),
 		.stdin_mode = SANDLOCK_STDIO_FD,
@@ -1081,7 +1084,6 @@ static struct worker workers[] = {
 	{ .ulabel = "(s) sandlock: sandlock_spawn, real supervisor",
 	  .slabel = "(s) sandlock: sandlock_spawn, real supervisor",
 	  .mode = MODE_SANDLOCK,
-	  .olabel = "(s) sandlock: the open left to Landlock",
 	  .floor = 1 },
 	{ .ulabel = "(le) lib: + events (DENIALS), no denial",
 	  .slabel = "(le) lib: + events (DENIALS), no denial",
@@ -1089,6 +1091,10 @@ static struct worker workers[] = {
 	{ .ulabel = "(la) lib: + an allowed event per call, no-op cb",
 	  .slabel = "(la) lib: + an allowed event per call, no-op cb",
 	  .mode = MODE_LIB_ALLOWED },
+	{ .ulabel = "(s0) sandlock: no name, no stream",
+	  .slabel = "(s0) sandlock: no name, no stream",
+	  .olabel = "(s0) sandlock: no stream: Landlock alone",
+	  .mode = MODE_SANDLOCK_PLAIN },
 	{ .ulabel = "(se) sandlock: events DENIALS (--log-denials)",
 	  .slabel = "(se) sandlock: events DENIALS (--log-denials)",
 	  .olabel = "(se) sandlock: DENIALS: trapped, judged",
@@ -1333,7 +1339,7 @@ static void report_events(struct worker *ws, size_t rounds)
 	struct worker *l = by_mode(ws, N_WORKERS, MODE_LIB);
 	struct worker *le = by_mode(ws, N_WORKERS, MODE_LIB_EVENTS);
 	struct worker *la = by_mode(ws, N_WORKERS, MODE_LIB_ALLOWED);
-	struct worker *s = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
+	struct worker *s = by_mode(ws, N_WORKERS, MODE_SANDLOCK_PLAIN);
 	struct worker *se = by_mode(ws, N_WORKERS, MODE_SANDLOCK_EVENTS);
 	struct worker *sa = by_mode(ws, N_WORKERS, MODE_SANDLOCK_ALLOWED);
 	struct worker *bare = by_mode(ws, N_WORKERS, MODE_BARE);
@@ -1346,8 +1352,8 @@ static void report_events(struct worker *ws, size_t rounds)
 	double seo = median_of(se->open_ns, rounds), sao = median_of(sa->open_ns, rounds);
 	int met = pct(les, ls) <= 1 && pct(leu, lu) <= 1;
 
-	printf("\n3. the event stream: an open of %s (and its close), ratio to (s)\n", OPEN_PATH);
-	printf("  %-52s %8s %8s %8s %8s\n", "answered by", "median", "p10", "p90", "/ (s)");
+	printf("\n3. the event stream: an open of %s (and its close), ratio to (s0)\n", OPEN_PATH);
+	printf("  %-52s %8s %8s %8s %8s\n", "answered by", "median", "p10", "p90", "/ (s0)");
 	for (size_t k = 0; k < N_WORKERS; k++)
 		if (ws[k].olabel)
 			print_line(ws[k].olabel, ws[k].open_ns, rounds, so);
@@ -1355,13 +1361,15 @@ static void report_events(struct worker *ws, size_t rounds)
 	       "    lib: setpgid %+.1f%% (%.0f -> %.0f ns), uname %+.1f%% (%.0f -> %.0f ns) "
 	       "(target <= 1%%): %s\n",
 	       pct(les, ls), ls, les, pct(leu, lu), lu, leu, met ? "MET" : "NOT MET");
-	printf("    sandlock: setpgid %+.1f%% (%.0f -> %.0f ns), uname %+.1f%% (%.0f -> %.0f ns)\n",
+	printf("    sandlock (se / s0): setpgid %+.1f%% (%.0f -> %.0f ns), uname %+.1f%% (%.0f -> "
+	       "%.0f ns)\n",
 	       pct(ses, ss), ss, ses, pct(seu, su), su, seu);
 	printf("  one allowed event on the loop (la - le, no-op callback): setpgid %+.0f ns, uname "
 	       "%+.0f ns\n    (%llu delivered to lib's callback so far, %llu to sandlock's)\n",
 	       las - les, lau - leu, (unsigned long long)atomic_load(&la->delivered),
 	       (unsigned long long)atomic_load(&sa->delivered));
-	printf("  logging mode, per allowed open: trapped and judged (se - s) %+.0f ns = %.2fx the "
+	printf("  logging mode, per allowed open: trapped and judged (se - s0) %+.0f ns = %.2fx "
+	       "the "
 	       "open\n    without the stream (bare: %.0f ns); + its allowed event (sa - se) "
 	       "%+.0f ns\n",
 	       seo - so, seo / so, bo, sao - seo);
