@@ -337,7 +337,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	/* Without a supervisor nobody sees a decision: flags asking for events would be dropped. */
 	if (r == 0 && o.events && !sb->plan.supervised)
 		r = error_set(reterr, -EINVAL,
-			      "events: the event stream needs the supervisor (no_supervisor is set)");
+			      "no_supervisor: the event stream (events, a denial log) needs the "
+			      "supervisor");
 	if (r == 0) {
 		if (sb->plan.name)
 			snprintf(sb->name, sizeof(sb->name), "%s", sb->plan.name);
