@@ -25,10 +25,11 @@ import pytest
 from conftest import NR, PRELUDE, PY, SYSTEM_READ, X86_64, landlock_abi, require, run
 
 # What every dynamically linked probe opens outside the system directories at start-up (the
-# loader's cache, the time zone Python's start-up reads): granted, so that the only denial of
-# a run is the probe's own.
-START = [a for p in ("/etc/ld.so.cache", "/etc/localtime") if os.path.exists(p)
-         for a in ("-r", p)]
+# loader's cache, the time zone Python's start-up reads, and the locale aliases, which
+# /usr/share/locale/locale.alias links to): granted, so that the only denial of a run is the
+# probe's own.
+START = [a for p in ("/etc/ld.so.cache", "/etc/localtime", "/etc/locale.alias")
+         if os.path.exists(p) for a in ("-r", p)]
 BASE = [*SYSTEM_READ, *START]
 
 raw_syscalls = pytest.mark.skipif(not X86_64, reason="syscall numbers are x86_64's")
