@@ -246,6 +246,30 @@ def test_fs_deny(tree):
                f"remove --fs-deny {secret}", fixed=["-r", tree])
 
 
+def test_a_child_process_is_named(tree):
+    # The denial of a process the command started: its own pid and name, not the command's.
+    f = os.path.join(tree, "f")
+    script = 'cat "$1" >/dev/null & echo "pid $!"; wait $!; r=$?; echo "$r"; exit "$r"'
+
+    def sh(flags, log=True):
+        pre = ["--log-denials"] if log else []
+        r = run(*pre, *BASE, *flags, "--", "/bin/sh", "-c", script, "sh", f,
+                timeout=60)
+        out = r.stdout.decode().split()
+        return r.returncode, int(out[1]), out[2:], r.stderr.decode(errors="replace")
+
+    code, pid, res, err = sh([])
+    code_p, _, res_p, err_p = sh([], log=False)
+    assert (code, res) == (code_p, res_p) == (1, ["1"]), (err, err_p)
+    lines = log_lines(err)
+    assert len(lines) == 1, err
+    assert re.fullmatch(r'sandlock: denied openat\("' + re.escape(f) + r'", O_RDONLY[A-Z_|]*\) '
+                        f"by pid {pid} " + r"\(cat\): " +
+                        re.escape(f"no read grant covers {tree}; add -r {tree}"), lines[0]), lines
+    code, _, res, err = sh(["-r", tree])
+    assert (code, res) == (0, ["0"]) and log_lines(err) == [], err
+
+
 # ---- network --------------------------------------------------------------------------------
 
 CONNECT = """
