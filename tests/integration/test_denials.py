@@ -216,6 +216,21 @@ def test_mkdir(tree):
     assert os.path.isdir(sub)
 
 
+@raw_syscalls
+def test_proc_self_is_the_callers():
+    # /proc/self, resolved for the log, is the calling process's directory: never the pid of
+    # another process (the supervisor's own, where it resolved the name).
+    def want(pid):
+        return re.compile(r'sandlock: denied openat\("/proc/(self|' + str(pid) + r')/status", '
+                          r"O_RDONLY\) by pid " + str(pid) + r" \(python3\): no read grant "
+                          r"covers /proc; add -r /proc")
+
+    res_l, res_f = check_denial([], OPENAT, "/proc/self/status", str(os.O_RDONLY), want=want,
+                                fixed=["-r", "/proc"])
+    assert result(res_l) == errno.EACCES
+    assert result(res_f) == 0
+
+
 # The probe execs argv[1] itself (the line's pid is its own); a copy of /bin/true exits 0.
 EXEC = """
 try:
