@@ -488,6 +488,37 @@ static void judge_refused(struct supervisor *sv, const struct seccomp_notif *req
 	events_emit(sv, &ev);
 }
 
+/* A metadata change refused by handlers/fs-meta.c (EACCES: outside every writable grant, or a
+ * denied path), told with the grant it needs. The supervisor's own answer: not judged. */
+static void judge_meta(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct path_args *pa)
+{
+	static const char *const texts[] = {
+		[PATH_CHMOD] = "chmod",		  [PATH_CHOWN] = "chown",
+		[PATH_TIMES] = "utimes",	  [PATH_XATTR] = "setxattr",
+		[PATH_FILEATTR] = "file_setattr",
+	};
+	struct obj o;
+	char reason[PATH_MAX + 64], hint[PATH_MAX + 64];
+
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, pa->follow, 0, &o) || !o.exists)
+		return;
+	judge_texts(&sv->plan->fs.ll, o.real, o.dir, LANDLOCK_ACCESS_FS_WRITE_FILE, reason,
+		    sizeof(reason), hint, sizeof(hint));
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_FILE,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EACCES,
+		.path = o.real,
+		.access = texts[pa->call->family],
+		.reason = reason,
+		.hint = hint,
+	};
+	events_emit(sv, &ev);
+}
+
 void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
 		  const struct seccomp_notif_resp *resp)
 {
@@ -498,8 +529,13 @@ void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
 	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
 	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
 		return;
+	enum path_family f = pa.call->family;
 	if (continued)
 		judge_continued(sv, req, &pa);
+	else if (f == PATH_CHMOD || f == PATH_CHOWN || f == PATH_TIMES || f == PATH_FILEATTR ||
+		 (f == PATH_XATTR &&
+		  (pa.call->xattr == PATH_XATTR_SET || pa.call->xattr == PATH_XATTR_REMOVE)))
+		judge_meta(sv, req, &pa);
 	else if (sv->plan->fs.write_roots)
 		judge_refused(sv, req, &pa);
 }

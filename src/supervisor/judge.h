@@ -14,8 +14,10 @@
  * O_PATH resolution or two, the walk up to the root and the table).
  *
  * A refusal of handlers/fs-write.c (EACCES for a denied path beneath a writable grant) is told
- * with the fs_denied entry it protects. The syscalls the filter denies whole (plan.blocked) are
- * answered here in logging mode, with the errno the filter would have given, and logged.
+ * with the fs_denied entry it protects, one of handlers/fs-meta.c (a metadata change outside
+ * the writable grants) with the grant it needs. The syscalls the filter denies whole
+ * (plan.blocked) are answered here in logging mode, with the errno the filter would have
+ * given, and logged.
  */
 #pragma once
 
@@ -34,7 +36,8 @@ int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
 /* The path call @req, answered in @resp, judged for the log: a CONTINUE against the ruleset
  * (what the kernel will decide), an EACCES of the supervisor's beneath a writable grant holding
- * a denied path (handlers/fs-write.c) for the fs_denied entry it protects. Nothing when the run
+ * a denied path (handlers/fs-write.c) for the fs_denied entry it protects, or of a metadata
+ * change (handlers/fs-meta.c) for the write grant it needs. Nothing when the run
  * does not log, the call is none Landlock checks, or anything fails. */
 void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
 		  const struct seccomp_notif_resp *resp);

@@ -197,3 +197,19 @@ def test_fs_deny_in_a_writable_grant_told(tmp_path):
     assert [(x[1], x[2]) for x in about(r, s)] == [(f'"{s}", rmdir', why)]
     r = py_run(code, "-w", d)
     assert (r.stdout, [x for x in denials(r) if d in x[1]]) == (b"0\n0\n", [])
+
+
+def test_metadata_change_refused_told(tmp_path):
+    """chmod outside every writable grant: the supervisor's EACCES (Landlock has no right for
+    it), told with the write grant it needs; granted, it is made and nothing is told."""
+    d = tree(tmp_path)
+    f = os.path.join(d, "f")
+    code = "try:\n os.chmod({p!r}, 0o600); out(0)\nexcept OSError as e: out(e.errno)\n".format(
+        p=f)
+    r = same_answers(code, "-r", d)
+    assert r.stdout == b"13\n"
+    assert [(x[1], x[2]) for x in about(r, f)] == [
+        (f'"{f}", chmod', f"no write grant covers {d}; add -w {d}")]
+    r = py_run(code, "-w", d)
+    assert (r.stdout, about(r, f)) == (b"0\n", [])
+    assert os.stat(f).st_mode & 0o777 == 0o600
