@@ -245,6 +245,9 @@ static int obj_resolve(struct supervisor *sv, const struct seccomp_notif *req, i
 
 	if (r < 0 || !path[0])
 		return r < 0 ? r : -ENOENT;
+	r = child_proc_self_name(req, path, sizeof(path));
+	if (r < 0)
+		return r;
 	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, !follow);
 	if (fd >= 0)
 		return obj_existing(o, fd);

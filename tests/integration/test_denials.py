@@ -326,12 +326,13 @@ def test_connect(tcp_port, rules):
 
 
 def test_net_deny(tcp_port):
+    # The hint names the rule in its canonical form (a single address without its /32).
     require(landlock_abi() >= 4, "Landlock ABI 4 (NetTcp)")
     allow = ["--net-allow", f"tcp://*:{tcp_port}"]
 
     def want(pid):
         return (f"sandlock: denied connect(127.0.0.1:{tcp_port}) by pid {pid} (python3): "
-                "net_deny covers 127.0.0.1; remove --net-deny 127.0.0.1/32")
+                "net_deny covers 127.0.0.1; remove --net-deny 127.0.0.1")
 
     res_l, res_f = check_denial([*allow, "--net-deny", "127.0.0.1/32"], CONNECT,
                                 str(tcp_port), want=want, fixed=allow)
