@@ -212,8 +212,10 @@ static int add_deny(int nr, void *u)
 	 * clone(2) and could not create threads. */
 	int err = nr == SCMP_SYS(clone3) ? ENOSYS : EPERM;
 	/* Logging mode: the supervisor answers the same errno (plan.blocked) and logs it. A
-	 * number past the table is the kernel's to refuse, unlogged. */
-	int notify = d->log && nr >= 0 && nr < SECCOMP_BLOCK_NR;
+	 * number past the table is the kernel's to refuse, unlogged. sendmsg too: the launch
+	 * hands the listener over with it, so nobody could answer it then (the launch fails
+	 * at that step instead, as without the log). */
+	int notify = d->log && nr >= 0 && nr < SECCOMP_BLOCK_NR && nr != SCMP_SYS(sendmsg);
 	int r = seccomp_rule_add(d->ctx, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)err),
 				 nr, 0);
 	return r == -EEXIST ? 0 : r;
