@@ -9,6 +9,7 @@
  * supervisor (OpenSSL's socket BIO uses write(), and no thread mask is needed this way).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <poll.h>
 #include <stdint.h>
@@ -263,6 +264,69 @@ int stream_wait_readable(struct stream *s, int timeout_ms)
 		return 1;
 	r = wait_fd(s->fd, POLLIN, deadline_of(timeout_ms));
 	return r == -ETIMEDOUT ? 0 : r < 0 ? r : 1;
+}
+
+int stream_can_splice(const struct stream *from, const struct stream *to)
+{
+	return from->fd >= 0 && to->fd >= 0 && !from->ssl && !to->ssl;
+}
+
+/* The @n bytes the pipe's read end @rfd holds, all to @to. */
+static int splice_out(struct stream *to, int rfd, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = splice(rfd, NULL, to->fd, NULL, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		int r;
+
+		if (k > 0) {
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		/* Bytes are in the pipe already: a socket that refuses them is an error of this
+		 * transfer, never the -EINVAL that makes the caller copy instead. */
+		if (k == 0 || errno != EAGAIN)
+			return k == 0 || errno == EINVAL ? -EIO : -errno;
+		r = wait_fd(to->fd, POLLOUT, deadline_of(to->timeout_ms));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+ssize_t stream_splice(struct stream *from, struct stream *to, const struct stream_pipe *p,
+		      size_t max)
+{
+	int64_t deadline = deadline_of(from->timeout_ms);
+	int r;
+
+	if (from->fd < 0 || to->fd < 0)
+		return -EBADF;
+	/* Non-blocking sockets: a splice takes what is there (a blocking one waits until @max
+	 * bytes came) and a wait is a poll bounded by the timeout. Plain streams are read and
+	 * written with MSG_DONTWAIT, so nothing else depends on the mode. */
+	if ((r = fd_set_nonblock(from->fd, 1)) < 0 || (r = fd_set_nonblock(to->fd, 1)) < 0)
+		return r;
+	for (;;) {
+		ssize_t n = splice(from->fd, NULL, p->fd[1], NULL, max,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n > 0) {
+			r = splice_out(to, p->fd[0], (size_t)n);
+			return r < 0 ? r : n;
+		}
+		if (n == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		/* The pipe is empty here (every call empties it): EAGAIN is the socket's. */
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		r = wait_fd(from->fd, POLLIN, deadline);
+		if (r < 0)
+			return r;
+	}
 }
 
 /* A new SSL of @ctx on s->fd, attached to @s (freed by stream_close from then on). */
