@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include "bench.h"
@@ -180,6 +181,8 @@ int main(int argc, char **argv)
 	inet_pton(AF_INET, "127.0.0.1", &origin.sin_addr);
 	if (mode == TLS && contexts(argv[3], argv[4]) < 0)
 		return 1;
+	/* bench/http's child: gone with it, however it ends. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* As the proxy's threads: no signal, so a write to a closed socket is EPIPE. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);

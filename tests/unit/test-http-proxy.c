@@ -671,6 +671,7 @@ static void test_auth(struct http_proxy *p)
 
 static struct sockaddr_in tls_addr;
 static SSL_CTX *tls_origin_ctx;
+static int tls_origin_resumed; /* the last TLS connection to the origin resumed a session */
 
 static int origin_choose(SSL *ssl, const char *sni, char *name, size_t namelen)
 {
@@ -686,6 +687,9 @@ static void *tls_origin_conn(void *arg)
 	ssize_t e = 0;
 
 	if (stream_tls_accept(&s, tls_origin_ctx, NULL, why, sizeof(why)) == 0) {
+		pthread_mutex_lock(&origin.lock);
+		tls_origin_resumed = SSL_session_reused(s.ssl);
+		pthread_mutex_unlock(&origin.lock);
 		while ((e = message_end(buf, len, 0)) <= 0) {
 			ssize_t n = stream_read(&s, buf + len, sizeof(buf) - 1 - len);
 			if (n <= 0)
@@ -818,6 +822,13 @@ static void test_tls(void)
 	is_int(tls_client(p, proxy_ca, "tls.test", &s), 0, "TLS: the proxy's leaf for the SNI name");
 	is_str(tls_get(&s, "/tls"), ok_body("/tls"), "TLS: an allowed request reaches the origin");
 	is_int(origin_requests(), before + 1, "TLS: the origin saw it, over TLS");
+	is_int(tls_origin_resumed, 0, "TLS: the proxy's first connection to the origin: full");
+	stream_close(&s);
+	/* The next connection resumes the session of the first (verified for tls.test at this
+	 * address): no certificate sent or verified again. */
+	is_int(tls_client(p, proxy_ca, "tls.test", &s), 0, "TLS: a second connection");
+	is_str(tls_get(&s, "/again"), ok_body("/again"), "TLS: the second request is answered");
+	is_int(tls_origin_resumed, 1, "TLS: the proxy's second connection resumed the session");
 	stream_close(&s);
 	ok(tls_client(p, proxy_ca, "127.0.0.1", &s) < 0,
 	   "TLS without SNI: refused when no rule names the address");
