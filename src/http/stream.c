@@ -23,6 +23,9 @@
 #include "http/tls.h"
 #include "macro.h"
 
+/* The TLS read buffer with read-ahead: four full records. */
+#define STREAM_TLS_READ_BUF (4 * (16384 + 256))
+
 /* The BIO: recv/send on the descriptor it holds (as its data), never closing it. */
 static int sock_bio_write(BIO *b, const char *buf, int len)
 {
@@ -175,6 +178,21 @@ static ssize_t plain_read(struct stream *s, void *buf, size_t len)
 	}
 }
 
+/* After a read of @got bytes into @buf: the records already read ahead too, up to @len, with
+ * no more reading from the socket. One SSL_read returns one record (16 KiB at most); a relay
+ * that writes what it has then sends fewer, larger writes. */
+static size_t ssl_read_more(struct stream *s, char *buf, size_t len, size_t got)
+{
+	size_t n;
+
+	while (got < len && SSL_has_pending(s->ssl) &&
+	       SSL_read_ex(s->ssl, buf + got, len - got, &n) == 1)
+		got += n;
+	/* A record not complete yet (WANT_READ), or the end: the next read says so. */
+	ERR_clear_error();
+	return got;
+}
+
 ssize_t stream_read(struct stream *s, void *buf, size_t len)
 {
 	int64_t deadline;
@@ -193,7 +211,7 @@ ssize_t stream_read(struct stream *s, void *buf, size_t len)
 		ERR_clear_error();
 		ret = SSL_read_ex(s->ssl, buf, len, &n);
 		if (ret == 1)
-			return (ssize_t)n;
+			return (ssize_t)ssl_read_more(s, buf, len, n);
 		r = ssl_retry(s, ret, deadline);
 		if (r != 0) {
 			ERR_clear_error();
@@ -355,6 +373,11 @@ static int ssl_attach(struct stream *s, SSL_CTX *ctx)
 	 * after a response are common, and the HTTP framing finds a body cut short. */
 	SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	/* Read ahead: one recv takes what the socket has (up to the buffer), not a record's
+	 * header and then its body. Bytes read ahead count as pending (SSL_has_pending), which
+	 * is what stream_wait_readable looks at first. */
+	SSL_set_read_ahead(ssl, 1);
+	SSL_set_default_read_buffer_len(ssl, STREAM_TLS_READ_BUF);
 	s->ssl = ssl;
 	return 0;
 }
