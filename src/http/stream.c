@@ -7,6 +7,8 @@
  * read in passing), and its SSL talks to the socket through a BIO of our own that writes with
  * send(MSG_NOSIGNAL): a peer that hung up is -EPIPE, never a SIGPIPE that would kill the
  * supervisor (OpenSSL's socket BIO uses write(), and no thread mask is needed this way).
+ * TLS reads ahead, so that one recv takes several records. Between two plain sockets,
+ * stream_splice moves bytes through a pipe with splice(2), never through user space.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -321,6 +323,9 @@ ssize_t stream_splice(struct stream *from, struct stream *to, const struct strea
 
 	if (from->fd < 0 || to->fd < 0)
 		return -EBADF;
+	/* A splice to a socket whose peer is gone raises SIGPIPE (splice has no MSG_NOSIGNAL):
+	 * the proxy's threads block every signal (http_proxy_start), so it stays pending on the
+	 * thread and the call returns EPIPE. */
 	/* Non-blocking sockets: a splice takes what is there (a blocking one waits until @max
 	 * bytes came) and a wait is a poll bounded by the timeout. Plain streams are read and
 	 * written with MSG_DONTWAIT, so nothing else depends on the mode. */
