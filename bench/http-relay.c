@@ -52,16 +52,36 @@ static void nodelay(int fd)
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* What @from has now to @to: > 0 moved, 0 at @from's end, -errno. */
-static ssize_t step(struct conn *c, struct stream *from, struct stream *to)
+/* Everything @from has now (reads that do not wait) to @to: > 0 moved, 0 when nothing was
+ * there, -EPIPE at @from's end, -errno. A TLS side whose socket is readable may hold no
+ * application data (a session ticket, a record's first half): a read that waited for some
+ * could hold the other direction up until the timeout. */
+static ssize_t drain(struct conn *c, struct stream *from, struct stream *to)
 {
-	if (mode == SPLICE)
-		return stream_splice(from, to, &c->pipe, PIPE_SIZE);
-	ssize_t n = stream_read(from, c->buf, BUF_CAP);
-	if (n <= 0)
-		return n;
-	int r = stream_write_all(to, c->buf, (size_t)n);
-	return r < 0 ? r : n;
+	ssize_t moved = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		from->timeout_ms = 0;
+		if (mode == SPLICE)
+			n = stream_splice(from, to, &c->pipe, PIPE_SIZE);
+		else
+			n = stream_read(from, c->buf, BUF_CAP);
+		from->timeout_ms = 30000;
+		if (n == -ETIMEDOUT)
+			return moved;
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0)
+			return n;
+		if (mode != SPLICE) {
+			int r = stream_write_all(to, c->buf, (size_t)n);
+			if (r < 0)
+				return r;
+		}
+		moved += n;
+	}
 }
 
 static void relay(struct conn *c)
@@ -69,21 +89,22 @@ static void relay(struct conn *c)
 	int ended[2] = { 0, 0 };
 
 	while (!ended[0] || !ended[1]) {
-		int ready = 0;
+		int moved = 0;
 		for (int i = 0; i < 2; i++) {
-			if (ended[i] || stream_wait_readable(&c->s[i], 0) <= 0)
+			if (ended[i])
 				continue;
-			ready = 1;
-			ssize_t n = step(c, &c->s[i], &c->s[1 - i]);
-			if (n < 0)
-				return;
-			if (n == 0) {
+			ssize_t n = drain(c, &c->s[i], &c->s[1 - i]);
+			if (n == -EPIPE) {
 				ended[i] = 1;
 				stream_shutdown_write(&c->s[1 - i]);
+			} else if (n < 0) {
+				return;
 			}
+			moved |= n > 0;
 		}
-		if (ready)
+		if (moved)
 			continue;
+		/* What TLS still buffers is part of a record: the rest comes from the socket. */
 		struct pollfd pfd[2] = { { .fd = ended[0] ? -1 : c->s[0].fd, .events = POLLIN },
 					 { .fd = ended[1] ? -1 : c->s[1].fd, .events = POLLIN } };
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
