@@ -18,7 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "http/proxy-internal.h"
 
@@ -328,6 +327,8 @@ int proxy_upstream_open(struct proxy_conn *c, char *why, size_t whylen)
 		if (r < 0)
 			return r;
 	}
+	/* The socket stays non-blocking: the streams poll before each call, a TLS stream needs
+	 * it, and a splice takes what is there rather than waiting for all it asked. */
 	c->up.timeout_ms = p->cfg.upstream_timeout_ms;
 	c->uin.off = c->uin.len = 0;
 	if (!c->tls)
