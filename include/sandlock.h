@@ -295,6 +295,82 @@ int sandlock_event_format(const sandlock_event_t *event, char **ret_line);
 /* The event as one JSON object on one line (every field but size; NULLs left out). */
 int sandlock_event_format_json(const sandlock_event_t *event, char **ret_json);
 
+/* ---- policy_fn: a callback that decides per event ------------------------------------- */
+
+/* What a policy_fn sees. Strings are owned by the library, valid only during the callback; NULL
+ * where the event has none. There are no path strings: a path in the child's memory can change
+ * after the check. Held: execve, execveat, open, openat, openat2, connect, bind, sendto with an
+ * address, sendmsg, sendmmsg. Observed: the creates, removes, renames, links and truncates of
+ * files, fork/vfork/clone making a process, writable anonymous mmap, brk. The sandbox's first
+ * command (its launch's exec) is no event. */
+typedef struct sandlock_policy_event {
+	uint64_t size;	      /* sizeof(sandlock_policy_event_t) of the library that filled it */
+	uint64_t seq;	      /* 1, 2, ...: the order of the events of this sandbox */
+	const char *syscall;  /* "execve", "openat", "connect", "sendto", "fork", "mmap", ... */
+	const char *category; /* "file", "network", "process", "memory" */
+	int32_t pid;	      /* the calling thread's process (the caller's pid namespace) */
+	int32_t ppid;
+	const char *host; /* connect/bind/sendto/sendmsg/sendmmsg: the IP address (text) */
+	uint32_t port;	  /* the destination or bind port; 0 */
+	uint32_t held;	  /* 1: the call waits for the verdict; 0: observed, the verdict unused */
+	/* execve/execveat: the arguments the kernel will exec (a TOCTOU-safe copy: no other task
+	 * can change them before the exec), NULL-terminated; else NULL. An exec whose arguments
+	 * another task could change (a caller with threads, say) is refused with EPERM, and the
+	 * callback is not called for it. */
+	const char *const *argv;
+	uint32_t argc;
+	/* Observed events: 1 when the static policy refused the call (the callback only observes).
+	 * Held events: 0, since the static policy decides after an allow, and its denials win. */
+	uint32_t denied;
+} sandlock_policy_event_t;
+
+/* What the callback may change, valid only during the callback. */
+typedef struct sandlock_policy_ctx sandlock_policy_ctx_t;
+
+/* The verdict: 0 allow; -1 deny (EPERM); a positive errno: deny with it; -2 allow and flag (an
+ * event with SANDLOCK_VERDICT_AUDIT); anything else denies (EPERM). Called on a thread of the
+ * sandbox's own (never the supervisor's loop), one event at a time, in order. No verdict within
+ * the timeout denies the held call (EPERM). */
+#define SANDLOCK_POLICY_ALLOW 0
+#define SANDLOCK_POLICY_DENY (-1)
+#define SANDLOCK_POLICY_AUDIT (-2)
+typedef int32_t (*sandlock_policy_fn)(const sandlock_policy_event_t *event,
+				      sandlock_policy_ctx_t *ctx, void *user_data);
+
+/* Set (or with @fn NULL, clear) the policy's policy_fn. @user_data is passed to @fn; @drop (may
+ * be NULL) is called with it once, when the last policy or sandbox holding it is gone (copies
+ * share it). The policy_fn is not data: dumps leave it out, loaders never set it. Errors: -EINVAL
+ * (NULL policy; a no_supervisor policy at spawn), -ENOMEM (then @drop is not called). */
+int sandlock_policy_set_policy_fn(sandlock_policy_t *policy, sandlock_policy_fn fn, void *user_data,
+				  void (*drop)(void *user_data));
+/* How long a held call waits for the verdict (1..600000 ms; the default 5000). -EINVAL. */
+int sandlock_policy_set_policy_fn_timeout(sandlock_policy_t *policy, uint32_t timeout_ms);
+
+/* Network, by IP address (text, "127.0.0.1", "::1"): the addresses a connection or datagram may
+ * reach resolve per-pid override > live set > static net_allow, and the static net_deny applies
+ * after and always wins. restrict_network sets the live set to @ips (never above the static
+ * ceiling: the static rules are checked first); grant_network adds @ips back to the live set (an
+ * address net_allow does not allow stays refused; without a live set it changes nothing);
+ * restrict_pid_network sets @pid's own set. @n 0 allows none. At most 256 addresses a set and 64
+ * pids. Errors: -EINVAL (a bad address, NULL, @n too large), -ENOSPC. */
+int sandlock_policy_ctx_restrict_network(sandlock_policy_ctx_t *ctx, const char *const *ips,
+					 size_t n);
+int sandlock_policy_ctx_grant_network(sandlock_policy_ctx_t *ctx, const char *const *ips, size_t n);
+int sandlock_policy_ctx_restrict_pid_network(sandlock_policy_ctx_t *ctx, int32_t pid,
+					     const char *const *ips, size_t n);
+/* Lower the live limits (never raise: a value above the current one is -EPERM). A sandbox
+ * without the static limit gets it set (max_memory / max_processes are then checked from the
+ * next call on). Errors: -EINVAL (0), -EPERM. */
+int sandlock_policy_ctx_restrict_max_memory(sandlock_policy_ctx_t *ctx, uint64_t bytes);
+int sandlock_policy_ctx_restrict_max_processes(sandlock_policy_ctx_t *ctx, uint32_t n);
+/* Deny the file @path (absolute) resolves to now, by identity (device and inode: hard links and
+ * renames keep the deny), to the opens and execs of the sandbox (EACCES); allow_path removes
+ * only what deny_path added. This version cannot enforce it without a race (the open or exec
+ * would have to be made on the child's behalf): both return -EOPNOTSUPP; deny the held open or
+ * exec from the callback instead. Errors: -EINVAL (NULL, not absolute), -EOPNOTSUPP. */
+int sandlock_policy_ctx_deny_path(sandlock_policy_ctx_t *ctx, const char *path);
+int sandlock_policy_ctx_allow_path(sandlock_policy_ctx_t *ctx, const char *path);
+
 typedef struct sandlock_spawn_opts {
 	uint64_t size; /* sizeof(sandlock_spawn_opts_t) */
 	uint32_t flags;

@@ -30,8 +30,9 @@ static int peer_names(const struct plan_needs *n)
 
 static int max_processes(const struct plan_needs *n)
 {
-	/* max_memory needs to know of new processes too (handlers/memory.c). */
-	return n->max_processes || n->max_memory;
+	/* max_memory needs to know of new processes too (handlers/memory.c); a policy_fn observes
+	 * forks, and may lower the limit. */
+	return n->max_processes || n->max_memory || n->policy_fn;
 }
 
 /* A clone that makes a process: no CLONE_THREAD, and none of the flags the filter refuses
@@ -43,6 +44,12 @@ static int max_processes(const struct plan_needs *n)
 static int max_memory(const struct plan_needs *n)
 {
 	return n->max_memory;
+}
+
+/* mmap and brk: checked under max_memory, observed by a policy_fn (which may lower the limit). */
+static int memory_or_pfn(const struct plan_needs *n)
+{
+	return n->max_memory || n->policy_fn;
 }
 
 static int num_cpus(const struct plan_needs *n)
@@ -122,19 +129,21 @@ static int logs_denials(const struct plan_needs *n)
 	return n->supervised && (n->events & SANDLOCK_EVENTS_DENIALS);
 }
 
+/* With a policy_fn, the opens and execs are held for its verdict and the fs changes observed
+ * (supervisor/policy-fn.c); their handlers CONTINUE what they mediate nothing of. */
 static int files_or_log(const struct plan_needs *n)
 {
-	return serves_files(n) || logs_denials(n);
+	return serves_files(n) || logs_denials(n) || n->policy_fn;
 }
 
 static int writes_or_log(const struct plan_needs *n)
 {
-	return mediates_write_or_cow(n) || logs_denials(n);
+	return mediates_write_or_cow(n) || logs_denials(n) || n->policy_fn;
 }
 
 static int workdir_or_log(const struct plan_needs *n)
 {
-	return workdir(n) || logs_denials(n);
+	return workdir(n) || logs_denials(n) || n->policy_fn;
 }
 
 void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write_mediated,
@@ -161,6 +170,7 @@ void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write
 		.http_files = supervised && policy_http_active(p) &&
 			      (policy_http_hosts(p) || (p->http_inject_ca && p->http_inject_ca[0])),
 		.bind_restricted = policy_bind_restricted(p),
+		.policy_fn = supervised && p->policy_fn != NULL,
 	};
 }
 
@@ -218,6 +228,17 @@ size_t trap_set_of(const struct plan_needs *needs, struct trap *traps, size_t ma
 			traps[n++] = rows[i].trap;
 		}
 	return n;
+}
+
+int trap_needed_without_pfn(const struct plan_needs *n, int nr)
+{
+	struct plan_needs without = *n;
+
+	without.policy_fn = 0;
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+		if (rows[i].trap.nr == nr && (!rows[i].needed || rows[i].needed(&without)))
+			return 1;
+	return 0;
 }
 
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max)

@@ -58,6 +58,7 @@ struct plan_needs {
 			      * http_inject_ca names bundles (both served by handlers/open.c) */
 	int bind_restricted; /* policy_bind_restricted */
 	uint32_t events;     /* supervised: the run's SANDLOCK_EVENTS_* (set by plan_build) */
+	int policy_fn;	     /* supervised, with a policy_fn: its held and observed calls */
 };
 
 /* The summary of @p, with the two answers that resolve paths given: whether a grant covers /proc
@@ -72,6 +73,10 @@ void plan_needs_of(const struct sandlock_policy *p, struct plan_needs *ret);
  * or denies the deny_unsupervised ones without one). Returns how many were written (at most
  * @max); unused bytes of each entry are zero, so entries compare with memcmp. */
 size_t trap_set_of(const struct plan_needs *n, struct trap *traps, size_t max);
+/* Whether a sandbox of the needs @n would trap syscall @nr without its policy_fn: if not, its
+ * handlers mediate nothing of it and answer CONTINUE (supervisor/policy-fn.c then answers an
+ * allowed call itself). */
+int trap_needed_without_pfn(const struct plan_needs *n, int nr);
 /* The trap set of @p for a caller without a plan: trap_set_of(plan_needs_of(@p)). */
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max);
 

@@ -4,6 +4,7 @@
  * exported setters are in api-policy.c.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,24 @@ void policy_free(struct sandlock_policy *p)
 		return;
 	schema_free_all(p);
 	policy_labels_free(p);
+	policy_fn_unref(p->policy_fn);
 	free(p);
+}
+
+struct policy_fn_ref *policy_fn_ref(struct policy_fn_ref *r)
+{
+	if (r)
+		atomic_fetch_add(&r->refs, 1);
+	return r;
+}
+
+void policy_fn_unref(struct policy_fn_ref *r)
+{
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	if (r->drop)
+		r->drop(r->user_data);
+	free(r);
 }
 
 int policy_set_env(struct sandlock_policy *p, const char *name, const char *value)
@@ -172,6 +190,9 @@ void policy_confine_extras(const struct sandlock_policy *p, char *buf, size_t si
 			return;
 		off += (size_t)n;
 	}
+	/* Not a field of the schema, and nothing in place could call it. */
+	if (p->policy_fn)
+		snprintf(buf + off, size - off, "%spolicy_fn", off ? ", " : "");
 }
 
 int policy_bind_restricted(const struct sandlock_policy *p)
@@ -211,6 +232,7 @@ int policy_check_supervision(const struct sandlock_policy *p, struct sandlock_er
 		  " (the wall clock is answered by the supervisor)" },
 		{ p->deterministic_dirs, "deterministic_dirs",
 		  " (directory listings are sorted by the supervisor)" },
+		{ p->policy_fn != NULL, "policy_fn", " (its callback runs in the supervisor)" },
 		{ p->workdir != NULL, "workdir",
 		  " (its copy-on-write branch is made by the supervisor)" },
 	};

@@ -118,7 +118,22 @@ struct sandlock_policy {
 	struct policy_bind {
 		struct port_set allow, deny;
 	} bind;
+	/* policy_fn (not data: no schema field, never dumped or loaded), shared by the copies of
+	 * the policy and the sandboxes spawned from them; NULL: none. */
+	struct policy_fn_ref *policy_fn;
+	uint32_t policy_fn_timeout_ms; /* 0: the default */
 };
+
+/* The callback of sandlock_policy_set_policy_fn, counted: @drop runs once, with the last
+ * reference. */
+struct policy_fn_ref {
+	_Atomic long refs;
+	sandlock_policy_fn fn;
+	void *user_data;
+	void (*drop)(void *user_data);
+};
+struct policy_fn_ref *policy_fn_ref(struct policy_fn_ref *r);
+void policy_fn_unref(struct policy_fn_ref *r);
 struct protection_info {
 	const char *name;     /* "FsRefer" */
 	const char *cli_name; /* "fs-refer" */

@@ -667,6 +667,7 @@ struct sandlock_policy *policy_copy(const struct sandlock_policy *p)
 	*c = *p;
 	for (size_t i = 0; i < schema_n_fields; i++)
 		forget_pointers(c, &schema_fields[i]);
+	policy_fn_ref(c->policy_fn); /* shared, counted: released by policy_free */
 	if (policy_labels_copy(c, p) < 0) {
 		policy_free(c);
 		return NULL;

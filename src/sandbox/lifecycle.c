@@ -26,6 +26,7 @@
 #include "sandbox.h"
 #include "supervisor/events.h"
 #include "supervisor/handlers/handlers.h"
+#include "supervisor/policy-fn.h"
 #include "syscall-util.h"
 
 static int stdio_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
@@ -356,6 +357,9 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		r = control_claim(&sb->control, sb->name, 0, reterr);
 	if (r == 0 && sb->plan.supervised)
 		r = spawn_supervisor(sb, reterr);
+	if (r == 0 && sb->plan.supervised &&
+	    (r = policy_fn_start(&sb->sv, p->policy_fn, p->policy_fn_timeout_ms)) < 0)
+		r = error_set(reterr, r, "policy_fn: %s", strerror(-r));
 	if (r == 0 && (r = events_start(sb->events)) < 0)
 		r = error_set(reterr, r, "the events thread: %s", strerror(-r));
 	if (r == 0)

@@ -21,6 +21,7 @@
 #include "sandbox-internal.h"
 #include "sandbox.h"
 #include "supervisor/handlers/handlers.h"
+#include "supervisor/policy-fn.h"
 
 /* How long to keep draining captured output after the command exited and the rest of the
  * sandbox was killed. Only a descriptor passed out of the sandbox can keep a pipe open that
@@ -187,6 +188,9 @@ static void on_event(struct sandlock_sandbox *sb, struct loop *l, const struct e
 	case EV_COW_COPY:
 		cow_wait_on_done(&sb->sv);
 		break;
+	case EV_POLICY_FN:
+		policy_fn_on_ready(&sb->sv);
+		break;
 	case EV_OUT:
 	case EV_ERR:
 		pipe_fd = ev->data.u64 == EV_OUT ? &sb->out_r : &sb->err_r;
@@ -226,6 +230,9 @@ static void loop_watch(struct sandlock_sandbox *sb, struct loop *l)
 	epoll_add(l->epfd, l->timer, EV_TIMER);
 	epoll_add(l->epfd, sb->control.fd, EV_CONTROL);
 	epoll_add(l->epfd, sb->cow_copy_fd, EV_COW_COPY);
+	/* policy_fn: held calls from here on (the launch's own exec is not one); the calls the
+	 * callback allowed come back through this descriptor. */
+	epoll_add(l->epfd, policy_fn_arm(&sb->sv), EV_POLICY_FN);
 	if (sb->memory_fd >= 0) {
 		/* max_memory: what no trapped call shows (memory made writable later, pages
 		 * touched) is caught every 100 ms. */

@@ -35,6 +35,7 @@ enum {
 	EV_MEMORY,
 	EV_CONTROL,
 	EV_COW_COPY,
+	EV_POLICY_FN,
 	EV_CLIENT, /* + the client's slot: must stay last */
 };
 

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "notif.h"
 #include "plan/plan.h"
+#include "policy-fn.h"
 #include "strv.h"
 #include "supervisor.h"
 #include "syscall-util.h"
@@ -73,7 +74,23 @@ int supervisor_handle(struct supervisor *sv)
 			return 0;
 		return negative_errno();
 	}
-	return supervisor_answer(sv, req);
+	/* policy_fn: a held call waits for the callback's verdict off the loop. */
+	int r = policy_fn_hold(sv, req);
+	if (r == NOTIF_DEFERRED)
+		return 0;
+	if (r != NOTIF_NOT_MINE) { /* -errno: no verdict could be asked */
+		struct seccomp_notif_resp *resp = sv->resp;
+		memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
+		resp->id = req->id;
+		notif_answer_errno(resp, r);
+		if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+			return negative_errno();
+		return 0;
+	}
+	r = supervisor_answer(sv, req);
+	if (r == 0 && sv->pfn)
+		policy_fn_observe(sv, req, -sv->resp->error);
+	return r;
 }
 
 /* The handlers of route @rt in order: the workdir's first, where the sandbox has one, then the
@@ -150,6 +167,7 @@ void supervisor_stop_workers(struct supervisor *sv)
 	}
 	workers_stop(&sv->workers);
 	cow_wait_stop(sv);
+	policy_fn_stop(sv);
 }
 
 void supervisor_done(struct supervisor *sv)
@@ -163,6 +181,7 @@ void supervisor_done(struct supervisor *sv)
 	sv->req = NULL;
 	sv->resp = NULL;
 	workers_done(&sv->workers);
+	policy_fn_free(sv);
 	port_map_done(&sv->ports);
 	umask_cache_done(sv);
 	fs_meta_done(sv);

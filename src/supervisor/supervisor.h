@@ -76,6 +76,7 @@ struct supervisor {
 	struct notices notices; /* for the user: a process killed, a fork refused (notices.h) */
 	struct events *events;	/* the decisions' stream (events.h); owned by the sandbox */
 	pid_t main_pid;		/* the command's own process, once cloned */
+	struct policy_fn *pfn;	/* the policy_fn's state (policy-fn.h); NULL: none */
 	_Atomic uint32_t *kill_cause; /* the sandbox's: SANDLOCK_CAUSE_MEMORY once the command's
 				       * own process is killed for max_memory (not owned) */
 };

@@ -37,6 +37,7 @@
 #include "procs.h"
 #include "supervisor/child.h"
 #include "supervisor/events.h"
+#include "supervisor/policy-fn.h"
 #include "supervisor/supervisor.h"
 
 /* The destination of @ss as the rules see it. Returns 0, or -EINVAL/-EAFNOSUPPORT as the
@@ -212,7 +213,9 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 	}
 	if ((domain != AF_INET && domain != AF_INET6) || ss->ss_family == AF_UNSPEC)
 		return 0; /* reaches nobody new: AF_UNSPEC dissolves an association */
-	if (!check) {
+	/* A policy_fn that restricted the network has every destination checked here. */
+	int limited = policy_fn_net_limited(sv);
+	if (!check && !limited) {
 		/* The kernel's to decide (Landlock's port rules), or a TCP send, which goes where
 		 * its connect went: only a connect is shown as let through. */
 		if (proto != NET_PROTO_TCP || req->data.nr == SYS_connect)
@@ -225,7 +228,12 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 	if (r < 0)
 		return r;
 	struct net_dest d = { .family = family, .addr = addr, .port = port, .proto = proto };
-	long decided = net_decide(&sv->plan->net, proto, family, addr, port);
+	long decided = check ? net_decide(&sv->plan->net, proto, family, addr, port) : NET_ALLOWED;
+	/* After the static allow rules (the ceiling) and with their deny rules winning: the
+	 * policy_fn's per-pid set, else its live set. */
+	if (decided == NET_ALLOWED && limited &&
+	    !policy_fn_net_allows(sv, (pid_t)req->pid, family, addr))
+		decided = NET_NO_RULE;
 	if (decided != NET_ALLOWED) {
 		/* The answer the call gets: handle_connect turns a refusal into Landlock's EACCES
 		 * where the connect rules are Landlock's (no net.onbehalf). */

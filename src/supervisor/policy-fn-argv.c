@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy-fn-argv: whether an exec's argument vector, read for the policy_fn, is what the kernel
+ * reads when the call goes on (CONTINUE). The caller waits in the syscall, so only another task
+ * could change it: one sharing its memory (a thread of its group, a process cloned with CLONE_VM
+ * that is not waiting in vfork), or one that writes a shared mapping or the file behind a private
+ * one. ptrace and process_vm_writev are on the default blocklist. The vector is stable when:
+ *  - the caller's process has one thread;
+ *  - every other process sharing its memory (kcmp KCMP_VM, over /proc) is single-threaded and
+ *    waits in a vfork (vfork, or clone/clone3 with CLONE_VFORK): it runs no code until the
+ *    exec is over;
+ *  - every byte of it lies in private anonymous memory (the stack, the heap, anonymous maps),
+ *    or in a private map of the caller's own executable while that file cannot be opened for
+ *    writing (ETXTBSY, or no write permission).
+ * Anything else, or a look that fails, is unstable: the exec is refused (fail closed).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "notif.h"
+#include "policy-fn-internal.h"
+
+static int threads_of(pid_t pid)
+{
+	long n = 0;
+
+	return proc_status_number(pid, "Threads", &n) < 0 ? -1 : (int)n;
+}
+
+/* Whether process @peer waits in a vfork (its child, sharing its memory, runs instead). */
+static int in_vfork(pid_t peer)
+{
+	char buf[256];
+	unsigned long long nr, a0;
+
+	if (threads_of(peer) != 1 || proc_read(peer, "syscall", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu %llx", &nr, &a0) != 2)
+		return 0;
+#ifdef SYS_vfork
+	if (nr == SYS_vfork)
+		return 1;
+#endif
+	if (nr == SYS_clone)
+		return (a0 & CLONE_VFORK) != 0;
+	if (nr == SYS_clone3) { /* the flags are the first field of struct clone_args */
+		uint64_t flags = 0;
+		struct iovec l = { &flags, sizeof(flags) }, r = { (void *)a0, sizeof(flags) };
+		return process_vm_readv(peer, &l, 1, &r, 1, 0) == sizeof(flags) &&
+		       (flags & CLONE_VFORK);
+	}
+	return 0;
+}
+
+/* Whether every process other than @tgid sharing its memory waits in a vfork. */
+static int peers_parked(pid_t tgid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int parked = 1;
+
+	if (!d)
+		return 0;
+	while (parked && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t p = (pid_t)strtol(de->d_name, NULL, 10);
+		if (p == tgid || p == getpid())
+			continue;
+		if (syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0) == 0 && !in_vfork(p))
+			parked = 0;
+	}
+	closedir(d);
+	return parked;
+}
+
+/* Whether the caller's executable cannot be written (by the sandbox, which has no more rights
+ * than this process): the kernel denies writes to a running program (ETXTBSY), or no write
+ * permission. */
+static int exe_unwritable(pid_t tgid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", tgid);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == ETXTBSY || errno == EACCES || errno == EPERM || errno == EROFS;
+}
+
+struct map {
+	uint64_t start, end;
+	int ok;
+};
+
+/* The caller's maps, each marked whether its content can change only by the caller's own
+ * writes. *@ret owned. */
+static int maps_of(pid_t tgid, struct map **ret, size_t *ret_n)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, n = 0, cap = 0;
+	struct stat exe;
+	char path[64];
+	int exe_ok = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", tgid);
+	if (stat(path, &exe) < 0 || proc_read_all(tgid, "maps", &text, &len) < 0)
+		return -EPERM;
+	struct map *m = NULL;
+	for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		unsigned long long s, e, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &s, &e, perms, &off, &maj, &min,
+			   &ino) != 7)
+			continue;
+		if (n == cap) {
+			struct map *g = realloc(m, (cap = cap ? cap * 2 : 64) * sizeof(*m));
+			if (!g) {
+				free(m);
+				return -ENOMEM;
+			}
+			m = g;
+		}
+		int ok = perms[3] == 'p' && ino == 0;
+		if (!ok && perms[3] == 'p' && ino == exe.st_ino && maj == major(exe.st_dev) &&
+		    min == minor(exe.st_dev)) {
+			if (exe_ok < 0)
+				exe_ok = exe_unwritable(tgid);
+			ok = exe_ok;
+		}
+		m[n++] = (struct map){ s, e, ok };
+	}
+	*ret = m;
+	*ret_n = n;
+	return 0;
+}
+
+/* Whether [@s, @e) lies in maps marked ok, end to end. */
+static int range_ok(const struct map *m, size_t n, uint64_t s, uint64_t e)
+{
+	for (size_t i = 0; i < n && s < e; i++) {
+		if (m[i].end <= s)
+			continue;
+		if (m[i].start > s || !m[i].ok)
+			return 0;
+		s = m[i].end;
+	}
+	return s >= e;
+}
+
+int pfn_argv_stable(pid_t tid, const uint64_t (*r)[2], size_t n)
+{
+	pid_t tgid = tid;
+	struct map *m = NULL;
+	size_t n_maps = 0;
+
+	if (proc_status_field(tid, "Tgid", &tgid) < 0 || threads_of(tgid) != 1 ||
+	    !peers_parked(tgid) || maps_of(tgid, &m, &n_maps) < 0)
+		return 0;
+	int ok = 1;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = range_ok(m, n_maps, r[i][0], r[i][1]);
+	free(m);
+	return ok;
+}

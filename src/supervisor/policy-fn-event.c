@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy-fn-event: what a policy_fn is shown of a call: its name and category, the process and
+ * its parent, the address of a network call, the argument vector of an exec. Runs on the policy
+ * thread, reading the waiting child through the state's copy of the listener (ID_VALID-checked).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "notif.h"
+#include "policy-fn-internal.h"
+#include "syscall-util.h"
+
+/* The kernel's limits on an exec's arguments (MAX_ARG_STRLEN, and a bound on the whole). */
+#define ARG_STRLEN_MAX (32u * 4096u)
+#define ARGV_BYTES_MAX (2u * 1024u * 1024u)
+#define ARGV_MAX 65536u
+
+int pfn_kind(int nr)
+{
+	switch (nr) {
+	case SYS_execve:
+	case SYS_execveat:
+#ifdef SYS_open
+	case SYS_open:
+#endif
+	case SYS_openat:
+	case SYS_openat2:
+	case SYS_connect:
+	case SYS_bind:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+		return 1;
+#ifdef SYS_fork
+	case SYS_fork:
+	case SYS_vfork:
+	case SYS_mkdir:
+	case SYS_rmdir:
+	case SYS_unlink:
+	case SYS_rename:
+	case SYS_link:
+	case SYS_symlink:
+	case SYS_mknod:
+	case SYS_creat:
+#endif
+	case SYS_clone:
+	case SYS_mmap:
+	case SYS_brk:
+	case SYS_mkdirat:
+	case SYS_mknodat:
+	case SYS_symlinkat:
+	case SYS_unlinkat:
+	case SYS_renameat:
+	case SYS_renameat2:
+	case SYS_linkat:
+	case SYS_truncate:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+const char *pfn_category(int nr)
+{
+	switch (nr) {
+	case SYS_connect:
+	case SYS_bind:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+		return "network";
+	case SYS_execve:
+	case SYS_execveat:
+	case SYS_clone:
+#ifdef SYS_fork
+	case SYS_fork:
+	case SYS_vfork:
+#endif
+		return "process";
+	case SYS_mmap:
+	case SYS_brk:
+		return "memory";
+	default:
+		return "file";
+	}
+}
+
+/* The address of a network call, where it names one: its place and length in the child. */
+static int addr_of(struct policy_fn *st, const struct seccomp_notif *req, uint64_t *addr,
+		   uint64_t *len)
+{
+	const __u64 *a = req->data.args;
+	struct msghdr mh;
+
+	switch (req->data.nr) {
+	case SYS_connect:
+	case SYS_bind:
+		*addr = a[1];
+		*len = a[2] & 0xffffffffu;
+		return 0;
+	case SYS_sendto:
+		*addr = a[4];
+		*len = a[5] & 0xffffffffu;
+		return 0;
+	case SYS_sendmsg:
+	case SYS_sendmmsg: /* the first message's: struct mmsghdr starts with its msghdr */
+		if (!a[1])
+			return -EFAULT;
+		int r = notif_mem_read(st->listener, req, a[1], &mh, sizeof(mh));
+		if (r < 0)
+			return r;
+		*addr = (uint64_t)mh.msg_name;
+		*len = mh.msg_namelen;
+		return 0;
+	default:
+		*addr = *len = 0;
+		return 0;
+	}
+}
+
+static int read_host(struct policy_fn *st, const struct seccomp_notif *req, struct pfn_event *e)
+{
+	struct sockaddr_storage ss = { 0 };
+	uint64_t addr, len;
+	int r = addr_of(st, req, &addr, &len);
+
+	if (r == NOTIF_GONE)
+		return r;
+	if (r < 0 || !addr || len < sizeof(sa_family_t))
+		return 0; /* no address: the chain answers the call's own error */
+	r = notif_mem_read(st->listener, req, addr, &ss, MIN(len, sizeof(ss)));
+	if (r == NOTIF_GONE)
+		return r;
+	if (r < 0)
+		return 0;
+	if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)&ss;
+		inet_ntop(AF_INET, &in->sin_addr, e->host, sizeof(e->host));
+		e->ev.port = ntohs(in->sin_port);
+		e->ev.host = e->host;
+	} else if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)&ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, e->host, sizeof(e->host));
+		e->ev.port = ntohs(in6->sin6_port);
+		e->ev.host = e->host;
+	}
+	return 0;
+}
+
+/* The string at @addr of the child, up to its NUL, in *@ret (owned): its length, or -errno. */
+static long read_cstr(struct policy_fn *st, const struct seccomp_notif *req, uint64_t addr,
+		      char **ret)
+{
+	size_t cap = 256, len = 0;
+	char *buf = malloc(cap);
+
+	for (;;) {
+		if (!buf)
+			return -ENOMEM;
+		/* A page at a time: the string may end just before an unmapped page. */
+		size_t chunk = MIN(cap - len, 4096 - ((addr + len) & 4095));
+		int r = notif_mem_read(st->listener, req, addr + len, buf + len, chunk);
+		if (r < 0) {
+			free(buf);
+			return r;
+		}
+		char *nul = memchr(buf + len, '\0', chunk);
+		if (nul) {
+			*ret = buf;
+			return nul - buf;
+		}
+		len += chunk;
+		if (len >= ARG_STRLEN_MAX) {
+			free(buf);
+			return -E2BIG;
+		}
+		if (len == cap) {
+			char *n = realloc(buf, cap *= 2);
+			if (!n)
+				free(buf);
+			buf = n;
+		}
+	}
+}
+
+/* The argument vector of an exec, read once, and the memory it was read from (@ranges: the
+ * pointer array, then each string with its NUL). */
+static int read_argv(struct policy_fn *st, const struct seccomp_notif *req, struct pfn_event *e,
+		     uint64_t (**ranges)[2], size_t *n_ranges)
+{
+	uint64_t arr = req->data.args[req->data.nr == SYS_execveat ? 2 : 1], total = 0;
+	size_t n = 0;
+	uint64_t(*rg)[2] = NULL;
+
+	for (;; n++) {
+		uint64_t p = 0;
+		if (n >= ARGV_MAX || total > ARGV_BYTES_MAX)
+			return -E2BIG;
+		int r = arr ? notif_mem_read(st->listener, req, arr + 8 * n, &p, sizeof(p)) : 0;
+		if (r < 0)
+			return r;
+		char **v = realloc(e->argv, (n + 2) * sizeof(*v));
+		uint64_t(*g)[2] = realloc(rg, (n + 2) * sizeof(*g));
+		if (g)
+			rg = g;
+		if (v)
+			e->argv = v;
+		if (!v || !g) {
+			free(rg);
+			return -ENOMEM;
+		}
+		e->argv[n] = NULL;
+		if (!p)
+			break;
+		long len = read_cstr(st, req, p, &e->argv[n]);
+		if (len < 0) {
+			free(rg);
+			return (int)len;
+		}
+		e->argv[n + 1] = NULL;
+		rg[n + 1][0] = p;
+		rg[n + 1][1] = p + (uint64_t)len + 1;
+		total += (uint64_t)len + 1;
+	}
+	rg[0][0] = arr;
+	rg[0][1] = arr + 8 * (n + 1);
+	e->ev.argc = (uint32_t)n;
+	*ranges = rg;
+	*n_ranges = arr ? n + 1 : 0;
+	return 0;
+}
+
+static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e)
+{
+	uint64_t(*ranges)[2] = NULL;
+	size_t n = 0;
+	int r = read_argv(st, &item->req, e, &ranges, &n);
+
+	if (r == 0) {
+		e->ev.argv = (const char *const *)e->argv;
+		/* The kernel reads the vector again when the call goes on: only a vector no other
+		 * task can change meanwhile is shown (policy-fn-argv.c), else the exec is refused.
+		 */
+		if (!pfn_argv_stable((pid_t)item->req.pid, (const uint64_t(*)[2])ranges, n))
+			r = -EPERM;
+		else if (!notif_id_valid(st->listener, item->req.id))
+			r = NOTIF_GONE;
+	}
+	free(ranges);
+	return r;
+}
+
+/* The process and parent of thread @tid, from one read of its status (a thread's PPid is its
+ * process's). */
+static void ids_read(pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	char buf[2048];
+
+	if (proc_read(tid, "status", buf, sizeof(buf)) < 0)
+		return;
+	const char *t = strstr(buf, "\nTgid:"), *p = strstr(buf, "\nPPid:");
+	if (t)
+		*tgid = (pid_t)strtol(t + 6, NULL, 10);
+	if (p)
+		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+}
+
+/* The same, kept per thread while its process lives (a pidfd of the process, polled: a status
+ * read costs more than the rest of the event). The parent is the one seen first. */
+static void ids_of(struct policy_fn *st, pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	struct pfn_ids *c = NULL;
+
+	for (size_t i = 0; i < POLICY_FN_IDS; i++)
+		if (st->ids[i].tid == tid)
+			c = &st->ids[i];
+	struct pollfd pfd = { .fd = c ? c->pidfd : -1, .events = POLLIN };
+	if (c && poll(&pfd, 1, 0) == 0) {
+		*tgid = c->tgid;
+		*ppid = c->ppid;
+		return;
+	}
+	ids_read(tid, tgid, ppid);
+	if (!c)
+		c = &st->ids[st->ids_next++ % POLICY_FN_IDS];
+	safe_close(c->pidfd);
+	c->pidfd = sys_pidfd_open(*tgid, 0);
+	c->tid = c->pidfd >= 0 ? tid : 0;
+	c->tgid = *tgid;
+	c->ppid = *ppid;
+}
+
+/* The syscall's name, looked up once per number (the policy thread alone uses the cache). */
+static const char *name_of(struct policy_fn *st, int nr)
+{
+	if (nr < 0 || nr >= POLICY_FN_NAMES)
+		return "unknown";
+	if (!st->names[nr][0]) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		snprintf(st->names[nr], sizeof(st->names[nr]), "%s", name ? name : "unknown");
+		free(name);
+	}
+	return st->names[nr];
+}
+
+int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e)
+{
+	const struct seccomp_notif *req = &item->req;
+	pid_t tgid = (pid_t)req->pid, ppid = 0;
+	int nr = req->data.nr;
+
+	memset(e, 0, sizeof(*e));
+	ids_of(st, (pid_t)req->pid, &tgid, &ppid);
+	snprintf(e->name, sizeof(e->name), "%s", name_of(st, nr));
+	uint64_t seq = ++st->seq; /* the policy thread's own */
+	e->ev = (sandlock_policy_event_t){
+		.size = sizeof(e->ev),
+		.seq = seq,
+		.syscall = e->name,
+		.category = pfn_category(nr),
+		.pid = tgid,
+		.ppid = ppid,
+		.held = (uint32_t)item->held,
+		.denied = item->error != 0,
+	};
+	if (!item->held)
+		return 0;
+	if (strcmp(e->ev.category, "network") == 0)
+		return read_host(st, req, e);
+	if (nr == SYS_execve || nr == SYS_execveat)
+		return build_exec(st, item, e);
+	return 0;
+}
+
+void pfn_event_done(struct pfn_event *e)
+{
+	for (size_t i = 0; e->argv && e->argv[i]; i++)
+		free(e->argv[i]);
+	free(e->argv);
+	e->argv = NULL;
+}

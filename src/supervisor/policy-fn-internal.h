@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy-fn-internal: the state behind sv->pfn, shared by policy-fn.c (the queues and threads),
+ * policy-fn-event.c (what the callback is shown) and policy-fn-ctx.c (what it may change).
+ */
+#pragma once
+
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy-fn.h"
+#include "sandlock.h"
+
+#define POLICY_FN_NAMES 512
+#define POLICY_FN_IDS 64 /* threads whose process and parent are kept */
+
+struct pfn_item {
+	struct pfn_item *next;
+	struct seccomp_notif req;
+	int held;
+	int error;    /* observed: the errno the chain answered, 0 allowed */
+	int answered; /* held: answered (a timeout, the verdict): under the lock */
+	int64_t deadline_ns;
+};
+
+/* A set of IP addresses, each as 16 bytes (IPv4 as ::ffff:a.b.c.d). */
+struct pfn_ipset {
+	size_t n;
+	struct in6_addr a[POLICY_FN_NET_MAX];
+};
+
+struct pfn_pid_set {
+	pid_t pid;
+	struct pfn_ipset set;
+};
+
+/* A thread's process and parent, valid while the process's pidfd is not readable (it lives). */
+struct pfn_ids {
+	pid_t tid, tgid, ppid;
+	int pidfd;
+};
+
+struct policy_fn {
+	struct supervisor *sv;
+	struct policy_fn_ref *ref;
+	int64_t timeout_ns;
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* an item queued, or stopping */
+	pthread_cond_t reap; /* a deadline queued, or stopping */
+	pthread_t thread, reaper;
+	int started; /* threads started: 0, 1 (the policy thread), 2 (both) */
+	int stopping;
+	atomic_int armed;
+	int broken;   /* armed without a listener copy: held calls refused */
+	int listener; /* the copy the threads answer on, -1 before policy_fn_arm */
+	int ready_fd; /* an eventfd: calls the callback allowed wait on the ready list */
+	struct pfn_item *held, *held_tail, *obs, *obs_tail, *ready, *ready_tail;
+	struct pfn_item *running; /* the held call the callback decides now */
+	size_t n_obs;
+	uint64_t dropped;  /* observed events the full queue did not take */
+	uint64_t seq;	   /* the policy thread's */
+	char (*names)[32]; /* POLICY_FN_NAMES syscall names, looked up once each */
+	/* Per held syscall below POLICY_FN_NAMES: trapped for the policy_fn alone, so the chain
+	 * would CONTINUE it: an allowed call is answered CONTINUE here, not handed back. */
+	uint8_t *direct;
+	struct pfn_ids *ids; /* POLICY_FN_IDS, the policy thread's */
+	size_t ids_next;
+	/* The context (policy-fn-ctx.c), under the lock. */
+	atomic_int net_limited; /* a live or per-pid set exists */
+	int live_set;
+	struct pfn_ipset live;
+	size_t n_pids;
+	struct pfn_pid_set *pids; /* POLICY_FN_PIDS_MAX */
+	atomic_int limits_pending;
+	uint64_t max_memory; /* the live limits: 0 unlimited */
+	unsigned max_processes;
+};
+
+/* The context handed to the callback: valid only during it. */
+struct sandlock_policy_ctx {
+	struct policy_fn *st;
+	pid_t pid;
+};
+
+/* What the callback is shown, with the storage its strings point into. */
+struct pfn_event {
+	sandlock_policy_event_t ev;
+	char name[64];
+	char host[INET6_ADDRSTRLEN];
+	char **argv; /* owned */
+};
+
+/* Fill @e for @item (policy-fn-event.c), reading the child through the state's listener: 0,
+ * NOTIF_GONE, or -errno: deny the call with it (an exec whose arguments could change before
+ * the kernel reads them again: -EPERM; too long: -E2BIG). */
+int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e);
+void pfn_event_done(struct pfn_event *e);
+/* What the event is called ("network", ...) and whether the call is held or observed (0: none). */
+const char *pfn_category(int nr);
+int pfn_kind(int nr); /* 1 held, 2 observed, 0 neither */
+/* Whether the argument vector of an exec by @tid, at the ranges @r (n pairs of start, end), stays
+ * what it is until the kernel reads it: no other task can write them (policy-fn-argv.c). */
+int pfn_argv_stable(pid_t tid, const uint64_t (*r)[2], size_t n);
