@@ -523,8 +523,8 @@ typedef struct sandlock_action sandlock_action_t;
  * is no longer valid), -EINVAL. */
 int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char *buf, size_t size);
 /* Read / write @len bytes at @addr: @len, or -EFAULT (a part is unmapped or not writable),
- * -ESRCH, -EPERM/-EACCES, -EBADF, -EINVAL. Each read is checked against the notification after it is made
- * (SECCOMP_IOCTL_NOTIF_ID_VALID), so what it returns belongs to this call's process. */
+ * -ESRCH, -EPERM/-EACCES, -EBADF, -EINVAL. Each read is checked against the notification after it
+ * is made (SECCOMP_IOCTL_NOTIF_ID_VALID), so what it returns belongs to this call's process. */
 int64_t sandlock_mem_read(sandlock_mem_t *mem, uint64_t addr, void *buf, size_t len);
 int64_t sandlock_mem_write(sandlock_mem_t *mem, uint64_t addr, const void *buf, size_t len);
 
