@@ -50,8 +50,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
 		sandlock_policy_add_fs_read(policy, system_dirs[i]);
-	sandlock_handler_t *open_h = sandlock_handler_new(on_openat, NULL, NULL,
-							  SANDLOCK_EXCEPTION_DENY_EIO);
+	sandlock_handler_t *open_h =
+		sandlock_handler_new(on_openat, NULL, NULL, SANDLOCK_EXCEPTION_DENY_EIO);
 	sandlock_handler_t *ppid_h = sandlock_handler_new(on_getppid, NULL, NULL, 0);
 	const sandlock_handler_reg_t regs[] = {
 		{ .syscall = "openat", .handler = open_h },
