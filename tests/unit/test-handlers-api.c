@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -109,6 +110,15 @@ static int child(const char *mode)
 	}
 	if (strcmp(mode, "getpgid") == 0)
 		return syscall(SYS_getpgid, 0) == 777 ? 0 : 1;
+	if (strcmp(mode, "prlimit-self") == 0 || strcmp(mode, "prlimit-init") == 0) {
+		/* pid 0 with no new limit: no built-in row traps it; pid 1 with one: the built-in
+		 * route for another process's limits decides it. */
+		struct rlimit lim = { 0 };
+		int init = strcmp(mode, "prlimit-init") == 0;
+		long r = syscall(SYS_prlimit64, init ? 1 : 0, RLIMIT_NOFILE, init ? &lim : NULL,
+				 init ? NULL : &lim);
+		return r < 0 ? errno : 0;
+	}
 	if (strcmp(mode, "many") == 0)
 		return child_many();
 	return 99;
@@ -324,6 +334,30 @@ static void no_undo(const sandlock_policy_t *p)
 	is_int(atomic_load(&calls), 0, "the handler is not consulted after a built-in denial");
 }
 
+/* A syscall with an argument-filtered built-in row: the built-in route takes only the calls
+ * its filter would have trapped, the handler the rest. */
+static int h_errno_count(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a,
+			 void *u)
+{
+	(void)m, (void)u;
+	if (n->args[0] == 1) /* the launch makes calls of its own on itself */
+		atomic_fetch_add(&calls, 1);
+	return sandlock_action_errno(a, EXDEV);
+}
+
+static void builtin_filter(const sandlock_policy_t *p)
+{
+	is_int(run(p, "prlimit-self", NULL, NULL, NULL, 0), 0, "prlimit64 on itself: 0");
+	int init = run(p, "prlimit-init", NULL, NULL, NULL, 0);
+	ok(init > 0, "prlimit64 setting pid 1's limit: refused (errno %d)", init);
+	is_int(run_simple(p, "prlimit-self", "prlimit64", h_errno_count, NULL, 0), EXDEV,
+	       "a call no built-in row traps reaches the handler");
+	atomic_store(&calls, 0);
+	is_int(run_simple(p, "prlimit-init", "prlimit64", h_errno_count, NULL, 0), init,
+	       "a call the built-in route refuses keeps its answer");
+	is_int(atomic_load(&calls), 0, "and the handler is not consulted for it (pid 1)");
+}
+
 static void registration(sandlock_policy_t *p)
 {
 	char msg[512];
@@ -423,6 +457,7 @@ int main(int argc, char **argv)
 	answers(p);
 	denial_event(p);
 	no_undo(p);
+	builtin_filter(p);
 	registration(p);
 	injection(p);
 	deferred(p);
