@@ -115,7 +115,7 @@ static int child(const char *mode)
 		 * route for another process's limits decides it. */
 		struct rlimit lim = { 0 };
 		int init = strcmp(mode, "prlimit-init") == 0;
-		long r = syscall(SYS_prlimit64, init ? 1 : 0, RLIMIT_NOFILE, init ? &lim : NULL,
+		long r = syscall(SYS_prlimit64, init ? 1 : 0, RLIMIT_RTTIME, init ? &lim : NULL,
 				 init ? NULL : &lim);
 		return r < 0 ? errno : 0;
 	}
@@ -340,7 +340,10 @@ static int h_errno_count(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_
 			 void *u)
 {
 	(void)m, (void)u;
-	if (n->args[0] == 1) /* the launch makes calls of its own on itself */
+	/* Only RLIMIT_RTTIME's: the launch (and ASan's runtime) ask about limits of their own. */
+	if (n->args[1] != RLIMIT_RTTIME)
+		return sandlock_action_continue(a);
+	if (n->args[0] == 1)
 		atomic_fetch_add(&calls, 1);
 	return sandlock_action_errno(a, EXDEV);
 }
