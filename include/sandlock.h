@@ -586,7 +586,8 @@ sandlock_handler_t *sandlock_handler_new(sandlock_handler_fn fn, void *user_data
 /* 1: @fn is called on a worker thread, off the supervisor's loop (a slow handler delays only
  * its own call), and may be called on several workers at once; at most 64 such calls are in
  * flight per sandbox, a call beyond fails with EAGAIN. 0: on the loop (the default), one call
- * at a time per sandbox. Set before spawning. Errors: -EINVAL. */
+ * at a time per sandbox. The sandbox's end waits for the deferred calls running (a handler
+ * must return; the call it answers may be gone by then). Set before spawning. Errors: -EINVAL. */
 int sandlock_handler_set_deferred(sandlock_handler_t *h, int deferred);
 /* Drop the caller's reference (NULL accepted). */
 void sandlock_handler_free(sandlock_handler_t *h);
