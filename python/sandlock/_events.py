@@ -126,12 +126,10 @@ class Event:
         if self.verdict == "deny":
             c, _keep = self._struct()
             return self._format("sandlock_event_format", c)
-        # The library formats denials only: the same line with a placeholder reason, less it.
+        # The library formats denials only: the same line with an empty reason, less its ": ".
         c, _keep = self._struct(_ffi.VERDICT_DENY)
-        mark = b"\x01"
-        c.reason, c.hint = mark, None
-        line = self._format("sandlock_event_format", c)
-        line = line.removesuffix(": " + mark.decode())
+        c.reason, c.hint = b"", None
+        line = self._format("sandlock_event_format", c).removesuffix(": ")
         word = "allowed" if self.verdict == "allow" else "audited"
         return word + line.removeprefix("denied")
 
