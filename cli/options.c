@@ -118,6 +118,24 @@ static int opt_dry_run(struct run_ctx *c, const char *arg, const char *flag)
 	return r;
 }
 
+/* --log-denials: a line per denial on stderr, or into FILE (run-log.c). */
+static int opt_log_denials(struct run_ctx *c, const char *arg, const char *flag)
+{
+	if (arg && !arg[0])
+		return cli_error(EXIT_USAGE, "--%s=: expected a file name after '='", flag);
+	c->log_denials = 1;
+	c->log_denials_file = arg;
+	return 0;
+}
+
+static int opt_log_events(struct run_ctx *c, const char *arg, const char *flag)
+{
+	if (!arg[0])
+		return cli_error(EXIT_USAGE, "--%s: expected a file name", flag);
+	c->log_events_file = arg;
+	return 0;
+}
+
 /* Flags that name a field take their value (or, without one, "true"). */
 const struct run_option run_options[] = {
 	{ "fs-read", 'r', "PATH", "grant read + execute (recursive for directories)",
@@ -188,6 +206,10 @@ const struct run_option run_options[] = {
 	{ "interactive", 'i', NULL, "give the sandbox the terminal", NULL, opt_interactive },
 	{ "status-fd", 0, "FD", "write {\"exit_code\":N} to FD after exit", NULL, opt_status_fd },
 	{ "tmp", 0, NULL, "a private TMPDIR, removed when the sandbox ends", "private_tmp" },
+	{ "log-denials", 0, "FILE", "print each denial, the rule and a hint (stderr, or FILE)",
+	  NULL, opt_log_denials, 1 },
+	{ "log-events", 0, "FILE", "write every decision into FILE as JSON lines", NULL,
+	  opt_log_events },
 };
 
 const size_t run_n_options = sizeof(run_options) / sizeof(run_options[0]);

@@ -9,6 +9,16 @@
 #include "cli.h"
 #include "sandlock.h"
 
+/* --log-denials / --log-events while the sandbox runs (run-log.c): written by the library's
+ * events thread only, read once the sandbox ended. */
+struct run_log {
+	int denials_fd; /* -1: no denial log */
+	int events_fd;	/* -1: no event log */
+	int64_t window_ms;
+	unsigned in_window;
+	uint64_t held_back; /* first denials past the rate limit */
+};
+
 struct run_ctx {
 	sandlock_policy_t *policy;
 	uint64_t timeout_ms;
@@ -19,6 +29,10 @@ struct run_ctx {
 	int profile_loaded;
 	int dry_run;		  /* --dry-run: the change list printed, the branch aborted */
 	const char *dry_run_file; /* --dry-run=FILE: the change list's file, else stderr */
+	int log_denials;	     /* --log-denials[=FILE] */
+	const char *log_denials_file; /* its FILE, else stderr */
+	const char *log_events_file;  /* --log-events=FILE */
+	struct run_log log;
 };
 
 struct run_option {
@@ -43,5 +57,11 @@ void run_help(void);
 const char *run_suggest(const char *typed);
 /* Make @p's errors name each field by its flag ("--fs-read"). -ENOMEM. */
 int run_label_fields(sandlock_policy_t *p);
+/* run-log.c: open the logs' files (a usage error naming the flag and the path) and ask @opts
+ * for the events they need; 0 or the exit code. run_log_close: the closing line, the files
+ * closed, once the sandbox ended. */
+int run_log_open(struct run_ctx *c, sandlock_spawn_opts_t *opts);
+void run_log_close(struct run_ctx *c);
+
 /* Apply one flag; returns 0 or the exit code (after printing the error). */
 int run_apply(struct run_ctx *c, const struct run_option *o, const char *arg);

@@ -273,6 +273,10 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 	sandlock_error_t *err = NULL;
 	sigset_t fwd;
 
+	int code = run_log_open(c, &opts);
+	if (code != 0)
+		return code;
+
 	/* Signals for the sandbox arrive on a signalfd; blocked before the sandbox thread
 	 * exists, so every thread has them blocked. */
 	sigemptyset(&fwd);
@@ -282,8 +286,10 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 	sigaddset(&fwd, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	int sigfd = signalfd(-1, &fwd, SFD_CLOEXEC);
-	if (sigfd < 0) /* without it, signals for the sandbox would be lost */
+	if (sigfd < 0) { /* without it, signals for the sandbox would be lost */
+		run_log_close(c);
 		return cli_error(EXIT_POLICY, "signalfd: %s", strerror(errno));
+	}
 
 	/* Until the command runs there is nothing to pass a signal on to: one ends sandlock
 	 * by its default action, and the kernel ends the sandbox (the child's PDEATHSIG, each
@@ -294,11 +300,13 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	if (r < 0) {
 		close(sigfd);
+		run_log_close(c);
 		return report_spawn_error(r, err);
 	}
 	wait_forwarding(sb, sigfd);
 	print_notices(sb);
-	int code = outcome(c, sb);
+	run_log_close(c); /* every callback has returned: the sandbox ended */
+	code = outcome(c, sb);
 	if (c->dry_run)
 		print_changes(sb, changes);
 	const sandlock_error_t *berr = sandlock_sandbox_branch_error(sb);

@@ -15,35 +15,66 @@
 #include "policy/schema.h"
 #include "sandbox/sandbox.h"
 
-_public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
-			    const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,
-			    sandlock_error_t **reterr)
+/* Whether the caller's struct (of @size bytes) has @field. */
+#define HAS(size, field)                                                                        \
+	((size) >= offsetof(sandlock_spawn_opts_t, field) + sizeof(((sandlock_spawn_opts_t *)0)->field))
+
+static int events_check(const sandlock_spawn_opts_t *opts, sandlock_error_t **reterr)
 {
-	if (!policy || !argv || !ret_sandbox)
-		return error_set(reterr, -EINVAL, "sandlock_spawn: NULL argument");
-	if (opts && opts->size < sizeof(uint64_t) + 4 * sizeof(uint32_t))
+	const uint32_t known = SANDLOCK_EVENTS_DENIALS | SANDLOCK_EVENTS_ALLOWED;
+
+	if (HAS(opts->size, reserved3) && opts->reserved3 != 0)
+		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved3 must be 0");
+	if (!HAS(opts->size, events))
+		return 0;
+	if (opts->events & ~known)
+		return error_set(reterr, -EINVAL,
+				 "sandlock_spawn: opts->events %#x: unknown flags %#x (known: "
+				 "SANDLOCK_EVENTS_DENIALS, SANDLOCK_EVENTS_ALLOWED)",
+				 opts->events, opts->events & ~known);
+	/* The allowed decisions go to the callback only: without one they would be dropped. */
+	if ((opts->events & SANDLOCK_EVENTS_ALLOWED) &&
+	    !(HAS(opts->size, on_event) && opts->on_event))
+		return error_set(reterr, -EINVAL,
+				 "sandlock_spawn: SANDLOCK_EVENTS_ALLOWED needs opts->on_event");
+	return 0;
+}
+
+static int opts_check(const sandlock_spawn_opts_t *opts, sandlock_error_t **reterr)
+{
+	if (opts->size < sizeof(uint64_t) + 4 * sizeof(uint32_t))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->size too small");
 	/* A flag this library does not know is an option it would drop, as below. */
 	const uint32_t known =
 		SANDLOCK_SPAWN_INTERACTIVE | SANDLOCK_SPAWN_PARKED | SANDLOCK_SPAWN_FDS_FROM_3;
-	if (opts && (opts->flags & ~known))
-		return error_set(reterr, -E2BIG,
-				 "sandlock_spawn: flags %#x unknown to this library",
+	if (opts->flags & ~known)
+		return error_set(reterr, -E2BIG, "sandlock_spawn: flags %#x unknown to this library",
 				 opts->flags & ~known);
 	/* A newer caller's options this library does not know must be zero: never drop an
 	 * option silently. */
-	for (uint64_t i = sizeof(*opts); opts && i < opts->size; i++)
+	for (uint64_t i = sizeof(*opts); i < opts->size; i++)
 		if (((const uint8_t *)opts)[i] != 0)
 			return error_set(reterr, -E2BIG,
 					 "sandlock_spawn: option at offset %llu unknown to this "
 					 "library",
 					 (unsigned long long)i);
 	/* Each reserved word is checked when the caller's struct has it. */
-	if (opts && ((opts->size >= offsetof(sandlock_spawn_opts_t, reserved) + sizeof(uint32_t) &&
-		      opts->reserved != 0) ||
-		     (opts->size >= sizeof(*opts) && opts->reserved2 != 0)))
+	if ((HAS(opts->size, reserved) && opts->reserved != 0) ||
+	    (HAS(opts->size, reserved2) && opts->reserved2 != 0))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
-	int r = sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
+	return events_check(opts, reterr);
+}
+
+_public_ int sandlock_spawn(const sandlock_policy_t *policy, const char *const *argv,
+			    const sandlock_spawn_opts_t *opts, sandlock_sandbox_t **ret_sandbox,
+			    sandlock_error_t **reterr)
+{
+	if (!policy || !argv || !ret_sandbox)
+		return error_set(reterr, -EINVAL, "sandlock_spawn: NULL argument");
+	int r = opts ? opts_check(opts, reterr) : 0;
+	if (r < 0)
+		return r;
+	r = sandbox_spawn(policy, argv, opts, ret_sandbox, reterr);
 	error_relabel(reterr, policy);
 	return r;
 }

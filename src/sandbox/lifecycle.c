@@ -24,6 +24,7 @@
 #include "policy/schema.h"
 #include "sandbox-internal.h"
 #include "sandbox.h"
+#include "supervisor/events.h"
 #include "supervisor/handlers/handlers.h"
 #include "syscall-util.h"
 
@@ -286,6 +287,7 @@ static int spawn_supervisor(struct sandlock_sandbox *sb, struct sandlock_error *
 	if (r < 0)
 		r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	sb->sv.kill_cause = &sb->kill_cause;
+	sb->sv.events = sb->events;
 	sb->sv.hostname_served = sb->plan.name != NULL;
 	sb->sv.num_cpus = sb->plan.num_cpus;
 	sb->sv.max_memory = sb->plan.max_memory;
@@ -327,7 +329,16 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	sb->flags = o.flags;
 	sb->timeout_ms = o.timeout_ms;
 
-	int r = plan_build(p, argv, o.events, &sb->plan, reterr);
+	int r = events_new(&sb->events, o.events, o.on_event, o.event_user_data);
+	if (r < 0)
+		r = error_set(reterr, r, "out of memory");
+	if (r == 0)
+		r = plan_build(p, argv, o.events, &sb->plan, reterr);
+	/* Without a supervisor nobody sees a decision: flags asking for events would be dropped. */
+	if (r == 0 && o.events && !sb->plan.supervised)
+		r = error_set(reterr, -EINVAL,
+			      "no_supervisor: the event stream (events, a denial log) needs the "
+			      "supervisor");
 	if (r == 0) {
 		if (sb->plan.name)
 			snprintf(sb->name, sizeof(sb->name), "%s", sb->plan.name);
@@ -345,6 +356,8 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 		r = control_claim(&sb->control, sb->name, 0, reterr);
 	if (r == 0 && sb->plan.supervised)
 		r = spawn_supervisor(sb, reterr);
+	if (r == 0 && (r = events_start(sb->events)) < 0)
+		r = error_set(reterr, r, "the events thread: %s", strerror(-r));
 	if (r == 0)
 		r = sandbox_http_ca_out(&sb->plan, schema_label_of(p, "http_ca_out"), reterr);
 	if (r == 0)
@@ -377,6 +390,11 @@ int sandbox_start(struct sandlock_sandbox *sb, struct sandlock_error **reterr)
 	pthread_cond_broadcast(&sb->cond);
 	pthread_mutex_unlock(&sb->lock);
 	return wait_launched(sb, reterr);
+}
+
+const struct events *sandbox_events(const struct sandlock_sandbox *sb)
+{
+	return sb && __atomic_load_n(&sb->ended, __ATOMIC_ACQUIRE) ? sb->events : NULL;
 }
 
 int sandbox_wait(struct sandlock_sandbox *sb, int64_t timeout_ms)
@@ -460,6 +478,8 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	supervisor_stop_workers(&sb->sv);
 	http_proxy_stop(sb->sv.proxy);
 	sb->sv.proxy = NULL;
+	events_free(sb->events); /* stopped already, unless the launch never came */
+	sb->sv.events = NULL;
 	supervisor_done(&sb->sv);
 	if (sb->cow) {
 		/* Never settled (the launch failed): nothing ran in it. Settled: left as the

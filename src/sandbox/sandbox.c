@@ -21,6 +21,7 @@
 #include "fd-util.h"
 #include "sandbox-internal.h"
 #include "sandbox.h"
+#include "supervisor/events.h"
 #include "supervisor/handlers/handlers.h"
 #include "syscall-util.h"
 
@@ -181,6 +182,13 @@ void finish(struct sandlock_sandbox *sb)
 		sb->sv.listener = safe_close(sb->sv.listener);
 		sb->has_sv = 0;
 	}
+	/* Nothing emits any more (the loop and the workers are done): every event queued reaches
+	 * the callback before the outcome is published, so none runs after the caller's wait. */
+	events_stop(sb->events);
+	uint64_t overflowed = events_overflowed(sb->events);
+	if (overflowed)
+		notices_add(&sb->sv.notices, "%llu event%s dropped: the event callback was too slow",
+			    (unsigned long long)overflowed, overflowed == 1 ? "" : "s");
 	if (sb->tty_fd >= 0) /* SIGTTOU is blocked on this thread, so this works from the
 			      * background */
 		(void)tcsetpgrp(sb->tty_fd, sb->own_pgrp);

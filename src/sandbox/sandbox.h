@@ -100,6 +100,9 @@ struct sandlock_sandbox {
 	_Atomic uint32_t kill_cause;
 	uint32_t exit_cause;
 	const char *notices; /* the supervisor's, closed when the sandbox ended */
+	/* The decisions' stream (supervisor/events.h), made from the spawn options before the
+	 * launch (sv.events points to it), stopped at the end, freed with the sandbox. */
+	struct events *events;
 	uint32_t exit_kind;
 	int32_t exit_code, exit_signal;
 
@@ -131,6 +134,8 @@ void sandbox_note_kill(struct sandlock_sandbox *sb);
 /* Signal every process of the sandbox, from any thread; how many were reached, or -errno. */
 int sandbox_signal_all(struct sandlock_sandbox *sb, int sig);
 void sandbox_free(struct sandlock_sandbox *sb);
+/* The run's event stream once the sandbox ended (its denial table complete), else NULL. */
+const struct events *sandbox_events(const struct sandlock_sandbox *sb);
 /* A deferred branch: merge it (waiting up to 5 s for another merge), or discard it. */
 int sandbox_branch_commit(struct sandlock_sandbox *sb, struct sandlock_error **reterr);
 int sandbox_branch_abort(struct sandlock_sandbox *sb, struct sandlock_error **reterr);

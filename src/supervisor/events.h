@@ -72,9 +72,13 @@ int events_wants(const struct events *evs, uint32_t verdict);
  * adds a denial to the table; queues it for the callback. Never blocks, never fails (what does
  * not fit is counted). Safe from the loop and from workers. */
 void events_emit(struct supervisor *sv, const struct event *ev);
+/* The same into @evs (NULL: nothing), for a caller without a supervisor (the tests). */
+void events_emit_to(struct events *evs, const struct event *ev);
 
 /* The table, for the API once the sandbox ended: the number of distinct denials, the @i-th (its
  * strings owned by @evs) and how often it was seen, the events dropped. */
 size_t events_denial_count(const struct events *evs);
 int events_denial(const struct events *evs, size_t i, sandlock_event_t *ret, uint64_t *ret_count);
 uint64_t events_dropped(const struct events *evs);
+/* Of those, the events the full queue did not take (the callback too slow). */
+uint64_t events_overflowed(const struct events *evs);
