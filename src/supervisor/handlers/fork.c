@@ -27,6 +27,7 @@
 #include "macro.h"
 #include "procs.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/groups.h"
 #include "supervisor/supervisor.h"
 
@@ -95,6 +96,29 @@ size_t forks_settle(struct supervisor *sv, pid_t caller)
 	return pl->n_pending = k;
 }
 
+/* The event of a fork refused for the limit (@uncounted: the processes could not be counted). */
+static void fork_refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+			       int uncounted)
+{
+	char reason[96];
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_PROCESS,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EAGAIN,
+		.amount = sv->procs.max,
+		.reason = reason,
+		.hint = uncounted ? NULL : "raise --max-processes",
+	};
+
+	snprintf(reason, sizeof(reason),
+		 uncounted ? "the processes could not be counted (process limit %u)"
+			   : "process limit %u reached",
+		 sv->procs.max);
+	events_emit(sv, &ev);
+}
+
 /* fork, vfork, clone making a process, under max_processes (counted) or max_memory (noted:
  * memory.c finds the sandbox's processes again once the fork is past). CONTINUE when allowed:
  * the decision is on the syscall number and the flags register (the filter sent only
@@ -123,6 +147,7 @@ int handle_fork(struct supervisor *sv, const struct seccomp_notif *req,
 						  : "fork refused: process limit %u reached",
 					    pl->max);
 			sv->notices.fork_refused = 1;
+			fork_refused_event(sv, req, r < 0);
 			return -EAGAIN; /* as the kernel's RLIMIT_NPROC; uncounted: refused */
 		}
 	}

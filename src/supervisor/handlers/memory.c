@@ -33,6 +33,7 @@
 #include "procs.h"
 #include "sandlock.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/groups.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
@@ -212,6 +213,33 @@ static void task_comm(pid_t pid, char *comm, size_t size)
 			*c = '?';
 }
 
+/* The event of a memory decision (events.h): @nr's refusal (or, with @nr -1, @pid killed:
+ * syscall "max_memory", no errno) for @asked bytes, with @reason (NULL: the limit reached, and
+ * the hint to raise it). Emitted before a kill, while /proc still shows the process. */
+static void memory_event(struct supervisor *sv, int nr, pid_t pid, int err, uint64_t asked,
+			 const char *reason)
+{
+	char limit[32], text[96];
+	struct event ev = {
+		.nr = nr,
+		.syscall = nr < 0 ? "max_memory" : NULL,
+		.category = EVENT_MEMORY,
+		.pid = pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = err,
+		.amount = asked,
+		.reason = reason,
+	};
+
+	if (!reason) {
+		format_size(sv->max_memory, limit, sizeof(limit));
+		snprintf(text, sizeof(text), "memory limit %s reached", limit);
+		ev.reason = text;
+		ev.hint = "raise --max-memory";
+	}
+	events_emit(sv, &ev);
+}
+
 /* Tell the user that process @pid (named @comm) was killed for the limit. */
 static void note_killed(struct supervisor *sv, pid_t pid, const char *comm)
 {
@@ -235,6 +263,10 @@ static void kill_sandbox(struct supervisor *sv)
 		    "killed the sandbox: its memory use could not be counted (memory limit %s)",
 		    limit);
 	note_main_killed(sv);
+	char reason[96];
+	snprintf(reason, sizeof(reason), "memory use could not be counted (memory limit %s)",
+		 limit);
+	memory_event(sv, -1, sv->main_pid, 0, 0, reason);
 	(void)groups_signal(sv->groups, SIGKILL);
 }
 
@@ -256,6 +288,7 @@ static void kill_process(struct supervisor *sv, const struct proc_info *p)
 		return;
 	char comm[64];
 	task_comm(p->pid, comm, sizeof(comm));
+	memory_event(sv, -1, p->pid, 0, 0, NULL);
 	if (sys_pidfd_send_signal(fd, SIGKILL, NULL, 0) == 0)
 		note_killed(sv, p->pid, comm);
 }
@@ -353,9 +386,12 @@ int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 	char comm[64];
 	if (fd >= 0)
 		task_comm(tgid, comm, sizeof(comm));
-	if (fd >= 0 && notif_id_valid(sv->listener, req->id) &&
-	    sys_pidfd_send_signal(fd, SIGKILL, NULL, 0) == 0)
-		note_killed(sv, tgid, comm);
+	memory_event(sv, (int)req->data.nr, (pid_t)req->pid, ENOMEM, asked, NULL);
+	if (fd >= 0 && notif_id_valid(sv->listener, req->id)) {
+		memory_event(sv, -1, tgid, 0, 0, NULL);
+		if (sys_pidfd_send_signal(fd, SIGKILL, NULL, 0) == 0)
+			note_killed(sv, tgid, comm);
+	}
 	return -ENOMEM;
 }
 
@@ -368,7 +404,9 @@ int handle_memory(struct supervisor *sv, const struct seccomp_notif *req,
 int handle_memfd(struct supervisor *sv, const struct seccomp_notif *req,
 		 struct seccomp_notif_resp *resp)
 {
-	(void)sv, (void)req, (void)resp;
+	(void)resp;
+	memory_event(sv, (int)req->data.nr, (pid_t)req->pid, ENOSYS, 0,
+		     "max_memory refuses memory files (their pages are counted by no process)");
 	return -ENOSYS;
 }
 

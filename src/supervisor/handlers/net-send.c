@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -33,6 +34,7 @@
 #include "netlink.h"
 #include "plan/plan.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/supervisor.h"
 
 #define SEND_MAX (1u << 20)	  /* bytes copied for one message; a stream send is partial */
@@ -106,6 +108,25 @@ static int cmsg_allowed(const struct cmsghdr *c)
 	}
 }
 
+/* The denial of control message @c (cmsg_allowed), on the socket's destination. */
+static void cmsg_refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+			       const struct cmsghdr *c)
+{
+	char reason[96];
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_NETWORK,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EPERM,
+		.reason = reason,
+	};
+
+	snprintf(reason, sizeof(reason), "control message level %d type %d is not passed on",
+		 c->cmsg_level, c->cmsg_type);
+	events_emit(sv, &ev);
+}
+
 #define SCM_MAX_FD 253 /* the kernel's limit per message */
 
 /* Check the copied control data @s->m as the kernel's __scm_send would (every header within
@@ -122,8 +143,10 @@ static int translate_control(struct supervisor *sv, const struct seccomp_notif *
 		struct cmsghdr *c = (struct cmsghdr *)(base + off);
 		if (c->cmsg_len < sizeof(struct cmsghdr) || c->cmsg_len > total - off)
 			return -EINVAL;
-		if (!cmsg_allowed(c))
+		if (!cmsg_allowed(c)) {
+			cmsg_refused_event(sv, req, c);
 			return -EPERM;
+		}
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 			if (c->cmsg_len < CMSG_LEN(0) || n > SCM_MAX_FD ||

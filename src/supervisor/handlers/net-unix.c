@@ -27,6 +27,7 @@
 #include "macro.h"
 #include "plan/plan.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/supervisor.h"
 
 /* Whether the socket file @st is a sandbox's control socket (<runtime>/<name>/control.sock of
@@ -55,6 +56,20 @@ static int is_control_socket(const struct plan_net *net, const struct stat *st)
 	}
 	closedir(d);
 	return found;
+}
+
+/* A socket @d->path outside the write grants: the grant of its directory would reach it. */
+static void unix_refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+			       const struct net_dest *d)
+{
+	char dir[PATH_MAX], reason[PATH_MAX + 32], hint[PATH_MAX + 16];
+	const char *slash = strrchr(d->path, '/');
+	size_t n = slash && slash != d->path ? (size_t)(slash - d->path) : 1;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)n, d->path);
+	snprintf(reason, sizeof(reason), "no write grant covers %s", dir);
+	snprintf(hint, sizeof(hint), "add -w %s", dir);
+	net_event(sv, req, d, SANDLOCK_VERDICT_DENY, EACCES, reason, hint);
 }
 
 int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
@@ -88,16 +103,24 @@ int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 	/* The control sockets of sandboxes (this one's and others'): their server refuses a
 	 * confined peer, and a connect made here would come from the supervisor. */
 	const struct plan_net *net = &sv->plan->net;
+	struct net_dest d = { .family = AF_UNIX, .path = real };
 	if ((net->runtime_prefix &&
 	     strncmp(real, net->runtime_prefix, strlen(net->runtime_prefix)) == 0) ||
-	    is_control_socket(net, &st))
+	    is_control_socket(net, &st)) {
+		net_event(sv, req, &d, SANDLOCK_VERDICT_DENY, EACCES,
+			  "the control sockets of sandboxes are not reached from one", NULL);
 		return -EACCES;
+	}
 	int granted = 0;
 	char *const *grants = sv->plan->fs.write_grants;
 	for (size_t i = 0; grants && grants[i] && !granted; i++)
 		granted = path_is_beneath(real, grants[i]);
-	if (!granted)
+	if (!granted) {
+		unix_refused_event(sv, req, &d);
 		return -EACCES; /* what a missing write permission on the socket gives */
+	}
+	if (events_wants(sv->events, SANDLOCK_VERDICT_ALLOW))
+		net_event(sv, req, &d, SANDLOCK_VERDICT_ALLOW, 0, NULL, NULL);
 	memset(sun->sun_path, 0, sizeof(sun->sun_path));
 	memcpy(sun->sun_path, self, strlen(self));
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(self) + 1);

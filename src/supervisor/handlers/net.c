@@ -36,6 +36,7 @@
 #include "ports.h"
 #include "procs.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/supervisor.h"
 
 /* The destination of @ss as the rules see it. Returns 0, or -EINVAL/-EAFNOSUPPORT as the
@@ -115,16 +116,34 @@ static int unspecified_to_local(int sock, struct sockaddr_storage *ss, int *fami
 	return 0;
 }
 
-static int allowed(const struct plan_net *net, uint32_t proto, int family, const uint8_t *addr,
-		   uint16_t port)
+/* NET_ALLOWED, NET_NO_RULE, or the index of the deny rule that refuses the destination: an
+ * allow rule of its protocol must cover it, and no deny rule may. */
+static long net_decide(const struct plan_net *net, uint32_t proto, int family, const uint8_t *addr,
+		       uint16_t port)
 {
 	int ok = 0;
 
 	for (size_t i = 0; i < net->n_allow && !ok; i++)
 		ok = net_rule_match(&net->allow[i], proto, family, addr, port);
-	for (size_t i = 0; i < net->n_deny && ok; i++)
-		ok = !net_rule_match(&net->deny[i], proto, family, addr, port);
-	return ok;
+	if (!ok)
+		return NET_NO_RULE;
+	for (size_t i = 0; i < net->n_deny; i++)
+		if (net_rule_match(&net->deny[i], proto, family, addr, port))
+			return (long)i;
+	return NET_ALLOWED;
+}
+
+void net_allowed_event(struct supervisor *sv, const struct seccomp_notif *req, uint32_t proto,
+		       const struct sockaddr_storage *ss, socklen_t len)
+{
+	struct net_dest d = { .proto = proto };
+	uint8_t addr[16];
+
+	if (!events_wants(sv->events, SANDLOCK_VERDICT_ALLOW) ||
+	    destination(ss, len, &d.family, addr, &d.port) < 0)
+		return;
+	d.addr = addr;
+	net_event(sv, req, &d, SANDLOCK_VERDICT_ALLOW, 0, NULL, NULL);
 }
 
 /* The connects one sandbox may have made on its behalf at once, running or waiting for a
@@ -183,19 +202,54 @@ int net_route(struct supervisor *sv, const struct seccomp_notif *req, int sock, 
 	if (domain == AF_UNIX && *len > sizeof(struct sockaddr_un))
 		return -EINVAL; /* as the kernel's unix_validate_addr */
 	if (domain == AF_UNIX && ss->ss_family == AF_UNIX &&
-	    *len > offsetof(struct sockaddr_un, sun_path))
-		return ((struct sockaddr_un *)ss)->sun_path[0] != '\0'
-			       ? net_unix_route(sv, req, ss, len, pin)
-		       : sv->plan->net.abstract_open ? 0
-						     : -EPERM; /* net-internal.h */
-	if ((domain != AF_INET && domain != AF_INET6) || ss->ss_family == AF_UNSPEC || !check)
+	    *len > offsetof(struct sockaddr_un, sun_path)) {
+		if (((struct sockaddr_un *)ss)->sun_path[0] != '\0')
+			return net_unix_route(sv, req, ss, len, pin);
+		if (sv->plan->net.abstract_open)
+			return 0;
+		net_abstract_event(sv, req, ss, *len);
+		return -EPERM; /* net.h */
+	}
+	if ((domain != AF_INET && domain != AF_INET6) || ss->ss_family == AF_UNSPEC)
 		return 0; /* reaches nobody new: AF_UNSPEC dissolves an association */
+	if (!check) {
+		/* The kernel's to decide (Landlock's port rules), or a TCP send, which goes where
+		 * its connect went: only a connect is shown as let through. */
+		if (proto != NET_PROTO_TCP || req->data.nr == SYS_connect)
+			net_allowed_event(sv, req, proto, ss, *len);
+		return 0;
+	}
 	int r = destination(ss, *len, &family, addr, &port);
 	if (r == 0)
 		r = unspecified_to_local(sock, ss, &family, addr);
-	if (r == 0 && !allowed(&sv->plan->net, proto, family, addr, port))
-		r = -ECONNREFUSED;
-	return r;
+	if (r < 0)
+		return r;
+	struct net_dest d = { .family = family, .addr = addr, .port = port, .proto = proto };
+	long decided = net_decide(&sv->plan->net, proto, family, addr, port);
+	if (decided != NET_ALLOWED) {
+		/* The answer the call gets: handle_connect turns a refusal into Landlock's EACCES
+		 * where the connect rules are Landlock's (no net.onbehalf). */
+		net_refused_event(sv, req, &d, decided,
+				  sv->plan->net.onbehalf ? ECONNREFUSED : EACCES);
+		return -ECONNREFUSED;
+	}
+	if (events_wants(sv->events, SANDLOCK_VERDICT_ALLOW))
+		net_event(sv, req, &d, SANDLOCK_VERDICT_ALLOW, 0, NULL, NULL);
+	return 0;
+}
+
+/* A connect to the HTTP proxy's own listener, answered @err. */
+static void http_refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+			       const struct sockaddr_storage *ss, socklen_t len, int err)
+{
+	struct net_dest d = { .proto = NET_PROTO_TCP };
+	uint8_t addr[16];
+
+	if (destination(ss, len, &d.family, addr, &d.port) < 0)
+		return;
+	d.addr = addr;
+	net_event(sv, req, &d, SANDLOCK_VERDICT_DENY, err,
+		  "the HTTP proxy is reached only through its redirect", NULL);
 }
 
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
@@ -237,8 +291,10 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	int check = !direct || (proto == NET_PROTO_TCP && !sv->plan->net.tcp_open);
 	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
 	/* The HTTP proxy is reached only through the redirect below, never by its address. */
-	if (r == 0 && proto == NET_PROTO_TCP && net_http_refused(sv, &ss, slen))
+	if (r == 0 && proto == NET_PROTO_TCP && net_http_refused(sv, &ss, slen)) {
 		r = -ECONNREFUSED;
+		http_refused_event(sv, req, &ss, slen, direct ? EACCES : ECONNREFUSED);
+	}
 	if (r == -ECONNREFUSED && direct)
 		return -EACCES;
 	if (r < 0)
@@ -371,8 +427,10 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 			return negative_errno();
 		uint16_t port = ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
 							: ((struct sockaddr_in6 *)&ss)->sin6_port;
-		if (port == 0)
+		if (port == 0) {
+			ports_bind_event(sv, req, &ss, SANDLOCK_VERDICT_DENY, 0);
 			return -EACCES; /* what Landlock answers bind(0) with */
+		}
 	}
 	int r = listen(sock, backlog);
 	notif_answer_errno(resp, r < 0 ? negative_errno() : 0);

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 struct supervisor;
+struct plan_net;
 
 /* Where the address @ss (@len bytes, copied from the child) sends a connect or a send of @sock
  * (family @domain, NET_PROTO_* @proto for an IP socket) under the rules, rewritten in place to
@@ -52,3 +53,46 @@ int net_http_peer(struct supervisor *sv, int sock, struct sockaddr_storage *ss, 
 /* net-unix.c: the UNIX half of net_route for a named address. */
 int net_unix_route(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct sockaddr_storage *ss, socklen_t *len, int *pin);
+
+/* net-event.c: the network decisions as events (supervisor/events.h). A destination: an IP one
+ * (@family AF_INET or AF_INET6, @addr 4 or 16 bytes, @port, @proto NET_PROTO_*) or a named UNIX
+ * socket (@family AF_UNIX, @path its real path). */
+struct net_dest {
+	int family;
+	const uint8_t *addr;
+	uint16_t port;
+	uint32_t proto;
+	const char *path;
+};
+
+/* What the rules decided of a destination (net.c: net_decide): allowed, no allow rule covers
+ * it, or (>= 0) the index of the deny rule that refuses it. */
+#define NET_ALLOWED (-1L)
+#define NET_NO_RULE (-2L)
+
+/* The text of @addr (@family) in @buf, an IPv4-mapped address as IPv4 (what the rules match);
+ * returns the family shown. */
+int net_host_text(int family, const uint8_t *addr, char *buf, size_t size);
+/* "HOST:PORT", "[HOST]:PORT" for @family AF_INET6. */
+void net_endpoint_text(int family, const char *host, uint16_t port, char *buf, size_t size);
+/* The reason and hint of a destination refused by the rules of @net (@deny: net_decide's
+ * answer): "no net_allow rule covers 127.0.0.1:80" / "add --net-allow 127.0.0.1:80" (udp:// and
+ * icmp:// for those protocols), "net_deny covers 10.0.0.1" / "remove --net-deny 10.0.0.0/8"
+ * (the rule's text; no hint when it cannot be made). Always terminated. */
+void net_refusal_text(const struct plan_net *net, uint32_t proto, int family, const uint8_t *addr,
+		      uint16_t port, long deny, char *reason, size_t rsize, char *hint,
+		      size_t hsize);
+/* Emit the event of @req's decision on @d: @verdict SANDLOCK_VERDICT_*, @err the errno the
+ * call gets (0 when allowed), @reason and @hint (NULL or "" for none) as events.h wants. */
+void net_event(struct supervisor *sv, const struct seccomp_notif *req, const struct net_dest *d,
+	       uint32_t verdict, int err, const char *reason, const char *hint);
+/* The denial of @d by the rules (@deny: net_decide's answer), answered @err. */
+void net_refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct net_dest *d, long deny, int err);
+/* For `sandlock learn`: the allowed event of an IP destination @ss (@len bytes, as copied) of
+ * @req on a socket of @proto, when such events are wanted. */
+void net_allowed_event(struct supervisor *sv, const struct seccomp_notif *req, uint32_t proto,
+		       const struct sockaddr_storage *ss, socklen_t len);
+/* The denial of the abstract UNIX name in @ss (@len bytes) while the scope holds (EPERM). */
+void net_abstract_event(struct supervisor *sv, const struct seccomp_notif *req,
+			const struct sockaddr_storage *ss, socklen_t len);

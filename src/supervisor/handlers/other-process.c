@@ -28,6 +28,7 @@
 #include "handlers.h"
 #include "procs.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/groups.h"
 #include "supervisor/supervisor.h"
 
@@ -67,6 +68,29 @@ static enum target_kind classify(const struct seccomp_notif *req, pid_t *target)
 	}
 }
 
+/* The event of a refusal (EPERM) of @req on @target (@kind). */
+static void refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+			  enum target_kind kind, pid_t target)
+{
+	char reason[96];
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_PROCESS,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EPERM,
+		.reason = reason,
+	};
+
+	if (kind == TARGET_USER)
+		snprintf(reason, sizeof(reason),
+			 "the processes of user %d are not the sandbox's alone", (int)target);
+	else
+		snprintf(reason, sizeof(reason), "%s %d is not the sandbox's",
+			 kind == TARGET_GROUP ? "process group" : "process", (int)target);
+	events_emit(sv, &ev);
+}
+
 int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 			 struct seccomp_notif_resp *resp)
 {
@@ -75,13 +99,16 @@ int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 
 	switch (kind) {
 	case TARGET_USER:
+		refused_event(sv, req, kind, target);
 		return -EPERM;
 	case TARGET_INVALID:
 		/* CONTINUE: integers only (see the file comment); the kernel answers EINVAL. */
 		return notif_answer_continue(resp);
 	case TARGET_GROUP:
-		if (target != 0 && !groups_owns(sv->groups, target))
+		if (target != 0 && !groups_owns(sv->groups, target)) {
+			refused_event(sv, req, kind, target);
 			return -EPERM;
+		}
 		break;
 	case TARGET_PROCESS:
 		if (target < 0)
@@ -91,8 +118,10 @@ int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,
 			int r = proc_info_of(target, &info);
 			if (r < 0)
 				return r; /* no such process: what the kernel would say */
-			if (!groups_owns(sv->groups, info.pgrp))
+			if (!groups_owns(sv->groups, info.pgrp)) {
+				refused_event(sv, req, kind, target);
 				return -EPERM;
+			}
 		}
 		break;
 	}

@@ -11,10 +11,12 @@
  * it resumes the syscall; there is no user memory to re-read.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "handlers.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/groups.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
@@ -33,6 +35,22 @@ static pid_t caller_tgid(const struct seccomp_notif *req)
 	return proc_status_field(tid, "Tgid", &tgid) == 0 ? tgid : -EPERM;
 }
 
+/* The event of a refusal (EPERM) of @req, for @reason. */
+static void refused_event(struct supervisor *sv, const struct seccomp_notif *req,
+			  const char *reason)
+{
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_PROCESS,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EPERM,
+		.reason = reason,
+	};
+
+	events_emit(sv, &ev);
+}
+
 /* Record the group @leader is about to lead, then CONTINUE. Nothing unverified is let through:
  * a target that is not (yet) the caller's child is refused here with the kernel's own answer,
  * since a child forked with that pid before the kernel looked it up would otherwise get an
@@ -46,12 +64,18 @@ static int track_new_group(struct supervisor *sv, const struct seccomp_notif *re
 		int r = proc_status_field(leader, "PPid", &ppid);
 		if (r == -ESRCH || (r == 0 && ppid != caller))
 			return -ESRCH; /* the kernel: neither the caller nor its child */
-		if (r < 0)
+		if (r < 0) {
+			refused_event(sv, req, "the new group's leader could not be identified");
 			return -EPERM; /* cannot tell: fail closed */
+		}
 	}
 	int pidfd = sys_pidfd_open(leader, 0);
-	if (pidfd < 0)
-		return errno == ESRCH ? -ESRCH : -EPERM;
+	if (pidfd < 0 && errno == ESRCH)
+		return -ESRCH;
+	if (pidfd < 0) {
+		refused_event(sv, req, "the new group's leader could not be identified");
+		return -EPERM;
+	}
 	/* The caller is parked in this syscall; a still-valid notification proves the pids read
 	 * above were not recycled under the check. */
 	if (!notif_id_valid(sv->listener, req->id)) {
@@ -59,8 +83,10 @@ static int track_new_group(struct supervisor *sv, const struct seccomp_notif *re
 		return NOTIF_GONE;
 	}
 	/* Fail closed: a group we could not record must not be created. */
-	if (groups_track(sv->groups, leader, pidfd) < 0)
+	if (groups_track(sv->groups, leader, pidfd) < 0) {
+		refused_event(sv, req, "the new process group could not be recorded");
 		return -EPERM;
+	}
 	/* CONTINUE: no pointer argument (see the file comment). */
 	return notif_answer_continue(resp);
 }
@@ -70,6 +96,8 @@ int handle_setsid(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	pid_t caller = caller_tgid(req);
 
+	if (caller < 0)
+		refused_event(sv, req, "the caller's process could not be identified");
 	return caller < 0 ? caller : track_new_group(sv, req, resp, caller, caller);
 }
 
@@ -92,12 +120,19 @@ int handle_setpgid(struct supervisor *sv, const struct seccomp_notif *req,
 		return notif_answer_continue(resp);
 	}
 	pid_t caller = caller_tgid(req);
-	if (caller < 0)
+	if (caller < 0) {
+		refused_event(sv, req, "the caller's process could not be identified");
 		return caller;
+	}
 	pid_t target = pid ? pid : caller;
 	if (!pgid)
 		pgid = target;
-	if (pgid != target)
+	if (pgid != target) {
+		char reason[64];
+		snprintf(reason, sizeof(reason), "process group %d is not the sandbox's",
+			 (int)pgid);
+		refused_event(sv, req, reason);
 		return -EPERM; /* a group outside the sandbox */
+	}
 	return track_new_group(sv, req, resp, caller, target);
 }

@@ -17,8 +17,10 @@
  * checked on the virtual port, are the same ones Landlock applies to the child, and the real
  * port is one the kernel chose.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -37,6 +39,7 @@
 #include "ports.h"
 #include "proc-net.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
 #include "supervisor/supervisor.h"
 
 /* The port of an IPv4 or IPv6 address, and where it lies in @ss; NULL for another family or a
@@ -151,6 +154,73 @@ static void bind_worker(int listener, int sock, void *arg)
 	free(job);
 }
 
+int ports_bind_allowed(const struct supervisor *sv, uint16_t port)
+{
+	const uint8_t *allowed = sv->plan->net.bind_ports;
+
+	return !allowed || ((allowed[port / 8] >> (port % 8)) & 1);
+}
+
+void ports_bind_event(struct supervisor *sv, const struct seccomp_notif *req,
+		      const struct sockaddr_storage *ss, uint32_t verdict, int judged)
+{
+	char host[INET6_ADDRSTRLEN] = "", reason[64], hint[64];
+	const uint8_t *addr =
+		ss->ss_family == AF_INET6
+			? ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr
+			: (const uint8_t *)&((const struct sockaddr_in *)ss)->sin_addr;
+	uint16_t port = ntohs(*ip_port((struct sockaddr_storage *)ss, sizeof(*ss)));
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_NETWORK,
+		.pid = (pid_t)req->pid,
+		.verdict = verdict,
+		.judged = judged,
+		.host = host,
+		.port = port,
+		.protocol = "tcp",
+	};
+
+	if (verdict == SANDLOCK_VERDICT_ALLOW && !events_wants(sv->events, verdict))
+		return;
+	ev.family = net_host_text(ss->ss_family == AF_INET6 ? AF_INET6 : AF_INET, addr, host,
+				  sizeof(host));
+	if (verdict != SANDLOCK_VERDICT_ALLOW) {
+		snprintf(reason, sizeof(reason), "no bind grant covers port %u", (unsigned)port);
+		snprintf(hint, sizeof(hint), "add --net-allow-bind %u", (unsigned)port);
+		ev.error = EACCES; /* Landlock's answer, or the supervisor's in its place */
+		ev.reason = reason;
+		ev.hint = hint;
+	}
+	events_emit(sv, &ev);
+}
+
+/* In logging mode (events), a TCP bind left to the kernel: its port judged against the rules
+ * Landlock's BIND_TCP was given (plan.net.bind_ports), for the log only. The address is read
+ * once, for the event; the kernel reads it again and decides, whatever it finds. */
+static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req, int sock, int domain)
+{
+	struct sockaddr_storage ss = { 0 };
+	uint64_t len = req->data.args[2] & 0xffffffffu; /* socklen_t */
+	uint32_t proto = 0;
+	int type = 0;
+
+	/* plan.events built bind_ports; the stream's flags are the same run's. */
+	if (!events_flags(sv->events) || !sv->plan->events ||
+	    (domain != AF_INET && domain != AF_INET6) || net_sock_proto(sock, &proto, &type) < 0 ||
+	    proto != NET_PROTO_TCP || len > sizeof(ss) ||
+	    len < (domain == AF_INET ? sizeof(struct sockaddr_in) : 24) || /* as remap_bind */
+	    notif_mem_read(sv->listener, req, req->data.args[1], &ss, len) < 0)
+		return;
+	if (domain == AF_INET && ss.ss_family == AF_UNSPEC &&
+	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY))
+		ss.ss_family = AF_INET;
+	if (ss.ss_family != domain)
+		return; /* the kernel's EAFNOSUPPORT, no rule's */
+	int ok = ports_bind_allowed(sv, ntohs(*ip_port(&ss, (socklen_t)len)));
+	ports_bind_event(sv, req, &ss, ok ? SANDLOCK_VERDICT_ALLOW : SANDLOCK_VERDICT_DENY, !ok);
+}
+
 /* A TCP bind under port_remap, on @sock (the child's socket, family @domain). */
 static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		      struct seccomp_notif_resp *resp, int sock, int domain)
@@ -175,9 +245,11 @@ static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	if (ss.ss_family != domain)
 		return -EAFNOSUPPORT;
 	uint16_t virt = ntohs(*ip_port(&ss, (socklen_t)len));
-	const uint8_t *allowed = sv->plan->net.bind_ports;
-	if (allowed && !((allowed[virt / 8] >> (virt % 8)) & 1))
+	if (!ports_bind_allowed(sv, virt)) {
+		ports_bind_event(sv, req, &ss, SANDLOCK_VERDICT_DENY, 0);
 		return -EACCES; /* what Landlock's BIND_TCP answers */
+	}
+	ports_bind_event(sv, req, &ss, SANDLOCK_VERDICT_ALLOW, 0);
 	if (virt == 0) {
 		/* An ephemeral port: the kernel's choice, no pair. A pair whose real port it is
 		 * had its sockets closed, or the kernel would not hand the port out. */
@@ -239,6 +311,8 @@ int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 			TAKE_FD(sock);
 		return r;
 	}
+	if (sock >= 0)
+		judge_bind(sv, req, sock, domain);
 	return notif_answer_continue(resp);
 }
 

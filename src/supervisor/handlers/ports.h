@@ -5,6 +5,8 @@
  */
 #pragma once
 
+#include <linux/seccomp.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "supervisor/port-map.h"
@@ -19,3 +21,13 @@ int ports_connect_remapped(struct supervisor *sv, const struct sockaddr_storage 
  * there for that address. A pair whose sockets are gone is not followed: the connect rules were
  * checked on the virtual port, and the real one may be anybody's now. */
 void ports_connect_rewrite(const struct port_entry *e, struct sockaddr_storage *ss);
+
+/* Whether TCP bind may take @port: what Landlock's BIND_TCP rules allow (plan.net.bind_ports,
+ * built under port_remap and in logging mode; NULL: every port). */
+int ports_bind_allowed(const struct supervisor *sv, uint16_t port);
+/* The event of @req's TCP bind (or listen, its autobind) of @ss, an IPv4 or IPv6 address:
+ * allowed (when such events are wanted), or refused with EACCES, "no bind grant covers port
+ * PORT", "add --net-allow-bind PORT"; @judged: the kernel's refusal (Landlock), judged for the
+ * log. */
+void ports_bind_event(struct supervisor *sv, const struct seccomp_notif *req,
+		      const struct sockaddr_storage *ss, uint32_t verdict, int judged);
