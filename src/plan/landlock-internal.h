@@ -20,6 +20,9 @@ int add_path_rule(int ruleset_fd, const char *field, const char *path, uint64_t 
 int add_fd_rule(int ruleset_fd, int fd, uint64_t access, const char *field, const char *path,
 		struct sandlock_error **reterr);
 
+/* landlock-record.c: the rule on @fd granting @access, recorded while a record is open. */
+void ll_record_rule(int fd, uint64_t access);
+
 /* ---- landlock-deny.c: fs_denied, carved out of the grants ------------------------------ */
 
 /* A denied path: its real path (the existing part resolved, the rest as written) and, when it

@@ -98,6 +98,7 @@ int add_path_rule(int ruleset_fd, const char *field, const char *path, uint64_t 
 	if (sys_landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
 		return error_set(reterr, negative_errno(), "%s: %s: landlock_add_rule: %s", field,
 				 path, strerror(errno));
+	ll_record_rule(fd, attr.allowed_access);
 	return 0;
 }
 
@@ -109,6 +110,7 @@ int add_fd_rule(int ruleset_fd, int fd, uint64_t access, const char *field, cons
 	if (access && sys_landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
 		return error_set(reterr, negative_errno(), "%s: %s: landlock_add_rule: %s", field,
 				 path, strerror(errno));
+	ll_record_rule(fd, access);
 	return 0;
 }
 

@@ -62,6 +62,14 @@ char *landlock_resolve_partly(const char *path);
 int landlock_write_mediation(const struct sandlock_policy *p, int mediate_proc, char ***ret_roots,
 			     char ***ret_denied);
 
+struct plan_ll;
+/* Record every rule the ruleset builds of this thread add into @ll (plan/plan.h), until
+ * landlock_record(NULL): the judge's copy of the ruleset (landlock-record.c). */
+void landlock_record(struct plan_ll *ll);
+/* The user's fs_denied paths, resolved and as written, into @ll. 0 or -ENOMEM. */
+int landlock_record_denied(const struct sandlock_policy *p, struct plan_ll *ll);
+void plan_ll_done(struct plan_ll *ll);
+
 /* Grant @path read (and execute) in ruleset @ruleset_fd. */
 int landlock_add_read(int ruleset_fd, int abi, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 		      const char *path, const char *field, struct sandlock_error **reterr);

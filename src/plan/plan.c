@@ -444,6 +444,7 @@ static void plan_fs_done(struct plan_fs *fs)
 	strv_free(fs->denied);
 	strv_free(fs->carved);
 	free(fs->denied_ids);
+	plan_ll_done(&fs->ll);
 	*fs = (struct plan_fs){ 0 };
 }
 
@@ -692,7 +693,15 @@ static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan,
 	plan_needs_fill(p, plan->proc.served, plan->fs.write_roots != NULL, &plan->needs);
 	plan->needs.events = plan->supervised ? plan->events : 0;
 	size_t n = trap_set_of(&plan->needs, traps, ELEMENTSOF(traps));
-	int r = seccomp_program_build(p, plan->supervised, traps, n, &plan->prog, reterr);
+	int log = !!(plan->needs.events & SANDLOCK_EVENTS_DENIALS);
+	if (log) { /* what the filter hands the supervisor to refuse (supervisor/judge.c) */
+		plan->blocked = calloc(SECCOMP_BLOCK_NR, sizeof(*plan->blocked));
+		plan->blocked_extra = p->extra_deny ? strv_copy(p->extra_deny) : NULL;
+		if (!plan->blocked || (p->extra_deny && !plan->blocked_extra))
+			return error_set(reterr, -ENOMEM, "out of memory");
+		seccomp_blocked_table(p, plan->blocked);
+	}
+	int r = seccomp_program_build_log(p, plan->supervised, log, traps, n, &plan->prog, reterr);
 	for (size_t i = 0; plan->supervised && i < n; i++)
 		plan->umask_traced |= traps[i].nr == SYS_umask;
 	return r;
@@ -725,10 +734,18 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, uint32_
 		r = plan_seccomp(p, &plan, reterr);
 	if (r == 0 && plan.supervised && p->workdir)
 		r = plan_branch(p, &plan, reterr);
+	/* Logging mode: the rules the ruleset gets, for the judge (plan.fs.ll). */
+	if (r == 0 && (plan.needs.events & SANDLOCK_EVENTS_DENIALS)) {
+		plan.fs.ll.active = 1;
+		plan.fs.ll.handled = landlock_fs_handled(plan.abi, plan.status);
+		r = landlock_record_denied(p, &plan.fs.ll);
+		landlock_record(&plan.fs.ll);
+	}
 	if (r == 0)
 		r = plan_ruleset(p, &plan, reterr);
 	if (r == 0 && p->private_tmp)
 		r = plan_private_tmp(p, &plan, reterr);
+	landlock_record(NULL);
 	if (r < 0) {
 		plan_done(&plan);
 		return r == -ENOMEM ? error_set(reterr, r, "out of memory") : r;
@@ -763,4 +780,7 @@ void plan_done(struct plan *plan)
 	plan_net_done(&plan->net);
 	plan_fs_done(&plan->fs);
 	plan->proc = (struct plan_proc){ 0 };
+	free(plan->blocked);
+	plan->blocked = NULL;
+	plan->blocked_extra = strv_free(plan->blocked_extra);
 }

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "policy/policy.h"
 #include "policy/rules.h"
+#include "plan/seccomp.h"
 #include "plan/traps.h"
 #include "http/proxy.h"
 
@@ -47,6 +48,28 @@ struct plan_net {
 			       * NULL: all */
 };
 
+/* One rule of the Landlock ruleset, as added (plan/landlock.c records them in logging mode):
+ * the inode it is on, the access it grants there and beneath, its real path then. */
+struct ll_rule {
+	dev_t dev;
+	ino_t ino;
+	uint64_t access;
+	char *path;
+};
+
+/* The ruleset as the kernel got it, so that the supervisor can tell which path call Landlock
+ * refuses (supervisor/judge.c) without asking the policy: every rule (the grants, sandlock's
+ * carve-outs and default devices, the entries granted one by one around a denied path), the
+ * access it handles, and the user's fs_denied paths. Empty (active 0) but in logging mode. */
+struct plan_ll {
+	int active;
+	uint64_t handled; /* handled_access_fs */
+	struct ll_rule *rules;
+	size_t n, cap;
+	char **denied;		 /* the user's fs_denied, real paths (landlock_resolve_partly) */
+	char **denied_as_written; /* the same, as the user wrote them (the hint's) */
+};
+
 /* The filesystem: the grants as real paths, and a writable grant's denied paths. */
 struct plan_fs {
 	char **write_grants; /* the real paths of the write grants (named UNIX sockets, metadata
@@ -62,6 +85,7 @@ struct plan_fs {
 			      * takes them (supervisor.fs_granted) */
 	struct file_id *denied_ids; /* with write_roots: the identities of the denied paths */
 	size_t n_denied_ids;
+	struct plan_ll ll; /* logging mode: the ruleset's rules, for the judge */
 };
 
 /* /proc: served by the supervisor when a grant covers it (Landlock leaves it out). */
@@ -150,6 +174,11 @@ struct plan {
 	struct plan_fs fs;
 	struct plan_proc proc;
 	struct plan_http http;
+	/* Logging mode (needs.events & SANDLOCK_EVENTS_DENIALS): the syscalls the filter denies
+	 * whole (the default blocklist, extra_deny_syscalls) are the supervisor's to answer with
+	 * their errno and log (supervisor/judge.c): by number, what blocks each; NULL otherwise. */
+	struct seccomp_block *blocked; /* SECCOMP_BLOCK_NR entries */
+	char **blocked_extra;	       /* extra_deny_syscalls as written (seccomp_block.index) */
 };
 
 /* What spawning refuses before building anything, with the protections resolved to @status:

@@ -195,7 +195,8 @@ int seccomp_is_denied(const struct sandlock_policy *p, int nr)
 
 struct deny_ctx {
 	scmp_filter_ctx ctx;
-	uint8_t seen[1024];
+	int log; /* logging mode: the supervisor answers them (SCMP_ACT_NOTIFY) */
+	uint8_t seen[SECCOMP_BLOCK_NR];
 };
 
 static int add_deny(int nr, void *u)
@@ -210,8 +211,46 @@ static int add_deny(int nr, void *u)
 	/* clone3 stays ENOSYS even when denied: with EPERM, glibc would not fall back to
 	 * clone(2) and could not create threads. */
 	int err = nr == SCMP_SYS(clone3) ? ENOSYS : EPERM;
-	int r = seccomp_rule_add(d->ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, 0);
+	/* Logging mode: the supervisor answers the same errno (plan.blocked) and logs it. A
+	 * number past the table is the kernel's to refuse, unlogged. */
+	int notify = d->log && nr >= 0 && nr < SECCOMP_BLOCK_NR;
+	int r = seccomp_rule_add(d->ctx, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)err),
+				 nr, 0);
 	return r == -EEXIST ? 0 : r;
+}
+
+static int block_nr(struct seccomp_block *tbl, int nr, uint8_t kind, size_t index)
+{
+	if (nr < 0 || nr >= SECCOMP_BLOCK_NR)
+		return -1;
+	tbl[nr] = (struct seccomp_block){ .kind = kind,
+					  .err = nr == SCMP_SYS(clone3) ? ENOSYS : EPERM,
+					  .index = (uint16_t)index };
+	return 0;
+}
+
+void seccomp_blocked_table(const struct sandlock_policy *p, struct seccomp_block *tbl)
+{
+	/* Lowest precedence first: each later step overwrites. */
+	for (size_t g = 0; seccomp_groups[g].name; g++) {
+		if (strv_contains(p->extra_allow, seccomp_groups[g].name))
+			continue;
+		for (size_t i = 0; seccomp_groups[g].members[i]; i++)
+			block_nr(tbl, seccomp_syscall_resolve_name(seccomp_groups[g].members[i]),
+				 SECCOMP_BLOCK_GROUP, g);
+	}
+	for (size_t i = 0; p->extra_deny && p->extra_deny[i]; i++) {
+		const struct syscall_group *g = seccomp_group_find(p->extra_deny[i]);
+		for (size_t k = 0; g && g->members[k]; k++)
+			block_nr(tbl, seccomp_syscall_resolve_name(g->members[k]),
+				 SECCOMP_BLOCK_EXTRA, i);
+		if (!g)
+			block_nr(tbl, seccomp_syscall_resolve_name(p->extra_deny[i]),
+				 SECCOMP_BLOCK_EXTRA, i);
+	}
+	for (size_t i = 0; seccomp_default_blocklist[i]; i++)
+		block_nr(tbl, seccomp_syscall_resolve_name(seccomp_default_blocklist[i]),
+			 SECCOMP_BLOCK_DEFAULT, 0);
 }
 
 /* One rule per value: @nr with argument @arg masked by @mask equal to a value -> errno @err. */
@@ -492,16 +531,29 @@ static int prebuilt_lookup(const struct sandlock_policy *p, int supervised,
 	return 0;
 }
 
-int seccomp_program_build(const struct sandlock_policy *p, int supervised, const struct trap *traps,
-			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
+static int program_compile(const struct sandlock_policy *p, int supervised, int log,
+			   const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			   struct sandlock_error **reterr);
+
+int seccomp_program_build_log(const struct sandlock_policy *p, int supervised, int log_denials,
+			      const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			      struct sandlock_error **reterr)
 {
 	int r = seccomp_check_names(p, reterr);
 	if (r < 0)
 		return r;
-	r = prebuilt_lookup(p, supervised, traps, n_traps, ret);
+	/* The precompiled programs deny with ERRNO: never those in logging mode. */
+	r = log_denials ? 0 : prebuilt_lookup(p, supervised, traps, n_traps, ret);
 	if (r != 0)
 		return r < 0 ? error_set(reterr, r, "out of memory") : 0;
-	return seccomp_program_compile(p, supervised, traps, n_traps, ret, reterr);
+	return program_compile(p, supervised, supervised && log_denials, traps, n_traps, ret,
+			       reterr);
+}
+
+int seccomp_program_build(const struct sandlock_policy *p, int supervised, const struct trap *traps,
+			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr)
+{
+	return seccomp_program_build_log(p, supervised, 0, traps, n_traps, ret, reterr);
 }
 
 /* Route @t to the supervisor, or deny it when there is none to check it. */
@@ -524,6 +576,13 @@ int seccomp_program_compile(const struct sandlock_policy *p, int supervised,
 			    const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
 			    struct sandlock_error **reterr)
 {
+	return program_compile(p, supervised, 0, traps, n_traps, ret, reterr);
+}
+
+static int program_compile(const struct sandlock_policy *p, int supervised, int log,
+			   const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			   struct sandlock_error **reterr)
+{
 	int r;
 
 	__attribute__((cleanup(release_ctx))) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -539,7 +598,7 @@ int seccomp_program_compile(const struct sandlock_policy *p, int supervised,
 	if (r < 0)
 		return error_set(reterr, r, "seccomp_attr_set: %s", strerror(-r));
 
-	struct deny_ctx d = { .ctx = ctx };
+	struct deny_ctx d = { .ctx = ctx, .log = log };
 	struct net_needs needs;
 	policy_net_needs(p, &needs);
 	r = for_each_denied(p, add_deny, &d);

@@ -8,6 +8,7 @@
 
 #include <linux/filter.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "policy/policy.h"
@@ -30,11 +31,37 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 /* Whether syscall @nr ends up denied (EPERM) under @p. */
 int seccomp_is_denied(const struct sandlock_policy *p, int nr);
 
+/* What blocks a syscall the filter denies whole, for the supervisor that answers it in logging
+ * mode (plan.blocked, supervisor/judge.c). */
+enum seccomp_block_kind {
+	SECCOMP_BLOCK_NONE,
+	SECCOMP_BLOCK_DEFAULT, /* the default blocklist */
+	SECCOMP_BLOCK_GROUP,   /* a member of seccomp_groups[index], which extra_allow re-allows */
+	SECCOMP_BLOCK_EXTRA,   /* extra_deny_syscalls[index] names it (or its group) */
+};
+#define SECCOMP_BLOCK_NR 1024 /* the syscall numbers a table covers */
+struct seccomp_block {
+	uint8_t kind; /* enum seccomp_block_kind */
+	uint8_t err;  /* the errno the call gets: EPERM (clone3: ENOSYS) */
+	uint16_t index;
+};
+
+/* Fill @tbl (SECCOMP_BLOCK_NR entries, zeroed by the caller) with what blocks each syscall
+ * under @p (an explicit extra_deny_syscalls entry wins over a group's membership, the default
+ * blocklist over both: removing the entry would not allow it). */
+void seccomp_blocked_table(const struct sandlock_policy *p, struct seccomp_block *tbl);
+
 /* Build the program. @traps (dispatch_trap_set) are routed to the supervisor when @supervised,
  * and otherwise denied where they say so; a syscall both trapped and denied stays denied. On
  * success *@ret owns a malloc'ed filter, released with seccomp_program_done(). */
 int seccomp_program_build(const struct sandlock_policy *p, int supervised, const struct trap *traps,
 			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
+/* seccomp_program_build in logging mode when @log_denials: the whole-syscall denials go to the
+ * supervisor (SCMP_ACT_NOTIFY; @supervised must be set), which answers them with their errno,
+ * and no precompiled program is used. */
+int seccomp_program_build_log(const struct sandlock_policy *p, int supervised, int log_denials,
+			      const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			      struct sandlock_error **reterr);
 void seccomp_program_done(struct sock_fprog *prog);
 
 /* Compile with libseccomp, bypassing the precompiled programs (the generator and the tests use

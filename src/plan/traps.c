@@ -114,6 +114,29 @@ static int bind_restricted(const struct plan_needs *n)
 	return n->bind_restricted;
 }
 
+/* Logging mode (SANDLOCK_EVENTS_DENIALS): the calls Landlock may refuse are trapped too, for
+ * the supervisor to judge for the log once it answers CONTINUE (supervisor/judge.c): the
+ * kernel still decides. Their handlers CONTINUE what they would not have been asked about. */
+static int logs_denials(const struct plan_needs *n)
+{
+	return n->supervised && (n->events & SANDLOCK_EVENTS_DENIALS);
+}
+
+static int files_or_log(const struct plan_needs *n)
+{
+	return serves_files(n) || logs_denials(n);
+}
+
+static int writes_or_log(const struct plan_needs *n)
+{
+	return mediates_write_or_cow(n) || logs_denials(n);
+}
+
+static int workdir_or_log(const struct plan_needs *n)
+{
+	return workdir(n) || logs_denials(n);
+}
+
 void plan_needs_fill(const struct sandlock_policy *p, int proc_served, int write_mediated,
 		     struct plan_needs *ret)
 {

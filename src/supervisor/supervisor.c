@@ -11,8 +11,10 @@
 #include <time.h>
 
 #include "dispatch.h"
+#include "events.h"
 #include "handlers/handlers.h"
 #include "fd-util.h"
+#include "judge.h"
 #include "macro.h"
 #include "notif.h"
 #include "plan/plan.h"
@@ -105,8 +107,17 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
-	const struct route *rt = dispatch_lookup(req->data.nr);
-	int r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
+	/* Logging mode: a syscall the filter denies whole is answered (and logged) by the judge,
+	 * never by a handler of its number. */
+	int r = judge_blocked(sv, req, resp);
+	if (r == NOTIF_NOT_MINE) {
+		const struct route *rt = dispatch_lookup(req->data.nr);
+		r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
+	}
+	/* Logging mode: what goes on to the kernel is judged for the log against the ruleset
+	 * (judge.c); the answer stays what it is. */
+	if (r == NOTIF_CONTINUED && events_flags(sv->events))
+		judge_continued(sv, req);
 	switch (r) {
 	case NOTIF_ANSWERED:
 	case NOTIF_CONTINUED:

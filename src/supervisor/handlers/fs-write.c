@@ -551,6 +551,15 @@ static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *
 	return open_existing(sv, req, fd, flags, mode);
 }
 
+/* Whether the writable grants hold a denied path (the roots): without one, these calls are
+ * trapped only with a workdir (whose handlers passed the call on) or to be judged for the log
+ * (routes.def's logging mode), and the kernel makes them as asked: CONTINUE, under the Landlock
+ * rules, which decide on the path the kernel resolves. */
+static int mediating(const struct supervisor *sv)
+{
+	return sv->plan && sv->plan->fs.write_roots;
+}
+
 /* ---- mkdir, mknod, symlink ------------------------------------------------------------- */
 
 int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
@@ -560,6 +569,8 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	int r = path_args_decode(&req->data, &pa);
 
+	if (!mediating(sv))
+		return notif_answer_continue(resp);
 	if (r < 0)
 		return r;
 	uint64_t mode = pa.mode; /* (a symlink has none) */
@@ -618,6 +629,8 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	int r = path_args_decode(&req->data, &pa);
 
+	if (!mediating(sv))
+		return notif_answer_continue(resp);
 	if (r < 0)
 		return r;
 	int flags = (int)pa.flags; /* unlinkat's; rmdir's AT_REMOVEDIR, implied */
@@ -668,6 +681,8 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 	struct path_args pa;
 	int r = path_args_decode(&req->data, &pa);
 
+	if (!mediating(sv))
+		return notif_answer_continue(resp);
 	if (r < 0)
 		return r;
 	int olddir = pa.dirfd, newdir = pa.dirfd2;
@@ -750,6 +765,8 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 	struct stat st;
 	struct path_args pa;
 
+	if (!mediating(sv))
+		return notif_answer_continue(resp);
 	int r = path_args_decode(&req->data, &pa);
 	if (r < 0)
 		return r;

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * judge: the kernel's denials for the log (judge.h). The access each path call needs is
+ * Landlock's (security/landlock/fs.c): an open needs READ_FILE or READ_DIR, WRITE_FILE, and
+ * TRUNCATE with O_TRUNC of an existing regular file, on the file; exec READ_FILE and EXECUTE on
+ * the file; truncate TRUNCATE on the file; a create the MAKE_* right of its type on the
+ * directory it is made in (an O_CREAT open also the open's rights there); a removal the
+ * REMOVE_* right on its directory; a rename or link between two directories REFER on both
+ * (EXDEV when only that is missing; EACCES first). A rule grants its access on the inode it was
+ * added on and beneath it, so a call is refused when, for some access it needs, no rule on the
+ * object or one of the directories above it (walked by "..", mounts crossed as the kernel
+ * does) grants it. Not modelled: the check that a file moved between directories gains no
+ * right (Landlock's EXDEV for it is not logged), the interpreter of a script or of an ELF
+ * file, and the calls the kernel refuses before Landlock looks (no such file, EEXIST...), for
+ * which nothing is logged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/landlock.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "fd-util.h"
+#include "judge.h"
+#include "landlock-compat.h"
+#include "path-util.h"
+#include "args.h"
+#include "child.h"
+#include "supervisor.h"
+
+#define READ_BITS                                                                                  \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define CHAIN_MAX 128 /* directories above an object: deeper is not judged */
+
+uint64_t judge_open_access(uint64_t flags, int is_dir, int exists)
+{
+	int acc = (int)(flags & O_ACCMODE);
+	uint64_t a = 0;
+
+	/* O_PATH opens nothing Landlock checks; O_TMPFILE makes no name (left out). */
+	if ((flags & O_PATH) || (flags & O_TMPFILE) == O_TMPFILE || acc == O_ACCMODE)
+		return 0;
+	if (!exists && !(flags & O_CREAT))
+		return 0; /* ENOENT */
+	if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return 0; /* EEXIST */
+	if (exists && is_dir) /* a directory opens for reading only (else EISDIR) */
+		return acc == O_RDONLY && !(flags & O_CREAT) ? LANDLOCK_ACCESS_FS_READ_DIR : 0;
+	if (flags & O_DIRECTORY)
+		return 0; /* ENOTDIR, or an O_CREAT the kernel refuses */
+	if (acc == O_RDONLY || acc == O_RDWR)
+		a |= LANDLOCK_ACCESS_FS_READ_FILE;
+	if (acc == O_WRONLY || acc == O_RDWR)
+		a |= LANDLOCK_ACCESS_FS_WRITE_FILE;
+	if (exists && (flags & O_TRUNC))
+		a |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (!exists)
+		a |= LANDLOCK_ACCESS_FS_MAKE_REG;
+	return a;
+}
+
+uint64_t judge_make_access(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return LANDLOCK_ACCESS_FS_MAKE_DIR;
+	case S_IFLNK:
+		return LANDLOCK_ACCESS_FS_MAKE_SYM;
+	case S_IFIFO:
+		return LANDLOCK_ACCESS_FS_MAKE_FIFO;
+	case S_IFSOCK:
+		return LANDLOCK_ACCESS_FS_MAKE_SOCK;
+	case S_IFCHR:
+		return LANDLOCK_ACCESS_FS_MAKE_CHAR;
+	case S_IFBLK:
+		return LANDLOCK_ACCESS_FS_MAKE_BLOCK;
+	default:
+		return LANDLOCK_ACCESS_FS_MAKE_REG;
+	}
+}
+
+uint64_t judge_remove_access(mode_t mode)
+{
+	return S_ISDIR(mode) ? LANDLOCK_ACCESS_FS_REMOVE_DIR : LANDLOCK_ACCESS_FS_REMOVE_FILE;
+}
+
+uint64_t judge_missing(const struct plan_ll *ll, const struct file_id *chain, size_t n,
+		       uint64_t access)
+{
+	/* REFER is denied whether the ruleset handles it or not (Landlock's "initially denied"
+	 * right): without it no file changes directory. */
+	uint64_t want = access & (ll->handled | LANDLOCK_ACCESS_FS_REFER), granted = 0;
+
+	for (size_t i = 0; want & ~granted && i < ll->n; i++)
+		for (size_t k = 0; k < n; k++)
+			if (ll->rules[i].dev == chain[k].dev && ll->rules[i].ino == chain[k].ino)
+				granted |= ll->rules[i].access;
+	return want & ~granted;
+}
+
+void judge_texts(const struct plan_ll *ll, const char *real, const char *dir, uint64_t missing,
+		 char *reason, size_t reason_size, char *hint, size_t hint_size)
+{
+	for (size_t i = 0; ll->denied && ll->denied[i]; i++)
+		if (path_is_beneath(real, ll->denied[i])) {
+			const char *as = ll->denied_as_written[i];
+			snprintf(reason, reason_size, "fs_denied covers %s", as);
+			snprintf(hint, hint_size, "remove --fs-deny %s", as);
+			return;
+		}
+	int read = !(missing & ~(uint64_t)READ_BITS);
+	snprintf(reason, reason_size, "no %s grant covers %s", read ? "read" : "write", dir);
+	snprintf(hint, hint_size, "add %s %s", read ? "-r" : "-w", dir);
+}
+
+void judge_open_text(uint64_t flags, char *buf, size_t size)
+{
+	static const struct {
+		uint64_t flag;
+		const char *name;
+	} names[] = {
+		{ O_CREAT, "O_CREAT" },		{ O_EXCL, "O_EXCL" },	  { O_TRUNC, "O_TRUNC" },
+		{ O_APPEND, "O_APPEND" },	{ O_DIRECTORY, "O_DIRECTORY" },
+		{ O_NOFOLLOW, "O_NOFOLLOW" },
+	};
+	int acc = (int)(flags & O_ACCMODE);
+	size_t off = (size_t)snprintf(buf, size, "%s",
+				      acc == O_RDONLY	? "O_RDONLY"
+				      : acc == O_WRONLY ? "O_WRONLY"
+							: "O_RDWR");
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && off < size; i++)
+		if (flags & names[i].flag)
+			off += (size_t)snprintf(buf + off, size - off, "|%s", names[i].name);
+}
+
+/* ---- the object, as the child reaches it ------------------------------------------------ */
+
+/* A path call's object: the file (or directory) the name reaches, or, for a name that does
+ * not exist yet, the directory it would be made in. */
+struct obj {
+	int exists;
+	mode_t mode;		      /* its type, when it exists */
+	char real[PATH_MAX + NAME_MAX + 2]; /* its real path (a new one: its directory's + name) */
+	char dir[PATH_MAX];	      /* the real path of its directory */
+	struct file_id ids[CHAIN_MAX + 1]; /* the object itself when it exists, then its
+					    * directory and each one above, to the root */
+	size_t n;
+	size_t parent_at; /* where its directory is in ids */
+};
+
+/* Append the identities of @dfd (a directory) and of each directory above it, to the root,
+ * from ids[@at]. The number in all, or 0 (fail: judge nothing) when it cannot be walked. */
+static size_t walk_up(int dfd, struct file_id *ids, size_t at, size_t max)
+{
+	_cleanup_close_ int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	size_t n = at;
+
+	while (fd >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return 0;
+		/* The root is its own parent. */
+		if (n > at && ids[n - 1].dev == st.st_dev && ids[n - 1].ino == st.st_ino)
+			return n;
+		if (n == max)
+			return 0;
+		ids[n++] = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+	}
+	return 0;
+}
+
+static int obj_existing(struct obj *o, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || fd_real_path(fd, o->real, PATH_MAX) <= 0 || o->real[0] != '/')
+		return -EINVAL; /* no path (a pipe, a socket): no rule of Landlock applies */
+	o->exists = 1;
+	o->mode = st.st_mode;
+	o->ids[0] = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+	o->parent_at = 1;
+	size_t len = strnlen(o->real, sizeof(o->dir) - 1); /* below PATH_MAX: fd_real_path's */
+	memcpy(o->dir, o->real, len);
+	o->dir[len] = '\0';
+	char *slash = strrchr(o->dir, '/');
+	if (slash == o->dir)
+		slash[1] = '\0'; /* "/x" is in "/", and "/" in itself */
+	else
+		*slash = '\0';
+	_cleanup_close_ int pfd = open(o->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	o->n = pfd >= 0 ? walk_up(pfd, o->ids, 1, CHAIN_MAX + 1) : 0;
+	return o->n ? 0 : -ENOENT;
+}
+
+/* @path does not exist: its directory (which the name's other components reach). */
+static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int dirfd, char *path,
+		   struct obj *o)
+{
+	size_t len = strlen(path);
+
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
+	char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	char parent[PATH_MAX];
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", slash == path ? 1 : (int)(slash - path),
+			 path);
+	_cleanup_close_ int pfd = child_path_open(sv, req, dirfd, parent, 0, 0);
+	if (pfd < 0)
+		return pfd;
+	if (fd_real_path(pfd, o->dir, sizeof(o->dir)) <= 0 || o->dir[0] != '/')
+		return -EINVAL;
+	snprintf(o->real, sizeof(o->real), "%s%s%s", o->dir, strcmp(o->dir, "/") ? "/" : "",
+		 name);
+	o->exists = 0;
+	o->parent_at = 0;
+	o->n = walk_up(pfd, o->ids, 0, CHAIN_MAX + 1);
+	return o->n ? 0 : -ENOENT;
+}
+
+/* The object of the name at @addr, from @dirfd, its last symlink followed with @follow. */
+static int obj_resolve(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		       uint64_t addr, int follow, uint64_t resolve, struct obj *o)
+{
+	char path[PATH_MAX];
+	int r = child_read_path(sv, req, addr, path, sizeof(path));
+
+	if (r < 0 || !path[0])
+		return r < 0 ? r : -ENOENT;
+	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, !follow);
+	if (fd >= 0)
+		return obj_existing(o, fd);
+	return fd == -ENOENT ? obj_new(sv, req, dirfd, path, o) : fd;
+}
+
+/* ---- the calls ---------------------------------------------------------------------------- */
+
+/* Emit the judgement of a call on @real (@dir: where its grant would be): a denial of
+ * @missing with @err, or, when nothing is missing, an allowed event where one is wanted. */
+static void emit(struct supervisor *sv, const struct seccomp_notif *req, const char *real,
+		 const char *dir, const char *access, uint64_t missing, int err)
+{
+	char reason[PATH_MAX + 64], hint[PATH_MAX + 64];
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_FILE,
+		.pid = (pid_t)req->pid,
+		.judged = 1,
+		.path = real,
+		.access = access,
+	};
+
+	if (missing) {
+		judge_texts(&sv->plan->fs.ll, real, dir, missing, reason, sizeof(reason), hint,
+			    sizeof(hint));
+		ev.verdict = SANDLOCK_VERDICT_DENY;
+		ev.error = err;
+		ev.reason = reason;
+		ev.hint = hint;
+	} else {
+		if (!events_wants(sv->events, SANDLOCK_VERDICT_ALLOW))
+			return;
+		ev.verdict = SANDLOCK_VERDICT_ALLOW;
+	}
+	events_emit(sv, &ev);
+}
+
+static void judge_open(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct path_args *pa)
+{
+	const uint64_t resolve_known = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
+				       RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+	uint64_t flags = (uint32_t)pa->flags, resolve = 0;
+	struct obj o;
+	char text[128];
+
+	if (pa->flags_in_mem) { /* openat2 */
+		struct open_how how;
+		if (pa->mem_size < sizeof(how) ||
+		    notif_mem_read(sv->listener, req, pa->mem, &how, sizeof(how)) < 0 ||
+		    (how.resolve & ~resolve_known))
+			return;
+		path_args_set_how(pa, how.flags, how.mode, how.resolve);
+		flags = how.flags;
+		resolve = how.resolve;
+	}
+	if ((flags & O_PATH) || obj_resolve(sv, req, pa->dirfd, pa->path, pa->follow, resolve, &o))
+		return;
+	if (o.exists && S_ISLNK(o.mode))
+		return; /* O_NOFOLLOW: ELOOP */
+	uint64_t access = judge_open_access(flags, S_ISDIR(o.mode), o.exists);
+	if (o.exists && !S_ISREG(o.mode))
+		access &= ~(uint64_t)LANDLOCK_ACCESS_FS_TRUNCATE; /* O_TRUNC truncates files only */
+	if (!access)
+		return;
+	judge_open_text(flags, text, sizeof(text));
+	emit(sv, req, o.real, o.exists && S_ISDIR(o.mode) ? o.real : o.dir, text,
+	     judge_missing(&sv->plan->fs.ll, o.ids, o.n, access), EACCES);
+}
+
+/* exec and truncate: on the file the name reaches. */
+static void judge_file(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct path_args *pa, uint64_t access, const char *text)
+{
+	struct obj o;
+
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, pa->follow, 0, &o) || !o.exists ||
+	    !S_ISREG(o.mode))
+		return;
+	emit(sv, req, o.real, o.dir, text, judge_missing(&sv->plan->fs.ll, o.ids, o.n, access),
+	     EACCES);
+}
+
+/* mkdir, mknod, symlink, unlink, rmdir: on the directory the name is made in or removed from. */
+static void judge_entry(struct supervisor *sv, const struct seccomp_notif *req,
+			const struct path_args *pa)
+{
+	enum path_family f = pa->call->family;
+	int create = f != PATH_REMOVE;
+	struct obj o;
+	uint64_t access;
+	const char *text;
+
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, 0, 0, &o) || o.exists == create)
+		return; /* EEXIST, ENOENT: the kernel's before Landlock's */
+	if (f == PATH_MKDIR) {
+		access = LANDLOCK_ACCESS_FS_MAKE_DIR, text = "mkdir";
+	} else if (f == PATH_MKNOD) {
+		access = judge_make_access((mode_t)pa->mode), text = "mknod";
+	} else if (f == PATH_SYMLINK) {
+		access = LANDLOCK_ACCESS_FS_MAKE_SYM, text = "symlink";
+	} else {
+		if (!!pa->dir != !!S_ISDIR(o.mode))
+			return; /* ENOTDIR, EISDIR */
+		access = judge_remove_access(o.mode), text = pa->dir ? "rmdir" : "unlink";
+	}
+	emit(sv, req, o.real, o.dir, text,
+	     judge_missing(&sv->plan->fs.ll, o.ids + o.parent_at, o.n - o.parent_at, access),
+	     EACCES);
+}
+
+/* rename, link: the make (and for a rename the removes) on the directories, and REFER on both
+ * when they differ. */
+static void judge_move(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct path_args *pa)
+{
+	const struct plan_ll *ll = &sv->plan->fs.ll;
+	int link = pa->call->family == PATH_LINK;
+	uint64_t flags = (uint32_t)pa->flags;
+	struct obj from, to;
+
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, link && pa->follow, 0, &from) ||
+	    !from.exists || obj_resolve(sv, req, pa->dirfd2, pa->path2, 0, 0, &to))
+		return;
+	if ((link || (flags & RENAME_NOREPLACE)) && to.exists)
+		return; /* EEXIST */
+	if ((!link && (flags & RENAME_EXCHANGE) && !to.exists) || (link && S_ISDIR(from.mode)))
+		return; /* ENOENT, EPERM */
+	const struct file_id *p1 = from.ids + from.parent_at, *p2 = to.ids + to.parent_at;
+	size_t n1 = from.n - from.parent_at, n2 = to.n - to.parent_at;
+	if (p1->dev != p2->dev)
+		return; /* EXDEV: another filesystem, the kernel's before Landlock's */
+	uint64_t req1 = 0, req2 = judge_make_access(from.mode);
+	if (!link) {
+		req1 |= judge_remove_access(from.mode);
+		if (to.exists)
+			req2 |= judge_remove_access(to.mode);
+		if (flags & RENAME_EXCHANGE)
+			req1 |= judge_make_access(to.mode);
+	}
+	const char *text = link ? "link" : "rename";
+	if (p1->ino == p2->ino) { /* the same directory: no REFER */
+		emit(sv, req, to.real, to.dir, text, judge_missing(ll, p2, n2, req1 | req2),
+		     EACCES);
+		return;
+	}
+	uint64_t m1 = judge_missing(ll, p1, n1, req1 | LANDLOCK_ACCESS_FS_REFER);
+	uint64_t m2 = judge_missing(ll, p2, n2, req2 | LANDLOCK_ACCESS_FS_REFER);
+	/* EACCES before EXDEV, as Landlock orders them. */
+	int err = ((m1 | m2) & ~(uint64_t)LANDLOCK_ACCESS_FS_REFER) ? EACCES : EXDEV;
+	if (m2 || !m1)
+		emit(sv, req, to.real, to.dir, text, m2, err);
+	if (m1 || !link)
+		emit(sv, req, from.real, from.dir, text, m1, err);
+}
+
+void judge_continued(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	struct path_args pa;
+
+	if (!sv->plan || !sv->plan->fs.ll.active ||
+	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
+	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
+		return;
+	switch (pa.call->family) {
+	case PATH_OPEN:
+		judge_open(sv, req, &pa);
+		break;
+	case PATH_EXEC:
+		judge_file(sv, req, &pa, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
+			   "exec");
+		break;
+	case PATH_TRUNCATE:
+		judge_file(sv, req, &pa, LANDLOCK_ACCESS_FS_TRUNCATE, "truncate");
+		break;
+	case PATH_MKDIR:
+	case PATH_MKNOD:
+	case PATH_SYMLINK:
+	case PATH_REMOVE:
+		judge_entry(sv, req, &pa);
+		break;
+	case PATH_RENAME:
+	case PATH_LINK:
+		judge_move(sv, req, &pa);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the blocked syscalls ------------------------------------------------------------------ */
+
+int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp)
+{
+	const struct plan *plan = sv->plan;
+	int nr = (int)req->data.nr;
+
+	if (!plan || !plan->blocked || nr < 0 || nr >= SECCOMP_BLOCK_NR ||
+	    !plan->blocked[nr].kind)
+		return NOTIF_NOT_MINE;
+	const struct seccomp_block *b = &plan->blocked[nr];
+	char reason[128] = "blocked syscall", hint[128];
+	const char *h = NULL;
+	if (b->kind == SECCOMP_BLOCK_GROUP) {
+		snprintf(hint, sizeof(hint), "add --extra-allow-syscall %s",
+			 seccomp_groups[b->index].name);
+		h = hint;
+	} else if (b->kind == SECCOMP_BLOCK_EXTRA && plan->blocked_extra) {
+		const char *name = plan->blocked_extra[b->index];
+		snprintf(reason, sizeof(reason), "extra_deny_syscalls blocks %s", name);
+		snprintf(hint, sizeof(hint), "remove --extra-deny-syscall %s", name);
+		h = hint;
+	}
+	/* The filter denies it whole: the answer is the errno its rule would have given. */
+	notif_answer_errno(resp, -(int)b->err);
+	struct event ev = {
+		.nr = nr,
+		.category = EVENT_PROCESS,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = b->err,
+		.reason = reason,
+		.hint = h,
+	};
+	events_emit(sv, &ev);
+	return NOTIF_ANSWERED;
+}
