@@ -333,3 +333,48 @@ def test_an_older_library_says_what_it_lacks(sandboxes, monkeypatch):
     monkeypatch.setattr(_ffi, "late", real)
     assert sandboxes().run(["true"]).denials == []  # control
     assert _core.Result(success=True).denials == []
+
+
+def test_a_slow_callback_drops_events_and_never_stalls_the_run(sandboxes, secret):
+    # The callback holds its first event until the command has printed "done": the command's
+    # 6,000 denied opens go on meanwhile, and what the queue cannot hold is counted, not waited
+    # for.
+    release = threading.Event()
+    got = []
+
+    def on_event(ev):
+        if not got:
+            release.wait(20)
+        got.append(ev)
+
+    script = (f"i=0; while [ $i -lt 6000 ]; do true < {secret}; i=$((i+1)); done; "
+              "echo done")
+    sb = sandboxes(on_event=on_event, log_denials=True)
+    pipe = sandlock.StdioMode.PIPED
+    null = sandlock.StdioMode.NULL
+    with sb.popen(["sh", "-c", script], stdin=null, stdout=pipe, stderr=null) as proc:
+        assert proc.stdout.readline() == b"done\n"  # while the callback still holds one
+        held = len(got)
+        release.set()
+    r = proc.wait()
+    assert r.success and held == 0
+    [d] = of_path(r.denials, secret)
+    assert d.count == 6000  # the table counts every one
+    assert r.events_dropped > 0
+    assert len(got) + r.events_dropped == sum(x.count for x in r.denials)
+    # Control: a callback that keeps up loses nothing (test_many_events_through_the_callback).
+
+
+def test_the_callback_may_kill_the_sandbox(sandboxes, secret):
+    def on_event(ev):
+        if ev.path == str(secret):
+            sb.kill()
+
+    script = f"cat {secret}; sleep 2; echo after"
+    sb = sandboxes(on_event=on_event, log_denials=True)
+    r = sb.run(["sh", "-c", script], timeout=30)
+    assert r.reason == sandlock.ExitReason.KILLED and r.stdout == b"" and r.event_error is None
+    # Control: a callback that does not kill lets the command finish.
+    calm = sandboxes(on_event=lambda ev: None, log_denials=True).run(
+        ["sh", "-c", f"cat {secret}; echo after"], timeout=30)
+    assert calm.stdout == b"after\n"
