@@ -250,9 +250,9 @@ class Sandbox:
         "AUTH NAME [replace|add-only]\", AUTH one of bearer, basic:USER, header:NAME, "
         "apikey:NAME, query:PARAM; needs http_allow or http_deny.")
     on_event: Callable[[Event], Any] | None = _fields.python_field(
-        doc="Called with an Event for each decision of the supervisor's (every one; with "
-        "log_denials, the denials only), on a thread of the library's, in order; what it "
-        "raises ends nothing: Result.event_error keeps the first. None: no callback.")
+        doc="Called with an Event per decision, allowed ones too (path calls trapped as for "
+        "log_denials; with log_denials, denials only), in order, on a thread of the library's; "
+        "what it raises ends nothing: Result.event_error keeps the first. None: none.")
     log_denials: bool = _fields.python_field(
         False,
         doc="Also the denials the kernel makes alone (Landlock, the seccomp blocklist), judged "
