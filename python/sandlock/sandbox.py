@@ -13,8 +13,7 @@ import threading
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from . import _core, _fields, _ffi, _process
-from . import _events
+from . import _core, _events, _fields, _ffi, _process
 from ._core import DryRunResult, Result
 from ._events import Event
 from ._process import Process, StdioMode
