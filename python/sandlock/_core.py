@@ -301,8 +301,14 @@ class Handle:
         with self._use() as p:
             _ffi.call(_ffi.lib().sandlock_sandbox_start, p, raise_as=raise_spawn)
 
+    def _not_from_callback(self, what: str) -> None:
+        if self._listener is not None:
+            self._listener.check_not_inside(what)
+
     def ended(self, wait_ms: int = 0) -> bool:
         """Whether the sandbox has ended (waiting up to @wait_ms); True once released."""
+        if wait_ms:
+            self._not_from_callback("wait")
         try:
             with self._use() as p:
                 return _ffi.lib().sandlock_sandbox_wait(p, wait_ms) == 0
@@ -481,6 +487,7 @@ class Handle:
 
     def free(self) -> None:
         """Kill the sandbox if it still runs, wait for it, release it. Idempotent."""
+        self._not_from_callback("close")
         with self._cv:
             if self._closing:
                 return

@@ -172,16 +172,27 @@ class Listener:
         self.fn = fn
         self.error: BaseException | None = None
         self._lock = threading.Lock()
+        self._thread: int | None = None  # the thread inside the callback, while it is
         self.c_fn = _ffi.EVENT_FN(self._deliver)
 
     def _deliver(self, ev: Any, _user_data: Any) -> None:
         # On the library's events thread, one event at a time. Nothing may escape into C.
+        self._thread = threading.get_ident()
         try:
             self.fn(Event.from_c(ev.contents))
         except BaseException as e:  # noqa: B036 - an exception cannot cross the C frame
             with self._lock:
                 if self.error is None:
                     self.error = e
+        finally:
+            self._thread = None
+
+    def check_not_inside(self, what: str) -> None:
+        """RuntimeError when the calling thread is inside this callback: the sandbox's end
+        waits for the callback to return, so waiting for that end there would never return."""
+        if self._thread == threading.get_ident():
+            raise RuntimeError(f"{what}: on_event cannot wait for its own sandbox "
+                               "(the sandbox ends once the callback has returned)")
 
 
 def flags(on_event: Callable[[Event], Any] | None, log_denials: bool) -> int:

@@ -433,6 +433,9 @@ class Sandbox:
     def wait(self) -> Result:
         """Wait for the process to end and return its Result. Interrupted (Ctrl-C), it kills
         the process, as subprocess.run does."""
+        h = self._handle
+        if h is not None:
+            h._not_from_callback("wait")  # before another thread's claim is looked at
         with self._lock:
             h = self._handle
             if h is None or h is self._waited:
@@ -445,6 +448,7 @@ class Sandbox:
     def _wait_for(self, h: _core.Handle) -> Result:
         """Wait for @h, which this thread has claimed (self._waited), and release it, unless
         its branch is pending: then it is kept (the branch lives in it) until commit/abort."""
+        h._not_from_callback("wait")
         pending = False
         try:
             h.wait()
@@ -585,6 +589,9 @@ class Sandbox:
     def close(self) -> None:
         """Kill and release a process still running, and release a pending branch, which
         stays on disk undecided (as KEEP leaves it; upper_dir says where). Idempotent."""
+        for x in (self._handle, self._pending):
+            if x is not None:
+                x._not_from_callback("close")
         with self._lock:
             h, self._handle = self._handle, None
             p, self._pending = self._pending, None

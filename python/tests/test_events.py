@@ -379,3 +379,17 @@ def test_the_callback_may_kill_the_sandbox(sandboxes, secret):
     calm = sandboxes(on_event=lambda ev: None, log_denials=True).run(
         ["sh", "-c", f"cat {secret}; echo after"], timeout=30)
     assert calm.stdout == b"after\n"
+
+
+def test_the_callback_cannot_wait_for_its_own_sandbox(sandboxes, secret):
+    # Its sandbox ends once the callback has returned: waiting there would never return.
+    sb = sandboxes(log_denials=True, on_event=lambda ev: sb.wait())
+    sb.spawn(["cat", str(secret)])
+    r = sb.wait()  # control: the caller's own wait still works, and says what the callback met
+    assert r.exit_code == 1
+    assert isinstance(r.event_error, RuntimeError)
+    assert str(r.event_error) == ("wait: on_event cannot wait for its own sandbox (the sandbox "
+                                  "ends once the callback has returned)")
+    closing = sandboxes(log_denials=True, on_event=lambda ev: closing.close())
+    r = closing.run(["cat", str(secret)])
+    assert r.exit_code == 1 and str(r.event_error).startswith("close: on_event cannot wait")
