@@ -393,3 +393,15 @@ def test_the_callback_cannot_wait_for_its_own_sandbox(sandboxes, secret):
     closing = sandboxes(log_denials=True, on_event=lambda ev: closing.close())
     r = closing.run(["cat", str(secret)])
     assert r.exit_code == 1 and str(r.event_error).startswith("close: on_event cannot wait")
+
+
+def test_the_callback_cannot_wait_for_its_own_process(sandboxes, secret):
+    procs = []
+    sb = sandboxes(log_denials=True,
+                   on_event=lambda ev: ev.path == str(secret) and procs[0].wait())
+    null = sandlock.StdioMode.NULL
+    procs.append(sb.popen(["sh", "-c", f"sleep 0.2; cat {secret}"], stdin=null, stdout=null,
+                          stderr=null))
+    r = procs[0].wait()  # holds the process's lock while the callback runs
+    assert r.exit_code == 1
+    assert str(r.event_error).startswith("wait: on_event cannot wait for its own sandbox")
