@@ -11,6 +11,7 @@ works inside a gather's consumer.
 from __future__ import annotations
 
 from ._core import DryRunResult, ExitReason, Result
+from ._events import Denial, Event
 from ._fields import BranchAction, Protection
 from ._helpers import Change, Entry, parse_ports, renames
 from ._profile import list_profiles, load_profile
@@ -40,6 +41,8 @@ __all__ = [
     "Sandbox",
     "Result",
     "ExitReason",
+    "Event",
+    "Denial",
     "Process",
     "StdioMode",
     "DryRunResult",

@@ -16,6 +16,7 @@ import ctypes
 import os
 import threading
 from ctypes import (
+    CFUNCTYPE,
     POINTER,
     byref,
     c_char_p,
@@ -61,6 +62,51 @@ ENTRY_ABSENT = 0
 ENTRY_KINDS = {1: "file", 2: "dir", 3: "symlink", 4: "other"}  # SANDLOCK_ENTRY_*
 
 
+VERDICT_ALLOW = 0
+VERDICT_DENY = 1
+VERDICT_AUDIT = 2  # allowed, and flagged
+
+EVENTS_DENIALS = 1 << 0  # the kernel's denials too, judged against the grants for the log
+EVENTS_ALLOWED = 1 << 1  # the allowed decisions too
+
+
+class EventStruct(ctypes.Structure):
+    """sandlock_event_t: one decision (its strings owned by the library: during the callback,
+    or as long as the sandbox for a denial of the table)."""
+
+    _fields_ = [
+        ("size", c_uint64),
+        ("seq", c_uint64),
+        ("syscall", c_char_p),
+        ("category", c_char_p),
+        ("pid", c_int32),
+        ("ppid", c_int32),
+        ("comm", c_char_p),
+        ("verdict", c_uint32),
+        ("error", c_int32),
+        ("judged", c_uint32),
+        ("first", c_uint32),
+        ("path", c_char_p),
+        ("access", c_char_p),
+        ("host", c_char_p),
+        ("port", c_uint32),
+        ("family", c_int32),
+        ("protocol", c_char_p),
+        ("amount", c_uint64),
+        ("reason", c_char_p),
+        ("hint", c_char_p),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = ctypes.sizeof(EventStruct)
+
+
+# sandlock_event_fn: void (*)(const sandlock_event_t *event, void *user_data). ctypes takes the
+# GIL for each call, on whichever thread of the library's makes it.
+EVENT_FN = CFUNCTYPE(None, POINTER(EventStruct), c_void_p)
+
+
 class SpawnOpts(ctypes.Structure):
     """sandlock_spawn_opts_t (size-versioned; .size is set by the constructor)."""
 
@@ -78,6 +124,10 @@ class SpawnOpts(ctypes.Structure):
         ("pass_fds", POINTER(c_int32)),
         ("n_pass_fds", c_uint32),
         ("reserved2", c_uint32),
+        ("events", c_uint32),
+        ("reserved3", c_uint32),
+        ("on_event", EVENT_FN),
+        ("event_user_data", c_void_p),
     ]
 
     def __init__(self) -> None:
@@ -146,10 +196,16 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
 }
 
 # Bound on first use rather than at load (late()): a library without them still runs sandboxes,
-# and what needs them (Result.reason, Result.notices) raises naming the missing function.
+# and what needs them (Result.reason, Result.notices, Result.denials, str(Event)) raises naming
+# the missing function.
 _LATE_SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_sandbox_exit_cause": (c_uint32, [_P]),
     "sandlock_sandbox_notices": (c_char_p, [_P]),
+    "sandlock_sandbox_denial_count": (c_size_t, [_P]),
+    "sandlock_sandbox_denial": (c_int, [_P, c_size_t, POINTER(EventStruct), POINTER(c_uint64)]),
+    "sandlock_sandbox_events_dropped": (c_uint64, [_P]),
+    "sandlock_event_format": (c_int, [POINTER(EventStruct), _PP]),
+    "sandlock_event_format_json": (c_int, [POINTER(EventStruct), _PP]),
 }
 
 _lock = threading.Lock()
