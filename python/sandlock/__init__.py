@@ -30,6 +30,7 @@ from .exceptions import (
     SandlockError,
     SeccompError,
 )
+from .handler import ExceptionPolicy, Handler, HandlerCtx, NotifAction
 from .inputs import inputs
 from ._process import Process, StdioMode
 from ._version import __version__
@@ -58,6 +59,10 @@ __all__ = [
     "load_profile",
     "list_profiles",
     "inputs",
+    "Handler",
+    "HandlerCtx",
+    "NotifAction",
+    "ExceptionPolicy",
     "Stage",
     "Pipeline",
     "NamedStage",

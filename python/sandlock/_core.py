@@ -146,7 +146,11 @@ class Result:
     when nothing was denied. ``events_dropped`` counts the events lost (a callback too slow for
     its queue, or more distinct denials than the table's 256). ``event_error`` is the first
     exception the on_event callback raised (the run goes on and the callback keeps being
-    called; the exception keeps its traceback), None when it raised none."""
+    called; the exception keeps its traceback), None when it raised none.
+
+    ``handler_error`` is the first exception an extension handler raised in
+    Sandbox.run_with_handlers() (the call was answered as the handler's on_exception says;
+    the exception keeps its traceback), None when none raised or the run had no handlers."""
 
     success: bool
     exit_code: int = 0
@@ -159,6 +163,7 @@ class Result:
     denials: list[Denial] = field(default_factory=list, repr=False)
     events_dropped: int = field(default=0, repr=False)
     event_error: BaseException | None = field(default=None, repr=False, compare=False)
+    handler_error: BaseException | None = field(default=None, repr=False, compare=False)
     _notices: list[str] = field(default_factory=list, repr=False, compare=False)
     _unknown: str | None = field(default=None, repr=False, compare=False)
     _no_denials: str | None = field(default=None, repr=False, compare=False)

@@ -107,6 +107,66 @@ class EventStruct(ctypes.Structure):
 EVENT_FN = CFUNCTYPE(None, POINTER(EventStruct), c_void_p)
 
 
+# ---- extension handlers (sandlock_handler_*: the handler module uses them) ----------------
+
+EXCEPTION_KILL = 0
+EXCEPTION_DENY_EPERM = 1
+EXCEPTION_CONTINUE = 2
+EXCEPTION_DENY_EIO = 3
+
+NOTIF_HELD = 1 << 0  # the held call's second call, on a worker thread
+INJECT_WRITABLE = 1 << 0
+INJECT_NO_CLOEXEC = 1 << 1
+
+
+class Notif(ctypes.Structure):
+    """sandlock_notif_t: the notification a handler is called with."""
+
+    _fields_ = [
+        ("id", c_uint64),
+        ("pid", c_int32),
+        ("flags", c_uint32),
+        ("syscall_nr", c_int32),
+        ("arch", c_uint32),
+        ("instruction_pointer", c_uint64),
+        ("args", c_uint64 * 6),
+    ]
+
+
+class HandlerReg(ctypes.Structure):
+    """sandlock_handler_reg_t: a syscall by name, or by number with syscall NULL."""
+
+    _fields_ = [
+        ("syscall", c_char_p),
+        ("nr", c_int32),
+        ("reserved", c_uint32),
+        ("handler", c_void_p),
+    ]
+
+
+# sandlock_handler_fn(notif, mem, action, user_data) -> 0 or an exception, and the drop of its
+# user_data. ctypes takes the GIL for each call, on whichever thread of the library's makes it.
+HANDLER_FN = CFUNCTYPE(c_int, POINTER(Notif), c_void_p, c_void_p, c_void_p)
+HANDLER_DROP_FN = CFUNCTYPE(None, c_void_p)
+
+# Late (see _LATE_SIGNATURES): a library without handlers runs everything else.
+_HANDLER_SIGNATURES: dict[str, tuple[object, list[object]]] = {
+    "sandlock_handler_new": (c_void_p, [HANDLER_FN, c_void_p, HANDLER_DROP_FN, c_uint32]),
+    "sandlock_handler_set_deferred": (c_int, [c_void_p, c_int]),
+    "sandlock_handler_free": (None, [c_void_p]),
+    "sandlock_mem_read_cstr": (c_int64, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    "sandlock_mem_read": (c_int64, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    "sandlock_mem_write": (c_int64, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    "sandlock_action_continue": (c_int, [c_void_p]),
+    "sandlock_action_errno": (c_int, [c_void_p, c_int32]),
+    "sandlock_action_return": (c_int, [c_void_p, c_int64]),
+    "sandlock_action_inject_fd": (c_int, [c_void_p, c_int32, c_uint32]),
+    "sandlock_action_inject_bytes": (c_int, [c_void_p, c_void_p, c_size_t, c_uint32]),
+    "sandlock_action_hold": (c_int, [c_void_p]),
+    "sandlock_action_kill": (c_int, [c_void_p, c_int32, c_int32]),
+}
+
+
 class SpawnOpts(ctypes.Structure):
     """sandlock_spawn_opts_t (size-versioned; .size is set by the constructor)."""
 
@@ -128,6 +188,9 @@ class SpawnOpts(ctypes.Structure):
         ("reserved3", c_uint32),
         ("on_event", EVENT_FN),
         ("event_user_data", c_void_p),
+        ("handlers", POINTER(HandlerReg)),
+        ("n_handlers", c_uint32),
+        ("reserved4", c_uint32),
     ]
 
     def __init__(self) -> None:
@@ -207,6 +270,8 @@ _LATE_SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_event_format": (c_int, [POINTER(EventStruct), _PP]),
     "sandlock_event_format_json": (c_int, [POINTER(EventStruct), _PP]),
 }
+
+_LATE_SIGNATURES.update(_HANDLER_SIGNATURES)
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from . import _core, _events, _fields, _ffi, _process
+from . import handler as _handler
 from ._core import DryRunResult, Result
 from ._events import Event
 from ._process import Process, StdioMode
@@ -364,14 +365,18 @@ class Sandbox:
 
     def _spawn(self, cmd: Sequence[str] | None, *, flags: int = 0, timeout: float | None = None,
                stdio: tuple[Any, Any, Any] = (None, "pipe", "pipe"),
-               waited: bool = False, overrides: Mapping[str, Any] | None = None) -> _core.Handle:
+               waited: bool = False, overrides: Mapping[str, Any] | None = None,
+               handlers: _handler.Registrations | None = None) -> _core.Handle:
         """Start @cmd. @waited: the caller waits for it itself (run()): from the start no
-        other thread may release it or wait for it."""
+        other thread may release it or wait for it. @handlers: extension handlers in the
+        supervisor's chain."""
         argv = self._command_of(cmd)
         with self._lock:
             self._check_idle()
             opts, _keep = _core.stdio_opts(*stdio, timeout=timeout, flags=flags)
             listener = _events.listen(opts, self.on_event, self.log_denials)
+            if handlers is not None:
+                handlers.attach(opts)
             with self._policy(argv, overrides=overrides) as policy:
                 h = _core.Handle.spawn(policy, argv, opts, timeout, listener)
             self._handle = h
@@ -392,6 +397,29 @@ class Sandbox:
         except ChildError as e:
             return Result(success=False, exit_code=127, error=str(e))
         return self._wait_for(h)
+
+    def run_with_handlers(self, cmd: Sequence[str] | None,
+                          handlers: Sequence[tuple[str | int, _handler.Handler]], *,
+                          timeout: float | None = None) -> Result:
+        """Run @cmd as run() does, with extension handlers in the supervisor's chain: each of
+        @handlers is a (syscall, Handler) pair, the syscall a name of this architecture
+        ("openat") or a number. A handler runs after the built-in chain and only when it lets
+        the call go on, so it can add restrictions but never undo one (see sandlock.handler).
+
+        PolicyError, with the library's message, for an unknown syscall or a handler on one
+        the policy blocks (the default blocklist, extra_deny_syscalls) or with no_supervisor.
+        An exception raised in a handler answers its call as the handler's on_exception says;
+        the Result's handler_error keeps the first one."""
+        regs = _handler.Registrations(handlers)
+        try:
+            h = self._spawn(cmd, timeout=timeout, waited=True, handlers=regs)
+        except ChildError as e:
+            return Result(success=False, exit_code=127, error=str(e), handler_error=regs.error)
+        finally:
+            regs.free()  # the sandbox holds its own references
+        r = self._wait_for(h)
+        r.handler_error = regs.error
+        return r
 
     def dry_run(self, cmd: Sequence[str] | None = None,
                 timeout: float | None = None) -> DryRunResult:
