@@ -509,19 +509,21 @@ typedef struct sandlock_notif {
 /* @flags: the call was held (sandlock_action_hold) and this is its call on a worker. */
 #define SANDLOCK_NOTIF_HELD (1u << 0)
 
-/* The calling process's memory. Valid only during the handler's call: used later, every
- * function returns -EBADF. */
+/* The calling process's memory. Valid only during the handler's call, and never to be kept:
+ * its storage is the call's own (the functions refuse a handle whose call is over with -EBADF
+ * while that storage lasts, a guard and not a promise). */
 typedef struct sandlock_mem sandlock_mem_t;
 /* The answer of one call: exactly one action is set per call. */
 typedef struct sandlock_action sandlock_action_t;
 
 /* Read a NUL-terminated string at @addr into @buf (@size bytes, NUL-terminated on success):
  * its length, or -EFAULT (unreadable), -ENAMETOOLONG (no NUL in @size - 1 bytes), -ESRCH (the
- * call is gone: the thread died or the notification was answered), -EBADF (the handle is no
- * longer valid), -EINVAL. */
+ * call is gone: the thread died or the notification was answered), -EPERM/-EACCES (the memory
+ * cannot be reached: a non-dumpable process, a sandlock confined itself), -EBADF (the handle
+ * is no longer valid), -EINVAL. */
 int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char *buf, size_t size);
 /* Read / write @len bytes at @addr: @len, or -EFAULT (a part is unmapped or not writable),
- * -ESRCH, -EBADF, -EINVAL. Each read is checked against the notification after it is made
+ * -ESRCH, -EPERM/-EACCES, -EBADF, -EINVAL. Each read is checked against the notification after it is made
  * (SECCOMP_IOCTL_NOTIF_ID_VALID), so what it returns belongs to this call's process. */
 int64_t sandlock_mem_read(sandlock_mem_t *mem, uint64_t addr, void *buf, size_t len);
 int64_t sandlock_mem_write(sandlock_mem_t *mem, uint64_t addr, const void *buf, size_t len);
