@@ -43,7 +43,8 @@ def test_event_struct_layout_matches_c(tmp_path):
 @pytest.mark.pure
 def test_spawn_opts_carry_the_event_fields(tmp_path):
     names = [name for name, _ in _ffi.SpawnOpts._fields_]
-    assert names[-4:] == ["events", "reserved3", "on_event", "event_user_data"]
+    i = names.index("events")
+    assert names[i:i + 4] == ["events", "reserved3", "on_event", "event_user_data"]
     assert py_layout(_ffi.SpawnOpts) == c_layout(tmp_path, "sandlock_spawn_opts_t", names)
     assert _ffi.SpawnOpts().size == ctypes.sizeof(_ffi.SpawnOpts)
 
