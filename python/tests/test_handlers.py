@@ -142,6 +142,38 @@ def test_read_path_of_the_argument(sandboxes):
     assert h.paths == [("/usr/share", b"/usr/share")]
 
 
+def test_write_into_the_callers_memory(sandboxes):
+    class FakeCwd(Handler):  # getcwd(buf, size): the string and its length with the NUL
+        def handle(self, ctx):
+            assert ctx.write(ctx.args[0], b"/fake/cwd\0") == 10
+            return NotifAction.returns(10)
+
+    code = "import os; print(os.getcwd())"
+    sb = sandboxes(cwd="/usr")
+    assert sb.run(py(code)).stdout == b"/usr\n"  # control
+    r = sb.run_with_handlers(py(code), [("getcwd", FakeCwd())])
+    assert (r.stdout, r.handler_error) == (b"/fake/cwd\n", None)
+
+
+def test_unreadable_address_is_efault(sandboxes):
+    got = []
+
+    class Probe(Handler):
+        def handle(self, ctx):
+            for f in (lambda: ctx.read(0, 8), lambda: ctx.read_cstr(8),
+                      lambda: ctx.write(0, b"x"),
+                      lambda: ctx.read_cstr(ctx.args[0], 2)):  # "/usr" is longer
+                try:
+                    f()
+                except OSError as e:
+                    got.append(e.errno)
+            return NotifAction.errno(errno.EXDEV)
+
+    r = sandboxes().run_with_handlers(py(CHDIR, "/usr"), [("chdir", Probe())])
+    assert r.stdout == f"{errno.EXDEV}\n".encode()
+    assert got == [errno.EFAULT, errno.EFAULT, errno.EFAULT, errno.ENAMETOOLONG]
+
+
 def test_context_is_dead_after_the_call(sandboxes):
     kept = []
 
@@ -210,13 +242,23 @@ def test_hold_answers_from_the_worker(sandboxes):
 def test_async_handler_delivers(sandboxes):
     import asyncio
 
+    threads = {}
+
     class Async(Handler):
         async def handle(self, ctx):
             await asyncio.sleep(0.01)
+            threads["async"] = threading.get_ident()
             return NotifAction.returns(31337)
 
-    r = sandboxes().run_with_handlers(py(GETPPID), [("getppid", Async())])
+    class Sync(Handler):
+        def handle(self, ctx):
+            threads["sync"] = threading.get_ident()
+            return NotifAction.continue_()
+
+    r = sandboxes().run_with_handlers(py("import os; os.chdir('/usr'); print(os.getppid())"),
+                                      [("getppid", Async()), ("chdir", Sync())])
     assert (r.success, r.stdout, r.handler_error) == (True, b"31337\n", None)
+    assert threads["async"] != threads["sync"]  # a worker, not the supervisor's loop
 
 
 def test_async_handler_cannot_be_on_the_loop(sandboxes):
