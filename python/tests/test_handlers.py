@@ -261,6 +261,53 @@ def test_async_handler_delivers(sandboxes):
     assert threads["async"] != threads["sync"]  # a worker, not the supervisor's loop
 
 
+# argv[1] threads chdir at once: "ok" and "EAGAIN" counts, and the total.
+MANY = """import errno, os, sys, threading
+n = int(sys.argv[1])
+b = threading.Barrier(n)
+out = []
+def go():
+    b.wait()
+    try:
+        os.chdir("/usr")
+        out.append("ok")
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+ts = [threading.Thread(target=go) for _ in range(n)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print(out.count("ok"), out.count("EAGAIN"), len(out))
+"""
+
+
+def test_deferred_calls_are_bounded(sandboxes):
+    release = threading.Event()
+
+    class Blocks(Handler):
+        deferred = True
+
+        def handle(self, ctx):
+            release.wait(10)
+            return NotifAction.continue_()
+
+    def run(threads):
+        release.clear()
+        timer = threading.Timer(2.0, release.set)
+        timer.start()
+        try:
+            r = sandboxes().run_with_handlers(py(MANY, threads), [("chdir", Blocks())],
+                                              timeout=30)
+        finally:
+            release.set()
+            timer.cancel()
+        return tuple(map(int, r.stdout.split()))
+
+    ok, eagain, n = run(70)
+    assert n == 70 and ok + eagain == 70
+    assert ok <= 64 and eagain >= 6  # at most 64 in flight; the rest: EAGAIN
+    assert run(60) == (60, 0, 60)  # control: under the bound, every call waits its turn
+
+
 def test_async_handler_cannot_be_on_the_loop(sandboxes):
     class Async(Handler):
         async def handle(self, ctx):
