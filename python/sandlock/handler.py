@@ -28,8 +28,8 @@ Where handle() runs:
 An exception raised in handle() (or an answer that is not a NotifAction) is the handler's
 exception: the call is answered as its ``on_exception`` says (ExceptionPolicy, KILL by default:
 the calling process is killed with SIGKILL), and Result.handler_error keeps the first one, with
-its traceback. handle() must not wait for its own sandbox (wait(), close()): the sandbox ends
-only once its handlers have returned.
+its traceback. In handle(), its own sandbox's wait(), close() and runs raise RuntimeError: the
+sandbox's run ends only once its handlers have returned (another sandbox may run there).
 """
 
 from __future__ import annotations
@@ -280,6 +280,8 @@ Registration = tuple[Union[str, int], Handler]
 # handler stays reachable exactly as long as C may call it. The two C entry points are made
 # once and live as long as the module.
 _bindings: dict[int, "_Binding"] = {}
+# The sandboxes whose handler the calling thread is inside (a handler may run another sandbox).
+_inside = threading.local()
 _bindings_lock = threading.Lock()
 _keys = itertools.count(1)
 
@@ -291,6 +293,8 @@ class _Binding:
 
     def call(self, n: _ffi.Notif, mem: int | None, action: int) -> int:
         ctx = HandlerCtx(n, mem)
+        owners = _inside.__dict__.setdefault("owners", [])
+        owners.append(self.run.owner)
         try:
             out = self.handler.handle(ctx)
             if inspect.iscoroutine(out):
@@ -306,7 +310,17 @@ class _Binding:
             self.run.record(e)
             return 1
         finally:
+            owners.pop()
             ctx._close()
+
+
+def refuse_inside(owner: object, what: str) -> None:
+    """RuntimeError when the calling thread is inside one of @owner's (a Sandbox's) handlers:
+    its run ends, and another starts, only once they have returned, so waiting there for it
+    would never return."""
+    if any(o is owner for o in getattr(_inside, "owners", ())):
+        raise RuntimeError(f"{what}: called in one of this sandbox's extension handlers (the "
+                           "sandbox's run ends, and another starts, only once they return)")
 
 
 def _call(notif: Any, mem: int | None, action: int | None, user_data: int | None) -> int:
@@ -334,10 +348,11 @@ class Registrations:
     """One run's handlers as the library's registrations (sandlock_handler_reg_t[]), and the
     first exception any of them raised."""
 
-    def __init__(self, entries: Sequence[Registration]) -> None:
+    def __init__(self, entries: Sequence[Registration], owner: object = None) -> None:
         if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
             raise TypeError("handlers: a list of (syscall name or number, Handler) pairs")
         self.error: BaseException | None = None
+        self.owner = owner  # the Sandbox that runs them (refuse_inside)
         self._lock = threading.Lock()
         self._ptrs: list[int] = []
         self._names: list[bytes] = []  # the names the array points into, until the spawn

@@ -371,6 +371,7 @@ class Sandbox:
         other thread may release it or wait for it. @handlers: extension handlers in the
         supervisor's chain."""
         argv = self._command_of(cmd)
+        _handler.refuse_inside(self, "run")
         with self._lock:
             self._check_idle()
             opts, _keep = _core.stdio_opts(*stdio, timeout=timeout, flags=flags)
@@ -410,7 +411,7 @@ class Sandbox:
         the policy blocks (the default blocklist, extra_deny_syscalls) or with no_supervisor.
         An exception raised in a handler answers its call as the handler's on_exception says;
         the Result's handler_error keeps the first one."""
-        regs = _handler.Registrations(handlers)
+        regs = _handler.Registrations(handlers, owner=self)
         try:
             h = self._spawn(cmd, timeout=timeout, waited=True, handlers=regs)
         except ChildError as e:
@@ -461,6 +462,7 @@ class Sandbox:
     def wait(self) -> Result:
         """Wait for the process to end and return its Result. Interrupted (Ctrl-C), it kills
         the process, as subprocess.run does."""
+        _handler.refuse_inside(self, "wait")
         h = self._handle
         if h is not None:
             h._not_from_callback("wait")  # before another thread's claim is looked at
@@ -617,6 +619,7 @@ class Sandbox:
     def close(self) -> None:
         """Kill and release a process still running, and release a pending branch, which
         stays on disk undecided (as KEEP leaves it; upper_dir says where). Idempotent."""
+        _handler.refuse_inside(self, "close")
         for x in (self._handle, self._pending):
             if x is not None:
                 x._not_from_callback("close")

@@ -368,6 +368,36 @@ def test_kill_of_a_foreign_group_is_an_exception(sandboxes):
     assert isinstance(r.handler_error, SandboxRuntimeError)
 
 
+@pytest.mark.parametrize("call", ["wait", "close", "run"])
+def test_handler_cannot_wait_for_its_own_sandbox(sandboxes, call):
+    sb = sandboxes()
+
+    class Waits(Handler):
+        on_exception = ExceptionPolicy.DENY_EIO
+
+        def handle(self, ctx):
+            getattr(sb, call)(*([["true"]] if call == "run" else []))
+            return NotifAction.continue_()
+
+    r = sb.run_with_handlers(py(CHDIR, "/usr"), [("chdir", Waits())])
+    assert r.stdout == f"{errno.EIO}\n".encode()
+    assert isinstance(r.handler_error, RuntimeError)
+    assert str(r.handler_error).startswith(f"{call}: called in one of this sandbox's extension")
+
+
+def test_handler_may_run_another_sandbox(sandboxes):
+    other = sandboxes()
+
+    class Asks(Handler):
+        deferred = True
+
+        def handle(self, ctx):
+            return NotifAction.returns(40 + other.run(["sh", "-c", "exit 2"]).exit_code)
+
+    r = sandboxes().run_with_handlers(py(GETPPID), [("getppid", Asks())])
+    assert (r.stdout, r.handler_error) == (b"42\n", None)
+
+
 # ---- a handler never undoes the policy -------------------------------------------------------
 
 
