@@ -492,7 +492,9 @@ void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
  * but continue decides. A handler's reads of the child's memory are an observation, not a
  * security boundary: another thread of the child may change the memory after the read, so a
  * handler that answers continue must not rely on what it read (answer with errno, a value or
- * an injected descriptor instead). */
+ * an injected descriptor instead). A call the built-in chain answers itself (uname's virtual
+ * hostname, a refused connect) never reaches a handler. Handlers see the calls of the launch
+ * sequence made after the seccomp filter (closing inherited descriptors, the execve) too. */
 
 /* The notification, as the kernel gave it. @pid is the calling thread (the caller's pid
  * namespace); @args are the raw syscall arguments. */
@@ -523,8 +525,8 @@ typedef struct sandlock_action sandlock_action_t;
  * is no longer valid), -EINVAL. */
 int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char *buf, size_t size);
 /* Read / write @len bytes at @addr: @len, or -EFAULT (a part is unmapped or not writable),
- * -ESRCH, -EPERM/-EACCES, -EBADF, -EINVAL. Each read is checked against the notification after it is made
- * (SECCOMP_IOCTL_NOTIF_ID_VALID), so what it returns belongs to this call's process. */
+ * -ESRCH, -EPERM/-EACCES, -EBADF, -EINVAL. Each read is checked against the notification after it
+ * is made (SECCOMP_IOCTL_NOTIF_ID_VALID), so what it returns belongs to this call's process. */
 int64_t sandlock_mem_read(sandlock_mem_t *mem, uint64_t addr, void *buf, size_t len);
 int64_t sandlock_mem_write(sandlock_mem_t *mem, uint64_t addr, const void *buf, size_t len);
 
@@ -582,8 +584,9 @@ typedef struct sandlock_handler sandlock_handler_t;
 sandlock_handler_t *sandlock_handler_new(sandlock_handler_fn fn, void *user_data,
 					 void (*user_data_drop)(void *), uint32_t on_exception);
 /* 1: @fn is called on a worker thread, off the supervisor's loop (a slow handler delays only
- * its own call); at most 64 such calls are in flight per sandbox, a call beyond fails with
- * EAGAIN. 0: on the loop (the default). Set before spawning. Errors: -EINVAL. */
+ * its own call), and may be called on several workers at once; at most 64 such calls are in
+ * flight per sandbox, a call beyond fails with EAGAIN. 0: on the loop (the default), one call
+ * at a time per sandbox. Set before spawning. Errors: -EINVAL. */
 int sandlock_handler_set_deferred(sandlock_handler_t *h, int deferred);
 /* Drop the caller's reference (NULL accepted). */
 void sandlock_handler_free(sandlock_handler_t *h);

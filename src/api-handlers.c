@@ -77,8 +77,7 @@ _public_ int64_t sandlock_mem_read(sandlock_mem_t *mem, uint64_t addr, void *buf
 	return mem_result(notif_mem_read(mem->listener, mem->req, addr, buf, len), len);
 }
 
-_public_ int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char *buf,
-					size_t size)
+_public_ int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char *buf, size_t size)
 {
 	size_t off = 0;
 
@@ -101,8 +100,7 @@ _public_ int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char
 	return -ENAMETOOLONG;
 }
 
-_public_ int64_t sandlock_mem_write(sandlock_mem_t *mem, uint64_t addr, const void *buf,
-				    size_t len)
+_public_ int64_t sandlock_mem_write(sandlock_mem_t *mem, uint64_t addr, const void *buf, size_t len)
 {
 	if (!mem || (!buf && len))
 		return -EINVAL;
@@ -227,10 +225,9 @@ _public_ int sandlock_action_inject_bytes(sandlock_action_t *a, const void *data
 
 /* ---- running ----------------------------------------------------------------------------- */
 
-static int run_handlers(const sandlock_policy_t *policy, const char *name,
-			const char *const *argv, size_t argc, const sandlock_handler_reg_t *regs,
-			size_t n, uint32_t flags, sandlock_sandbox_t **ret_sandbox,
-			sandlock_error_t **reterr)
+static int run_handlers(const sandlock_policy_t *policy, const char *name, const char *const *argv,
+			size_t argc, const sandlock_handler_reg_t *regs, size_t n, uint32_t flags,
+			sandlock_sandbox_t **ret_sandbox, sandlock_error_t **reterr)
 {
 	if (!policy || !argv || argc == 0 || !ret_sandbox || (n && !regs) || n > UINT32_MAX)
 		return error_set(reterr, -EINVAL, "sandlock_run_with_handlers: bad argument");
@@ -239,8 +236,10 @@ static int run_handlers(const sandlock_policy_t *policy, const char *name,
 		return error_set(reterr, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < argc; i++)
 		if (!(v[i] = argv[i]))
-			return error_set(reterr, -EINVAL, "sandlock_run_with_handlers: argv[%zu] "
-							  "is NULL", i);
+			return error_set(reterr, -EINVAL,
+					 "sandlock_run_with_handlers: argv[%zu] "
+					 "is NULL",
+					 i);
 	struct sandlock_policy *named = NULL;
 	if (name) {
 		named = policy_copy(policy);
@@ -275,9 +274,8 @@ _public_ int sandlock_run_with_handlers(const sandlock_policy_t *policy, const c
 
 _public_ int sandlock_run_interactive_with_handlers(const sandlock_policy_t *policy,
 						    const char *name, const char *const *argv,
-						    size_t argc,
-						    const sandlock_handler_reg_t *regs, size_t n,
-						    sandlock_sandbox_t **ret_sandbox,
+						    size_t argc, const sandlock_handler_reg_t *regs,
+						    size_t n, sandlock_sandbox_t **ret_sandbox,
 						    sandlock_error_t **reterr)
 {
 	return run_handlers(policy, name, argv, argc, regs, n, SANDLOCK_SPAWN_INTERACTIVE,

@@ -374,9 +374,10 @@ int seccomp_arg_filtered(int nr)
 {
 	/* Every syscall add_arg_filters gives a rule, and sendmsg's launch flag. */
 	static const int filtered[] = {
-		SCMP_SYS(clone),   SCMP_SYS(clone3), 457 /* statmount */, 458 /* listmount */,
-		467 /* open_tree_attr */, SCMP_SYS(ioctl), SCMP_SYS(prctl), SCMP_SYS(socket),
-		SCMP_SYS(sendto),  SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg), SCMP_SYS(setsockopt),
+		SCMP_SYS(clone),       SCMP_SYS(clone3),	 457 /* statmount */,
+		458 /* listmount */,   467 /* open_tree_attr */, SCMP_SYS(ioctl),
+		SCMP_SYS(prctl),       SCMP_SYS(socket),	 SCMP_SYS(sendto),
+		SCMP_SYS(sendmsg),     SCMP_SYS(sendmmsg),	 SCMP_SYS(setsockopt),
 		SCMP_SYS(setpriority), SCMP_SYS(ioprio_set),
 	};
 	for (size_t i = 0; i < ELEMENTSOF(filtered); i++)

@@ -118,7 +118,7 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 		 * the calls the policy's own trap set takes, then the user handlers may add to a
 		 * built-in CONTINUE (user-handlers.c). */
 		if (user && !(sv->plan && trap_set_matches(sv->plan->builtin_traps,
-							    sv->plan->n_builtin_traps, &req->data)))
+							   sv->plan->n_builtin_traps, &req->data)))
 			rt = NULL;
 		r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
 		if (user)

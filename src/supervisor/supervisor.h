@@ -79,8 +79,8 @@ struct supervisor {
 	pid_t main_pid;		/* the command's own process, once cloned */
 	_Atomic uint32_t *kill_cause; /* the sandbox's: SANDLOCK_CAUSE_MEMORY once the command's
 				       * own process is killed for max_memory (not owned) */
-	struct user_handlers *user; /* extension handlers (user-handlers.h); NULL: none. Owned
-				     * by the sandbox */
+	struct user_handlers *user;   /* extension handlers (user-handlers.h); NULL: none. Owned
+				       * by the sandbox */
 };
 
 /* Allocate the notification buffers. Called by the thread that spawns, so that the sandbox

@@ -58,8 +58,8 @@ static int reg_resolve(const sandlock_handler_reg_t *reg, size_t i, struct sandl
 					 i, reg->syscall);
 		return nr;
 	}
-	char *name = reg->nr >= 0 ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, reg->nr)
-				  : NULL;
+	char *name =
+		reg->nr >= 0 ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, reg->nr) : NULL;
 	if (!name)
 		return error_set(reterr, -EINVAL,
 				 "handlers[%zu]: unknown syscall number %d on this architecture", i,
@@ -88,18 +88,20 @@ static int reg_allowed(const struct sandlock_policy *p, int nr, size_t i,
 		return error_set(reterr, r, "handlers[%zu]: %s: %s", i,
 				 nr_name(nr, name, sizeof(name)), strerror(-r));
 	if (r > 0)
-		return error_set(reterr, -EINVAL,
-				 "handlers[%zu]: %s is blocked by the policy (the default blocklist "
-				 "or extra_deny_syscalls): a handler on it would never run",
-				 i, nr_name(nr, name, sizeof(name)));
+		return error_set(
+			reterr, -EINVAL,
+			"handlers[%zu]: %s is blocked by the policy (the default blocklist "
+			"or extra_deny_syscalls): a handler on it would never run",
+			i, nr_name(nr, name, sizeof(name)));
 	/* A whole-syscall trap would replace the filter's own rules on its arguments (libseccomp
 	 * keeps one action per syscall without conditions): refused rather than weakened. */
 	if (seccomp_arg_filtered(nr))
-		return error_set(reterr, -EINVAL,
-				 "handlers[%zu]: %s: not supported: the seccomp filter decides some "
-				 "of its calls by their arguments, which a handler's whole-syscall "
-				 "trap would override",
-				 i, nr_name(nr, name, sizeof(name)));
+		return error_set(
+			reterr, -EINVAL,
+			"handlers[%zu]: %s: not supported: the seccomp filter decides some "
+			"of its calls by their arguments, which a handler's whole-syscall "
+			"trap would override",
+			i, nr_name(nr, name, sizeof(name)));
 	return 0;
 }
 
@@ -121,14 +123,15 @@ static int uh_add(struct user_handlers *uh, int nr, struct sandlock_handler *h, 
 		un->nr = nr;
 	}
 	if (un->n >= USER_HANDLERS_PER_NR)
-		return error_set(reterr, -EINVAL, "handlers[%zu]: more than %d handlers on one syscall",
-				 i, USER_HANDLERS_PER_NR);
+		return error_set(reterr, -EINVAL,
+				 "handlers[%zu]: more than %d handlers on one syscall", i,
+				 USER_HANDLERS_PER_NR);
 	un->h[un->n++] = handler_ref(h);
 	return 0;
 }
 
-int user_handlers_new(const struct sandlock_policy *p, const sandlock_handler_reg_t *regs,
-		      size_t n, struct user_handlers **ret, struct sandlock_error **reterr)
+int user_handlers_new(const struct sandlock_policy *p, const sandlock_handler_reg_t *regs, size_t n,
+		      struct user_handlers **ret, struct sandlock_error **reterr)
 {
 	*ret = NULL;
 	if (n == 0)
@@ -136,9 +139,10 @@ int user_handlers_new(const struct sandlock_policy *p, const sandlock_handler_re
 	if (!regs)
 		return error_set(reterr, -EINVAL, "handlers: NULL array of %zu registrations", n);
 	if (p->no_supervisor)
-		return error_set(reterr, -EINVAL,
-				 "handlers: extension handlers run in the supervisor, and the policy "
-				 "has no_supervisor set");
+		return error_set(
+			reterr, -EINVAL,
+			"handlers: extension handlers run in the supervisor, and the policy "
+			"has no_supervisor set");
 	struct user_handlers *uh = calloc(1, sizeof(*uh));
 	if (!uh)
 		return error_set(reterr, -ENOMEM, "out of memory");
@@ -188,20 +192,48 @@ int user_handlers_traps(const struct user_handlers *uh, int nr)
 static enum event_category nr_category(int nr)
 {
 	switch (nr) {
-	case SYS_connect: case SYS_bind: case SYS_listen: case SYS_accept: case SYS_accept4:
-	case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg: case SYS_recvfrom:
-	case SYS_recvmsg: case SYS_socket: case SYS_socketpair: case SYS_getsockopt:
-	case SYS_getsockname: case SYS_getpeername: case SYS_shutdown:
+	case SYS_connect:
+	case SYS_bind:
+	case SYS_listen:
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_socket:
+	case SYS_socketpair:
+	case SYS_getsockopt:
+	case SYS_getsockname:
+	case SYS_getpeername:
+	case SYS_shutdown:
 		return EVENT_NETWORK;
-	case SYS_clone: case SYS_execve: case SYS_execveat: case SYS_kill: case SYS_tgkill:
-	case SYS_exit_group: case SYS_wait4: case SYS_getpid: case SYS_getppid: case SYS_uname:
-	case SYS_setpgid: case SYS_setsid: case SYS_prlimit64:
+	case SYS_clone:
+	case SYS_execve:
+	case SYS_execveat:
+	case SYS_kill:
+	case SYS_tgkill:
+	case SYS_exit_group:
+	case SYS_wait4:
+	case SYS_getpid:
+	case SYS_getppid:
+	case SYS_uname:
+	case SYS_setpgid:
+	case SYS_setsid:
+	case SYS_prlimit64:
 #ifdef SYS_fork
-	case SYS_fork: case SYS_vfork:
+	case SYS_fork:
+	case SYS_vfork:
 #endif
 		return EVENT_PROCESS;
-	case SYS_mmap: case SYS_munmap: case SYS_brk: case SYS_mprotect: case SYS_mremap:
-	case SYS_memfd_create: case SYS_madvise:
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_brk:
+	case SYS_mprotect:
+	case SYS_mremap:
+	case SYS_memfd_create:
+	case SYS_madvise:
 		return EVENT_MEMORY;
 	default:
 		return EVENT_FILE;
@@ -229,8 +261,8 @@ static void user_event(struct supervisor *sv, const struct seccomp_notif *req, i
 
 /* Signal the trapped thread's process (its thread group), or group @pgid (one of the sandbox's:
  * checked again here, as the group may have emptied since the handler asked). */
-static int user_kill(struct supervisor *sv, int listener, const struct seccomp_notif *req,
-		     int sig, pid_t pgid)
+static int user_kill(struct supervisor *sv, int listener, const struct seccomp_notif *req, int sig,
+		     pid_t pgid)
 {
 	if (pgid) {
 		if (!sv->groups || !groups_owns(sv->groups, pgid))
@@ -257,7 +289,8 @@ static int user_exception(struct supervisor *sv, int listener, const struct secc
 {
 	switch (h->on_exception) {
 	case SANDLOCK_EXCEPTION_CONTINUE:
-		return NOTIF_CONTINUED; /* @resp holds the chain's CONTINUE (user_handlers_answer) */
+		return NOTIF_CONTINUED; /* @resp holds the chain's CONTINUE (user_handlers_answer)
+					 */
 	case SANDLOCK_EXCEPTION_DENY_EIO:
 		notif_answer_errno(resp, -EIO);
 		user_event(sv, req, EIO);

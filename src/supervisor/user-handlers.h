@@ -84,8 +84,8 @@ struct user_handlers {
  * exists, none is blocked by @p (the default blocklist, extra_deny_syscalls) or filtered by
  * argument in the BPF program, @p is supervised. *@ret is NULL for n == 0. -EINVAL with a
  * message naming what was given, -ENOMEM. */
-int user_handlers_new(const struct sandlock_policy *p, const sandlock_handler_reg_t *regs,
-		      size_t n, struct user_handlers **ret, struct sandlock_error **reterr);
+int user_handlers_new(const struct sandlock_policy *p, const sandlock_handler_reg_t *regs, size_t n,
+		      struct user_handlers **ret, struct sandlock_error **reterr);
 void user_handlers_free(struct user_handlers *uh);
 
 /* Whether @nr has user handlers (@uh may be NULL). */

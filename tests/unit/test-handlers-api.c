@@ -164,8 +164,7 @@ static int h_open(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_
 	return sandlock_action_inject_bytes(a, VIRTUAL_BYTES, strlen(VIRTUAL_BYTES), 0);
 }
 
-static int h_inject_fd(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a,
-		       void *u)
+static int h_inject_fd(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a, void *u)
 {
 	(void)n, (void)m;
 	return sandlock_action_inject_fd(a, (int)(intptr_t)u, O_CLOEXEC);
@@ -210,8 +209,7 @@ static int h_many(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_
 	pthread_mutex_lock(&many_lock);
 	if (++many_entered >= 64)
 		pthread_cond_broadcast(&many_cond);
-	while (many_entered < 64 &&
-	       pthread_cond_timedwait(&many_cond, &many_lock, &until) == 0)
+	while (many_entered < 64 && pthread_cond_timedwait(&many_cond, &many_lock, &until) == 0)
 		;
 	pthread_mutex_unlock(&many_lock);
 	usleep(500 * 1000);
@@ -264,7 +262,8 @@ static int run_simple(const sandlock_policy_t *p, const char *mode, const char *
 
 static void answers(const sandlock_policy_t *p)
 {
-	is_int(run(p, "getppid", NULL, NULL, NULL, 0), 1, "getppid without a handler: the real one");
+	is_int(run(p, "getppid", NULL, NULL, NULL, 0), 1,
+	       "getppid without a handler: the real one");
 	atomic_store(&calls, 0);
 	is_int(run_simple(p, "getppid", "getppid", h_return, (void *)(intptr_t)RETVAL, 0), 0,
 	       "a return-value handler on getppid: the child sees %d", RETVAL);
@@ -277,13 +276,12 @@ static void answers(const sandlock_policy_t *p)
 	       1000 + SIGKILL, "a raising handler, KILL policy: the child dies of SIGKILL");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_DENY_EIO),
 	       EIO, "a raising handler, DENY_EIO: EIO");
-	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL,
-			  SANDLOCK_EXCEPTION_DENY_EPERM),
+	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_DENY_EPERM),
 	       EPERM, "a raising handler, DENY_EPERM: EPERM");
-	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_CONTINUE),
-	       0, "a raising handler, CONTINUE: the call runs");
-	is_int(run_simple(p, "yield", "sched_yield", h_two, NULL, SANDLOCK_EXCEPTION_DENY_EIO),
-	       EIO, "two actions set: an exception (EIO)");
+	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_CONTINUE), 0,
+	       "a raising handler, CONTINUE: the call runs");
+	is_int(run_simple(p, "yield", "sched_yield", h_two, NULL, SANDLOCK_EXCEPTION_DENY_EIO), EIO,
+	       "two actions set: an exception (EIO)");
 	is_int(run_simple(p, "getpgid", "getpgid", h_hold, NULL, SANDLOCK_EXCEPTION_DENY_EIO), 0,
 	       "a held call is answered from the worker (777)");
 	is_int(run_simple(p, "yield", "sched_yield", h_kill, NULL, 0), 1000 + SIGTERM,
@@ -305,7 +303,8 @@ static void registration(sandlock_policy_t *p)
 	char msg[512];
 	sandlock_handler_t *h = sandlock_handler_new(h_continue, NULL, NULL, 0);
 
-	is_int(run(p, "yield", "mount", h, msg, sizeof(msg)), -EINVAL, "a handler on mount: -EINVAL");
+	is_int(run(p, "yield", "mount", h, msg, sizeof(msg)), -EINVAL,
+	       "a handler on mount: -EINVAL");
 	is_str(msg,
 	       "handlers[0]: mount is blocked by the policy (the default blocklist or "
 	       "extra_deny_syscalls): a handler on it would never run",
