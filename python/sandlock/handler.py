@@ -22,7 +22,8 @@ Where handle() runs:
    ``ctx.held`` True);
  - an ``async def handle`` (and any handler with ``deferred = True``) runs on a worker thread of
    the library's, off the loop; a coroutine is run there to its end with asyncio.run(), a fresh
-   event loop per call. At most 64 deferred calls are in flight per sandbox; a call beyond
+   event loop per call. A deferred handler may be called on several workers at once (what it
+   shares needs a lock). At most 64 deferred calls are in flight per sandbox; a call beyond
    fails with EAGAIN. In a deferred call hold() is an exception.
 
 An exception raised in handle() (or an answer that is not a NotifAction) is the handler's
