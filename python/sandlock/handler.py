@@ -76,11 +76,12 @@ def _int(what: str, v: Any, lo: int, hi: int) -> int:
 class NotifAction:
     """The answer to one call, made by one of the class methods (immutable)."""
 
-    __slots__ = ("kind", "args")
+    __slots__ = ("kind", "args", "_source")
 
-    def __init__(self, kind: str, *args: Any) -> None:
+    def __init__(self, kind: str, *args: Any, source: Any = None) -> None:
         self.kind = kind
         self.args = args
+        self._source = source  # inject_fd_send's file object: open until the answer is set
 
     @classmethod
     def continue_(cls) -> "NotifAction":
@@ -118,7 +119,8 @@ class NotifAction:
         """A copy of descriptor @srcfd (an int or an object with fileno(); the library
         duplicates it when handle() returns, and the caller keeps and closes its own) is
         installed in the child, and its number is the call's result. @newfd_flags: 0 or
-        os.O_CLOEXEC."""
+        os.O_CLOEXEC. A file object given is kept (open) by the action, so
+        ``inject_fd_send(open(path))`` is safe."""
         fd = srcfd if isinstance(srcfd, int) and not isinstance(srcfd, bool) else None
         if fd is None and hasattr(srcfd, "fileno"):
             fd = srcfd.fileno()
@@ -128,7 +130,7 @@ class NotifAction:
         if newfd_flags not in (0, os.O_CLOEXEC):
             raise ValueError(f"NotifAction.inject_fd_send: newfd_flags {newfd_flags!r}: "
                              "0 or os.O_CLOEXEC")
-        return cls("inject_fd", fd, newfd_flags)
+        return cls("inject_fd", fd, newfd_flags, source=None if fd is srcfd else srcfd)
 
     @classmethod
     def inject_bytes(cls, data: bytes, *, seal: bool = True,

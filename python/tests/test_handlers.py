@@ -218,6 +218,15 @@ def test_inject_fd_send_hands_the_child_our_descriptor(sandboxes, tmp_path):
             NotifAction.inject_fd_send(ours, os.O_CLOEXEC)))])
     assert (r.success, r.stdout) == (True, b"our descriptor -1 1\n")
 
+    class Fresh(Virtual):  # a file object made in handle(), referenced by the action only
+        def handle(self, ctx):
+            if ctx.read_path(ctx.args[1]) == VIRTUAL:
+                return NotifAction.inject_fd_send(open(f))
+            return NotifAction.continue_()
+
+    r = sb.run_with_handlers(py(OPEN, VIRTUAL), [("openat", Fresh(None))])
+    assert (r.success, r.stdout, r.handler_error) == (True, b"our descriptor -1 0\n", None)
+
 
 def test_kill_action_signals_the_caller(sandboxes):
     r = sandboxes().run_with_handlers(py(GETPPID),
