@@ -283,10 +283,10 @@ Registration = tuple[Union[str, int], Handler]
 # handler stays reachable exactly as long as C may call it. The two C entry points are made
 # once and live as long as the module.
 _bindings: dict[int, "_Binding"] = {}
-# The sandboxes whose handler the calling thread is inside (a handler may run another sandbox).
-_inside = threading.local()
 _bindings_lock = threading.Lock()
 _keys = itertools.count(1)
+# The sandboxes whose handler the calling thread is inside (a handler may run another sandbox).
+_inside = threading.local()
 
 
 class _Binding:
@@ -383,7 +383,11 @@ class Registrations:
             reg.syscall = name
         else:
             reg.nr = _int(f"handlers[{i}]: syscall number", what, *_INT32)
-        policy = ExceptionPolicy(h.on_exception)
+        try:
+            policy = ExceptionPolicy(h.on_exception)
+        except ValueError:
+            raise ValueError(f"handlers[{i}]: on_exception {h.on_exception!r} is not an "
+                             "ExceptionPolicy (KILL, DENY_EPERM, CONTINUE, DENY_EIO)") from None
         deferred = h.deferred
         if deferred is None:
             deferred = _is_async(h)

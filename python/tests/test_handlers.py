@@ -504,6 +504,12 @@ def test_registrations_are_checked(sandboxes):
     with pytest.raises(ValueError):
         Raises(on_exception=7)
 
+    class Bad(Raises):
+        on_exception = 7
+
+    with pytest.raises(ValueError, match=r"^handlers\[0\]: on_exception 7 is not an "):
+        sb.run_with_handlers(["true"], [("getppid", Bad())])
+
 
 @pytest.mark.pure
 def test_handler_structs_match_c(tmp_path):
