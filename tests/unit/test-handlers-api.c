@@ -288,6 +288,32 @@ static void answers(const sandlock_policy_t *p)
 	       "a kill action: the child dies of SIGTERM");
 }
 
+/* A handler's denial is in the run's denial table, with reason "handler". */
+static void denial_event(const sandlock_policy_t *p)
+{
+	const char *argv[] = { self, "child", "yield" };
+	sandlock_handler_t *h = sandlock_handler_new(h_errno, (void *)(intptr_t)EXDEV, NULL, 0);
+	sandlock_handler_reg_t reg = { .syscall = "sched_yield", .handler = h };
+	sandlock_sandbox_t *sb = NULL;
+	sandlock_event_t ev = { .size = sizeof(ev) };
+	uint64_t count = 0;
+
+	is_int(sandlock_run_with_handlers(p, "handler-events", argv, 3, &reg, 1, &sb, NULL), 0,
+	       "run_with_handlers with a name");
+	is_str(sb ? sandlock_sandbox_name(sb) : "", "handler-events", "the sandbox has the name");
+	size_t n = sb ? sandlock_sandbox_denial_count(sb) : 0, i = 0;
+	while (i < n && (sandlock_sandbox_denial(sb, i, &ev, &count) < 0 || !ev.syscall ||
+			 strcmp(ev.syscall, "sched_yield") != 0))
+		i++;
+	ok(i < n, "the handler's denial is recorded");
+	if (i < n) {
+		is_str(ev.reason, "handler", "its reason");
+		is_int(ev.error, EXDEV, "its errno");
+	}
+	sandlock_sandbox_free(sb);
+	sandlock_handler_free(h);
+}
+
 static void no_undo(const sandlock_policy_t *p)
 {
 	int plain = run(p, "connect", NULL, NULL, NULL, 0);
@@ -394,6 +420,7 @@ int main(int argc, char **argv)
 		return 1;
 	sandlock_policy_add_fs_read(p, self);
 	answers(p);
+	denial_event(p);
 	no_undo(p);
 	registration(p);
 	injection(p);
