@@ -127,6 +127,15 @@ def test_errno_is_the_childs_error(sandboxes):
     assert (r.success, r.stdout) == (True, f"{errno.EXDEV}\n".encode())
 
 
+def test_handler_denial_is_in_the_denials(sandboxes):
+    sb = sandboxes()
+    assert sb.run(py(CHDIR, "/usr")).denials == []  # control
+    r = sb.run_with_handlers(py(CHDIR, "/usr"), [("chdir", Answer(NotifAction.errno(errno.EXDEV)))])
+    [d] = r.denials
+    assert (d.syscall, d.verdict, d.error, d.reason, d.hint, d.count) == (
+        "chdir", "deny", errno.EXDEV, "handler", None, 1)
+
+
 def test_registration_by_number(sandboxes):
     nr = {"x86_64": 110, "aarch64": 173}.get(os.uname().machine)  # getppid
     if nr is None:
