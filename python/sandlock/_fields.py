@@ -7,9 +7,9 @@ changes Python shapes into document shapes (a dict of mounts into "VIRTUAL:HOST"
 enum into its value, an aware datetime into RFC 3339) and back.
 
 The fields themselves are declared once, in the Sandbox dataclass, each with policy(), mount(),
-runtime() or python_only(): its section and key, its converters and its doc live in the field's
-metadata, and the tables below are read from it when the class is made (@schema), which also
-writes every field's doc into the class docstring that help(Sandbox) shows.
+runtime(), python_field() or python_only(): its section and key, its converters and its doc live
+in the field's metadata, and the tables below are read from it when the class is made (@schema),
+which also writes every field's doc into the class docstring that help(Sandbox) shows.
 """
 
 from __future__ import annotations
@@ -147,6 +147,12 @@ def runtime(default: Any = None, *, doc: str, to_doc: Callable[[Any], Any] = sam
                              metadata={"kind": "runtime", "to_doc": to_doc, "doc": doc})
 
 
+def python_field(default: Any = None, *, doc: str) -> Any:
+    """A Python-only runtime field (a callback, a switch of the SDK's): never in the document,
+    used by the SDK itself when a process starts."""
+    return dataclasses.field(default=default, metadata={"kind": "sdk", "doc": doc})
+
+
 def python_only(*, doc: str) -> Any:
     """A Python-only runtime field whose feature is not built yet: set, it is refused when the
     sandbox starts, with the core's "not supported yet" wording."""
@@ -162,6 +168,8 @@ FROM_DOCUMENT: dict[str, Callable[[Any], Any]] = {}
 MOUNT_FIELDS: list[tuple[str, bool]] = []
 # Runtime fields the core knows (the document's "runtime" section): (name, default, to-document).
 RUNTIME_FIELDS: list[tuple[str, Any, Callable[[Any], Any]]] = []
+# Python-only runtime fields the SDK uses itself (never in the document): (name, default).
+PYTHON_FIELDS: list[tuple[str, Any]] = []
 # Python-only runtime fields whose features are not built yet.
 PYTHON_ONLY_UNSUPPORTED: tuple[str, ...] = ()
 
@@ -178,6 +186,7 @@ def schema(cls: type) -> type:
     none is left out of the document unseen. The tables are one class's: Sandbox's."""
     global PYTHON_ONLY_UNSUPPORTED
     policy_rows, from_doc, mounts, runtime_rows, python_rows = [], {}, [], [], []
+    sdk_rows = []
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
@@ -190,17 +199,20 @@ def schema(cls: type) -> type:
             mounts.append((f.name, m["ro"]))
         elif kind == "runtime":
             runtime_rows.append((f.name, _default_of(f), m["to_doc"]))
+        elif kind == "sdk":
+            sdk_rows.append((f.name, _default_of(f)))
         elif kind == "python":
             python_rows.append(f.name)
         else:
             raise TypeError(f"{cls.__name__}.{f.name}: declared without _fields.policy(), "
-                            "mount(), runtime() or python_only()")
+                            "mount(), runtime(), python_field() or python_only()")
     if POLICY_FIELDS:
         raise TypeError(f"{cls.__name__}: the field tables are already those of another class")
     POLICY_FIELDS[:] = policy_rows
     FROM_DOCUMENT.update(from_doc)
     MOUNT_FIELDS[:] = mounts
     RUNTIME_FIELDS[:] = runtime_rows
+    PYTHON_FIELDS[:] = sdk_rows
     PYTHON_ONLY_UNSUPPORTED = tuple(python_rows)
     cls.__doc__ = inspect.cleandoc(cls.__doc__ or "") + "\n\n" + field_docs(cls)
     return cls
@@ -218,6 +230,7 @@ def field_docs(cls: type) -> str:
     of its section of the profile schema."""
     heads = {"runtime": "Runtime (this run's, not the policy's: the JSON document's \"runtime\"; "
                         "no profile key)",
+             "sdk": "Python only (this run's: never in the JSON document or a profile)",
              "python": "Python only (not supported yet: refused when a process starts)"}
     lines = textwrap.wrap("Fields, every one an optional keyword argument, by section of a "
                           "profile (a profile key that is not the field's name follows the "

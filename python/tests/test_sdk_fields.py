@@ -84,7 +84,8 @@ def test_tables_are_the_dataclass_fields():
     # with its defaults.
     declared = [f.name for f in INIT_FIELDS]
     tabled = ([n for n, *_ in _fields.POLICY_FIELDS] + [n for n, _ in _fields.MOUNT_FIELDS]
-              + [n for n, *_ in _fields.RUNTIME_FIELDS] + list(_fields.PYTHON_ONLY_UNSUPPORTED))
+              + [n for n, *_ in _fields.RUNTIME_FIELDS] + [n for n, _ in _fields.PYTHON_FIELDS]
+              + list(_fields.PYTHON_ONLY_UNSUPPORTED))
     assert sorted(tabled) == sorted(declared) and len(tabled) == len(set(tabled))
     order = [n for n in declared if n in {r[0] for r in _fields.POLICY_FIELDS}]
     assert [r[0] for r in _fields.POLICY_FIELDS] == order
@@ -94,6 +95,7 @@ def test_tables_are_the_dataclass_fields():
         assert default == defaults[name], name
     for name, default, _ in _fields.RUNTIME_FIELDS:
         assert default == defaults[name], name
+    assert _fields.PYTHON_FIELDS == [("on_event", None), ("log_denials", False)]
     assert ("on_exit", "filesystem", "on_exit", _fields.BranchAction.COMMIT,
             _fields.action) in _fields.POLICY_FIELDS
     assert _fields.MOUNT_FIELDS == [("fs_mount", False), ("fs_mount_ro", True)]
