@@ -53,7 +53,7 @@ struct events {
 	size_t n_denials;
 	uint64_t not_kept;   /* distinct denials past the table */
 	uint64_t overflowed; /* events the full queue did not take */
-	struct key_slot keys[KEYS_MAX];
+	struct key_slot *keys; /* KEYS_MAX, made at the first denial (most runs have none) */
 	size_t n_keys;
 	struct stored *queue[EVENTS_QUEUE_MAX];
 	size_t head, len;
@@ -145,6 +145,7 @@ void events_free(struct events *evs)
 	/* Queued for a thread that never started (a spawn that failed first). */
 	for (size_t i = 0; i < evs->len; i++)
 		free(evs->queue[(evs->head + i) % EVENTS_QUEUE_MAX]);
+	free(evs->keys);
 	pthread_cond_destroy(&evs->cond);
 	pthread_mutex_destroy(&evs->lock);
 	free(evs);
@@ -183,9 +184,10 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
 	return h;
 }
 
-/* Category, object and reason. An event without an object (a blocked syscall, a limit) is
- * told apart by its syscall: "blocked syscall" of mount and of ptrace are two denials. The
- * amount is no part of it: every refused mmap asks another size of the same limit. */
+/* Category, object and reason. A blocked syscall, which has no object, is told apart by its
+ * name: "blocked syscall" of mount and of ptrace are two denials. A limit is one denial
+ * whatever the call and the amount: every refused mmap asks another size of the same
+ * max_memory, and a fork and a clone meet the same max_processes. */
 static uint64_t denial_key(const struct event *ev)
 {
 	uint64_t h = fnv_u64(0xcbf29ce484222325ULL, (uint64_t)ev->category);
@@ -195,7 +197,7 @@ static uint64_t denial_key(const struct event *ev)
 	h = fnv_u64(h, ev->port);
 	h = fnv_str(h, ev->protocol);
 	h = fnv_str(h, ev->reason);
-	if (!ev->path && !ev->host) {
+	if (!ev->path && !ev->host && !ev->amount && ev->category != EVENT_MEMORY) {
 		h = fnv_u64(h, (uint64_t)(int64_t)ev->nr);
 		h = fnv_str(h, ev->syscall);
 	}
@@ -205,6 +207,8 @@ static uint64_t denial_key(const struct event *ev)
 /* The slot of @key: its own, or the empty one where it goes; NULL when the set is full. */
 static struct key_slot *key_find(struct events *evs, uint64_t key)
 {
+	if (!evs->keys && !(evs->keys = calloc(KEYS_MAX, sizeof(*evs->keys))))
+		return NULL; /* out of memory: as a full set */
 	for (size_t i = 0, at = key & (KEYS_MAX - 1); i < KEYS_MAX;
 	     i++, at = (at + 1) & (KEYS_MAX - 1)) {
 		struct key_slot *k = &evs->keys[at];

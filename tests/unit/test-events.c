@@ -118,6 +118,19 @@ static void table(void)
 	mem.amount = 1 << 20;
 	events_emit_to(evs, &mem);
 	is_int(events_denial_count(evs), 5, "two refused mmaps of other sizes: one entry");
+	struct event kill = mem;
+	kill.nr = -1;
+	kill.syscall = "max_memory";
+	events_emit_to(evs, &kill);
+	is_int(events_denial_count(evs), 5, "the limit's kill: the same entry");
+	struct event fork_ev = { .nr = SYS_fork, .category = EVENT_PROCESS, .pid = getpid(),
+				 .verdict = SANDLOCK_VERDICT_DENY, .error = EAGAIN, .amount = 10,
+				 .reason = "process limit 10 reached" };
+	struct event clone_ev = fork_ev;
+	clone_ev.nr = SYS_clone;
+	events_emit_to(evs, &fork_ev);
+	events_emit_to(evs, &clone_ev);
+	is_int(events_denial_count(evs), 6, "a refused fork and clone: one entry");
 	is_int(events_dropped(evs), 0, "nothing dropped");
 	events_free(evs);
 }
