@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The supervisor's own decisions in the denial log (`sandlock run --log-denials`): a TCP
-connect and a UDP send without a rule, a net_deny rule, a named UNIX socket without a write
+connect, a UDP send and a UDP connect without a rule, a net_deny rule, a named UNIX socket without a write
 grant, an abstract UNIX name, a bind outside --net-allow-bind (refused by Landlock, judged for
-the log, and refused by the supervisor under --port-remap), the process and memory limits. Each
+the log, and refused by the supervisor under --port-remap), the process and memory limits, another process's priority. Each
 line is checked exactly (but for the pid), the hint, applied, makes the run pass, and the
 program's own output and status are the same with and without --log-denials. With
 --log-events, the connects, sends and binds let through are events too (what `sandlock learn`
 reads)."""
 
 import json
+import os
 import re
 import socket
 
@@ -174,6 +175,26 @@ def test_udp_sendto_without_a_rule(udp_server):
     assert udp_server.recv(16) == b"ping"
 
 
+UDP_CONNECT = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print(s.connect_ex(("127.0.0.1", int(sys.argv[1]))))
+"""
+
+
+def test_udp_connect_without_a_rule(udp_server):
+    port = udp_server.getsockname()[1]
+    flags = ("--net-allow", "udp://127.0.0.2:53")
+    r = py(UDP_CONNECT, port, flags=flags)
+    assert r.stdout == b"111\n"
+    assert denials(r) == [
+        f"sandlock: denied connect(127.0.0.1:{port}/udp) by pid PID (python3): no net_allow "
+        f"rule covers udp 127.0.0.1:{port}; add --net-allow udp://127.0.0.1:{port}"]
+    same_without_log(r, UDP_CONNECT, port, flags=flags)
+    ok = py(UDP_CONNECT, port, flags=(*flags, "--net-allow", f"udp://127.0.0.1:{port}"))
+    assert (ok.stdout, denials(ok)) == (b"0\n", [])
+
+
 def test_unix_socket_without_a_write_grant(tmp_path):
     d = tmp_path / "sock"
     d.mkdir()
@@ -273,3 +294,28 @@ def test_allowed_events_for_learn(tmp_path, tcp_server, udp_server):
          "protocol": "udp"},
         {"syscall": "bind", "verdict": "allow", "host": "127.0.0.1", "port": bind,
          "protocol": "tcp"}]
+
+
+OTHER = """
+import os, sys
+target = int(sys.argv[1]) if len(sys.argv) > 1 else os.fork()
+if target == 0:
+    os._exit(0)
+try:
+    os.setpriority(os.PRIO_PROCESS, target, os.getpriority(os.PRIO_PROCESS, target))
+    print("ok")
+except OSError as e:
+    print(e.errno)
+"""
+
+
+def test_another_process_s_priority():
+    outside = os.getpid()  # the test's own process: not the sandbox's
+    r = py(OTHER, outside)
+    assert r.stdout == b"1\n"  # EPERM
+    assert denials(r) == [
+        f"sandlock: denied setpriority() by pid PID (python3): process {outside} is not the "
+        "sandbox's"]
+    same_without_log(r, OTHER, outside)
+    ok = py(OTHER)  # its own child
+    assert (ok.stdout, denials(ok)) == (b"ok\n", [])
