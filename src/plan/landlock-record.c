@@ -58,8 +58,9 @@ void ll_record_rule(int fd, uint64_t access)
 		ll->active = 0;
 		return;
 	}
-	ll->rules[ll->n++] =
-		(struct ll_rule){ .dev = st.st_dev, .ino = st.st_ino, .access = access, .path = path };
+	ll->rules[ll->n++] = (struct ll_rule){
+		.dev = st.st_dev, .ino = st.st_ino, .access = access, .path = path
+	};
 }
 
 int landlock_record_denied(const struct sandlock_policy *p, struct plan_ll *ll)

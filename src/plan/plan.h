@@ -66,7 +66,7 @@ struct plan_ll {
 	uint64_t handled; /* handled_access_fs */
 	struct ll_rule *rules;
 	size_t n, cap;
-	char **denied;		 /* the user's fs_denied, real paths (landlock_resolve_partly) */
+	char **denied;		  /* the user's fs_denied, real paths (landlock_resolve_partly) */
 	char **denied_as_written; /* the same, as the user wrote them (the hint's) */
 };
 

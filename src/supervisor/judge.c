@@ -28,6 +28,7 @@
 #include "fd-util.h"
 #include "judge.h"
 #include "landlock-compat.h"
+#include "macro.h"
 #include "path-util.h"
 #include "args.h"
 #include "child.h"
@@ -48,7 +49,7 @@ uint64_t judge_open_access(uint64_t flags, int is_dir, int exists)
 	if (!exists && !(flags & O_CREAT))
 		return 0; /* ENOENT */
 	if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-		return 0; /* EEXIST */
+		return 0;     /* EEXIST */
 	if (exists && is_dir) /* a directory opens for reading only (else EISDIR) */
 		return acc == O_RDONLY && !(flags & O_CREAT) ? LANDLOCK_ACCESS_FS_READ_DIR : 0;
 	if (flags & O_DIRECTORY)
@@ -114,6 +115,10 @@ void judge_texts(const struct plan_ll *ll, const char *real, const char *dir, ui
 			return;
 		}
 	int read = !(missing & ~(uint64_t)READ_BITS);
+	/* A process's directory under /proc is another one in the next run: the grant that
+	 * reaches it is /proc's (served by the supervisor). */
+	if (strncmp(dir, "/proc/", 6) == 0 && dir[6] >= '0' && dir[6] <= '9')
+		dir = "/proc";
 	snprintf(reason, reason_size, "no %s grant covers %s", read ? "read" : "write", dir);
 	snprintf(hint, hint_size, "add %s %s", read ? "-r" : "-w", dir);
 }
@@ -124,9 +129,9 @@ void judge_open_text(uint64_t flags, char *buf, size_t size)
 		uint64_t flag;
 		const char *name;
 	} names[] = {
-		{ O_CREAT, "O_CREAT" },		{ O_EXCL, "O_EXCL" },	  { O_TRUNC, "O_TRUNC" },
-		{ O_APPEND, "O_APPEND" },	{ O_DIRECTORY, "O_DIRECTORY" },
-		{ O_NOFOLLOW, "O_NOFOLLOW" },
+		{ O_CREAT, "O_CREAT" },		{ O_EXCL, "O_EXCL" },
+		{ O_TRUNC, "O_TRUNC" },		{ O_APPEND, "O_APPEND" },
+		{ O_DIRECTORY, "O_DIRECTORY" }, { O_NOFOLLOW, "O_NOFOLLOW" },
 	};
 	int acc = (int)(flags & O_ACCMODE);
 	size_t off = (size_t)snprintf(buf, size, "%s",
@@ -145,11 +150,11 @@ void judge_open_text(uint64_t flags, char *buf, size_t size)
  * not exist yet, the directory it would be made in. */
 struct obj {
 	int exists;
-	mode_t mode;		      /* its type, when it exists */
+	mode_t mode;			    /* its type, when it exists */
 	char real[PATH_MAX + NAME_MAX + 2]; /* its real path (a new one: its directory's + name) */
-	char dir[PATH_MAX];	      /* the real path of its directory */
-	struct file_id ids[CHAIN_MAX + 1]; /* the object itself when it exists, then its
-					    * directory and each one above, to the root */
+	char dir[PATH_MAX];		    /* the real path of its directory */
+	struct file_id ids[CHAIN_MAX + 1];  /* the object itself when it exists, then its
+					     * directory and each one above, to the root */
 	size_t n;
 	size_t parent_at; /* where its directory is in ids */
 };
@@ -224,8 +229,7 @@ static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int d
 		return pfd;
 	if (fd_real_path(pfd, o->dir, sizeof(o->dir)) <= 0 || o->dir[0] != '/')
 		return -EINVAL;
-	snprintf(o->real, sizeof(o->real), "%s%s%s", o->dir, strcmp(o->dir, "/") ? "/" : "",
-		 name);
+	snprintf(o->real, sizeof(o->real), "%s%s%s", o->dir, strcmp(o->dir, "/") ? "/" : "", name);
 	o->exists = 0;
 	o->parent_at = 0;
 	o->n = walk_up(pfd, o->ids, 0, CHAIN_MAX + 1);
@@ -279,11 +283,10 @@ static void emit(struct supervisor *sv, const struct seccomp_notif *req, const c
 	events_emit(sv, &ev);
 }
 
-static void judge_open(struct supervisor *sv, const struct seccomp_notif *req,
-		       struct path_args *pa)
+static void judge_open(struct supervisor *sv, const struct seccomp_notif *req, struct path_args *pa)
 {
-	const uint64_t resolve_known = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
-				       RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+	const uint64_t resolve_known =
+		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
 	uint64_t flags = (uint32_t)pa->flags, resolve = 0;
 	struct obj o;
 	char text[128];
@@ -398,38 +401,143 @@ static void judge_move(struct supervisor *sv, const struct seccomp_notif *req,
 		emit(sv, req, from.real, from.dir, text, m1, err);
 }
 
-void judge_continued(struct supervisor *sv, const struct seccomp_notif *req)
+static void judge_continued(struct supervisor *sv, const struct seccomp_notif *req,
+			    struct path_args *pa)
 {
-	struct path_args pa;
-
-	if (!sv->plan || !sv->plan->fs.ll.active ||
-	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
-	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
-		return;
-	switch (pa.call->family) {
+	switch (pa->call->family) {
 	case PATH_OPEN:
-		judge_open(sv, req, &pa);
+		judge_open(sv, req, pa);
 		break;
 	case PATH_EXEC:
-		judge_file(sv, req, &pa, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
+		judge_file(sv, req, pa, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
 			   "exec");
 		break;
 	case PATH_TRUNCATE:
-		judge_file(sv, req, &pa, LANDLOCK_ACCESS_FS_TRUNCATE, "truncate");
+		judge_file(sv, req, pa, LANDLOCK_ACCESS_FS_TRUNCATE, "truncate");
 		break;
 	case PATH_MKDIR:
 	case PATH_MKNOD:
 	case PATH_SYMLINK:
 	case PATH_REMOVE:
-		judge_entry(sv, req, &pa);
+		judge_entry(sv, req, pa);
 		break;
 	case PATH_RENAME:
 	case PATH_LINK:
-		judge_move(sv, req, &pa);
+		judge_move(sv, req, pa);
 		break;
 	default:
 		break;
 	}
+}
+
+/* The user's fs_denied entry (as written) that @real is or lies beneath, or that lies beneath
+ * @real (a directory on the way to it), or NULL. */
+static const char *denied_entry(const struct plan_ll *ll, const char *real)
+{
+	for (size_t i = 0; ll->denied && ll->denied[i]; i++)
+		if (path_is_beneath(real, ll->denied[i]) || path_is_beneath(ll->denied[i], real))
+			return ll->denied_as_written[i];
+	return NULL;
+}
+
+/* What handlers/fs-write.c refused (EACCES) beneath a writable grant holding a denied path:
+ * the name is the denied path, beneath it, or a directory on the way to it. The supervisor's
+ * own answer, so not judged: told with the entry it protects. */
+static void judge_refused(struct supervisor *sv, const struct seccomp_notif *req,
+			  const struct path_args *pa)
+{
+	static const char *const texts[] = {
+		[PATH_OPEN] = "open",	    [PATH_MKDIR] = "mkdir",	  [PATH_MKNOD] = "mknod",
+		[PATH_REMOVE] = "unlink",   [PATH_RENAME] = "rename",	  [PATH_LINK] = "link",
+		[PATH_SYMLINK] = "symlink", [PATH_TRUNCATE] = "truncate",
+	};
+	enum path_family f = pa->call->family;
+	const char *text = (size_t)f < ELEMENTSOF(texts) ? texts[f] : NULL;
+	struct obj o;
+	char open_text[128], reason[PATH_MAX + 64], hint[PATH_MAX + 64];
+
+	if (!text)
+		return;
+	if (f == PATH_OPEN && !pa->flags_in_mem) {
+		judge_open_text((uint32_t)pa->flags, open_text, sizeof(open_text));
+		text = open_text;
+	} else if (f == PATH_REMOVE && pa->dir) {
+		text = "rmdir";
+	}
+	int follow = f == PATH_OPEN || f == PATH_TRUNCATE ? pa->follow : 0;
+	const char *entry = NULL;
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, follow, 0, &o) == 0)
+		entry = denied_entry(&sv->plan->fs.ll, o.real);
+	if (!entry && pa->path2 && obj_resolve(sv, req, pa->dirfd2, pa->path2, 0, 0, &o) == 0)
+		entry = denied_entry(&sv->plan->fs.ll, o.real);
+	if (!entry)
+		return; /* refused for another reason: not told here */
+	snprintf(reason, sizeof(reason), "fs_denied covers %s", entry);
+	snprintf(hint, sizeof(hint), "remove --fs-deny %s", entry);
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_FILE,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EACCES,
+		.path = o.real,
+		.access = text,
+		.reason = reason,
+		.hint = hint,
+	};
+	events_emit(sv, &ev);
+}
+
+/* A metadata change refused by handlers/fs-meta.c (EACCES: outside every writable grant, or a
+ * denied path), told with the grant it needs. The supervisor's own answer: not judged. */
+static void judge_meta(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct path_args *pa)
+{
+	static const char *const texts[] = {
+		[PATH_CHMOD] = "chmod",		  [PATH_CHOWN] = "chown",
+		[PATH_TIMES] = "utimes",	  [PATH_XATTR] = "setxattr",
+		[PATH_FILEATTR] = "file_setattr",
+	};
+	struct obj o;
+	char reason[PATH_MAX + 64], hint[PATH_MAX + 64];
+
+	if (obj_resolve(sv, req, pa->dirfd, pa->path, pa->follow, 0, &o) || !o.exists)
+		return;
+	judge_texts(&sv->plan->fs.ll, o.real, o.dir, LANDLOCK_ACCESS_FS_WRITE_FILE, reason,
+		    sizeof(reason), hint, sizeof(hint));
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_FILE,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EACCES,
+		.path = o.real,
+		.access = texts[pa->call->family],
+		.reason = reason,
+		.hint = hint,
+	};
+	events_emit(sv, &ev);
+}
+
+void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
+		  const struct seccomp_notif_resp *resp)
+{
+	struct path_args pa;
+	int continued = resp->flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+
+	if (!sv->plan || !sv->plan->fs.ll.active || (!continued && resp->error != -EACCES) ||
+	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
+	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
+		return;
+	enum path_family f = pa.call->family;
+	if (continued)
+		judge_continued(sv, req, &pa);
+	else if (f == PATH_CHMOD || f == PATH_CHOWN || f == PATH_TIMES || f == PATH_FILEATTR ||
+		 (f == PATH_XATTR &&
+		  (pa.call->xattr == PATH_XATTR_SET || pa.call->xattr == PATH_XATTR_REMOVE)))
+		judge_meta(sv, req, &pa);
+	else if (sv->plan->fs.write_roots)
+		judge_refused(sv, req, &pa);
 }
 
 /* ---- the blocked syscalls ------------------------------------------------------------------ */
@@ -440,8 +548,7 @@ int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
 	const struct plan *plan = sv->plan;
 	int nr = (int)req->data.nr;
 
-	if (!plan || !plan->blocked || nr < 0 || nr >= SECCOMP_BLOCK_NR ||
-	    !plan->blocked[nr].kind)
+	if (!plan || !plan->blocked || nr < 0 || nr >= SECCOMP_BLOCK_NR || !plan->blocked[nr].kind)
 		return NOTIF_NOT_MINE;
 	const struct seccomp_block *b = &plan->blocked[nr];
 	char reason[128] = "blocked syscall", hint[128];

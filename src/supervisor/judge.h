@@ -13,8 +13,11 @@
  * the call (an error in judging: no event) and stays short on the loop (one name read, an
  * O_PATH resolution or two, the walk up to the root and the table).
  *
- * The syscalls the filter denies whole (plan.blocked) are answered here in logging mode, with
- * the errno the filter would have given, and logged.
+ * A refusal of handlers/fs-write.c (EACCES for a denied path beneath a writable grant) is told
+ * with the fs_denied entry it protects, one of handlers/fs-meta.c (a metadata change outside
+ * the writable grants) with the grant it needs. The syscalls the filter denies whole
+ * (plan.blocked) are answered here in logging mode, with the errno the filter would have
+ * given, and logged.
  */
 #pragma once
 
@@ -31,9 +34,13 @@ struct supervisor;
  * logged, NOTIF_ANSWERED; NOTIF_NOT_MINE for any other syscall (dispatch's). */
 int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
-/* The path call @req, answered CONTINUE, judged for the log (nothing when the run does not
- * log, the call is none Landlock checks, or anything fails). */
-void judge_continued(struct supervisor *sv, const struct seccomp_notif *req);
+/* The path call @req, answered in @resp, judged for the log: a CONTINUE against the ruleset
+ * (what the kernel will decide), an EACCES of the supervisor's beneath a writable grant holding
+ * a denied path (handlers/fs-write.c) for the fs_denied entry it protects, or of a metadata
+ * change (handlers/fs-meta.c) for the write grant it needs. Nothing when the run
+ * does not log, the call is none Landlock checks, or anything fails. */
+void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
+		  const struct seccomp_notif_resp *resp);
 
 /* ---- the pure parts (exposed for tests/unit/test-judge.c) ------------------------------- */
 

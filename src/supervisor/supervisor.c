@@ -109,15 +109,11 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 	resp->id = req->id;
 	/* Logging mode: a syscall the filter denies whole is answered (and logged) by the judge,
 	 * never by a handler of its number. */
-	int r = judge_blocked(sv, req, resp);
-	if (r == NOTIF_NOT_MINE) {
+	int r = judge_blocked(sv, req, resp), blocked = r != NOTIF_NOT_MINE;
+	if (!blocked) {
 		const struct route *rt = dispatch_lookup(req->data.nr);
 		r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
 	}
-	/* Logging mode: what goes on to the kernel is judged for the log against the ruleset
-	 * (judge.c); the answer stays what it is. */
-	if (r == NOTIF_CONTINUED && events_flags(sv->events))
-		judge_continued(sv, req);
 	switch (r) {
 	case NOTIF_ANSWERED:
 	case NOTIF_CONTINUED:
@@ -134,6 +130,11 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 			notif_answer_errno(resp, r); /* fail closed */
 		break;
 	}
+	/* Logging mode: a path call that goes on to the kernel is judged for the log against the
+	 * ruleset, one refused here for a denied path is told why (judge.c); the answer stays
+	 * what it is. */
+	if (!blocked && events_flags(sv->events))
+		judge_answer(sv, req, resp);
 
 	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
 		return negative_errno();

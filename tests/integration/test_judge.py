@@ -5,6 +5,7 @@ line and hint; the hint applied (the negative control) gives no line and the cal
 and the program sees the same result with and without the logging mode (the judge never
 changes an answer)."""
 
+import json
 import os
 import re
 import shutil
@@ -155,3 +156,60 @@ def test_extra_deny_logged_and_removed():
     r = py_run(code)
     assert r.stdout == b"0\n"
     assert [d for d in denials(r) if d[0] == "getppid"] == []
+
+
+def test_allowed_path_calls_in_the_event_log(tmp_path):
+    """--log-events: the path calls the kernel let through are judged allowed (what `sandlock
+    learn` reads), the refused one denied, with the same object fields."""
+    d = tree(tmp_path)
+    f = os.path.join(d, "f")
+    prog = os.path.join(d, "prog")
+    shutil.copy("/bin/true", prog)
+    log = tmp_path / "events.jsonl"
+    code = (OPEN_READ.format(p=f) + EXEC.format(p=prog) +
+            OPEN_WRITE.format(p=os.path.join(d, "new")))
+    r = run(*SYSTEM_READ, "-r", d, f"--log-events={log}", "--", PY, "-c", PRELUDE + code)
+    assert r.stdout == b"0\n0\n13\n"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [(e["syscall"], e["verdict"], e.get("access"), e.get("error"), e.get("judged"))
+            for e in events if e.get("path") in (f, prog, os.path.join(d, "new"))]
+    assert ("openat", "allow", "O_RDONLY", None, True) in mine
+    assert ("execve", "allow", "exec", None, True) in mine
+    assert ("openat", "deny", "O_WRONLY|O_CREAT|O_TRUNC", "EACCES", True) in mine
+
+
+def test_fs_deny_in_a_writable_grant_told(tmp_path):
+    """Beneath a writable grant the supervisor refuses what touches a denied path (it makes
+    those calls itself): the refusal is told with the entry it protects."""
+    d = tree(tmp_path)
+    s = os.path.join(d, "s")
+    os.mkdir(s)
+    secret = os.path.join(s, "secret")
+    with open(secret, "w") as f:
+        f.write("s")
+    code = ("try:\n os.unlink({p!r}); out(0)\nexcept OSError as e: out(e.errno)\n"
+            "try:\n os.rmdir({q!r}); out(0)\nexcept OSError as e: out(e.errno)\n").format(
+                p=secret, q=s)
+    r = same_answers(code, "-w", d, "--fs-deny", secret)
+    assert r.stdout == b"13\n13\n"
+    why = f"fs_denied covers {secret}; remove --fs-deny {secret}"
+    assert [(x[1], x[2]) for x in about(r, secret)] == [(f'"{secret}", unlink', why)]
+    assert [(x[1], x[2]) for x in about(r, s)] == [(f'"{s}", rmdir', why)]
+    r = py_run(code, "-w", d)
+    assert (r.stdout, [x for x in denials(r) if d in x[1]]) == (b"0\n0\n", [])
+
+
+def test_metadata_change_refused_told(tmp_path):
+    """chmod outside every writable grant: the supervisor's EACCES (Landlock has no right for
+    it), told with the write grant it needs; granted, it is made and nothing is told."""
+    d = tree(tmp_path)
+    f = os.path.join(d, "f")
+    code = "try:\n os.chmod({p!r}, 0o600); out(0)\nexcept OSError as e: out(e.errno)\n".format(
+        p=f)
+    r = same_answers(code, "-r", d)
+    assert r.stdout == b"13\n"
+    assert [(x[1], x[2]) for x in about(r, f)] == [
+        (f'"{f}", chmod', f"no write grant covers {d}; add -w {d}")]
+    r = py_run(code, "-w", d)
+    assert (r.stdout, about(r, f)) == (b"0\n", [])
+    assert os.stat(f).st_mode & 0o777 == 0o600

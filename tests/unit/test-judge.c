@@ -112,6 +112,13 @@ static void test_texts(void)
 	judge_texts(&ll, "/srv/secretive", "/srv", RF, reason, sizeof(reason), hint, sizeof(hint));
 	is_str(hint, "add -r /srv", "a sibling whose name starts alike is no denied path");
 
+	judge_texts(&ll, "/proc/4242/mounts", "/proc/4242", RF, reason, sizeof(reason), hint,
+		    sizeof(hint));
+	is_str(hint, "add -r /proc", "a process's /proc directory: the grant is /proc's");
+	judge_texts(&ll, "/proc/sys/x", "/proc/sys", RF, reason, sizeof(reason), hint,
+		    sizeof(hint));
+	is_str(hint, "add -r /proc/sys", "another /proc directory stays as it is");
+
 	judge_open_text(O_RDONLY | O_CLOEXEC, text, sizeof(text));
 	is_str(text, "O_RDONLY", "open text: O_RDONLY (O_CLOEXEC left out)");
 	judge_open_text(O_WRONLY | O_CREAT | O_TRUNC, text, sizeof(text));
@@ -132,9 +139,9 @@ static int has(const struct trap *traps, size_t n, int nr)
 static void test_traps(void)
 {
 	static const int logged[] = {
-		SYS_open,   SYS_openat,	  SYS_openat2, SYS_creat,     SYS_execve,    SYS_execveat,
-		SYS_mkdir,  SYS_mkdirat,  SYS_mknod,   SYS_mknodat,   SYS_symlink,   SYS_symlinkat,
-		SYS_unlink, SYS_unlinkat, SYS_rmdir,   SYS_rename,    SYS_renameat,  SYS_renameat2,
+		SYS_open,   SYS_openat,	  SYS_openat2,	SYS_creat,   SYS_execve,   SYS_execveat,
+		SYS_mkdir,  SYS_mkdirat,  SYS_mknod,	SYS_mknodat, SYS_symlink,  SYS_symlinkat,
+		SYS_unlink, SYS_unlinkat, SYS_rmdir,	SYS_rename,  SYS_renameat, SYS_renameat2,
 		SYS_link,   SYS_linkat,	  SYS_truncate,
 	};
 	struct trap plain[DISPATCH_MAX_TRAPS], logging[DISPATCH_MAX_TRAPS];
@@ -240,8 +247,8 @@ static void test_recorded(void)
 	mkdir(sub, 0700);
 	close(open(secret, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 	close(open(lonely, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-	struct sandlock_policy *p = policy_of(
-		(const char *const[]){ "fs_readable", dir, "fs_denied", secret, NULL });
+	struct sandlock_policy *p =
+		policy_of((const char *const[]){ "fs_readable", dir, "fs_denied", secret, NULL });
 	if (!ok(p != NULL, "a policy: a read grant holding a denied file"))
 		return;
 	const char *const argv[] = { "true", NULL };
@@ -255,10 +262,9 @@ static void test_recorded(void)
 	ok(logging.fs.ll.active && logging.fs.ll.n > 0, "the ruleset's %zu rules recorded",
 	   logging.fs.ll.n);
 	uint64_t a = 0;
-	ok(rule_on(&logging.fs.ll, dir, &a) && a == (a & RD),
-	   "the carved grant %s: READ_DIR only", dir);
-	ok(rule_on(&logging.fs.ll, sub, &a) && a == (a & RD), "%s: READ_DIR only (the carve)",
-	   sub);
+	ok(rule_on(&logging.fs.ll, dir, &a) && a == (a & RD), "the carved grant %s: READ_DIR only",
+	   dir);
+	ok(rule_on(&logging.fs.ll, sub, &a) && a == (a & RD), "%s: READ_DIR only (the carve)", sub);
 	ok(rule_on(&logging.fs.ll, lonely, &a) && (a & RF), "%s: granted one by one", lonely);
 	ok(!rule_on(&logging.fs.ll, secret, &a), "the denied file: no rule");
 	ok(rule_on(&logging.fs.ll, "/dev/null", &a) && (a & WF), "the default devices recorded");
