@@ -95,7 +95,7 @@ SONAME := libsandlock.so.$(SOVERSION)
 
 all: $(BUILDDIR)/libsandlock.a $(if $(SANFLAGS),$(BUILDDIR)/SANITIZED) $(SHLIB) $(BUILDDIR)/sandlock $(BUILDDIR)/sandlock.pc \
 	$(BUILDDIR)/pub/libsandlock.a $(BUILDDIR)/pub/sandlock $(BUILDDIR)/sandlock.1 $(BUILDDIR)/sandlock.bash \
-	$(BUILDDIR)/examples/spawn $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode \
+	$(BUILDDIR)/examples/spawn $(BUILDDIR)/examples/handlers $(UNIT_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(BUILDDIR)/tools/toml-decode \
 	$(BUILDDIR)/tools/schema-doc
 
 $(BUILDDIR)/obj/%.o: %.c
@@ -179,7 +179,7 @@ $(BUILDDIR)/obj/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Iinclude $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(BUILDDIR)/examples/spawn: examples/spawn.c $(SHLIB)
+$(BUILDDIR)/examples/%: examples/%.c $(SHLIB)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< -L$(BUILDDIR) -lsandlock \
 		-Wl,-rpath,'$$ORIGIN/..'

@@ -42,6 +42,26 @@
  *   sandlock          a real sandbox from sandlock_spawn(): this program re-executed as the
  *                     helper, answered by the sandbox thread's event loop
  *
+ * The event stream (section 3), each against its own variant without it:
+ *
+ *   lib events        lib handle() with the run's stream (sv->events) asking for
+ *                     SANDLOCK_EVENTS_DENIALS and no denial happening: what every trapped call
+ *                     pays for the stream being there (the issue's target: <= 1%)
+ *   lib allowed       the stream with DENIALS | ALLOWED and a no-op callback, and one allowed
+ *                     event emitted after each answered call, as a path or network handler
+ *                     emits it: (lib allowed - lib events) is the cost of one event on the loop
+ *   sandlock plain    a real sandbox without a name (a name makes it trap opens, to serve
+ *                     /etc/hostname) and without the stream: Landlock alone answers an open
+ *   sandlock events   the same spawned with events = DENIALS (what --log-denials asks): setpgid
+ *                     and uname as above, and an open of an allowed file, which logging mode
+ *                     traps to judge it: (events - plain) is the cost of logging per open
+ *   sandlock allowed  events = DENIALS | ALLOWED and a no-op callback (what --log-events asks):
+ *                     the open also emits an allowed event
+ *
+ * The open (open + close of OPEN_PATH, timed in the helper) runs in bare and the three sandlock
+ * variants above only. Checks that the stream is really there: the callbacks count what they
+ * got, and a run with the stream records no denial but the setpgid that proves it trapped.
+ *
  * Every raw helper first makes itself a process-group leader (as sandlock's launch does), so
  * setpgid(0, getpgrp()) takes the same kernel path everywhere. Checks that a variant is really
  * trapped: the raw threads count the setpgid notifications they answer (each batch must add
@@ -87,6 +107,7 @@
 #include "supervisor/groups.h"
 #include "sandlock.h"
 #include "supervisor/dispatch.h"
+#include "supervisor/events.h"
 #include "supervisor/notif.h"
 #include "supervisor/supervisor.h"
 #include "syscall-util.h"
@@ -100,11 +121,13 @@
 #endif
 
 #define WARMUP_CALLS 16
+/* What OP_OPEN opens: under one of start_sandlock()'s read grants. */
+#define OPEN_PATH "/etc/passwd"
 #define REPLY_TIMEOUT_MS 30000
 
 /* ---- the helper: the trapped side ---------------------------------------------------------- */
 
-enum { OP_GETPID = 1, OP_UNAME, OP_SETPGID, OP_NODENAME, OP_MOVE, OP_QUIT };
+enum { OP_GETPID = 1, OP_UNAME, OP_SETPGID, OP_NODENAME, OP_MOVE, OP_OPEN, OP_QUIT };
 
 struct cmd {
 	uint32_t op, n;
@@ -147,6 +170,19 @@ static _Noreturn void helper_loop(int in, int out)
 				if (syscall(SYS_setpgid, 0, pgrp) < 0)
 					r.err = errno;
 			r.ns = bench_now_ns() - t0;
+		} else if (c.op == OP_OPEN) {
+			/* An allowed open and its close (the close is never trapped). */
+			int64_t t0 = 0;
+			for (uint32_t i = 0; i < c.n + WARMUP_CALLS; i++) {
+				if (i == WARMUP_CALLS)
+					t0 = bench_now_ns();
+				int fd = open(OPEN_PATH, O_RDONLY | O_CLOEXEC);
+				if (fd < 0)
+					r.err = errno;
+				else
+					close(fd);
+			}
+			r.ns = bench_now_ns() - t0;
 		} else {
 			long nr = c.op == OP_GETPID ? SYS_getpid : SYS_uname;
 			for (uint32_t i = 0; i < WARMUP_CALLS; i++)
@@ -182,12 +218,18 @@ enum mode {
 	MODE_EPOLL_PROCMEM,
 	MODE_LIB,
 	MODE_SANDLOCK,
+	MODE_LIB_EVENTS,
+	MODE_LIB_ALLOWED,
+	MODE_SANDLOCK_PLAIN,
+	MODE_SANDLOCK_EVENTS,
+	MODE_SANDLOCK_ALLOWED,
 	_MODE_MAX,
 };
 
 struct worker {
 	const char *ulabel; /* row in the uname table; NULL: not measured */
 	const char *slabel; /* row in the setpgid table; NULL: not measured */
+	const char *olabel; /* row in the open table; NULL: not measured */
 	enum mode mode;
 	int floor; /* also measure getpid */
 	int cmd_w, rep_r;
@@ -199,7 +241,9 @@ struct worker {
 	int leader_pidfd;	      /* a second pidfd of the helper (the component timings) */
 	atomic_uint_fast64_t trapped; /* setpgid notifications answered (raw threads) */
 	uint64_t expected;	      /* ... and how many there should be */
-	double *getpid_ns, *uname_ns, *setpgid_ns;
+	double *getpid_ns, *uname_ns, *setpgid_ns, *open_ns;
+	atomic_uint_fast64_t delivered; /* events the no-op callback got */
+	size_t denials;			/* a sandbox with the stream: the denials it recorded */
 	size_t n;
 	char nodename[65];
 	int move_err; /* errno of setpgid into this program's group */
@@ -210,9 +254,38 @@ static int uses_epoll(enum mode m)
 	return m == MODE_EPOLL_CONTINUE || m == MODE_EPOLL_OWNS || m == MODE_EPOLL_PROCMEM;
 }
 
+static int is_lib(enum mode m)
+{
+	return m == MODE_LIB || m == MODE_LIB_EVENTS || m == MODE_LIB_ALLOWED;
+}
+
+static int is_sandlock(enum mode m)
+{
+	return m == MODE_SANDLOCK || m == MODE_SANDLOCK_PLAIN || m == MODE_SANDLOCK_EVENTS ||
+	       m == MODE_SANDLOCK_ALLOWED;
+}
+
+/* The name of a sandbox variant's sandbox, which its helper sees as its nodename; NULL: none
+ * given (a name makes the sandbox trap opens, for /etc/hostname: the variants that measure the
+ * open have none, so that without the stream Landlock alone answers it). */
+static const char *sandbox_name(enum mode m)
+{
+	return m == MODE_SANDLOCK ? "sandlock-bench" : NULL;
+}
+
+/* The SANDLOCK_EVENTS_* flags of a variant's stream; 0: none. */
+static uint32_t events_of(enum mode m)
+{
+	if (m == MODE_LIB_EVENTS || m == MODE_SANDLOCK_EVENTS)
+		return SANDLOCK_EVENTS_DENIALS;
+	if (m == MODE_LIB_ALLOWED || m == MODE_SANDLOCK_ALLOWED)
+		return SANDLOCK_EVENTS_DENIALS | SANDLOCK_EVENTS_ALLOWED;
+	return 0;
+}
+
 static int uses_groups(enum mode m)
 {
-	return m == MODE_OWNS || m == MODE_ALIVE || m == MODE_EPOLL_OWNS || m == MODE_LIB;
+	return m == MODE_OWNS || m == MODE_ALIVE || m == MODE_EPOLL_OWNS || is_lib(m);
 }
 
 static const char *const raw_nodename = "raw-bench";
@@ -378,16 +451,44 @@ static int answer_alive(struct worker *w, const struct seccomp_notif *req,
 	return 0;
 }
 
+/* The callback of the variants with SANDLOCK_EVENTS_ALLOWED: counts, nothing else. */
+static void noop_event(const sandlock_event_t *ev, void *user_data)
+{
+	struct worker *w = user_data;
+
+	(void)ev;
+	atomic_fetch_add(&w->delivered, 1);
+}
+
+/* MODE_LIB*: sandlock's dispatch in a bare loop; with a stream for the events variants (and one
+ * allowed event after each answered call for MODE_LIB_ALLOWED: what a path or network handler
+ * emits for a call it let through). */
 static void *lib_thread(struct worker *w)
 {
+	const struct event allowed = { .nr = SYS_openat,
+				       .category = EVENT_FILE,
+				       .pid = w->pid,
+				       .verdict = SANDLOCK_VERDICT_ALLOW,
+				       .path = OPEN_PATH,
+				       .access = "O_RDONLY" };
+	uint32_t flags = events_of(w->mode);
+	struct events *evs = NULL;
 	struct supervisor sv;
 
+	if (flags &&
+	    (events_new(&evs, flags, flags & SANDLOCK_EVENTS_ALLOWED ? noop_event : NULL, w) < 0 ||
+	     events_start(evs) < 0))
+		goto out; /* its helper's calls hang: the orchestrator's poll says so */
 	if (supervisor_prepare(&sv, "lib-bench", &w->groups, NULL) < 0)
-		return NULL;
+		goto out;
+	sv.events = evs;
 	supervisor_attach(&sv, w->listener);
 	while (supervisor_handle(&sv) == 0)
-		;
+		if (w->mode == MODE_LIB_ALLOWED)
+			events_emit(&sv, &allowed);
 	supervisor_done(&sv);
+out:
+	events_free(evs);
 	return NULL;
 }
 
@@ -489,7 +590,7 @@ static void *raw_thread(void *arg)
 	int epfd = -1, cached_fd = -1;
 	uint32_t cached_pid = 0;
 
-	if (w->mode == MODE_LIB)
+	if (is_lib(w->mode))
 		return lib_thread(w);
 	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
 		return NULL;
@@ -636,7 +737,7 @@ static int raw_attach(struct worker *w, int sock)
 	if (w->listener < 0)
 		return w->listener;
 	/* sandlock's supervisor_attach() asks for this too (6.6+); MODE_LIB does it there. */
-	if (w->mode != MODE_VAL0_NOSYNC && w->mode != MODE_LIB) {
+	if (w->mode != MODE_VAL0_NOSYNC && !is_lib(w->mode)) {
 		uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 		(void)ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
 	}
@@ -701,13 +802,17 @@ static int start_sandlock(struct worker *w, const char *self)
 		if (access(dirs[i], F_OK) == 0)
 			sandlock_policy_add_fs_read(p, dirs[i]);
 	sandlock_policy_add_fs_read(p, dir);
-	sandlock_policy_set_name(p, "sandlock-bench", NULL);
+	if (sandbox_name(w->mode))
+		sandlock_policy_set_name(p, sandbox_name(w->mode), NULL);
 	sandlock_spawn_opts_t opts = {
 		.size = sizeof(opts),
 		.stdin_mode = SANDLOCK_STDIO_FD,
 		.stdin_fd = cmd[0],
 		.stdout_mode = SANDLOCK_STDIO_FD,
 		.stdout_fd = rep[1],
+		.events = events_of(w->mode),
+		.on_event = events_of(w->mode) & SANDLOCK_EVENTS_ALLOWED ? noop_event : NULL,
+		.event_user_data = w,
 	};
 	r = sandlock_spawn(p, argv, &opts, &w->sb, &err);
 	sandlock_policy_free(p);
@@ -911,7 +1016,7 @@ static int run_batch(struct worker *w, uint32_t op, size_t batch, double *out)
 	if (r < 0)
 		return r;
 	out[w->n] = (double)rep.ns / (double)batch;
-	if (op == OP_SETPGID && w->mode != MODE_BARE && w->mode != MODE_LIB && !w->sb) {
+	if (op == OP_SETPGID && w->mode != MODE_BARE && !is_lib(w->mode) && !w->sb) {
 		w->expected += batch + WARMUP_CALLS;
 		if (atomic_load(&w->trapped) != w->expected) {
 			fprintf(stderr, "notif: %s: %llu setpgid notifications, expected %llu\n",
@@ -952,7 +1057,7 @@ static int parse_options(int argc, char **argv, size_t *calls, size_t *batch)
 }
 
 static struct worker workers[] = {
-	{ .mode = MODE_BARE, .floor = 1 },
+	{ .mode = MODE_BARE, .floor = 1, .olabel = "(b) bare: no sandbox" },
 	{ .ulabel = "(r) raw: RECV + SEND val=0",
 	  .slabel = "raw: RECV + SEND val=0 (the kernel skips setpgid)",
 	  .mode = MODE_VAL0,
@@ -980,12 +1085,28 @@ static struct worker workers[] = {
 	  .slabel = "(s) sandlock: sandlock_spawn, real supervisor",
 	  .mode = MODE_SANDLOCK,
 	  .floor = 1 },
+	{ .ulabel = "(le) lib: + events (DENIALS), no denial",
+	  .slabel = "(le) lib: + events (DENIALS), no denial",
+	  .mode = MODE_LIB_EVENTS },
+	{ .ulabel = "(la) lib: + an allowed event per call, no-op cb",
+	  .slabel = "(la) lib: + an allowed event per call, no-op cb",
+	  .mode = MODE_LIB_ALLOWED },
+	{ .ulabel = "(s0) sandlock: no name, no stream",
+	  .slabel = "(s0) sandlock: no name, no stream",
+	  .olabel = "(s0) sandlock: no stream: Landlock alone",
+	  .mode = MODE_SANDLOCK_PLAIN },
+	{ .ulabel = "(se) sandlock: events DENIALS (--log-denials)",
+	  .slabel = "(se) sandlock: events DENIALS (--log-denials)",
+	  .olabel = "(se) sandlock: DENIALS: trapped, judged",
+	  .mode = MODE_SANDLOCK_EVENTS },
+	{ .olabel = "(sa) sandlock: DENIALS|ALLOWED, no-op callback",
+	  .mode = MODE_SANDLOCK_ALLOWED },
 };
 enum { N_WORKERS = sizeof(workers) / sizeof(workers[0]) };
 
 static const char *worker_label(const struct worker *w)
 {
-	return w->ulabel ? w->ulabel : w->slabel ? w->slabel : "bare";
+	return w->ulabel ? w->ulabel : w->slabel ? w->slabel : w->olabel ? w->olabel : "bare";
 }
 
 /* Start every worker, with room for @rounds batches, and ask each helper its nodename (and lib
@@ -994,7 +1115,7 @@ static int start_workers(struct worker *ws, size_t rounds, const char *self, pid
 {
 	for (size_t k = 0; k < N_WORKERS; k++) {
 		struct worker *w = &ws[k];
-		int r = w->mode == MODE_SANDLOCK ? start_sandlock(w, self) : start_raw(w);
+		int r = is_sandlock(w->mode) ? start_sandlock(w, self) : start_raw(w);
 		const char *label = worker_label(w);
 		if (r < 0) {
 			fprintf(stderr, "notif: starting %s: %s\n", label, strerror(-r));
@@ -1003,14 +1124,15 @@ static int start_workers(struct worker *ws, size_t rounds, const char *self, pid
 		w->getpid_ns = calloc(rounds, sizeof(double));
 		w->uname_ns = calloc(rounds, sizeof(double));
 		w->setpgid_ns = calloc(rounds, sizeof(double));
+		w->open_ns = calloc(rounds, sizeof(double));
 		struct reply rep;
 		r = transact(w, OP_NODENAME, 0, 0, &rep);
-		if (r < 0 || !w->getpid_ns || !w->uname_ns || !w->setpgid_ns) {
+		if (r < 0 || !w->getpid_ns || !w->uname_ns || !w->setpgid_ns || !w->open_ns) {
 			fprintf(stderr, "notif: %s: %s\n", label, strerror(r < 0 ? -r : ENOMEM));
 			return 1;
 		}
 		memcpy(w->nodename, rep.nodename, sizeof(w->nodename));
-		if (w->mode == MODE_LIB || w->mode == MODE_SANDLOCK) {
+		if (is_lib(w->mode) || is_sandlock(w->mode)) {
 			r = transact(w, OP_MOVE, 0, own_pgrp, &rep);
 			w->move_err = r < 0 ? -r : 0;
 		}
@@ -1021,29 +1143,26 @@ static int start_workers(struct worker *ws, size_t rounds, const char *self, pid
 /* Trapped, and answered by whom the label says: 0, or 1 after a message. */
 static int check_trapped(struct worker *ws)
 {
-	struct worker *lib = by_mode(ws, N_WORKERS, MODE_LIB);
-	struct worker *sl = by_mode(ws, N_WORKERS, MODE_SANDLOCK);
-
 	for (size_t k = 0; k < N_WORKERS; k++) {
 		struct worker *w = &ws[k];
-		const char *want = w->mode == MODE_SANDLOCK ? "sandlock-bench"
-				   : w->mode == MODE_LIB    ? "lib-bench"
+		const char *want = is_sandlock(w->mode) ? sandbox_name(w->mode)
+				   : is_lib(w->mode)	? "lib-bench"
 				   : w->mode >= MODE_PROCMEM && w->mode != MODE_OPEN_ONLY
 					   ? raw_nodename
 					   : NULL;
 		if (want && strcmp(w->nodename, want) != 0) {
 			fprintf(stderr,
 				"notif: %s: nodename \"%s\", expected \"%s\": not trapped?\n",
-				w->ulabel, w->nodename, want);
+				worker_label(w), w->nodename, want);
 			return 1;
 		}
-	}
-	if (lib->move_err != EPERM || sl->move_err != EPERM) {
-		fprintf(stderr,
-			"notif: setpgid into this program's group: lib %s, sandlock %s; expected "
-			"EPERM from handle_setpgid: not trapped?\n",
-			strerror(lib->move_err), strerror(sl->move_err));
-		return 1;
+		if ((is_lib(w->mode) || is_sandlock(w->mode)) && w->move_err != EPERM) {
+			fprintf(stderr,
+				"notif: %s: setpgid into this program's group: %s, expected "
+				"EPERM from handle_setpgid: not trapped?\n",
+				worker_label(w), strerror(w->move_err));
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -1059,6 +1178,8 @@ static int measure_workers(struct worker *ws, size_t rounds, size_t batch)
 			int r = 0;
 			if (w->floor)
 				r = run_batch(w, OP_GETPID, batch, w->getpid_ns);
+			if (r == 0 && w->olabel)
+				r = run_batch(w, OP_OPEN, batch, w->open_ns);
 			/* Alternate which syscall goes first. */
 			for (int t = 0; t < 2 && r == 0; t++) {
 				if ((t == (int)(i % 2)) && do_u)
@@ -1206,6 +1327,70 @@ static void report_end(struct worker *ws, size_t rounds, int kernel_move, int pr
 	       ss / os, su / mu);
 }
 
+/* The ratio @with / @without as a percent above 1. */
+static double pct(double with, double without)
+{
+	return (with / without - 1) * 100;
+}
+
+/* 3. the event stream */
+static void report_events(struct worker *ws, size_t rounds)
+{
+	struct worker *l = by_mode(ws, N_WORKERS, MODE_LIB);
+	struct worker *le = by_mode(ws, N_WORKERS, MODE_LIB_EVENTS);
+	struct worker *la = by_mode(ws, N_WORKERS, MODE_LIB_ALLOWED);
+	struct worker *s = by_mode(ws, N_WORKERS, MODE_SANDLOCK_PLAIN);
+	struct worker *se = by_mode(ws, N_WORKERS, MODE_SANDLOCK_EVENTS);
+	struct worker *sa = by_mode(ws, N_WORKERS, MODE_SANDLOCK_ALLOWED);
+	struct worker *bare = by_mode(ws, N_WORKERS, MODE_BARE);
+	double ls = median_of(l->setpgid_ns, rounds), lu = median_of(l->uname_ns, rounds);
+	double les = median_of(le->setpgid_ns, rounds), leu = median_of(le->uname_ns, rounds);
+	double las = median_of(la->setpgid_ns, rounds), lau = median_of(la->uname_ns, rounds);
+	double ss = median_of(s->setpgid_ns, rounds), su = median_of(s->uname_ns, rounds);
+	double ses = median_of(se->setpgid_ns, rounds), seu = median_of(se->uname_ns, rounds);
+	double bo = median_of(bare->open_ns, rounds), so = median_of(s->open_ns, rounds);
+	double seo = median_of(se->open_ns, rounds), sao = median_of(sa->open_ns, rounds);
+	int met = pct(les, ls) <= 1 && pct(leu, lu) <= 1;
+
+	printf("\n3. the event stream: an open of %s (and its close), ratio to (s0)\n", OPEN_PATH);
+	printf("  %-52s %8s %8s %8s %8s\n", "answered by", "median", "p10", "p90", "/ (s0)");
+	for (size_t k = 0; k < N_WORKERS; k++)
+		if (ws[k].olabel)
+			print_line(ws[k].olabel, ws[k].open_ns, rounds, so);
+	printf("  the stream on, no denial (DENIALS), against the same loop without it:\n"
+	       "    lib: setpgid %+.1f%% (%.0f -> %.0f ns), uname %+.1f%% (%.0f -> %.0f ns) "
+	       "(target <= 1%%): %s\n",
+	       pct(les, ls), ls, les, pct(leu, lu), lu, leu, met ? "MET" : "NOT MET");
+	printf("    sandlock (se / s0): setpgid %+.1f%% (%.0f -> %.0f ns), uname %+.1f%% (%.0f -> "
+	       "%.0f ns)\n",
+	       pct(ses, ss), ss, ses, pct(seu, su), su, seu);
+	printf("  one allowed event on the loop (la - le, no-op callback): setpgid %+.0f ns, uname "
+	       "%+.0f ns\n    (%llu delivered to lib's callback so far, %llu to sandlock's)\n",
+	       las - les, lau - leu, (unsigned long long)atomic_load(&la->delivered),
+	       (unsigned long long)atomic_load(&sa->delivered));
+	printf("  logging mode, per allowed open: trapped and judged (se - s0) %+.0f ns = %.2fx "
+	       "the "
+	       "open\n    without the stream (bare: %.0f ns); + its allowed event (sa - se) "
+	       "%+.0f ns\n",
+	       seo - so, seo / so, bo, sao - seo);
+}
+
+/* What a sandbox with the stream recorded: the refused setpgid of check_trapped(), nothing
+ * else when the run is as meant. */
+static void print_denials(struct worker *w)
+{
+	for (size_t i = 0; i < w->denials; i++) {
+		sandlock_event_t ev = { .size = sizeof(ev) };
+		uint64_t count;
+		char *line = NULL;
+		if (sandlock_sandbox_denial(w->sb, i, &ev, &count) == 0 &&
+		    sandlock_event_format(&ev, &line) == 0)
+			printf("check: %s: %s (%llu times)\n", worker_label(w), line,
+			       (unsigned long long)count);
+		free(line);
+	}
+}
+
 static void stop_workers(struct worker *ws)
 {
 	for (size_t k = 0; k < N_WORKERS; k++) {
@@ -1213,6 +1398,9 @@ static void stop_workers(struct worker *ws)
 		(void)transact(&ws[k], OP_QUIT, 0, 0, &rep);
 		if (ws[k].sb) {
 			sandlock_sandbox_wait(ws[k].sb, 5000);
+			ws[k].denials = sandlock_sandbox_denial_count(ws[k].sb);
+			if (events_of(ws[k].mode))
+				print_denials(&ws[k]);
 			sandlock_sandbox_free(ws[k].sb);
 		} else if (ws[k].pid > 0) {
 			waitpid(ws[k].pid, NULL, 0);
@@ -1223,7 +1411,13 @@ static void stop_workers(struct worker *ws)
 		free(ws[k].getpid_ns);
 		free(ws[k].uname_ns);
 		free(ws[k].setpgid_ns);
+		free(ws[k].open_ns);
 	}
+	for (size_t k = 0; k < N_WORKERS; k++)
+		if (events_of(ws[k].mode) && is_sandlock(ws[k].mode))
+			printf("check: %s: %zu denials recorded (expected 1: the setpgid "
+			       "of the check that it is trapped)\n",
+			       worker_label(&ws[k]), ws[k].denials);
 }
 
 int main(int argc, char **argv)
@@ -1260,6 +1454,7 @@ int main(int argc, char **argv)
 	report_setpgid(ws, rounds);
 	report_uname(ws, rounds);
 	report_end(ws, rounds, kernel_move, pr, piece_ns);
+	report_events(ws, rounds);
 	stop_workers(ws);
 	return 0;
 }

@@ -399,6 +399,12 @@ typedef struct sandlock_spawn_opts {
 	 * supervisor's loop), one at a time, in order; NULL: none. */
 	sandlock_event_fn on_event;
 	void *event_user_data; /* borrowed: passed to @on_event, must outlive the sandbox */
+	/* Extension handlers (below) in the supervisor's chain; NULL / 0: none. The array and its
+	 * names are read during sandlock_spawn() only; each handler is retained by the sandbox
+	 * (the caller may free its own reference once sandlock_spawn() returns). */
+	const struct sandlock_handler_reg *handlers;
+	uint32_t n_handlers;
+	uint32_t reserved4;
 } sandlock_spawn_opts_t;
 
 #define SANDLOCK_PASS_FDS_MAX 64u
@@ -552,6 +558,143 @@ int sandlock_sandbox_abort(sandlock_sandbox_t *sandbox, sandlock_error_t **reter
 /* Kill the sandbox if it still runs, wait for it, release everything. A pending branch stays
  * on disk, as SANDLOCK_BRANCH_KEEP leaves it. */
 void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
+
+/* ---- extension handlers: user code in the supervisor's chain ----------------------------- */
+
+/* A handler is called for a trapped syscall after the built-in chain: only when the built-in
+ * verdict lets the call go on (or the syscall has no built-in route), so a handler may deny,
+ * fabricate an answer or hand the child a descriptor, but never undo a built-in decision.
+ * Several handlers on one syscall run in registration order; the first that answers anything
+ * but continue decides. A handler's reads of the child's memory are an observation, not a
+ * security boundary: another thread of the child may change the memory after the read, so a
+ * handler that answers continue must not rely on what it read (answer with errno, a value or
+ * an injected descriptor instead). A call the built-in chain answers itself (uname's virtual
+ * hostname, a refused connect) never reaches a handler. Handlers see the calls of the launch
+ * sequence made after the seccomp filter (closing inherited descriptors, the execve) too. */
+
+/* The notification, as the kernel gave it. @pid is the calling thread (the caller's pid
+ * namespace); @args are the raw syscall arguments. */
+typedef struct sandlock_notif {
+	uint64_t id;
+	int32_t pid;
+	uint32_t flags;
+	int32_t syscall_nr;
+	uint32_t arch; /* AUDIT_ARCH_* */
+	uint64_t instruction_pointer;
+	uint64_t args[6];
+} sandlock_notif_t;
+
+/* @flags: the call was held (sandlock_action_hold) and this is its call on a worker. */
+#define SANDLOCK_NOTIF_HELD (1u << 0)
+
+/* The calling process's memory. Valid only during the handler's call, and never to be kept:
+ * its storage is the call's own (the functions refuse a handle whose call is over with -EBADF
+ * while that storage lasts, a guard and not a promise). */
+typedef struct sandlock_mem sandlock_mem_t;
+/* The answer of one call: exactly one action is set per call. */
+typedef struct sandlock_action sandlock_action_t;
+
+/* Read a NUL-terminated string at @addr into @buf (@size bytes, NUL-terminated on success):
+ * its length, or -EFAULT (unreadable), -ENAMETOOLONG (no NUL in @size - 1 bytes), -ESRCH (the
+ * call is gone: the thread died or the notification was answered), -EPERM/-EACCES (the memory
+ * cannot be reached: a non-dumpable process, a sandlock confined itself), -EBADF (the handle
+ * is no longer valid), -EINVAL. */
+int64_t sandlock_mem_read_cstr(sandlock_mem_t *mem, uint64_t addr, char *buf, size_t size);
+/* Read / write @len bytes at @addr: @len, or -EFAULT (a part is unmapped or not writable),
+ * -ESRCH, -EPERM/-EACCES, -EBADF, -EINVAL. Each read is checked against the notification after it
+ * is made (SECCOMP_IOCTL_NOTIF_ID_VALID), so what it returns belongs to this call's process. */
+int64_t sandlock_mem_read(sandlock_mem_t *mem, uint64_t addr, void *buf, size_t len);
+int64_t sandlock_mem_write(sandlock_mem_t *mem, uint64_t addr, const void *buf, size_t len);
+
+/* The actions. Each returns 0, or -EALREADY when an action is already set (the call then
+ * counts as an exception, as does a handler that sets none), -EINVAL (a bad argument; the
+ * action stays unset), -EBADF (the handle is no longer valid).
+ *  - continue: the call runs in the kernel as the built-in chain let it (the kernel's own
+ *    checks and Landlock apply);
+ *  - errno: the call fails with @err (1..4095);
+ *  - return: the call returns @value without running;
+ *  - inject_fd: a copy of @srcfd (borrowed: it is dup'ed now, the caller keeps and closes its
+ *    own) is installed in the child and its number is the call's result; @newfd_flags: 0 or
+ *    O_CLOEXEC;
+ *  - inject_bytes: @data (copied) in a new memfd is installed in the child and its number is
+ *    the call's result; sealed (F_SEAL_WRITE, SHRINK, GROW, SEAL) unless
+ *    SANDLOCK_INJECT_WRITABLE, close-on-exec unless SANDLOCK_INJECT_NO_CLOEXEC; -ENOMEM,
+ *    -EMFILE;
+ *  - hold: the call waits and is answered later from the deferred path: the handler is called
+ *    again for it on a worker thread, off the supervisor's loop, with SANDLOCK_NOTIF_HELD in
+ *    @notif->flags, and sets the answer there (a handler decides the quick cases on the loop
+ *    and holds only the slow ones). In a deferred call (a deferred handler, or the held call
+ *    itself) hold is an exception. Held calls count against the 64 deferred ones in flight;
+ *  - kill: @sig (1..64) to the calling process, or to process group @pgid when it is not 0
+ *    and is one of the sandbox's groups (-EPERM otherwise); the call fails with EINTR should
+ *    the process survive. */
+int sandlock_action_continue(sandlock_action_t *a);
+int sandlock_action_errno(sandlock_action_t *a, int32_t err);
+int sandlock_action_return(sandlock_action_t *a, int64_t value);
+int sandlock_action_inject_fd(sandlock_action_t *a, int32_t srcfd, uint32_t newfd_flags);
+#define SANDLOCK_INJECT_WRITABLE (1u << 0)
+#define SANDLOCK_INJECT_NO_CLOEXEC (1u << 1)
+int sandlock_action_inject_bytes(sandlock_action_t *a, const void *data, size_t len,
+				 uint32_t flags);
+int sandlock_action_hold(sandlock_action_t *a);
+int sandlock_action_kill(sandlock_action_t *a, int32_t sig, int32_t pgid);
+
+/* Return 0: the action set is the answer. Anything else is an exception, handled as the
+ * handler's on_exception says. Called on the supervisor's loop (keep it short: every call of
+ * the sandbox waits) unless the handler is deferred. */
+typedef int (*sandlock_handler_fn)(const sandlock_notif_t *notif, sandlock_mem_t *mem,
+				   sandlock_action_t *action, void *user_data);
+
+/* What an exception (a nonzero return, no action, two actions, a failed action) answers. */
+#define SANDLOCK_EXCEPTION_KILL 0u	 /* SIGKILL the calling process */
+#define SANDLOCK_EXCEPTION_DENY_EPERM 1u /* the call fails with EPERM */
+#define SANDLOCK_EXCEPTION_CONTINUE 2u	 /* the call goes on, as the built-in chain let it */
+#define SANDLOCK_EXCEPTION_DENY_EIO 3u	 /* the call fails with EIO */
+
+typedef struct sandlock_handler sandlock_handler_t;
+
+/* A new handler calling @fn with @user_data (borrowed until @user_data_drop, if not NULL, is
+ * called with it when the last reference goes: sandlock_handler_free() and the end of every
+ * sandbox that uses it). NULL on a bad argument (NULL @fn, unknown @on_exception: errno
+ * EINVAL) or out of memory (ENOMEM). */
+sandlock_handler_t *sandlock_handler_new(sandlock_handler_fn fn, void *user_data,
+					 void (*user_data_drop)(void *), uint32_t on_exception);
+/* 1: @fn is called on a worker thread, off the supervisor's loop (a slow handler delays only
+ * its own call), and may be called on several workers at once; at most 64 such calls are in
+ * flight per sandbox, a call beyond fails with EAGAIN. 0: on the loop (the default), one call
+ * at a time per sandbox. The sandbox's end waits for the deferred calls running (a handler
+ * must return; the call it answers may be gone by then). Set before spawning. Errors: -EINVAL. */
+int sandlock_handler_set_deferred(sandlock_handler_t *h, int deferred);
+/* Drop the caller's reference (NULL accepted). */
+void sandlock_handler_free(sandlock_handler_t *h);
+
+/* One registration: a syscall by @syscall (a name of this architecture, "openat") or, with
+ * @syscall NULL, by number @nr; @reserved is 0; @handler is borrowed (retained by the sandbox
+ * that uses it). */
+typedef struct sandlock_handler_reg {
+	const char *syscall;
+	int32_t nr;
+	uint32_t reserved;
+	sandlock_handler_t *handler;
+} sandlock_handler_reg_t;
+
+/* Run @argv (@argc entries, PATH search) under @policy with the @n handlers of @regs, stdio
+ * inherited; wait for the end. *@ret_sandbox holds the outcome (exit kind, code, signal; the
+ * caller frees it with sandlock_sandbox_free()). @name: the sandbox's name, NULL for the
+ * policy's. The interactive variant makes the sandbox the terminal's foreground process group
+ * (SANDLOCK_SPAWN_INTERACTIVE). Registrations are checked before anything runs: -EINVAL for an
+ * unknown syscall name or number, a handler on a syscall the policy blocks (the default
+ * blocklist, extra_deny_syscalls), a policy without the supervisor (no_supervisor); the
+ * message names what was given. Other errors: those of sandlock_spawn(). */
+int sandlock_run_with_handlers(const sandlock_policy_t *policy, const char *name,
+			       const char *const *argv, size_t argc,
+			       const sandlock_handler_reg_t *regs, size_t n,
+			       sandlock_sandbox_t **ret_sandbox, sandlock_error_t **reterr);
+int sandlock_run_interactive_with_handlers(const sandlock_policy_t *policy, const char *name,
+					   const char *const *argv, size_t argc,
+					   const sandlock_handler_reg_t *regs, size_t n,
+					   sandlock_sandbox_t **ret_sandbox,
+					   sandlock_error_t **reterr);
 
 /* ---- running sandboxes (the control socket) --------------------------------------------- */
 

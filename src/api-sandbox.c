@@ -64,6 +64,12 @@ static int opts_check(const sandlock_spawn_opts_t *opts, sandlock_error_t **rete
 	if ((HAS(opts->size, reserved) && opts->reserved != 0) ||
 	    (HAS(opts->size, reserved2) && opts->reserved2 != 0))
 		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved must be 0");
+	if (HAS(opts->size, reserved4) && opts->reserved4 != 0)
+		return error_set(reterr, -EINVAL, "sandlock_spawn: opts->reserved4 must be 0");
+	if (HAS(opts->size, n_handlers) && opts->n_handlers && !opts->handlers)
+		return error_set(reterr, -EINVAL,
+				 "sandlock_spawn: opts->n_handlers is %u and opts->handlers NULL",
+				 opts->n_handlers);
 	return events_check(opts, reterr);
 }
 

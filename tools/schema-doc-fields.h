@@ -80,8 +80,9 @@ static const struct field_doc field_docs[] = {
 	  NULL, NULL, NEEDS_HTTP_RULE },
 	{ "config.http_ca_out", "unset", "\"/tmp/sandlock-ca.pem\"",
 	  "Where the active interception CA's certificate (PEM, never its key) is written before "
-	  "the command starts; needs an HTTP rule.",
-	  NULL, NULL, NEEDS_HTTP_RULE },
+	  "the command starts; needs an HTTP rule and a CA (`http_ca` and `http_key`, or "
+	  "`http_inject_ca`).",
+	  NULL, NULL, "http_inject_ca = [\"/etc/ssl/certs/ca-certificates.crt\"]\n" NEEDS_HTTP_RULE },
 	{ "config.fs_storage", "the per-user store root `/var/tmp/sandlock-<euid>`",
 	  "\"/var/tmp/branches\"",
 	  "Where the copy-on-write branches of `workdir` live. The store root is left out of every "

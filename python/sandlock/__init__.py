@@ -11,6 +11,7 @@ works inside a gather's consumer.
 from __future__ import annotations
 
 from ._core import DryRunResult, ExitReason, Result
+from ._events import Denial, Event
 from ._fields import BranchAction, Protection
 from ._helpers import Change, Entry, parse_ports, renames
 from ._profile import list_profiles, load_profile
@@ -29,6 +30,7 @@ from .exceptions import (
     SandlockError,
     SeccompError,
 )
+from .handler import ExceptionPolicy, Handler, HandlerCtx, NotifAction
 from .inputs import inputs
 from ._process import Process, StdioMode
 from ._version import __version__
@@ -41,6 +43,8 @@ __all__ = [
     "Sandbox",
     "Result",
     "ExitReason",
+    "Event",
+    "Denial",
     "Process",
     "StdioMode",
     "DryRunResult",
@@ -58,6 +62,10 @@ __all__ = [
     "load_profile",
     "list_profiles",
     "inputs",
+    "Handler",
+    "HandlerCtx",
+    "NotifAction",
+    "ExceptionPolicy",
     "Stage",
     "Pipeline",
     "NamedStage",

@@ -16,7 +16,8 @@ from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NoReturn
 
-from . import _ffi, _fields
+from . import _events, _ffi, _fields
+from ._events import Denial
 from ._helpers import Change, Entry
 from .exceptions import (
     BranchConflictError,
@@ -138,7 +139,19 @@ class Result:
     branch was committed, aborted or deferred); it is empty without one. A branch that could not
     be settled as asked (a commit that failed leaves it on disk, ``Sandbox.upper_dir`` says
     where) puts the library's message in ``error`` (after the exit's own, joined by "; ");
-    ``success`` still says only how the command exited."""
+    ``success`` still says only how the command exited.
+
+    ``denials`` lists what the run was denied, one Denial per object and reason in the order
+    first seen, each with the times it was seen (``count``): the supervisor's own denials on
+    every run, and with log_denials or on_event the kernel's too, judged for the log; empty
+    when nothing was denied. ``events_dropped`` counts the events lost (a callback too slow for
+    its queue, or more distinct denials than the table's 256). ``event_error`` is the first
+    exception the on_event callback raised (the run goes on and the callback keeps being
+    called; the exception keeps its traceback), None when it raised none.
+
+    ``handler_error`` is the first exception an extension handler raised in
+    Sandbox.run_with_handlers() (the call was answered as the handler's on_exception says;
+    the exception keeps its traceback), None when none raised or the run had no handlers."""
 
     success: bool
     exit_code: int = 0
@@ -155,8 +168,13 @@ class Result:
     audited: list[Any] = field(default_factory=list, repr=False, kw_only=True)
     signal: int = 0
     reason: ExitReason = field(default=ExitReason.EXITED, repr=False)
+    denials: list[Denial] = field(default_factory=list, repr=False)
+    events_dropped: int = field(default=0, repr=False)
+    event_error: BaseException | None = field(default=None, repr=False, compare=False)
+    handler_error: BaseException | None = field(default=None, repr=False, compare=False)
     _notices: list[str] = field(default_factory=list, repr=False, compare=False)
     _unknown: str | None = field(default=None, repr=False, compare=False)
+    _no_denials: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def notices(self) -> list[str]:
@@ -187,6 +205,22 @@ Result.reason = property(  # type: ignore[assignment]
     doc="How the run ended. SandlockError if the library cannot tell (an older one).")
 
 
+def _get_denials(self: Result) -> list[Denial]:
+    if self._no_denials is not None:
+        raise SandlockError(self._no_denials)
+    return self._denials
+
+
+def _set_denials(self: Result, value: list[Denial]) -> None:
+    self._denials = value
+
+
+# As reason: a library without the denial table makes reading it raise, naming what it lacks.
+Result.denials = property(  # type: ignore[assignment]
+    _get_denials, _set_denials,
+    doc="The run's denials (Denial). SandlockError if the library cannot tell (an older one).")
+
+
 @dataclass
 class DryRunResult:
     """The outcome of Sandbox.dry_run(): a run whose branch is discarded whatever its exit
@@ -198,6 +232,9 @@ class DryRunResult:
     stderr: bytes = field(default=b"", repr=False)
     changes: list[Change] = field(default_factory=list)
     error: str | None = None
+    denials: list[Denial] = field(default_factory=list, repr=False)
+    events_dropped: int = field(default=0, repr=False)
+    event_error: BaseException | None = field(default=None, repr=False, compare=False)
 
 
 def _entry(e: _ffi.Entry) -> Entry | None:
@@ -232,9 +269,13 @@ class Handle:
     Any thread may use it; free() waits until no other thread is inside a library call on it,
     so a concurrent wait() or kill() never touches a released sandbox."""
 
-    def __init__(self, ptr: c_void_p, timeout: float | None) -> None:
+    def __init__(self, ptr: c_void_p, timeout: float | None,
+                 listener: _events.Listener | None = None) -> None:
         self._ptr = ptr
         self.timeout = timeout
+        # The on_event callback the library holds a pointer to: alive as long as this handle,
+        # released only after sandlock_sandbox_free() returned.
+        self._listener = listener
         self._cv = threading.Condition()
         self._users = 0
         self._closing = False
@@ -260,6 +301,7 @@ class Handle:
         argv: list[str],
         opts: _ffi.SpawnOpts,
         timeout: float | None = None,
+        listener: _events.Listener | None = None,
     ) -> "Handle":
         args = _ffi.argv_array(argv)
         ptr = c_void_p()
@@ -267,14 +309,20 @@ class Handle:
             _ffi.lib().sandlock_spawn, policy.ptr, args, byref(opts), byref(ptr),
             raise_as=raise_spawn,
         )
-        return cls(ptr, timeout)
+        return cls(ptr, timeout, listener)
 
     def start(self) -> None:
         with self._use() as p:
             _ffi.call(_ffi.lib().sandlock_sandbox_start, p, raise_as=raise_spawn)
 
+    def _not_from_callback(self, what: str) -> None:
+        if self._listener is not None:
+            self._listener.check_not_inside(what)
+
     def ended(self, wait_ms: int = 0) -> bool:
         """Whether the sandbox has ended (waiting up to @wait_ms); True once released."""
+        if wait_ms:
+            self._not_from_callback("wait")
         try:
             with self._use() as p:
                 return _ffi.lib().sandlock_sandbox_wait(p, wait_ms) == 0
@@ -348,6 +396,7 @@ class Handle:
             changes = self._changes(p)
             branch_err = L.sandlock_sandbox_branch_error(p)
             branch_msg = _ffi.error_message(branch_err) if branch_err else None
+            denials, dropped, no_denials = self._denials(p)
         r = self._exit_result(kind, code, sig, out, err)
         if unknown is not None:
             r._unknown = unknown
@@ -360,6 +409,8 @@ class Handle:
             r.error = "killed by SIGKILL (kill() or `sandlock kill`)"
         r._notices = notices
         r.changes = changes
+        r.denials, r.events_dropped, r._no_denials = denials, dropped, no_denials
+        r.event_error = self._listener.error if self._listener is not None else None
         if branch_msg:
             r.error = f"{r.error}; {branch_msg}" if r.error else branch_msg
         if self.policy_run is not None:
@@ -378,6 +429,23 @@ class Handle:
             return _ffi.CAUSE_NONE, [], str(e)
         lines = os.fsdecode(text).splitlines()
         return cause, [n.removeprefix("sandlock: ") for n in lines if n], None
+
+    def events(self) -> tuple[list[Denial], int, str | None, BaseException | None]:
+        """The denials of the ended sandbox, the events dropped, why the library cannot tell
+        (None when it can), and the first exception of its on_event callback."""
+        with self._use() as p:
+            denials, dropped, unknown = self._denials(p)
+        return denials, dropped, unknown, self._listener.error if self._listener else None
+
+    @staticmethod
+    def _denials(p: c_void_p) -> tuple[list[Denial], int, str | None]:
+        """The denial table of the ended sandbox @p, the events dropped, and, if the library
+        cannot tell, why not."""
+        try:
+            denials, dropped = _events.read_denials(p)
+        except SandlockError as e:
+            return [], 0, str(e)
+        return denials, dropped, None
 
     def _exit_result(self, kind: int, code: int, sig: int, out: bytes, err: bytes) -> Result:
         if kind == _ffi.EXIT_CODE:
@@ -436,6 +504,7 @@ class Handle:
 
     def free(self) -> None:
         """Kill the sandbox if it still runs, wait for it, release it. Idempotent."""
+        self._not_from_callback("close")
         with self._cv:
             if self._closing:
                 return

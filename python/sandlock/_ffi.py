@@ -62,6 +62,111 @@ ENTRY_ABSENT = 0
 ENTRY_KINDS = {1: "file", 2: "dir", 3: "symlink", 4: "other"}  # SANDLOCK_ENTRY_*
 
 
+VERDICT_ALLOW = 0
+VERDICT_DENY = 1
+VERDICT_AUDIT = 2  # allowed, and flagged
+
+EVENTS_DENIALS = 1 << 0  # the kernel's denials too, judged against the grants for the log
+EVENTS_ALLOWED = 1 << 1  # the allowed decisions too
+
+
+class EventStruct(ctypes.Structure):
+    """sandlock_event_t: one decision (its strings owned by the library: during the callback,
+    or as long as the sandbox for a denial of the table)."""
+
+    _fields_ = [
+        ("size", c_uint64),
+        ("seq", c_uint64),
+        ("syscall", c_char_p),
+        ("category", c_char_p),
+        ("pid", c_int32),
+        ("ppid", c_int32),
+        ("comm", c_char_p),
+        ("verdict", c_uint32),
+        ("error", c_int32),
+        ("judged", c_uint32),
+        ("first", c_uint32),
+        ("path", c_char_p),
+        ("access", c_char_p),
+        ("host", c_char_p),
+        ("port", c_uint32),
+        ("family", c_int32),
+        ("protocol", c_char_p),
+        ("amount", c_uint64),
+        ("reason", c_char_p),
+        ("hint", c_char_p),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = ctypes.sizeof(EventStruct)
+
+
+# sandlock_event_fn: void (*)(const sandlock_event_t *event, void *user_data). ctypes takes the
+# GIL for each call, on whichever thread of the library's makes it.
+EVENT_FN = CFUNCTYPE(None, POINTER(EventStruct), c_void_p)
+
+
+# ---- extension handlers (sandlock_handler_*: the handler module uses them) ----------------
+
+EXCEPTION_KILL = 0
+EXCEPTION_DENY_EPERM = 1
+EXCEPTION_CONTINUE = 2
+EXCEPTION_DENY_EIO = 3
+
+NOTIF_HELD = 1 << 0  # the held call's second call, on a worker thread
+INJECT_WRITABLE = 1 << 0
+INJECT_NO_CLOEXEC = 1 << 1
+
+
+class Notif(ctypes.Structure):
+    """sandlock_notif_t: the notification a handler is called with."""
+
+    _fields_ = [
+        ("id", c_uint64),
+        ("pid", c_int32),
+        ("flags", c_uint32),
+        ("syscall_nr", c_int32),
+        ("arch", c_uint32),
+        ("instruction_pointer", c_uint64),
+        ("args", c_uint64 * 6),
+    ]
+
+
+class HandlerReg(ctypes.Structure):
+    """sandlock_handler_reg_t: a syscall by name, or by number with syscall NULL."""
+
+    _fields_ = [
+        ("syscall", c_char_p),
+        ("nr", c_int32),
+        ("reserved", c_uint32),
+        ("handler", c_void_p),
+    ]
+
+
+# sandlock_handler_fn(notif, mem, action, user_data) -> 0 or an exception, and the drop of its
+# user_data. ctypes takes the GIL for each call, on whichever thread of the library's makes it.
+HANDLER_FN = CFUNCTYPE(c_int, POINTER(Notif), c_void_p, c_void_p, c_void_p)
+HANDLER_DROP_FN = CFUNCTYPE(None, c_void_p)
+
+# Late (see _LATE_SIGNATURES): a library without handlers runs everything else.
+_HANDLER_SIGNATURES: dict[str, tuple[object, list[object]]] = {
+    "sandlock_handler_new": (c_void_p, [HANDLER_FN, c_void_p, HANDLER_DROP_FN, c_uint32]),
+    "sandlock_handler_set_deferred": (c_int, [c_void_p, c_int]),
+    "sandlock_handler_free": (None, [c_void_p]),
+    "sandlock_mem_read_cstr": (c_int64, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    "sandlock_mem_read": (c_int64, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    "sandlock_mem_write": (c_int64, [c_void_p, c_uint64, c_void_p, c_size_t]),
+    "sandlock_action_continue": (c_int, [c_void_p]),
+    "sandlock_action_errno": (c_int, [c_void_p, c_int32]),
+    "sandlock_action_return": (c_int, [c_void_p, c_int64]),
+    "sandlock_action_inject_fd": (c_int, [c_void_p, c_int32, c_uint32]),
+    "sandlock_action_inject_bytes": (c_int, [c_void_p, c_void_p, c_size_t, c_uint32]),
+    "sandlock_action_hold": (c_int, [c_void_p]),
+    "sandlock_action_kill": (c_int, [c_void_p, c_int32, c_int32]),
+}
+
+
 class SpawnOpts(ctypes.Structure):
     """sandlock_spawn_opts_t (size-versioned; .size is set by the constructor)."""
 
@@ -79,6 +184,13 @@ class SpawnOpts(ctypes.Structure):
         ("pass_fds", POINTER(c_int32)),
         ("n_pass_fds", c_uint32),
         ("reserved2", c_uint32),
+        ("events", c_uint32),
+        ("reserved3", c_uint32),
+        ("on_event", EVENT_FN),
+        ("event_user_data", c_void_p),
+        ("handlers", POINTER(HandlerReg)),
+        ("n_handlers", c_uint32),
+        ("reserved4", c_uint32),
     ]
 
     def __init__(self) -> None:
@@ -147,11 +259,19 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
 }
 
 # Bound on first use rather than at load (late()): a library without them still runs sandboxes,
-# and what needs them (Result.reason, Result.notices) raises naming the missing function.
+# and what needs them (Result.reason, Result.notices, Result.denials, str(Event)) raises naming
+# the missing function.
 _LATE_SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "sandlock_sandbox_exit_cause": (c_uint32, [_P]),
     "sandlock_sandbox_notices": (c_char_p, [_P]),
+    "sandlock_sandbox_denial_count": (c_size_t, [_P]),
+    "sandlock_sandbox_denial": (c_int, [_P, c_size_t, POINTER(EventStruct), POINTER(c_uint64)]),
+    "sandlock_sandbox_events_dropped": (c_uint64, [_P]),
+    "sandlock_event_format": (c_int, [POINTER(EventStruct), _PP]),
+    "sandlock_event_format_json": (c_int, [POINTER(EventStruct), _PP]),
 }
+
+_LATE_SIGNATURES.update(_HANDLER_SIGNATURES)
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None

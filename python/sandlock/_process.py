@@ -96,6 +96,7 @@ class Process:
         if timeout is not None and (isinstance(timeout, bool)
                                     or not isinstance(timeout, (int, float)) or timeout < 0):
             raise ValueError(f"timeout must be a number of seconds >= 0, not {timeout!r}")
+        self._handle._not_from_callback("wait")  # before the lock another wait may hold
         self._close(self.stdin)
         with self._lock:
             if self._result is None:

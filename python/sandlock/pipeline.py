@@ -16,7 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
-from . import _core, _ffi
+from . import _core, _events, _ffi
 from ._core import Result
 from .exceptions import ChildError
 
@@ -57,8 +57,10 @@ class _Run:
               extra_env: dict[str, str] | None = None, flags: int = 0) -> _core.Handle:
         opts, _keep = _core.stdio_opts(stdin, stdout, "pipe", timeout=self.timeout,
                                        pass_fds=pass_fds, flags=flags)
-        with stage.sandbox._policy(stage.args, extra_env) as policy:
-            h = _core.Handle.spawn(policy, stage.args, opts, self.timeout)
+        sb = stage.sandbox
+        listener = _events.listen(opts, sb.on_event, sb.log_denials)
+        with sb._policy(stage.args, extra_env) as policy:
+            h = _core.Handle.spawn(policy, stage.args, opts, self.timeout, listener)
         self.handles.append(h)
         h.policy_run = policy.policy_run  # the Result reports the last stage's policy_fn
         return h
@@ -82,9 +84,26 @@ class _Run:
         if result.error is None and any(h.timed_out() for h in self.handles):
             result.success = False
             result.error = f"timed out after {self.timeout:g} s"
+        self.gather_events(result, last)
         for h in self.handles:
             h.free()
         return result
+
+    def gather_events(self, result: Result, last: _core.Handle) -> None:
+        """Every stage's denials into @result, in stage order (each Denial's pid tells whose),
+        with the events every stage dropped and the first callback exception of any."""
+        if result._no_denials is not None:
+            return
+        denials: list[Any] = []
+        for h in self.handles:
+            if h is last:
+                denials += result.denials
+                continue
+            ds, dropped, _, error = h.events()
+            denials += ds
+            result.events_dropped += dropped
+            result.event_error = result.event_error or error
+        result.denials = denials
 
     def start(self, body: Any) -> Result:
         """Spawn with @body, then wait. Whatever interrupts either (an exception, Ctrl-C)

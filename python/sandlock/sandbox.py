@@ -13,8 +13,10 @@ import threading
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from . import _core, _fields, _ffi, _process
+from . import _core, _events, _fields, _ffi, _process
+from . import handler as _handler
 from ._core import DryRunResult, Result
+from ._events import Event
 from ._process import Process, StdioMode
 from ._fields import BranchAction, Protection
 from . import policy_fn as _policy_fn
@@ -249,6 +251,15 @@ class Sandbox:
         doc="A credential attached to matching requests in the HTTP proxy: \"METHOD HOST/PATH "
         "AUTH NAME [replace|add-only]\", AUTH one of bearer, basic:USER, header:NAME, "
         "apikey:NAME, query:PARAM; needs http_allow or http_deny.")
+    on_event: Callable[[Event], Any] | None = _fields.python_field(
+        doc="Called with an Event per decision, allowed ones too (path calls trapped as for "
+        "log_denials; with log_denials, denials only), in order, on a thread of the library's; "
+        "what it raises ends nothing: Result.event_error keeps the first. None: none.")
+    log_denials: bool = _fields.python_field(
+        False,
+        doc="Also the denials the kernel makes alone (Landlock, the seccomp blocklist), judged "
+        "against the grants: in Result.denials, and to on_event. Costs a round trip per "
+        "path call. False: the supervisor's own denials only.")
     policy_fn: Callable[[SyscallEvent, PolicyContext], Any] | None = _fields.python_field(
         doc="fn(event, ctx) deciding each supervised event, on a thread of its own: None/False/0 "
         "allow, True/-1 deny (EPERM), an errno denies with it, \"audit\"/-2 allows and flags; "
@@ -278,6 +289,7 @@ class Sandbox:
     _upper: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        _events.check(self.on_event, self.log_denials)
         with _core.Policy(self._document()):
             pass  # the core validates every field now; SandboxError names the bad one
         _policy_fn.check(self.policy_fn, self.policy_fn_timeout)
@@ -369,15 +381,21 @@ class Sandbox:
 
     def _spawn(self, cmd: Sequence[str] | None, *, flags: int = 0, timeout: float | None = None,
                stdio: tuple[Any, Any, Any] = (None, "pipe", "pipe"),
-               waited: bool = False, overrides: Mapping[str, Any] | None = None) -> _core.Handle:
+               waited: bool = False, overrides: Mapping[str, Any] | None = None,
+               handlers: _handler.Registrations | None = None) -> _core.Handle:
         """Start @cmd. @waited: the caller waits for it itself (run()): from the start no
-        other thread may release it or wait for it."""
+        other thread may release it or wait for it. @handlers: extension handlers in the
+        supervisor's chain."""
         argv = self._command_of(cmd)
+        _handler.refuse_inside(self, "run")
         with self._lock:
             self._check_idle()
             opts, _keep = _core.stdio_opts(*stdio, timeout=timeout, flags=flags)
+            listener = _events.listen(opts, self.on_event, self.log_denials)
+            if handlers is not None:
+                handlers.attach(opts)
             with self._policy(argv, overrides=overrides) as policy:
-                h = _core.Handle.spawn(policy, argv, opts, timeout)
+                h = _core.Handle.spawn(policy, argv, opts, timeout, listener)
             self._handle = h
             self._parked = bool(flags & _ffi.SPAWN_PARKED)
             h.policy_run = policy.policy_run
@@ -398,6 +416,29 @@ class Sandbox:
             return Result(success=False, exit_code=127, error=str(e))
         return self._wait_for(h)
 
+    def run_with_handlers(self, cmd: Sequence[str] | None,
+                          handlers: Sequence[tuple[str | int, _handler.Handler]], *,
+                          timeout: float | None = None) -> Result:
+        """Run @cmd as run() does, with extension handlers in the supervisor's chain: each of
+        @handlers is a (syscall, Handler) pair, the syscall a name of this architecture
+        ("openat") or a number. A handler runs after the built-in chain and only when it lets
+        the call go on, so it can add restrictions but never undo one (see sandlock.handler).
+
+        PolicyError, with the library's message, for an unknown syscall or a handler on one
+        the policy blocks (the default blocklist, extra_deny_syscalls) or with no_supervisor.
+        An exception raised in a handler answers its call as the handler's on_exception says;
+        the Result's handler_error keeps the first one."""
+        regs = _handler.Registrations(handlers, owner=self)
+        try:
+            h = self._spawn(cmd, timeout=timeout, waited=True, handlers=regs)
+        except ChildError as e:
+            return Result(success=False, exit_code=127, error=str(e), handler_error=regs.error)
+        finally:
+            regs.free()  # the sandbox holds its own references
+        r = self._wait_for(h)
+        r.handler_error = regs.error
+        return r
+
     def dry_run(self, cmd: Sequence[str] | None = None,
                 timeout: float | None = None) -> DryRunResult:
         """Run @cmd as run() does with its branch discarded whatever the exit (on_exit and
@@ -412,7 +453,9 @@ class Sandbox:
             return DryRunResult(success=False, exit_code=127, error=str(e))
         r = self._wait_for(h)
         return DryRunResult(success=r.success, exit_code=r.exit_code, stdout=r.stdout,
-                            stderr=r.stderr, changes=r.changes, error=r.error)
+                            stderr=r.stderr, changes=r.changes, error=r.error,
+                            denials=r.denials, events_dropped=r.events_dropped,
+                            event_error=r.event_error)
 
     def create(self, cmd: Sequence[str]) -> None:
         """Start the confined child and park it between confinement and execve; start()
@@ -436,6 +479,10 @@ class Sandbox:
     def wait(self) -> Result:
         """Wait for the process to end and return its Result. Interrupted (Ctrl-C), it kills
         the process, as subprocess.run does."""
+        _handler.refuse_inside(self, "wait")
+        h = self._handle
+        if h is not None:
+            h._not_from_callback("wait")  # before another thread's claim is looked at
         with self._lock:
             h = self._handle
             if h is None or h is self._waited:
@@ -448,6 +495,7 @@ class Sandbox:
     def _wait_for(self, h: _core.Handle) -> Result:
         """Wait for @h, which this thread has claimed (self._waited), and release it, unless
         its branch is pending: then it is kept (the branch lives in it) until commit/abort."""
+        h._not_from_callback("wait")
         pending = False
         try:
             h.wait()
@@ -588,6 +636,10 @@ class Sandbox:
     def close(self) -> None:
         """Kill and release a process still running, and release a pending branch, which
         stays on disk undecided (as KEEP leaves it; upper_dir says where). Idempotent."""
+        _handler.refuse_inside(self, "close")
+        for x in (self._handle, self._pending):
+            if x is not None:
+                x._not_from_callback("close")
         with self._lock:
             h, self._handle = self._handle, None
             p, self._pending = self._pending, None

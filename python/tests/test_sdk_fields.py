@@ -95,11 +95,11 @@ def test_tables_are_the_dataclass_fields():
         assert default == defaults[name], name
     for name, default, _ in _fields.RUNTIME_FIELDS:
         assert default == defaults[name], name
+    assert _fields.PYTHON_FIELDS == [("on_event", None), ("log_denials", False),
+                                     ("policy_fn", None), ("policy_fn_timeout", 5.0)]
     assert ("on_exit", "filesystem", "on_exit", _fields.BranchAction.COMMIT,
             _fields.action) in _fields.POLICY_FIELDS
     assert _fields.MOUNT_FIELDS == [("fs_mount", False), ("fs_mount_ro", True)]
-    assert ("policy_fn", None) in _fields.PYTHON_FIELDS
-    assert ("policy_fn_timeout", 5.0) in _fields.PYTHON_FIELDS
     assert _fields.PYTHON_ONLY_UNSUPPORTED == ("image", "init_fn", "work_fn", "notif_policy")
 
 

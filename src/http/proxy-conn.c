@@ -341,7 +341,7 @@ static int response(struct proxy_conn *c, struct req *q)
 		if (rh.status >= 200)
 			break;
 	}
-	if (proxy_relay_body(&c->up, &c->uin, &c->cli, rh.body, rh.content_length, err,
+	if (proxy_relay_body(c, &c->up, &c->uin, &c->cli, rh.body, rh.content_length, err,
 			     sizeof(err)) < 0)
 		return 0;
 	if (!rh.keep_alive || rh.body == HTTP_BODY_UNTIL_CLOSE)
@@ -367,7 +367,7 @@ static int exchange(struct proxy_conn *c, struct req *q, const struct proxy_strb
 	if (q->expect_continue && q->body != HTTP_BODY_NONE &&
 	    stream_write_all(&c->cli, cont, sizeof(cont) - 1) < 0)
 		return 0;
-	int r = proxy_relay_body(&c->cli, &c->cin, &c->up, q->body, q->length, err, sizeof(err));
+	int r = proxy_relay_body(c, &c->cli, &c->cin, &c->up, q->body, q->length, err, sizeof(err));
 	if (r == -EBADMSG)
 		proxy_reply(c, 400, "request body: %s", err);
 	if (r < 0)
@@ -521,6 +521,7 @@ void *proxy_conn_main(void *arg)
 				;
 	}
 	free(q);
+	proxy_pipe_close(c);
 	proxy_conn_finish(c);
 	return NULL;
 }

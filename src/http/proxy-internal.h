@@ -20,6 +20,9 @@
 #define PROXY_MAX_CONNS 512	  /* beyond: an accepted connection is closed at once */
 #define PROXY_EXPECT_WAIT_MS 5000 /* how long an accepted connection waits for its entry */
 #define PROXY_BUF_CAP (HTTP_HEAD_MAX + 16384)
+/* The pipe's size asked for (F_SETPIPE_SZ; the default 64 KiB where the limits refuse it):
+ * one splice moves up to this much. */
+#define PROXY_PIPE_SIZE (1 << 20)
 
 /* An address as the table compares it: IPv4-mapped IPv6 is IPv4. */
 struct proxy_addr {
@@ -44,7 +47,10 @@ struct proxy_conn {
 	char dest_ip[INET6_ADDRSTRLEN];
 	struct stream cli, up; /* fds changed under p->lock only (proxy_conn_set_fd) */
 	struct proxy_buf cin, uin;
-	int tls;			 /* the client spoke TLS (terminated here) */
+	struct stream_pipe pipe; /* for splice between plain sockets (proxy-relay.c) */
+	size_t pipe_cap;	 /* its capacity */
+	int pipe_state;		 /* 0: not made yet, 1: open, -1: splice unavailable, copy */
+	int tls;		 /* the client spoke TLS (terminated here) */
 	char tls_name[NET_HOST_MAX + 1]; /* the leaf's name: the SNI, or the IP literal */
 	int tls_sni;			 /* tls_name came from the SNI */
 	char host_ok[NET_HOST_MAX + 1];	 /* the last name found to resolve to dest */
@@ -102,9 +108,13 @@ ssize_t proxy_buf_fill(struct stream *s, struct proxy_buf *b);
 int proxy_read_head(struct stream *s, struct proxy_buf *b, int is_request,
 		    const struct http_span *method, struct http_head *h, char *err, size_t errlen);
 /* Forward a body framed as @body (@length bytes for HTTP_BODY_LENGTH) from @from (bytes in
- * @b first) to @to. 0, -EBADMSG (a bad chunk), or -errno of either side. */
-int proxy_relay_body(struct stream *from, struct proxy_buf *b, struct stream *to,
-		     enum http_body body, uint64_t length, char *err, size_t errlen);
+ * @b first) to @to, both streams of @c: spliced through c->pipe where both are plain sockets,
+ * else copied. 0, -EBADMSG (a bad chunk), or -errno of either side. */
+int proxy_relay_body(struct proxy_conn *c, struct stream *from, struct proxy_buf *b,
+		     struct stream *to, enum http_body body, uint64_t length, char *err,
+		     size_t errlen);
+/* Close c->pipe if it is open (the end of the connection). */
+void proxy_pipe_close(struct proxy_conn *c);
 /* Splice both ways until either side ends (websocket, CONNECT); the buffers go first. */
 void proxy_tunnel(struct proxy_conn *c);
 /* Connect c->up to c->orig (non-blocking connect bounded by the upstream timeout), with TLS

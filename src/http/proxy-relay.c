@@ -4,9 +4,13 @@
  * connection's buffer, relaying a body as its framing says (Content-Length counted, chunked
  * scanned by http_chunked_scan and passed verbatim, until-close to the end), the tunnel of a
  * websocket or CONNECT, and the upstream connection itself, made to exactly the original
- * destination with a bounded non-blocking connect.
+ * destination with a bounded non-blocking connect. Between two plain sockets, bodies and tunnels
+ * go through a pipe with splice(2) (socket to pipe to socket: the bytes stay in the kernel);
+ * what the head's read buffered goes first, by copy. Chunked bodies are always copied: their
+ * framing is scanned as they pass.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -14,7 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "basic/fd-util.h"
 #include "basic/macro.h"
 #include "http/proxy-internal.h"
 
@@ -101,12 +104,74 @@ static int fill_body(struct stream *from, struct proxy_buf *b)
 	return n > 0 ? 0 : n == 0 ? -EPIPE : (int)n;
 }
 
-static int relay_length(struct stream *from, struct proxy_buf *b, struct stream *to, uint64_t left)
+/* The connection's pipe, made on first use: 1 when it is open, 0 when bytes are copied. */
+static int conn_pipe(struct proxy_conn *c)
+{
+	int fd[2];
+
+	if (c->pipe_state != 0)
+		return c->pipe_state > 0;
+	/* Out of descriptors: this body is copied, the next one tries again. */
+	if (pipe2(fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return 0;
+	/* Past pipe-max-size or the user's pipe buffer limit the default size stays. */
+	(void)fcntl(fd[1], F_SETPIPE_SZ, PROXY_PIPE_SIZE);
+	int cap = fcntl(fd[1], F_GETPIPE_SZ);
+	c->pipe_cap = cap > 0 ? (size_t)cap : 65536;
+	c->pipe = (struct stream_pipe){ .fd = { fd[0], fd[1] } };
+	c->pipe_state = 1;
+	atomic_fetch_add(&c->p->n_fds, 2);
+	return 1;
+}
+
+void proxy_pipe_close(struct proxy_conn *c)
+{
+	if (c->pipe_state <= 0)
+		return;
+	close(c->pipe.fd[0]);
+	close(c->pipe.fd[1]);
+	atomic_fetch_sub(&c->p->n_fds, 2);
+	c->pipe_state = 0;
+}
+
+/* Up to @max bytes from @from to @to through the pipe: > 0 moved, 0 at @from's end,
+ * -EOPNOTSUPP when they must be copied (TLS, no pipe, a socket splice refuses), -errno. */
+static ssize_t splice_some(struct proxy_conn *c, struct stream *from, struct stream *to,
+			   uint64_t max)
+{
+	if (!stream_can_splice(from, to) || !conn_pipe(c))
+		return -EOPNOTSUPP;
+	ssize_t n =
+		stream_splice(from, to, &c->pipe, max < c->pipe_cap ? (size_t)max : c->pipe_cap);
+	if (n == -EINVAL) {
+		proxy_pipe_close(c);
+		c->pipe_state = -1;
+		return -EOPNOTSUPP;
+	}
+	/* A failed splice may leave bytes in the pipe: they never reach a later message. */
+	if (n < 0)
+		proxy_pipe_close(c);
+	return n;
+}
+
+static int relay_length(struct proxy_conn *c, struct stream *from, struct proxy_buf *b,
+			struct stream *to, uint64_t left)
 {
 	while (left > 0) {
-		int f = b->len == 0 ? fill_body(from, b) : 0;
-		if (f < 0)
-			return f;
+		if (b->len == 0) {
+			ssize_t n = splice_some(c, from, to, left);
+			if (n > 0) {
+				left -= (uint64_t)n;
+				continue;
+			}
+			if (n == 0)
+				return -EPIPE;
+			if (n != -EOPNOTSUPP)
+				return (int)n;
+			int f = fill_body(from, b);
+			if (f < 0)
+				return f;
+		}
 		size_t k = b->len < left ? b->len : (size_t)left;
 		int r = pass(b, k, to);
 		if (r < 0)
@@ -135,7 +200,8 @@ static int relay_chunked(struct stream *from, struct proxy_buf *b, struct stream
 	return 0;
 }
 
-static int relay_until_close(struct stream *from, struct proxy_buf *b, struct stream *to)
+static int relay_until_close(struct proxy_conn *c, struct stream *from, struct proxy_buf *b,
+			     struct stream *to)
 {
 	for (;;) {
 		if (b->len > 0) {
@@ -143,7 +209,12 @@ static int relay_until_close(struct stream *from, struct proxy_buf *b, struct st
 			if (r < 0)
 				return r;
 		}
-		ssize_t n = proxy_buf_fill(from, b);
+		ssize_t n = splice_some(c, from, to, UINT64_MAX);
+		if (n > 0)
+			continue;
+		if (n != -EOPNOTSUPP)
+			return (int)n;
+		n = proxy_buf_fill(from, b);
 		if (n == 0)
 			return 0;
 		if (n < 0)
@@ -151,26 +222,31 @@ static int relay_until_close(struct stream *from, struct proxy_buf *b, struct st
 	}
 }
 
-int proxy_relay_body(struct stream *from, struct proxy_buf *b, struct stream *to,
-		     enum http_body body, uint64_t length, char *err, size_t errlen)
+int proxy_relay_body(struct proxy_conn *c, struct stream *from, struct proxy_buf *b,
+		     struct stream *to, enum http_body body, uint64_t length, char *err,
+		     size_t errlen)
 {
 	switch (body) {
 	case HTTP_BODY_NONE:
 		return 0;
 	case HTTP_BODY_LENGTH:
-		return relay_length(from, b, to, length);
+		return relay_length(c, from, b, to, length);
 	case HTTP_BODY_CHUNKED:
 		return relay_chunked(from, b, to, err, errlen);
 	case HTTP_BODY_UNTIL_CLOSE:
-		return relay_until_close(from, b, to);
+		return relay_until_close(c, from, b, to);
 	}
 	return -EINVAL;
 }
 
 /* One step of the tunnel: what @from has (buffered first) goes to @to. 0 at @from's end. */
-static int tunnel_step(struct stream *from, struct proxy_buf *b, struct stream *to)
+static int tunnel_step(struct proxy_conn *c, struct stream *from, struct proxy_buf *b,
+		       struct stream *to)
 {
 	if (b->len == 0) {
+		ssize_t k = splice_some(c, from, to, UINT64_MAX);
+		if (k != -EOPNOTSUPP)
+			return k > 0 ? 1 : (int)k;
 		ssize_t n = proxy_buf_fill(from, b);
 		if (n <= 0)
 			return n == 0 ? 0 : (int)n;
@@ -198,7 +274,7 @@ void proxy_tunnel(struct proxy_conn *c)
 			if (ended[i] || stream_wait_readable(s[i], 0) <= 0)
 				continue;
 			ready = 1;
-			int r = tunnel_step(s[i], b[i], s[1 - i]);
+			int r = tunnel_step(c, s[i], b[i], s[1 - i]);
 			if (r < 0)
 				return;
 			if (r == 0) {
@@ -251,9 +327,8 @@ int proxy_upstream_open(struct proxy_conn *c, char *why, size_t whylen)
 		if (r < 0)
 			return r;
 	}
-	r = fd_set_nonblock(fd, 0);
-	if (r < 0)
-		return r;
+	/* The socket stays non-blocking: the streams poll before each call, a TLS stream needs
+	 * it, and a splice takes what is there rather than waiting for all it asked. */
 	c->up.timeout_ms = p->cfg.upstream_timeout_ms;
 	c->uin.off = c->uin.len = 0;
 	if (!c->tls)

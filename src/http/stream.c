@@ -7,8 +7,11 @@
  * read in passing), and its SSL talks to the socket through a BIO of our own that writes with
  * send(MSG_NOSIGNAL): a peer that hung up is -EPIPE, never a SIGPIPE that would kill the
  * supervisor (OpenSSL's socket BIO uses write(), and no thread mask is needed this way).
+ * TLS reads ahead, so that one recv takes several records. Between two plain sockets,
+ * stream_splice moves bytes through a pipe with splice(2), never through user space.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <poll.h>
 #include <stdint.h>
@@ -21,6 +24,9 @@
 #include "http/stream.h"
 #include "http/tls.h"
 #include "macro.h"
+
+/* The TLS read buffer with read-ahead: four full records. */
+#define STREAM_TLS_READ_BUF (4 * (16384 + 256))
 
 /* The BIO: recv/send on the descriptor it holds (as its data), never closing it. */
 static int sock_bio_write(BIO *b, const char *buf, int len)
@@ -174,6 +180,21 @@ static ssize_t plain_read(struct stream *s, void *buf, size_t len)
 	}
 }
 
+/* After a read of @got bytes into @buf: the records already read ahead too, up to @len, with
+ * no more reading from the socket. One SSL_read returns one record (16 KiB at most); a relay
+ * that writes what it has then sends fewer, larger writes. */
+static size_t ssl_read_more(struct stream *s, char *buf, size_t len, size_t got)
+{
+	size_t n;
+
+	while (got < len && SSL_has_pending(s->ssl) &&
+	       SSL_read_ex(s->ssl, buf + got, len - got, &n) == 1)
+		got += n;
+	/* A record not complete yet (WANT_READ), or the end: the next read says so. */
+	ERR_clear_error();
+	return got;
+}
+
 ssize_t stream_read(struct stream *s, void *buf, size_t len)
 {
 	int64_t deadline;
@@ -192,7 +213,7 @@ ssize_t stream_read(struct stream *s, void *buf, size_t len)
 		ERR_clear_error();
 		ret = SSL_read_ex(s->ssl, buf, len, &n);
 		if (ret == 1)
-			return (ssize_t)n;
+			return (ssize_t)ssl_read_more(s, buf, len, n);
 		r = ssl_retry(s, ret, deadline);
 		if (r != 0) {
 			ERR_clear_error();
@@ -265,6 +286,72 @@ int stream_wait_readable(struct stream *s, int timeout_ms)
 	return r == -ETIMEDOUT ? 0 : r < 0 ? r : 1;
 }
 
+int stream_can_splice(const struct stream *from, const struct stream *to)
+{
+	return from->fd >= 0 && to->fd >= 0 && !from->ssl && !to->ssl;
+}
+
+/* The @n bytes the pipe's read end @rfd holds, all to @to. */
+static int splice_out(struct stream *to, int rfd, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = splice(rfd, NULL, to->fd, NULL, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		int r;
+
+		if (k > 0) {
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		/* Bytes are in the pipe already: a socket that refuses them is an error of this
+		 * transfer, never the -EINVAL that makes the caller copy instead. */
+		if (k == 0 || errno != EAGAIN)
+			return k == 0 || errno == EINVAL ? -EIO : -errno;
+		r = wait_fd(to->fd, POLLOUT, deadline_of(to->timeout_ms));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+ssize_t stream_splice(struct stream *from, struct stream *to, const struct stream_pipe *p,
+		      size_t max)
+{
+	int64_t deadline = deadline_of(from->timeout_ms);
+	int r;
+
+	if (from->fd < 0 || to->fd < 0)
+		return -EBADF;
+	/* A splice to a socket whose peer is gone raises SIGPIPE (splice has no MSG_NOSIGNAL):
+	 * the proxy's threads block every signal (http_proxy_start), so it stays pending on the
+	 * thread and the call returns EPIPE. */
+	/* Non-blocking sockets: a splice takes what is there (a blocking one waits until @max
+	 * bytes came) and a wait is a poll bounded by the timeout. Plain streams are read and
+	 * written with MSG_DONTWAIT, so nothing else depends on the mode. */
+	if ((r = fd_set_nonblock(from->fd, 1)) < 0 || (r = fd_set_nonblock(to->fd, 1)) < 0)
+		return r;
+	for (;;) {
+		ssize_t n = splice(from->fd, NULL, p->fd[1], NULL, max,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n > 0) {
+			r = splice_out(to, p->fd[0], (size_t)n);
+			return r < 0 ? r : n;
+		}
+		if (n == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		/* The pipe is empty here (every call empties it): EAGAIN is the socket's. */
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		r = wait_fd(from->fd, POLLIN, deadline);
+		if (r < 0)
+			return r;
+	}
+}
+
 /* A new SSL of @ctx on s->fd, attached to @s (freed by stream_close from then on). */
 static int ssl_attach(struct stream *s, SSL_CTX *ctx)
 {
@@ -291,6 +378,11 @@ static int ssl_attach(struct stream *s, SSL_CTX *ctx)
 	 * after a response are common, and the HTTP framing finds a body cut short. */
 	SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	/* Read ahead: one recv takes what the socket has (up to the buffer), not a record's
+	 * header and then its body. Bytes read ahead count as pending (SSL_has_pending), which
+	 * is what stream_wait_readable looks at first. */
+	SSL_set_read_ahead(ssl, 1);
+	SSL_set_default_read_buffer_len(ssl, STREAM_TLS_READ_BUF);
 	s->ssl = ssl;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -64,6 +65,12 @@ X509 *tls_leaf_get(struct tls_ca *ca, const char *name);
 
 /* Free every cached leaf (the lock held, or the CA no longer shared). */
 void tls_cache_clear(struct tls_ca *ca);
+
+/* tls-resume.c: the client context's cache of upstream sessions (set up once per context),
+ * and on each new connection's @ssl, connected and about to handshake, the session kept for
+ * @name (the expected SNI name or IP literal) and the socket's peer, if any. 0 or -ENOMEM. */
+int tls_resume_setup(SSL_CTX *ctx);
+int tls_resume_prepare(SSL *ssl, const char *name);
 
 /* Make OpenSSL ready (once): nothing of it runs before the first CA or context is made. */
 int tls_init(void);

@@ -349,6 +349,11 @@ int tls_client_ctx(SSL_CTX **ret, char *err, size_t errlen)
 	}
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	if (tls_resume_setup(ctx) < 0) {
+		snprintf(err, errlen, "cannot set up the upstream TLS context: out of memory");
+		SSL_CTX_free(ctx);
+		return -ENOMEM;
+	}
 	*ret = ctx;
 	return 0;
 }
@@ -379,14 +384,17 @@ int tls_client_expect(SSL *ssl, const char *host)
 		return -EINVAL;
 	/* An address gets no SNI (RFC 6066 allows names only) and is checked against the
 	 * certificate's IP SANs. */
-	if (ip_literal(host, ip, sizeof(ip)))
-		return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), ip) ? 0 : -EINVAL;
+	if (ip_literal(host, ip, sizeof(ip))) {
+		if (!X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), ip))
+			return -EINVAL;
+		return tls_resume_prepare(ssl, ip);
+	}
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	if (!SSL_set_tlsext_host_name(ssl, host) || !SSL_set1_host(ssl, host)) {
 		ERR_clear_error();
 		return -EINVAL;
 	}
-	return 0;
+	return tls_resume_prepare(ssl, host);
 }
 
 void tls_failure_reason(SSL *ssl, char *buf, size_t len)

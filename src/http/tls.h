@@ -52,8 +52,9 @@ int tls_server_ctx(struct tls_ca *ca, tls_choose_fn choose, SSL_CTX **ret, char 
  * ALPN "http/1.1". *@ret owned by the caller (SSL_CTX_free). */
 int tls_client_ctx(SSL_CTX **ret, char *err, size_t errlen);
 
-/* Prepare @ssl (from tls_client_ctx) to connect to @host: SNI when @host is a name, and the
- * verification of @host (SSL_set1_host or the IP address) against the certificate. */
+/* Prepare @ssl (from tls_client_ctx, its socket connected) to connect to @host: SNI when @host
+ * is a name, the verification of @host (SSL_set1_host or the IP address) against the
+ * certificate, and the session kept from an earlier connection to @host at that address. */
 int tls_client_expect(SSL *ssl, const char *host);
 
 /* Why the last handshake of @ssl failed, for a 502's one-line body ("certificate verify

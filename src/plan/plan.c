@@ -685,14 +685,41 @@ static int plan_ruleset(const struct sandlock_policy *p, struct plan *plan,
 
 /* What the trap set needs, from the answers the sections above resolved (plan.proc.served,
  * plan.fs.write_roots), then the trap set and the BPF program built with it. */
-static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan,
-			struct sandlock_error **reterr)
+/* Extension handlers: their syscalls trapped whole after the policy's (libseccomp keeps the
+ * condition-less rule, the superset), the policy's own kept for the supervisor. */
+static int plan_user_traps(struct plan *plan, const int *user_nrs, size_t n_user,
+			   struct trap *traps, size_t n, size_t max, size_t *ret_n)
 {
-	struct trap traps[DISPATCH_MAX_TRAPS];
+	*ret_n = n;
+	if (n_user == 0)
+		return 0;
+	if (n_user > max - n)
+		return -E2BIG;
+	plan->builtin_traps = calloc(n ? n : 1, sizeof(*traps));
+	if (!plan->builtin_traps)
+		return -ENOMEM;
+	memcpy(plan->builtin_traps, traps, n * sizeof(*traps));
+	plan->n_builtin_traps = n;
+	for (size_t i = 0; i < n_user; i++)
+		traps[n + i] = (struct trap){ .nr = user_nrs[i] };
+	*ret_n = n + n_user;
+	return 0;
+}
+
+static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan, const int *user_nrs,
+			size_t n_user, struct sandlock_error **reterr)
+{
+	struct trap traps[DISPATCH_MAX_TRAPS + PLAN_USER_TRAPS_MAX];
 
 	plan_needs_fill(p, plan->proc.served, plan->fs.write_roots != NULL, &plan->needs);
 	plan->needs.events = plan->supervised ? plan->events : 0;
-	size_t n = trap_set_of(&plan->needs, traps, ELEMENTSOF(traps));
+	size_t n = trap_set_of(&plan->needs, traps, DISPATCH_MAX_TRAPS);
+	/* (a handler's trap on umask is not the built-in one: its masks are not kept) */
+	for (size_t i = 0; plan->supervised && i < n; i++)
+		plan->umask_traced |= traps[i].nr == SYS_umask;
+	int r = plan_user_traps(plan, user_nrs, n_user, traps, n, ELEMENTSOF(traps), &n);
+	if (r < 0)
+		return error_set(reterr, r, "handlers: %s", strerror(-r));
 	int log = !!(plan->needs.events & SANDLOCK_EVENTS_DENIALS);
 	if (log) { /* what the filter hands the supervisor to refuse (supervisor/judge.c) */
 		plan->blocked = calloc(SECCOMP_BLOCK_NR, sizeof(*plan->blocked));
@@ -701,14 +728,18 @@ static int plan_seccomp(const struct sandlock_policy *p, struct plan *plan,
 			return error_set(reterr, -ENOMEM, "out of memory");
 		seccomp_blocked_table(p, plan->blocked);
 	}
-	int r = seccomp_program_build_log(p, plan->supervised, log, traps, n, &plan->prog, reterr);
-	for (size_t i = 0; plan->supervised && i < n; i++)
-		plan->umask_traced |= traps[i].nr == SYS_umask;
-	return r;
+	return seccomp_program_build_log(p, plan->supervised, log, traps, n, &plan->prog, reterr);
 }
 
 int plan_build(const struct sandlock_policy *p, const char *const *argv, uint32_t events,
 	       struct plan *ret, struct sandlock_error **reterr)
+{
+	return plan_build_with(p, argv, events, NULL, 0, ret, reterr);
+}
+
+int plan_build_with(const struct sandlock_policy *p, const char *const *argv, uint32_t events,
+		    const int *user_nrs, size_t n_user, struct plan *ret,
+		    struct sandlock_error **reterr)
 {
 	struct plan plan = { .ruleset_fd = -1, .supervised = !p->no_supervisor, .events = events };
 	int r;
@@ -731,7 +762,7 @@ int plan_build(const struct sandlock_policy *p, const char *const *argv, uint32_
 	if (r == 0 && plan.supervised)
 		r = plan_fs_write(p, plan.proc.served, &plan.fs);
 	if (r == 0)
-		r = plan_seccomp(p, &plan, reterr);
+		r = plan_seccomp(p, &plan, user_nrs, n_user, reterr);
 	if (r == 0 && plan.supervised && p->workdir)
 		r = plan_branch(p, &plan, reterr);
 	/* Logging mode: the rules the ruleset gets, for the judge (plan.fs.ll). */
@@ -783,4 +814,7 @@ void plan_done(struct plan *plan)
 	free(plan->blocked);
 	plan->blocked = NULL;
 	plan->blocked_extra = strv_free(plan->blocked_extra);
+	free(plan->builtin_traps);
+	plan->builtin_traps = NULL;
+	plan->n_builtin_traps = 0;
 }

@@ -179,6 +179,11 @@ struct plan {
 	 * their errno and log (supervisor/judge.c): by number, what blocks each; NULL otherwise. */
 	struct seccomp_block *blocked; /* SECCOMP_BLOCK_NR entries */
 	char **blocked_extra;	       /* extra_deny_syscalls as written (seccomp_block.index) */
+	/* Extension handlers: the trap set without their syscalls (which are trapped whole),
+	 * where the supervisor asks whether a call is one the built-in routes would see
+	 * (trap_set_matches); NULL without handlers. */
+	struct trap *builtin_traps;
+	size_t n_builtin_traps;
 };
 
 /* What spawning refuses before building anything, with the protections resolved to @status:
@@ -191,6 +196,11 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
  * set must let the supervisor see: plan_needs.events). On failure nothing is left open. */
 int plan_build(const struct sandlock_policy *p, const char *const *argv, uint32_t events,
 	       struct plan *ret, struct sandlock_error **reterr);
+/* plan_build, with the @n_user syscalls of @user_nrs (extension handlers, checked already:
+ * supervisor/user-handlers.c) trapped whole beside the policy's traps. */
+int plan_build_with(const struct sandlock_policy *p, const char *const *argv, uint32_t events,
+		    const int *user_nrs, size_t n_user, struct plan *ret,
+		    struct sandlock_error **reterr);
 void plan_done(struct plan *plan);
 
 /* The HTTP proxy's section (plan-http.c), for a policy with HTTP rules (policy_http_active):

@@ -212,8 +212,10 @@ static int add_deny(int nr, void *u)
 	 * clone(2) and could not create threads. */
 	int err = nr == SCMP_SYS(clone3) ? ENOSYS : EPERM;
 	/* Logging mode: the supervisor answers the same errno (plan.blocked) and logs it. A
-	 * number past the table is the kernel's to refuse, unlogged. */
-	int notify = d->log && nr >= 0 && nr < SECCOMP_BLOCK_NR;
+	 * number past the table is the kernel's to refuse, unlogged. sendmsg too: the launch
+	 * hands the listener over with it, so nobody could answer it then (the launch fails
+	 * at that step instead, as without the log). */
+	int notify = d->log && nr >= 0 && nr < SECCOMP_BLOCK_NR && nr != SCMP_SYS(sendmsg);
 	int r = seccomp_rule_add(d->ctx, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)err),
 				 nr, 0);
 	return r == -EEXIST ? 0 : r;
@@ -370,6 +372,22 @@ static int add_socket_rules(scmp_filter_ctx ctx, uint32_t sockets)
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are
  * compared on their low 32 bits only (MASKED_EQ with 0xffffffff), so garbage in the upper half
  * of the register cannot slip a request past the filter. */
+int seccomp_arg_filtered(int nr)
+{
+	/* Every syscall add_arg_filters gives a rule, and sendmsg's launch flag. */
+	static const int filtered[] = {
+		SCMP_SYS(clone),       SCMP_SYS(clone3),	 457 /* statmount */,
+		458 /* listmount */,   467 /* open_tree_attr */, SCMP_SYS(ioctl),
+		SCMP_SYS(prctl),       SCMP_SYS(socket),	 SCMP_SYS(sendto),
+		SCMP_SYS(sendmsg),     SCMP_SYS(sendmmsg),	 SCMP_SYS(setsockopt),
+		SCMP_SYS(setpriority), SCMP_SYS(ioprio_set),
+	};
+	for (size_t i = 0; i < ELEMENTSOF(filtered); i++)
+		if (filtered[i] == nr)
+			return 1;
+	return 0;
+}
+
 static int add_arg_filters(scmp_filter_ctx ctx, const uint8_t *denied, uint32_t sockets)
 {
 	/* CLONE_NEWTIME (0x80) is absent on purpose: clone(2) reads its low byte as the exit

@@ -30,6 +30,9 @@ int seccomp_check_names(const struct sandlock_policy *p, struct sandlock_error *
 
 /* Whether syscall @nr ends up denied (EPERM) under @p. */
 int seccomp_is_denied(const struct sandlock_policy *p, int nr);
+/* Whether the program decides some calls of @nr by their arguments, or denies it whole, in
+ * every sandbox (add_arg_filters): a whole-syscall trap on it would replace those rules. */
+int seccomp_arg_filtered(int nr);
 
 /* What blocks a syscall the filter denies whole, for the supervisor that answers it in logging
  * mode (plan.blocked, supervisor/judge.c). */

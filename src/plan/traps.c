@@ -248,3 +248,42 @@ size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, si
 	plan_needs_of(p, &needs);
 	return trap_set_of(&needs, traps, max);
 }
+
+static int cond_holds(const struct trap_cond *c, const struct seccomp_data *d)
+{
+	uint64_t v = c->arg < 6 ? d->args[c->arg] : 0;
+
+	switch (c->op) {
+	case SCMP_CMP_NE:
+		return v != c->datum;
+	case SCMP_CMP_LT:
+		return v < c->datum;
+	case SCMP_CMP_LE:
+		return v <= c->datum;
+	case SCMP_CMP_EQ:
+		return v == c->datum;
+	case SCMP_CMP_GE:
+		return v >= c->datum;
+	case SCMP_CMP_GT:
+		return v > c->datum;
+	case SCMP_CMP_MASKED_EQ:
+		return (v & c->datum) == c->datum_b;
+	default:
+		return 0;
+	}
+}
+
+int trap_set_matches(const struct trap *traps, size_t n, const struct seccomp_data *d)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (traps[i].nr != d->nr)
+			continue;
+		uint32_t k = 0;
+		while (k < traps[i].n_conds && k < ELEMENTSOF(traps[i].cond) &&
+		       cond_holds(&traps[i].cond[k], d))
+			k++;
+		if (k == traps[i].n_conds)
+			return 1;
+	}
+	return 0;
+}

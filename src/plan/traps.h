@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
+#include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,8 @@ struct trap {
 
 /* The most traps a sandbox can need: every row of the table (checked when it is built). */
 #define DISPATCH_MAX_TRAPS 160
+/* The most syscalls extension handlers may add to a trap set (each trapped whole). */
+#define PLAN_USER_TRAPS_MAX 64
 
 /* What the policy tests of routes.def read, decided once per policy: the facts of the policy the
  * trap set depends on. Two of them resolve the grants' paths (realpath), which plan_build does
@@ -77,6 +80,9 @@ size_t trap_set_of(const struct plan_needs *n, struct trap *traps, size_t max);
  * handlers mediate nothing of it and answer CONTINUE (supervisor/policy-fn.c then answers an
  * allowed call itself). */
 int trap_needed_without_pfn(const struct plan_needs *n, int nr);
+/* Whether a call with @d is one of @traps (its number, and every condition of one of them on
+ * its arguments holds, as the BPF program compares them). */
+int trap_set_matches(const struct trap *traps, size_t n, const struct seccomp_data *d);
 /* The trap set of @p for a caller without a plan: trap_set_of(plan_needs_of(@p)). */
 size_t dispatch_trap_set(const struct sandlock_policy *p, struct trap *traps, size_t max);
 

@@ -27,6 +27,7 @@
 #include "supervisor/events.h"
 #include "supervisor/handlers/handlers.h"
 #include "supervisor/policy-fn.h"
+#include "supervisor/user-handlers.h"
 #include "syscall-util.h"
 
 static int stdio_setup(struct sandlock_sandbox *sb, const sandlock_spawn_opts_t *o,
@@ -289,6 +290,7 @@ static int spawn_supervisor(struct sandlock_sandbox *sb, struct sandlock_error *
 		r = error_set(reterr, r, "supervisor: %s", strerror(-r));
 	sb->sv.kill_cause = &sb->kill_cause;
 	sb->sv.events = sb->events;
+	sb->sv.user = sb->user;
 	sb->sv.hostname_served = sb->plan.name != NULL;
 	sb->sv.num_cpus = sb->plan.num_cpus;
 	sb->sv.max_memory = sb->plan.max_memory;
@@ -334,7 +336,10 @@ int sandbox_spawn(const struct sandlock_policy *p, const char *const *argv,
 	if (r < 0)
 		r = error_set(reterr, r, "out of memory");
 	if (r == 0)
-		r = plan_build(p, argv, o.events, &sb->plan, reterr);
+		r = user_handlers_new(p, o.handlers, o.n_handlers, &sb->user, reterr);
+	if (r == 0)
+		r = plan_build_with(p, argv, o.events, sb->user ? sb->user->nrs_flat : NULL,
+				    sb->user ? sb->user->n_nrs : 0, &sb->plan, reterr);
 	/* Without a supervisor nobody sees a decision: flags asking for events would be dropped. */
 	if (r == 0 && o.events && !sb->plan.supervised)
 		r = error_set(reterr, -EINVAL,
@@ -485,6 +490,8 @@ void sandbox_free(struct sandlock_sandbox *sb)
 	events_free(sb->events); /* stopped already, unless the launch never came */
 	sb->sv.events = NULL;
 	supervisor_done(&sb->sv);
+	user_handlers_free(sb->user); /* after the workers, which may run a deferred handler */
+	sb->sv.user = sb->user = NULL;
 	if (sb->cow) {
 		/* Never settled (the launch failed): nothing ran in it. Settled: left as the
 		 * action left it (a pending branch stays on disk, as KEEP leaves it). */

@@ -104,6 +104,9 @@ struct sandlock_sandbox {
 	/* The decisions' stream (supervisor/events.h), made from the spawn options before the
 	 * launch (sv.events points to it), stopped at the end, freed with the sandbox. */
 	struct events *events;
+	/* Extension handlers (supervisor/user-handlers.h), resolved from the spawn options
+	 * before the plan (sv.user points to it), freed with the sandbox; NULL: none. */
+	struct user_handlers *user;
 	uint32_t exit_kind;
 	int32_t exit_code, exit_signal;
 

@@ -17,6 +17,7 @@
 #include "child.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "path-util.h"
 #include "policy/rules.h"
 #include "supervisor.h"
 
@@ -358,6 +359,21 @@ int proc_read_all(pid_t pid, const char *name, char **ret, size_t *ret_len)
 	if (ret_len)
 		*ret_len = len;
 	return 0;
+}
+
+int child_proc_self_name(const struct seccomp_notif *req, char *path, size_t size)
+{
+	int self = path_is_beneath(path, "/proc/self");
+	int tself = !self && path_is_beneath(path, "/proc/thread-self");
+	char subst[PATH_MAX];
+
+	if (!self && !tself)
+		return 0;
+	int r = child_proc_path(req, tself, path + (self ? 10 : 17), subst, sizeof(subst));
+	if (r < 0)
+		return r;
+	snprintf(path, size, "%s", subst);
+	return 1;
 }
 
 int child_proc_path(const struct seccomp_notif *req, int task, const char *rest, char *buf,

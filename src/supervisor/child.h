@@ -114,3 +114,8 @@ int proc_read_all(pid_t pid, const char *name, char **ret, size_t *ret_len);
  * notification gone, so a tgid read of another task that took the tid reaches nobody. */
 int child_proc_path(const struct seccomp_notif *req, int task, const char *rest, char *buf,
 		    size_t size);
+/* @path (of @size bytes) named "/proc/self..." or "/proc/thread-self..." outright rewritten as
+ * the trapped thread's (child_proc_path): 1, 0 for another name (unchanged), NOTIF_GONE,
+ * -errno. Resolved in the supervisor, those names would be its own. Unchecked, as
+ * child_proc_path: what the name then reaches is opened with child_path_open. */
+int child_proc_self_name(const struct seccomp_notif *req, char *path, size_t size);

@@ -183,12 +183,27 @@ static size_t walk_up(int dfd, struct file_id *ids, size_t at, size_t max)
 	return 0;
 }
 
-static int obj_existing(struct obj *o, int fd)
+/* A symlink into /proc/self resolved here (/etc/mtab's) reached the supervisor's own
+ * /proc/<pid>: name the caller's directory instead, as the kernel resolves it for the caller. */
+static void proc_own_to_caller(const struct seccomp_notif *req, char *real, size_t size)
+{
+	char own[32], rest[PATH_MAX];
+	int n = snprintf(own, sizeof(own), "/proc/%d", (int)getpid());
+
+	if (strncmp(real, own, (size_t)n) != 0 || (real[n] != '/' && real[n] != '\0'))
+		return;
+	snprintf(rest, sizeof(rest), "%s", real + n);
+	if (child_proc_path(req, 0, rest, real, size) < 0)
+		snprintf(real, size, "/proc/self%s", rest);
+}
+
+static int obj_existing(const struct seccomp_notif *req, struct obj *o, int fd)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) < 0 || fd_real_path(fd, o->real, PATH_MAX) <= 0 || o->real[0] != '/')
 		return -EINVAL; /* no path (a pipe, a socket): no rule of Landlock applies */
+	proc_own_to_caller(req, o->real, sizeof(o->real));
 	o->exists = 1;
 	o->mode = st.st_mode;
 	o->ids[0] = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
@@ -245,9 +260,12 @@ static int obj_resolve(struct supervisor *sv, const struct seccomp_notif *req, i
 
 	if (r < 0 || !path[0])
 		return r < 0 ? r : -ENOENT;
+	r = child_proc_self_name(req, path, sizeof(path));
+	if (r < 0)
+		return r;
 	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, !follow);
 	if (fd >= 0)
-		return obj_existing(o, fd);
+		return obj_existing(req, o, fd);
 	return fd == -ENOENT ? obj_new(sv, req, dirfd, path, o) : fd;
 }
 
@@ -311,7 +329,10 @@ static void judge_open(struct supervisor *sv, const struct seccomp_notif *req, s
 	if (!access)
 		return;
 	judge_open_text(flags, text, sizeof(text));
-	emit(sv, req, o.real, o.exists && S_ISDIR(o.mode) ? o.real : o.dir, text,
+	/* A directory listed and a device node are granted themselves: the hint for /dev/tty
+	 * is that file, not all of /dev. */
+	int itself = o.exists && (S_ISDIR(o.mode) || S_ISCHR(o.mode) || S_ISBLK(o.mode));
+	emit(sv, req, o.real, itself ? o.real : o.dir, text,
 	     judge_missing(&sv->plan->fs.ll, o.ids, o.n, access), EACCES);
 }
 

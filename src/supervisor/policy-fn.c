@@ -21,7 +21,9 @@
 #include "plan/plan.h"
 #include "plan/traps.h"
 #include "policy/policy.h"
+#include "plan/seccomp.h"
 #include "supervisor.h"
+#include "user-handlers.h"
 
 static int64_t mono_ns(void)
 {
@@ -160,7 +162,9 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 	} else {
 		if (err < 0)
 			verdict_event(st, &it->req, &e, SANDLOCK_VERDICT_AUDIT, 0, "policy_fn");
-		if (it->req.data.nr < POLICY_FN_NAMES && st->direct[it->req.data.nr]) {
+		/* An extension handler on the syscall runs in the chain: it may refuse still. */
+		if (it->req.data.nr < POLICY_FN_NAMES && st->direct[it->req.data.nr] &&
+		    !user_handlers_traps(st->sv->user, (int)it->req.data.nr)) {
 			answer_continue(st, it->req.id);
 			free(it);
 			pfn_event_done(&e);
@@ -443,6 +447,10 @@ int policy_fn_hold(struct supervisor *sv, const struct seccomp_notif *req)
 		return NOTIF_NOT_MINE;
 	apply_limits(sv, st);
 	if (pfn_kind(req->data.nr) != 1)
+		return NOTIF_NOT_MINE;
+	/* A syscall the filter denies whole is the judge's (logging mode): never shown. */
+	if (sv->plan && sv->plan->blocked && req->data.nr < SECCOMP_BLOCK_NR &&
+	    sv->plan->blocked[req->data.nr].kind)
 		return NOTIF_NOT_MINE;
 	if (st->broken)
 		return -EPERM;

@@ -22,6 +22,7 @@
 #include "strv.h"
 #include "supervisor.h"
 #include "syscall-util.h"
+#include "user-handlers.h"
 
 int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *groups,
 		       const struct plan *plan)
@@ -129,7 +130,16 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 	int r = judge_blocked(sv, req, resp), blocked = r != NOTIF_NOT_MINE;
 	if (!blocked) {
 		const struct route *rt = dispatch_lookup(req->data.nr);
+		int user = user_handlers_traps(sv->user, req->data.nr);
+		/* Extension handlers trap their syscalls whole: the built-in route answers only
+		 * the calls the policy's own trap set takes, then the user handlers may add to a
+		 * built-in CONTINUE (user-handlers.c). */
+		if (user && !(sv->plan && trap_set_matches(sv->plan->builtin_traps,
+							   sv->plan->n_builtin_traps, &req->data)))
+			rt = NULL;
 		r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
+		if (user)
+			r = user_handlers_answer(sv, req, resp, rt ? r : USER_BUILTIN_NONE);
 	}
 	switch (r) {
 	case NOTIF_ANSWERED:

@@ -29,6 +29,7 @@ struct cow;
 struct cow_wait;
 struct groups;
 struct plan;
+struct user_handlers;
 
 struct supervisor {
 	int listener;
@@ -79,6 +80,8 @@ struct supervisor {
 	struct policy_fn *pfn;	/* the policy_fn's state (policy-fn.h); NULL: none */
 	_Atomic uint32_t *kill_cause; /* the sandbox's: SANDLOCK_CAUSE_MEMORY once the command's
 				       * own process is killed for max_memory (not owned) */
+	struct user_handlers *user;   /* extension handlers (user-handlers.h); NULL: none. Owned
+				       * by the sandbox */
 };
 
 /* Allocate the notification buffers. Called by the thread that spawns, so that the sandbox

@@ -158,6 +158,16 @@ def test_extra_deny_logged_and_removed():
     assert [d for d in denials(r) if d[0] == "getppid"] == []
 
 
+def test_extra_denied_sendmsg_fails_the_launch_as_without_the_log():
+    # The launch hands the listener over with sendmsg: in logging mode that deny stays the
+    # kernel's, so the launch fails at that step instead of waiting for an answer.
+    for log in ([], ["--log-denials"]):
+        r = run(*SYSTEM_READ, *log, "--extra-deny-syscall", "sendmsg", "--", "true",
+                timeout=30)
+        assert (r.returncode, r.stderr.decode().splitlines()[-1:]) == (
+            127, ["sandlock: sendmsg(ready): Operation not permitted"]), (log, r.stderr)
+
+
 def test_allowed_path_calls_in_the_event_log(tmp_path):
     """--log-events: the path calls the kernel let through are judged allowed (what `sandlock
     learn` reads), the refused one denied, with the same object fields."""

@@ -29,8 +29,9 @@
 /* --- the origin ------------------------------------------------------------------------ */
 
 /* Paths it treats specially: "/chunked*" answers in chunks, "/silent*" never answers,
- * "/close*" answers without a length and closes; any other answers 200 with the request
- * target as the body. */
+ * "/close*" answers without a length and closes, "/big/N" answers N bytes of big_byte(),
+ * "/short*" promises 100 bytes, sends 10 and closes, "/stall*" sends the same 10 and waits;
+ * any other answers 200 with the request target as the body. */
 struct origin {
 	int lfd;
 	struct sockaddr_in addr;
@@ -79,12 +80,48 @@ static ssize_t message_end(const char *buf, size_t len, int response)
 	return (ssize_t)head;
 }
 
+static char big_byte(size_t i)
+{
+	return (char)('a' + (i * 7 + i / 4096) % 26);
+}
+
+static void origin_big(int fd, size_t n)
+{
+	char head[128], chunk[65536];
+	int k = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", n);
+
+	if (send(fd, head, (size_t)k, MSG_NOSIGNAL) < 0)
+		return;
+	for (size_t off = 0; off < n;) {
+		size_t m = n - off < sizeof(chunk) ? n - off : sizeof(chunk);
+		for (size_t i = 0; i < m; i++)
+			chunk[i] = big_byte(off + i);
+		if (send(fd, chunk, m, MSG_NOSIGNAL) != (ssize_t)m)
+			return;
+		off += m;
+	}
+}
+
 static void origin_answer(int fd, const char *req, size_t n)
 {
+	static const char part[] = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789";
 	char target[4096] = "", out[8192];
 	sscanf(req, "%*s %4095s", target);
 	if (strncmp(target, "/silent", 7) == 0) {
 		sleep(3);
+		return;
+	}
+	if (strncmp(target, "/big/", 5) == 0) {
+		origin_big(fd, (size_t)atol(target + 5));
+		return;
+	}
+	if (strncmp(target, "/short", 6) == 0 || strncmp(target, "/stall", 6) == 0) {
+		if (send(fd, part, sizeof(part) - 1, MSG_NOSIGNAL) < 0)
+			return;
+		if (target[2] == 'h')
+			shutdown(fd, SHUT_RDWR);
+		else
+			sleep(3);
 		return;
 	}
 	int k;
@@ -496,6 +533,47 @@ static void test_authority(struct http_proxy *p)
 	       "CONNECT without a rule naming it: 405");
 }
 
+/* GET /big/@n on @fd: the head, then exactly @n bytes of big_byte(). */
+static int big_response(int fd, size_t n)
+{
+	char head[256], want[128], chunk[65536];
+	size_t len = 0, off = 0;
+	ssize_t k;
+
+	snprintf(want, sizeof(want), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", n);
+	snprintf(head, sizeof(head), "GET /big/%zu HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", n,
+		 port);
+	send_str(fd, head);
+	while (len < strlen(want) && (k = recv(fd, head + len, strlen(want) - len, 0)) > 0)
+		len += (size_t)k;
+	if (len != strlen(want) || memcmp(head, want, len) != 0)
+		return -1;
+	while (off < n && (k = recv(fd, chunk, n - off < sizeof(chunk) ? n - off : sizeof(chunk),
+				    0)) > 0) {
+		for (ssize_t i = 0; i < k; i++)
+			if (chunk[i] != big_byte(off + (size_t)i))
+				return -1;
+		off += (size_t)k;
+	}
+	return off == n ? 0 : -1;
+}
+
+static void test_big(struct http_proxy *p)
+{
+	char r[256], buf[8192];
+	int fd = client(p);
+
+	/* Larger than the relay buffer and the pipe: spliced in several rounds, and the next
+	 * response on the connection starts exactly where the body ends. */
+	is_int(big_response(fd, 5000000), 0, "a 5 MB body: every byte, in order");
+	is_int(big_response(fd, 1234567), 0, "a second large body on the same connection");
+	snprintf(r, sizeof(r), "GET /after-big HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port);
+	send_str(fd, r);
+	read_response(fd, buf, sizeof(buf));
+	is_str(buf, ok_body("/after-big"), "the response after them: exact");
+	close(fd);
+}
+
 static void test_keepalive(struct http_proxy *p)
 {
 	char r[1024], buf[8192];
@@ -619,6 +697,19 @@ static void test_upstream_errors(struct http_proxy *p)
 	is_str(exchange(p, req("GET", "/after", NULL)), ok_body("/after"),
 	       "control: the same origin answering: 200");
 
+	/* A body the origin cuts short or stops sending: the client gets what came, never a
+	 * byte more, and then the end of the connection (the stall within the timeout). */
+	static const char part[] = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789";
+	is_str(exchange(p, req("GET", "/short", NULL)), part,
+	       "a body cut short by the origin: what came, then the connection closed");
+	struct timeval t0, t1;
+	gettimeofday(&t0, NULL);
+	is_str(exchange(p, req("GET", "/stall", NULL)), part,
+	       "a body the origin stops sending: what came, then the connection closed");
+	gettimeofday(&t1, NULL);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_usec - t0.tv_usec) / 1000;
+	ok(ms >= 250 && ms < 2500, "... after the upstream timeout (300 ms): %ld ms", ms);
+
 	fd = client(p);
 	snprintf(buf, sizeof(buf),
 		 "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port, port);
@@ -671,6 +762,7 @@ static void test_auth(struct http_proxy *p)
 
 static struct sockaddr_in tls_addr;
 static SSL_CTX *tls_origin_ctx;
+static int tls_origin_resumed; /* the last TLS connection to the origin resumed a session */
 
 static int origin_choose(SSL *ssl, const char *sni, char *name, size_t namelen)
 {
@@ -686,6 +778,9 @@ static void *tls_origin_conn(void *arg)
 	ssize_t e = 0;
 
 	if (stream_tls_accept(&s, tls_origin_ctx, NULL, why, sizeof(why)) == 0) {
+		pthread_mutex_lock(&origin.lock);
+		tls_origin_resumed = SSL_session_reused(s.ssl);
+		pthread_mutex_unlock(&origin.lock);
 		while ((e = message_end(buf, len, 0)) <= 0) {
 			ssize_t n = stream_read(&s, buf + len, sizeof(buf) - 1 - len);
 			if (n <= 0)
@@ -818,6 +913,13 @@ static void test_tls(void)
 	is_int(tls_client(p, proxy_ca, "tls.test", &s), 0, "TLS: the proxy's leaf for the SNI name");
 	is_str(tls_get(&s, "/tls"), ok_body("/tls"), "TLS: an allowed request reaches the origin");
 	is_int(origin_requests(), before + 1, "TLS: the origin saw it, over TLS");
+	is_int(tls_origin_resumed, 0, "TLS: the proxy's first connection to the origin: full");
+	stream_close(&s);
+	/* The next connection resumes the session of the first (verified for tls.test at this
+	 * address): no certificate sent or verified again. */
+	is_int(tls_client(p, proxy_ca, "tls.test", &s), 0, "TLS: a second connection");
+	is_str(tls_get(&s, "/again"), ok_body("/again"), "TLS: the second request is answered");
+	is_int(tls_origin_resumed, 1, "TLS: the proxy's second connection resumed the session");
 	stream_close(&s);
 	ok(tls_client(p, proxy_ca, "127.0.0.1", &s) < 0,
 	   "TLS without SNI: refused when no rule names the address");
@@ -872,6 +974,7 @@ int main(void)
 	test_smuggling(p);
 	test_authority(p);
 	test_keepalive(p);
+	test_big(p);
 	test_table(p);
 	http_proxy_stop(p);
 

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -84,6 +85,11 @@ static int helper(int argc, char **argv)
 		char *const v[] = { echo, argv[2], NULL };
 		execv(v[0], v);
 		printf("%d\n", errno);
+		return 0;
+	}
+	if (strcmp(mode, "open") == 0) { /* open PATH with O_NOCTTY, the handler's mark */
+		int fd = open(argv[2], O_RDONLY | O_NOCTTY | O_CLOEXEC);
+		printf("%d\n", fd < 0 ? errno : 0);
 		return 0;
 	}
 	if (strcmp(mode, "spawn") == 0) { /* posix_spawn /bin/echo WORD: a vfork-style clone */
@@ -170,6 +176,9 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 		atomic_fetch_add(&s->denials, 1);
 }
 
+static const sandlock_handler_reg_t *run_regs; /* extension handlers of the next runs */
+static uint32_t run_n_regs;
+static uint32_t run_events; /* SANDLOCK_EVENTS_* of the next runs */
 static int last_signal; /* the signal that ended the last run, 0: it exited */
 
 /* Run the helper @mode (@a1, @a2) under @p: its stdout in @out. Returns the spawn's result. */
@@ -180,7 +189,10 @@ static int run(const sandlock_policy_t *p, const char *mode, const char *a1, con
 	sandlock_spawn_opts_t o = { .size = sizeof(o),
 				    .stdout_mode = SANDLOCK_STDIO_PIPE,
 				    .on_event = seen ? on_event : NULL,
-				    .event_user_data = seen };
+				    .event_user_data = seen,
+				    .events = run_events,
+				    .handlers = run_regs,
+				    .n_handlers = run_n_regs };
 	sandlock_sandbox_t *sb = NULL;
 	sandlock_error_t *err = NULL;
 	size_t len = 0;
@@ -475,6 +487,59 @@ static void exec_argv(void)
 	sandlock_policy_free(p);
 }
 
+/* An extension handler refusing the opens marked O_NOCTTY with EACCES. */
+static int h_eacces(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a, void *u)
+{
+	(void)m, (void)u;
+	if (n->args[2] & O_NOCTTY)
+		return sandlock_action_errno(a, EACCES);
+	return sandlock_action_continue(a);
+}
+
+/* A call the callback allows still goes through the extension handlers of its syscall. */
+static void with_handlers(void)
+{
+	struct ctl c = { 0 };
+	sandlock_policy_t *p = with_fn(&c, NONE);
+	sandlock_handler_t *h = sandlock_handler_new(h_eacces, NULL, NULL, 0);
+	sandlock_handler_reg_t reg = { .syscall = "openat", .handler = h };
+	char expect[16];
+
+	run(p, "open", self_path, "", out, sizeof(out), NULL);
+	is_str(out, "0\n", "control: an open the policy_fn allows, no handler: opened");
+	run_regs = &reg;
+	run_n_regs = 1;
+	run(p, "open", self_path, "", out, sizeof(out), NULL);
+	snprintf(expect, sizeof(expect), "%d\n", EACCES);
+	is_str(out, expect, "an allowed open with an EACCES handler on openat: EACCES");
+	run_regs = NULL;
+	run_n_regs = 0;
+	sandlock_handler_free(h);
+	sandlock_policy_free(p);
+}
+
+/* Logging mode: a syscall the filter denies whole is the judge's, never shown to the callback. */
+static void blocked_unseen(void)
+{
+	struct ctl c = { 0 };
+	struct audit_seen seen = { 0 };
+	sandlock_policy_t *p = with_fn(&c, NONE);
+	char port[16];
+
+	snprintf(port, sizeof(port), "%d", srv_port);
+	run_events = SANDLOCK_EVENTS_DENIALS;
+	run(p, "connect", port, "1", out, sizeof(out), &seen);
+	is_str(out, "0\n", "control: logging mode, connect allowed and shown");
+	ok(atomic_load(&c.connects) == 1, "control: the callback saw it");
+	sandlock_policy_set(p, "extra_deny_syscalls", "connect", NULL);
+	atomic_store(&c.connects, 0);
+	run(p, "connect", port, "1", out, sizeof(out), &seen);
+	is_str(out, "1\n", "a blocked connect in logging mode: EPERM");
+	is_int(atomic_load(&c.connects), 0, "the callback never saw the blocked connect");
+	run_events = 0;
+	sandlock_policy_free(p);
+}
+
 static void confine_refused(void)
 {
 	struct ctl c = { 0 };
@@ -510,6 +575,8 @@ int main(int argc, char **argv)
 	network();
 	limits();
 	exec_argv();
+	with_handlers();
+	blocked_unseen();
 	confine_refused(); /* last: were it applied, it would confine this process */
 	return done_testing();
 }

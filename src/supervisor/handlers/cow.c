@@ -315,12 +315,13 @@ int handle_outside_workdir(struct supervisor *sv, const struct seccomp_notif *re
 			   struct seccomp_notif_resp *resp)
 {
 	/* CONTINUE: a name outside the workdir of a call that reads (stat, access, readlink,
-	 * getxattr, listxattr), enters (chdir, exec) or reports (getcwd), trapped only because
-	 * the workdir's names are served here. Whatever it reads by the time the kernel looks
-	 * again, Landlock grants the workdir no write, so the kernel changes nothing there, and
-	 * reads and exec are Landlock's to allow. The calls that change metadata are never
-	 * answered here: elsewhere they are handlers/fs-meta.c's. A write through a descriptor
-	 * of no branch file (max_disk) reads no memory to decide: the descriptor's rights were
-	 * Landlock's at its open. */
+	 * getxattr, listxattr), enters (chdir, exec) or reports (getcwd), trapped because the
+	 * workdir's names are served here, or (exec, without a workdir) only for the denial log,
+	 * which judges it after this answer and changes nothing of it. Whatever it reads by the
+	 * time the kernel looks again, Landlock grants the workdir no write, so the kernel changes
+	 * nothing there, and reads and exec are Landlock's to allow. The calls that change metadata
+	 * are never answered here: elsewhere they are handlers/fs-meta.c's. A write through a
+	 * descriptor of no branch file (max_disk) reads no memory to decide: the descriptor's
+	 * rights were Landlock's at its open. */
 	return notif_answer_continue(resp);
 }

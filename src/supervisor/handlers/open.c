@@ -423,7 +423,7 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 {
 	const int dirfd = c->pa.dirfd;
 	const uint64_t flags = c->pa.flags, resolve = c->pa.resolve;
-	char path[PATH_MAX], subst[PATH_MAX];
+	char path[PATH_MAX];
 	int r;
 
 	/* O_PATH: the kernel's. It grants nothing to read or write (Landlock does not see
@@ -443,14 +443,10 @@ static int open_mediated(struct supervisor *sv, const struct seccomp_notif *req,
 	int n_fd;
 	const char *rest;
 	int own = r == 0 && own_fd_name(path, &n_fd, &rest); /* the caller's fd N */
-	int self = r == 0 && !own && path_is_beneath(path, "/proc/self");
-	int tself = r == 0 && !own && path_is_beneath(path, "/proc/thread-self");
-	if (self || tself) {
-		int k = child_proc_path(req, tself, self ? path + 10 : path + 17, subst,
-					sizeof(subst));
+	if (r == 0 && !own) {
+		int k = child_proc_self_name(req, path, sizeof(path));
 		if (k < 0)
 			return k;
-		snprintf(path, sizeof(path), "%s", subst);
 	}
 	/* Only names that may reach /proc or a view are resolved (the rest CONTINUE at
 	 * once, as below). A symlink of another name into /proc (a user's own) is then
