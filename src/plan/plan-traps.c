@@ -38,7 +38,7 @@ static int plan_user_traps(struct plan *plan, const int *user_nrs, size_t n_user
 }
 
 int plan_seccomp(const struct sandlock_policy *p, struct plan *plan, const int *user_nrs,
-			size_t n_user, struct sandlock_error **reterr)
+		 size_t n_user, struct sandlock_error **reterr)
 {
 	struct trap traps[DISPATCH_MAX_TRAPS + PLAN_USER_TRAPS_MAX];
 
