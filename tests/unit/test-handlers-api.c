@@ -28,6 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
+#include "plan/traps.h"
 #include "sandlock.h"
 #include "spawn-helpers.h"
 #include "tap.h"
@@ -442,6 +445,20 @@ static void deferred(const sandlock_policy_t *p)
 	is_int(dropped, 1, "user_data dropped with the last reference");
 }
 
+/* A trap read by the supervisor as the filter compiles it: the conditions past those a trap
+ * holds are not compiled, so they do not decide whether the call is the trap set's. */
+static void trap_bounds(void)
+{
+	struct trap t = { .nr = SYS_prlimit64,
+			  .n_conds = 3,
+			  .cond = { { .arg = 0, .op = SCMP_CMP_NE }, { .arg = 2, .op = SCMP_CMP_NE } } };
+	struct seccomp_data d = { .nr = SYS_prlimit64, .args = { 1, 0, 1 } };
+
+	is_int(trap_set_matches(&t, 1, &d), 1, "a trap with more conditions than compiled matches");
+	d.args[2] = 0;
+	is_int(trap_set_matches(&t, 1, &d), 0, "its compiled conditions still decide");
+}
+
 int main(int argc, char **argv)
 {
 	/* _exit: no atexit work in the child (under ASan, LeakSanitizer would need /proc). */
@@ -464,6 +481,7 @@ int main(int argc, char **argv)
 	registration(p);
 	injection(p);
 	deferred(p);
+	trap_bounds();
 	sandlock_policy_free(p);
 	return done_testing();
 }
