@@ -260,14 +260,14 @@ static void user_event(struct supervisor *sv, const struct seccomp_notif *req, i
 /* ---- actions ----------------------------------------------------------------------------- */
 
 /* Signal the trapped thread's process (its thread group), or group @pgid (one of the sandbox's:
- * checked again here, as the group may have emptied since the handler asked). */
+ * signalled through its recorded leader's pidfd under the groups' lock, so a number reused
+ * since the handler asked, by a group outside the sandbox, is never signalled). */
 static int user_kill(struct supervisor *sv, int listener, const struct seccomp_notif *req, int sig,
 		     pid_t pgid)
 {
 	if (pgid) {
-		if (!sv->groups || !groups_owns(sv->groups, pgid))
-			return -EPERM;
-		return kill(-pgid, sig) < 0 ? -errno : 0;
+		int r = sv->groups ? groups_signal_one(sv->groups, pgid, sig) : -ESRCH;
+		return r == -ESRCH ? -EPERM : r;
 	}
 	pid_t tgid;
 	int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);

@@ -150,6 +150,15 @@ static int h_raise(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action
 	return 1;
 }
 
+/* Kill the caller's process group (u NULL), or the test's own, outside the sandbox (u set). */
+static int h_kill_group(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a,
+			void *u)
+{
+	(void)m;
+	int r = sandlock_action_kill(a, SIGKILL, (int32_t)getpgid(u ? 0 : n->pid));
+	return r < 0 ? sandlock_action_errno(a, -r) : 0;
+}
+
 static int h_two(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a, void *u)
 {
 	(void)n, (void)m, (void)u;
@@ -289,6 +298,10 @@ static void answers(const sandlock_policy_t *p)
 	       1000 + SIGKILL, "a raising handler, KILL policy: the child dies of SIGKILL");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_DENY_EIO),
 	       EIO, "a raising handler, DENY_EIO: EIO");
+	is_int(run_simple(p, "yield", "sched_yield", h_kill_group, NULL, 0), 1000 + SIGKILL,
+	       "a kill of the caller's process group: the child dies of SIGKILL");
+	is_int(run_simple(p, "yield", "sched_yield", h_kill_group, (void *)1, 0), EPERM,
+	       "a kill of a group outside the sandbox: EPERM");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_DENY_EPERM),
 	       EPERM, "a raising handler, DENY_EPERM: EPERM");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_CONTINUE), 0,
