@@ -77,6 +77,17 @@ static const char *nr_name(int nr, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether @nr's built-in route keeps an account of the calls it lets through (handle_fork). */
+static int reg_accounts(int nr)
+{
+#ifdef SYS_fork
+	if (nr == SYS_fork || nr == SYS_vfork)
+		return 1;
+#endif
+	(void)nr;
+	return 0;
+}
+
 /* Whether a handler on @nr could ever run: not blocked by @p, not filtered by argument. */
 static int reg_allowed(const struct sandlock_policy *p, int nr, size_t i,
 		       struct sandlock_error **reterr)
@@ -102,6 +113,14 @@ static int reg_allowed(const struct sandlock_policy *p, int nr, size_t i,
 			"of its calls by their arguments, which a handler's whole-syscall "
 			"trap would override",
 			i, nr_name(nr, name, sizeof(name)));
+	/* The built-in route of fork and vfork counts the new process for max_processes before
+	 * the handlers run, and a handler's refusal cannot take the count back: refused, as
+	 * clone is above. */
+	if (reg_accounts(nr))
+		return error_set(reterr, -EINVAL,
+				 "handlers[%zu]: %s: not supported: the process limit counts "
+				 "each call before a handler could refuse it",
+				 i, nr_name(nr, name, sizeof(name)));
 	return 0;
 }
 

@@ -395,6 +395,14 @@ static void registration(sandlock_policy_t *p)
 	       "the message names it");
 	is_int(run(p, "yield", "ioctl", h, msg, sizeof(msg)), -EINVAL,
 	       "ioctl (filtered by argument): -EINVAL");
+#ifdef SYS_fork
+	is_int(run(p, "yield", "fork", h, msg, sizeof(msg)), -EINVAL,
+	       "fork (counted for the process limit): -EINVAL");
+	is_str(msg,
+	       "handlers[0]: fork: not supported: the process limit counts each call before a "
+	       "handler could refuse it",
+	       "the message names it");
+#endif
 
 	const char *argv[] = { self, "child", "yield" };
 	sandlock_handler_reg_t reg = { .syscall = NULL, .nr = 99999, .handler = h };
