@@ -470,9 +470,9 @@ static void deferred(const sandlock_policy_t *p)
  * holds are not compiled, so they do not decide whether the call is the trap set's. */
 static void trap_bounds(void)
 {
-	struct trap t = { .nr = SYS_prlimit64,
-			  .n_conds = 3,
-			  .cond = { { .arg = 0, .op = SCMP_CMP_NE }, { .arg = 2, .op = SCMP_CMP_NE } } };
+	struct trap t = { .nr = SYS_prlimit64, .n_conds = 3 };
+	t.cond[0] = (struct trap_cond){ .arg = 0, .op = SCMP_CMP_NE };
+	t.cond[1] = (struct trap_cond){ .arg = 2, .op = SCMP_CMP_NE };
 	struct seccomp_data d = { .nr = SYS_prlimit64, .args = { 1, 0, 1 } };
 
 	is_int(trap_set_matches(&t, 1, &d), 1, "a trap with more conditions than compiled matches");
