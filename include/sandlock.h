@@ -569,8 +569,11 @@ void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
  * security boundary: another thread of the child may change the memory after the read, so a
  * handler that answers continue must not rely on what it read (answer with errno, a value or
  * an injected descriptor instead). A call the built-in chain answers itself (uname's virtual
- * hostname, a refused connect) never reaches a handler. Handlers see the calls of the launch
- * sequence made after the seccomp filter (closing inherited descriptors, the execve) too. */
+ * hostname, a refused connect) never reaches a handler, nor does one it makes itself on the
+ * child's behalf (the IP connects it checks against the network rules, which the supervisor
+ * makes on the child's socket): those are answered by the built-in chain alone. Handlers see
+ * the calls of the launch sequence made after the seccomp filter (closing inherited
+ * descriptors, the execve) too. */
 
 /* The notification, as the kernel gave it. @pid is the calling thread (the caller's pid
  * namespace); @args are the raw syscall arguments. */
@@ -684,8 +687,10 @@ typedef struct sandlock_handler_reg {
  * policy's. The interactive variant makes the sandbox the terminal's foreground process group
  * (SANDLOCK_SPAWN_INTERACTIVE). Registrations are checked before anything runs: -EINVAL for an
  * unknown syscall name or number, a handler on a syscall the policy blocks (the default
- * blocklist, extra_deny_syscalls), a policy without the supervisor (no_supervisor); the
- * message names what was given. Other errors: those of sandlock_spawn(). */
+ * blocklist, extra_deny_syscalls), on one the seccomp filter decides by its arguments (clone,
+ * ioctl, ...), on fork or vfork (the process limit counts them before a handler could refuse
+ * one), a policy without the supervisor (no_supervisor); the message names what was given.
+ * Other errors: those of sandlock_spawn(). */
 int sandlock_run_with_handlers(const sandlock_policy_t *policy, const char *name,
 			       const char *const *argv, size_t argc,
 			       const sandlock_handler_reg_t *regs, size_t n,

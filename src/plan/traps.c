@@ -218,6 +218,14 @@ static const struct trap_row rows[] = {
 
 _Static_assert(ELEMENTSOF(rows) <= DISPATCH_MAX_TRAPS, "a trap set may not fit its array");
 
+/* Every row's conditions fit a trap's array: seccomp.c compiles at most that many, and a row
+ * with more would trap more calls than trap_set_matches reads it to take. */
+#define ROUTE(nr_, needed_, deny_, workdir_, handler_, flags_, n_conds_, ...)                      \
+	_Static_assert((n_conds_) <= ELEMENTSOF(((struct trap *)0)->cond),                         \
+		       "a routes.def row has more conditions than a trap holds");
+#include "routes.def"
+#undef ROUTE
+
 size_t trap_set_of(const struct plan_needs *needs, struct trap *traps, size_t max)
 {
 	size_t n = 0;
@@ -278,11 +286,13 @@ int trap_set_matches(const struct trap *traps, size_t n, const struct seccomp_da
 	for (size_t i = 0; i < n; i++) {
 		if (traps[i].nr != d->nr)
 			continue;
-		uint32_t k = 0;
-		while (k < traps[i].n_conds && k < ELEMENTSOF(traps[i].cond) &&
-		       cond_holds(&traps[i].cond[k], d))
+		/* The conditions seccomp.c's add_trap compiles: the same bound, so that a call
+		 * the filter traps by this rule is one this set takes. */
+		uint32_t n_conds = MIN(traps[i].n_conds, (uint32_t)ELEMENTSOF(traps[i].cond)),
+			 k = 0;
+		while (k < n_conds && cond_holds(&traps[i].cond[k], d))
 			k++;
-		if (k == traps[i].n_conds)
+		if (k == n_conds)
 			return 1;
 	}
 	return 0;

@@ -167,6 +167,18 @@ int groups_signal(struct groups *g, int sig)
 	return reached == 0 && err ? err : reached;
 }
 
+int groups_signal_one(struct groups *g, pid_t pgid, int sig)
+{
+	int r = -ESRCH;
+
+	pthread_mutex_lock(&g->lock);
+	for (size_t i = 0; i < g->n && r == -ESRCH; i++)
+		if (g->v[i].pgid == pgid)
+			r = signal_group(&g->v[i], sig);
+	pthread_mutex_unlock(&g->lock);
+	return r;
+}
+
 void groups_done(struct groups *g)
 {
 	for (size_t i = 0; i < g->n; i++)

@@ -41,5 +41,9 @@ int groups_track(struct groups *g, pid_t leader, int leader_pidfd);
 int groups_owns(struct groups *g, pid_t pgid);
 /* Send @sig to every recorded group. Returns how many groups had members, or -errno. */
 int groups_signal(struct groups *g, int sig);
+/* Send @sig to the recorded group @pgid, through its leader's pidfd, under the lock that keeps
+ * the record: never to another group that took the number. -ESRCH where @pgid is no recorded
+ * group with members, other -errno on failure. */
+int groups_signal_one(struct groups *g, pid_t pgid, int sig);
 /* Release everything; closing the lifelines kills whatever is left in the groups. */
 void groups_done(struct groups *g);

@@ -127,7 +127,7 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 	resp->id = req->id;
 	/* Logging mode: a syscall the filter denies whole is answered (and logged) by the judge,
 	 * never by a handler of its number. */
-	int r = judge_blocked(sv, req, resp), blocked = r != NOTIF_NOT_MINE;
+	int r = judge_blocked(sv, req, resp), blocked = r != NOTIF_NOT_MINE, user_decided = 0;
 	if (!blocked) {
 		const struct route *rt = dispatch_lookup(req->data.nr);
 		int user = user_handlers_traps(sv->user, req->data.nr);
@@ -138,8 +138,13 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 							   sv->plan->n_builtin_traps, &req->data)))
 			rt = NULL;
 		r = rt ? route_answer(sv, rt, req, resp) : NOTIF_NOT_MINE;
-		if (user)
-			r = user_handlers_answer(sv, req, resp, rt ? r : USER_BUILTIN_NONE);
+		if (user) {
+			int builtin = rt ? r : USER_BUILTIN_NONE;
+			r = user_handlers_answer(sv, req, resp, builtin);
+			/* Let go by the built-in chain, answered by a handler: its decision. */
+			int let_go = builtin == NOTIF_CONTINUED || builtin == USER_BUILTIN_NONE;
+			user_decided = let_go && r != NOTIF_CONTINUED;
+		}
 	}
 	switch (r) {
 	case NOTIF_ANSWERED:
@@ -159,8 +164,9 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 	}
 	/* Logging mode: a path call that goes on to the kernel is judged for the log against the
 	 * ruleset, one refused here for a denied path is told why (judge.c); the answer stays
-	 * what it is. */
-	if (!blocked && events_flags(sv->events))
+	 * what it is. A call a user handler answered is its decision, logged as such
+	 * (user-handlers.c): the kernel never runs it. */
+	if (!blocked && !user_decided && events_flags(sv->events))
 		judge_answer(sv, req, resp);
 
 	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)

@@ -77,6 +77,17 @@ static const char *nr_name(int nr, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether @nr's built-in route keeps an account of the calls it lets through (handle_fork). */
+static int reg_accounts(int nr)
+{
+#ifdef SYS_fork
+	if (nr == SYS_fork || nr == SYS_vfork)
+		return 1;
+#endif
+	(void)nr;
+	return 0;
+}
+
 /* Whether a handler on @nr could ever run: not blocked by @p, not filtered by argument. */
 static int reg_allowed(const struct sandlock_policy *p, int nr, size_t i,
 		       struct sandlock_error **reterr)
@@ -102,6 +113,14 @@ static int reg_allowed(const struct sandlock_policy *p, int nr, size_t i,
 			"of its calls by their arguments, which a handler's whole-syscall "
 			"trap would override",
 			i, nr_name(nr, name, sizeof(name)));
+	/* The built-in route of fork and vfork counts the new process for max_processes before
+	 * the handlers run, and a handler's refusal cannot take the count back: refused, as
+	 * clone is above. */
+	if (reg_accounts(nr))
+		return error_set(reterr, -EINVAL,
+				 "handlers[%zu]: %s: not supported: the process limit counts "
+				 "each call before a handler could refuse it",
+				 i, nr_name(nr, name, sizeof(name)));
 	return 0;
 }
 
@@ -260,14 +279,14 @@ static void user_event(struct supervisor *sv, const struct seccomp_notif *req, i
 /* ---- actions ----------------------------------------------------------------------------- */
 
 /* Signal the trapped thread's process (its thread group), or group @pgid (one of the sandbox's:
- * checked again here, as the group may have emptied since the handler asked). */
+ * signalled through its recorded leader's pidfd under the groups' lock, so a number reused
+ * since the handler asked, by a group outside the sandbox, is never signalled). */
 static int user_kill(struct supervisor *sv, int listener, const struct seccomp_notif *req, int sig,
 		     pid_t pgid)
 {
 	if (pgid) {
-		if (!sv->groups || !groups_owns(sv->groups, pgid))
-			return -EPERM;
-		return kill(-pgid, sig) < 0 ? -errno : 0;
+		int r = sv->groups ? groups_signal_one(sv->groups, pgid, sig) : -ESRCH;
+		return r == -ESRCH ? -EPERM : r;
 	}
 	pid_t tgid;
 	int r = proc_status_field((pid_t)req->pid, "Tgid", &tgid);

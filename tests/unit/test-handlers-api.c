@@ -28,6 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
+#include "plan/traps.h"
 #include "sandlock.h"
 #include "spawn-helpers.h"
 #include "tap.h"
@@ -145,6 +148,15 @@ static int h_raise(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action
 {
 	(void)n, (void)m, (void)a, (void)u;
 	return 1;
+}
+
+/* Kill the caller's process group (u NULL), or the test's own, outside the sandbox (u set). */
+static int h_kill_group(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a,
+			void *u)
+{
+	(void)m;
+	int r = sandlock_action_kill(a, SIGKILL, (int32_t)getpgid(u ? 0 : n->pid));
+	return r < 0 ? sandlock_action_errno(a, -r) : 0;
 }
 
 static int h_two(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a, void *u)
@@ -286,6 +298,10 @@ static void answers(const sandlock_policy_t *p)
 	       1000 + SIGKILL, "a raising handler, KILL policy: the child dies of SIGKILL");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_DENY_EIO),
 	       EIO, "a raising handler, DENY_EIO: EIO");
+	is_int(run_simple(p, "yield", "sched_yield", h_kill_group, NULL, 0), 1000 + SIGKILL,
+	       "a kill of the caller's process group: the child dies of SIGKILL");
+	is_int(run_simple(p, "yield", "sched_yield", h_kill_group, (void *)1, 0), EPERM,
+	       "a kill of a group outside the sandbox: EPERM");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_DENY_EPERM),
 	       EPERM, "a raising handler, DENY_EPERM: EPERM");
 	is_int(run_simple(p, "yield", "sched_yield", h_raise, NULL, SANDLOCK_EXCEPTION_CONTINUE), 0,
@@ -379,6 +395,14 @@ static void registration(sandlock_policy_t *p)
 	       "the message names it");
 	is_int(run(p, "yield", "ioctl", h, msg, sizeof(msg)), -EINVAL,
 	       "ioctl (filtered by argument): -EINVAL");
+#ifdef SYS_fork
+	is_int(run(p, "yield", "fork", h, msg, sizeof(msg)), -EINVAL,
+	       "fork (counted for the process limit): -EINVAL");
+	is_str(msg,
+	       "handlers[0]: fork: not supported: the process limit counts each call before a "
+	       "handler could refuse it",
+	       "the message names it");
+#endif
 
 	const char *argv[] = { self, "child", "yield" };
 	sandlock_handler_reg_t reg = { .syscall = NULL, .nr = 99999, .handler = h };
@@ -442,6 +466,20 @@ static void deferred(const sandlock_policy_t *p)
 	is_int(dropped, 1, "user_data dropped with the last reference");
 }
 
+/* A trap read by the supervisor as the filter compiles it: the conditions past those a trap
+ * holds are not compiled, so they do not decide whether the call is the trap set's. */
+static void trap_bounds(void)
+{
+	struct trap t = { .nr = SYS_prlimit64, .n_conds = 3 };
+	t.cond[0] = (struct trap_cond){ .arg = 0, .op = SCMP_CMP_NE };
+	t.cond[1] = (struct trap_cond){ .arg = 2, .op = SCMP_CMP_NE };
+	struct seccomp_data d = { .nr = SYS_prlimit64, .args = { 1, 0, 1 } };
+
+	is_int(trap_set_matches(&t, 1, &d), 1, "a trap with more conditions than compiled matches");
+	d.args[2] = 0;
+	is_int(trap_set_matches(&t, 1, &d), 0, "its compiled conditions still decide");
+}
+
 int main(int argc, char **argv)
 {
 	/* _exit: no atexit work in the child (under ASan, LeakSanitizer would need /proc). */
@@ -464,6 +502,7 @@ int main(int argc, char **argv)
 	registration(p);
 	injection(p);
 	deferred(p);
+	trap_bounds();
 	sandlock_policy_free(p);
 	return done_testing();
 }
