@@ -19,6 +19,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,6 +138,18 @@ static int helper(int argc, char **argv)
 	if (strcmp(mode, "open") == 0) { /* open PATH with O_NOCTTY, the handler's mark */
 		int fd = open(argv[2], O_RDONLY | O_NOCTTY | O_CLOEXEC);
 		printf("%d\n", fd < 0 ? errno : 0);
+		return 0;
+	}
+	if (strcmp(mode, "aio") == 0) { /* exec /bin/echo WORD with an AIO context mapped */
+		unsigned long ctx = 0;
+		if (syscall(SYS_io_setup, 1, &ctx) < 0) {
+			printf("io_setup %d\n", errno);
+			return 0;
+		}
+		char echo[] = "/bin/echo";
+		char *const v[] = { echo, argv[2], NULL };
+		execv(v[0], v);
+		printf("%d\n", errno);
 		return 0;
 	}
 	if (strcmp(mode, "spawn") == 0) { /* posix_spawn /bin/echo WORD: a vfork-style clone */
@@ -398,6 +411,13 @@ static void lifetime(void)
 	is_int(sandlock_policy_set_policy_fn_timeout(p, 0), -EINVAL, "a timeout of 0 is -EINVAL");
 	sandlock_policy_free(p);
 
+	struct ctl c4 = { 0 };
+	p = with_fn(&c4, NONE);
+	sandlock_policy_add_fs_write(p, "/proc");
+	is_int(run(p, "connect", "0", "0", out, sizeof(out), NULL), -EINVAL,
+	       "a policy_fn with a writable grant covering /proc is refused");
+	sandlock_policy_free(p);
+
 	struct ctl c3 = { 0 };
 	p = with_fn(&c3, NONE);
 	sandlock_policy_clear(p, "net_allow");
@@ -549,6 +569,8 @@ static void exec_argv(void)
 	ok(atomic_load(&c.execs_seen) == 1, "its event: execve, held, argv, pid and parent");
 	run(p, "exec", "forbidden", "", out, sizeof(out), NULL);
 	is_str(out, "1\n", "an exec denied by its argv: EPERM, the program never ran");
+	run(p, "aio", "allowed", "", out, sizeof(out), NULL);
+	is_str(out, "1\n", "an exec with an AIO context mapped (it may write later): EPERM");
 	run(p, "spawn", "allowed", "", out, sizeof(out), NULL);
 	is_str(out, "allowed\n", "control: posix_spawn (its parent waits in the vfork) runs");
 	run(p, "spawn", "forbidden", "", out, sizeof(out), NULL);
