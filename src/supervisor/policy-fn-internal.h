@@ -39,8 +39,11 @@ struct pfn_ipset {
 	struct in6_addr a[POLICY_FN_NET_MAX];
 };
 
+/* A per-pid override, with a pidfd of its process: dropped once that is readable (the process
+ * ended), so that a later process given the same pid never inherits it. */
 struct pfn_pid_set {
 	pid_t pid;
+	int pidfd;
 	struct pfn_ipset set;
 };
 

@@ -407,6 +407,8 @@ void policy_fn_free(struct supervisor *sv)
 		return;
 	policy_fn_stop(sv);
 	safe_close(st->ready_fd);
+	for (size_t i = 0; st->pids && i < st->n_pids; i++)
+		safe_close(st->pids[i].pidfd);
 	free(st->pids);
 	free(st->names);
 	free(st->direct);
