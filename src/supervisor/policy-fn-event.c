@@ -136,7 +136,7 @@ static int mmsg_one_destination(struct policy_fn *st, const struct seccomp_notif
 	uint32_t vlen = MIN((uint32_t)req->data.args[2], 1024u); /* UIO_MAXIOV, as the kernel */
 
 	for (uint32_t i = 1; i < vlen; i++) {
-		struct mmsghdr mh;
+		struct mmsghdr mh = { 0 };
 		struct sockaddr_storage ss = { 0 };
 		uint64_t at = req->data.args[1] + (uint64_t)i * sizeof(mh);
 		int r = notif_mem_read(st->listener, req, at, &mh, sizeof(mh));
