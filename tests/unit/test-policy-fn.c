@@ -294,7 +294,7 @@ enum rule {
 
 struct ctl {
 	enum rule rule;
-	atomic_int connects, calls, drops, path_r, raise_r, bad_ip_r;
+	atomic_int connects, calls, drops, path_r, raise_r, bad_ip_r, pid_r;
 	atomic_int forks_observed, forks_held, execs_seen;
 };
 
@@ -336,9 +336,10 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 	case PID_OVERRIDE:
 	case PID_OVERRIDE_OTHER:
 		if (net)
-			sandlock_policy_ctx_restrict_pid_network(
-				ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000, &lo2,
-				1);
+			atomic_store(&c->pid_r,
+				     sandlock_policy_ctx_restrict_pid_network(
+					     ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000,
+					     &lo2, 1));
 		return 0;
 	case MEMORY:
 		if (ev->held && strcmp(ev->category, "file") == 0) {
@@ -480,6 +481,8 @@ static void network(void)
 	p = with_fn(&c5, PID_OVERRIDE_OTHER);
 	run(p, "connect", port, "1", out, sizeof(out), NULL);
 	is_str(out, "0\n", "control: another pid's override leaves it allowed");
+	is_int(atomic_load(&c5.pid_r), -ESRCH, "an override for a pid with no process: -ESRCH");
+	is_int(atomic_load(&c4.pid_r), 0, "control: the caller's own pid is taken");
 	sandlock_policy_free(p);
 
 	struct ctl c6 = { 0 };
