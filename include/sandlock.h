@@ -315,8 +315,8 @@ typedef struct sandlock_policy_event {
 	 * fails EPERM); a sendmmsg whose messages name different destinations is refused (EPERM).
 	 * A bind is re-read by the kernel: the callback's view of it is advisory. */
 	const char *host;
-	uint32_t port;	  /* the destination or bind port; 0 */
-	uint32_t held;	  /* 1: the call waits for the verdict; 0: observed, the verdict unused */
+	uint32_t port; /* the destination or bind port; 0 */
+	uint32_t held; /* 1: the call waits for the verdict; 0: observed, the verdict unused */
 	/* execve/execveat: the arguments the kernel will exec (a TOCTOU-safe copy: no other task
 	 * can change them before the exec), NULL-terminated; else NULL. An exec whose arguments
 	 * another task could change (a caller with threads, say) is refused with EPERM, and the

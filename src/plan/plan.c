@@ -509,16 +509,18 @@ static int workdir_holds_no_denied(const struct sandlock_policy *p, struct sandl
 /* A policy_fn's exec argv check trusts that no process of the sandbox writes another's memory
  * through /proc/<pid>/mem, which only Landlock stops: no writable grant may reach /proc (one at
  * /proc, above it or inside it). */
-static int policy_fn_proc_unwritable(const struct sandlock_policy *p, struct sandlock_error **reterr)
+static int policy_fn_proc_unwritable(const struct sandlock_policy *p,
+				     struct sandlock_error **reterr)
 {
 	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
 		_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
 		if (real && (path_is_beneath("/proc", real) || path_is_beneath(real, "/proc")))
-			return error_set(reterr, -EINVAL,
-					 "policy_fn: the writable grant %s covers /proc, where the "
-					 "sandbox could rewrite an exec's arguments after the callback "
-					 "saw them; grant write on narrower paths",
-					 p->fs_write[i]);
+			return error_set(
+				reterr, -EINVAL,
+				"policy_fn: the writable grant %s covers /proc, where the "
+				"sandbox could rewrite an exec's arguments after the callback "
+				"saw them; grant write on narrower paths",
+				p->fs_write[i]);
 	}
 	return 0;
 }

@@ -155,11 +155,12 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 	} else if (err > 0) {
 		answer_errno(st, it->req.id, err);
 		int nr = (int)it->req.data.nr;
-		verdict_event(st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
-			      r == 0 ? "policy_fn"
-			      : nr == SYS_sendmmsg
-				      ? "policy_fn: the messages name different destinations"
-				      : "policy_fn: the exec's arguments could change before the exec");
+		verdict_event(
+			st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
+			r == 0 ? "policy_fn"
+			: nr == SYS_sendmmsg
+				? "policy_fn: the messages name different destinations"
+				: "policy_fn: the exec's arguments could change before the exec");
 		free(it);
 	} else {
 		if (err < 0)
