@@ -310,9 +310,13 @@ typedef struct sandlock_policy_event {
 	const char *category; /* "file", "network", "process", "memory" */
 	int32_t pid;	      /* the calling thread's process (the caller's pid namespace) */
 	int32_t ppid;
-	const char *host; /* connect/bind/sendto/sendmsg/sendmmsg: the IP address (text) */
-	uint32_t port;	  /* the destination or bind port; 0 */
-	uint32_t held;	  /* 1: the call waits for the verdict; 0: observed, the verdict unused */
+	/* connect/bind/sendto/sendmsg/sendmmsg: the IP address (text; an IPv4-mapped IPv6
+	 * address as IPv4). An allowed connect or send goes where the callback was shown (else it
+	 * fails EPERM); a sendmmsg whose messages name different destinations is refused (EPERM).
+	 * A bind is re-read by the kernel: the callback's view of it is advisory. */
+	const char *host;
+	uint32_t port; /* the destination or bind port; 0 */
+	uint32_t held; /* 1: the call waits for the verdict; 0: observed, the verdict unused */
 	/* execve/execveat: the arguments the kernel will exec (a TOCTOU-safe copy: no other task
 	 * can change them before the exec), NULL-terminated; else NULL. An exec whose arguments
 	 * another task could change (a caller with threads, say) is refused with EPERM, and the
@@ -339,8 +343,11 @@ typedef int32_t (*sandlock_policy_fn)(const sandlock_policy_event_t *event,
 
 /* Set (or with @fn NULL, clear) the policy's policy_fn. @user_data is passed to @fn; @drop (may
  * be NULL) is called with it once, when the last policy or sandbox holding it is gone (copies
- * share it). The policy_fn is not data: dumps leave it out, loaders never set it. Errors: -EINVAL
- * (NULL policy; a no_supervisor policy at spawn), -ENOMEM (then @drop is not called). */
+ * share it). The policy_fn is not data: dumps leave it out, loaders never set it. The sandbox's
+ * end waits for a callback that is running: one that never returns keeps the sandbox from
+ * ending. The calls waiting for a verdict are bounded by the sandbox's tasks (each waits in one
+ * call). Errors: -EINVAL (NULL policy; at spawn: a no_supervisor policy, a writable grant
+ * covering /proc), -ENOMEM (then @drop is not called). */
 int sandlock_policy_set_policy_fn(sandlock_policy_t *policy, sandlock_policy_fn fn, void *user_data,
 				  void (*drop)(void *user_data));
 /* How long a held call waits for the verdict (1..600000 ms; the default 5000). -EINVAL. */
@@ -351,8 +358,9 @@ int sandlock_policy_set_policy_fn_timeout(sandlock_policy_t *policy, uint32_t ti
  * after and always wins. restrict_network sets the live set to @ips (never above the static
  * ceiling: the static rules are checked first); grant_network adds @ips back to the live set (an
  * address net_allow does not allow stays refused; without a live set it changes nothing);
- * restrict_pid_network sets @pid's own set. @n 0 allows none. At most 256 addresses a set and 64
- * pids. Errors: -EINVAL (a bad address, NULL, @n too large), -ENOSPC. */
+ * restrict_pid_network sets @pid's own set, kept while that process lives. @n 0 allows none. At
+ * most 256 addresses a set and 64 live pids. Errors: -EINVAL (a bad address, NULL, @n too
+ * large), -ENOSPC, -ESRCH (no process @pid). */
 int sandlock_policy_ctx_restrict_network(sandlock_policy_ctx_t *ctx, const char *const *ips,
 					 size_t n);
 int sandlock_policy_ctx_grant_network(sandlock_policy_ctx_t *ctx, const char *const *ips, size_t n);

@@ -506,6 +506,25 @@ static int workdir_holds_no_denied(const struct sandlock_policy *p, struct sandl
 	return 0;
 }
 
+/* A policy_fn's exec argv check trusts that no process of the sandbox writes another's memory
+ * through /proc/<pid>/mem, which only Landlock stops: no writable grant may reach /proc (one at
+ * /proc, above it or inside it). */
+static int policy_fn_proc_unwritable(const struct sandlock_policy *p,
+				     struct sandlock_error **reterr)
+{
+	for (size_t i = 0; p->fs_write && p->fs_write[i]; i++) {
+		_cleanup_free_ char *real = realpath(p->fs_write[i], NULL);
+		if (real && (path_is_beneath("/proc", real) || path_is_beneath(real, "/proc")))
+			return error_set(
+				reterr, -EINVAL,
+				"policy_fn: the writable grant %s covers /proc, where the "
+				"sandbox could rewrite an exec's arguments after the callback "
+				"saw them; grant write on narrower paths",
+				p->fs_write[i]);
+	}
+	return 0;
+}
+
 int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_PROTECTION_COUNT],
 	       struct sandlock_error **reterr)
 {
@@ -547,6 +566,8 @@ int plan_check(const struct sandlock_policy *p, const uint32_t status[SANDLOCK_P
 			      p->on_exit ? "on_exit" : "on_error", schema_label_of(p, "workdir"));
 	/* The on-behalf connect is safe only with Landlock refusing every TCP connect the
 	 * supervisor did not make (handlers/net.c): it needs the NetTcp protection in force. */
+	if (r == 0 && p->policy_fn && !p->no_supervisor)
+		r = policy_fn_proc_unwritable(p, reterr);
 	if (r == 0 && policy_net_onbehalf(p))
 		r = needs_protection(status, SANDLOCK_PROTECTION_NET_TCP,
 				     "net_allow rules to IPs and net_deny need", reterr);

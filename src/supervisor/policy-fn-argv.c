@@ -4,11 +4,16 @@
  * reads when the call goes on (CONTINUE). The caller waits in the syscall, so only another task
  * could change it: one sharing its memory (a thread of its group, a process cloned with CLONE_VM
  * that is not waiting in vfork), or one that writes a shared mapping or the file behind a private
- * one. ptrace and process_vm_writev are on the default blocklist. The vector is stable when:
+ * one. ptrace and process_vm_writev are on the default blocklist. A write to /proc/<pid>/mem by
+ * another process of the sandbox is stopped only by Landlock, where the policy grants no write
+ * on /proc: a policy_fn with such a grant is refused at spawn (plan_check). The vector is stable
+ * when:
  *  - the caller's process has one thread;
  *  - every other process sharing its memory (kcmp KCMP_VM, over /proc) is single-threaded and
- *    waits in a vfork (vfork, or clone/clone3 with CLONE_VFORK): it runs no code until the
- *    exec is over;
+ *    waits in a vfork (vfork, or clone with CLONE_VM and CLONE_VFORK; clone3 is answered
+ *    ENOSYS): it runs no code until the exec is over; each is seen parked twice, its context
+ *    switch counts unchanged between the looks, so none ran while the scan went on;
+ *  - no AIO context is mapped ("/[aio]": a request submitted earlier writes memory later);
  *  - every byte of it lies in private anonymous memory (the stack, the heap, anonymous maps),
  *    or in a private map of the caller's own executable while that file cannot be opened for
  *    writing (ETXTBSY, or no write permission).
@@ -27,7 +32,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -43,11 +47,14 @@ static int threads_of(pid_t pid)
 	return proc_status_number(pid, "Threads", &n) < 0 ? -1 : (int)n;
 }
 
-/* Whether process @peer waits in a vfork (its child, sharing its memory, runs instead). */
+/* Whether process @peer waits in a vfork (its child, sharing its memory, runs instead). Only
+ * CLONE_VM with CLONE_VFORK parks it: a CLONE_VFORK child with its own memory leaves the
+ * parent's writable by nothing, but the parent is then no peer of the caller either. */
 static int in_vfork(pid_t peer)
 {
 	char buf[256];
 	unsigned long long nr, a0;
+	const unsigned long long both = CLONE_VM | CLONE_VFORK;
 
 	if (threads_of(peer) != 1 || proc_read(peer, "syscall", buf, sizeof(buf)) < 0 ||
 	    sscanf(buf, "%llu %llx", &nr, &a0) != 2)
@@ -56,20 +63,31 @@ static int in_vfork(pid_t peer)
 	if (nr == SYS_vfork)
 		return 1;
 #endif
-	if (nr == SYS_clone)
-		return (a0 & CLONE_VFORK) != 0;
-	if (nr == SYS_clone3) { /* the flags are the first field of struct clone_args */
-		uint64_t flags = 0;
-		struct iovec l = { &flags, sizeof(flags) }, r = { (void *)a0, sizeof(flags) };
-		return process_vm_readv(peer, &l, 1, &r, 1, 0) == sizeof(flags) &&
-		       (flags & CLONE_VFORK);
-	}
-	return 0;
+	return nr == SYS_clone && (a0 & both) == both;
 }
 
-/* Whether every process other than @tgid sharing its memory waits in a vfork. */
+/* The context switches of @pid so far (voluntary and not), -1 unknown: a count that moved ran. */
+static long switches(pid_t pid)
+{
+	long v, n;
+
+	if (proc_status_number(pid, "voluntary_ctxt_switches", &v) < 0 ||
+	    proc_status_number(pid, "nonvoluntary_ctxt_switches", &n) < 0)
+		return -1;
+	return v + n;
+}
+
+struct peer {
+	pid_t pid;
+	long sw;
+};
+
+/* Whether every process other than @tgid sharing its memory waits in a vfork: each parked one is
+ * looked at again after the scan, still parked and its switch counts unchanged. */
 static int peers_parked(pid_t tgid)
 {
+	_cleanup_free_ struct peer *seen = NULL;
+	size_t n = 0, cap = 0;
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int parked = 1;
@@ -80,12 +98,23 @@ static int peers_parked(pid_t tgid)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid_t p = (pid_t)strtol(de->d_name, NULL, 10);
-		if (p == tgid || p == getpid())
+		if (p == tgid || p == getpid() || syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0) != 0)
 			continue;
-		if (syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0) == 0 && !in_vfork(p))
+		long sw = switches(p);
+		if (sw < 0 || !in_vfork(p)) {
 			parked = 0;
+		} else if (n == cap) {
+			struct peer *g = realloc(seen, (cap = cap ? cap * 2 : 8) * sizeof(*g));
+			parked = g != NULL;
+			if (g)
+				seen = g;
+		}
+		if (parked)
+			seen[n++] = (struct peer){ p, sw };
 	}
 	closedir(d);
+	for (size_t i = 0; parked && i < n; i++)
+		parked = in_vfork(seen[i].pid) && switches(seen[i].pid) == seen[i].sw;
 	return parked;
 }
 
@@ -128,10 +157,14 @@ static int maps_of(pid_t tgid, struct map **ret, size_t *ret_n)
 		nl = strchr(line, '\n');
 		unsigned long long s, e, off, ino;
 		unsigned maj, min;
-		char perms[8];
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &s, &e, perms, &off, &maj, &min,
-			   &ino) != 7)
+		char perms[8], name[16] = "";
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %15s", &s, &e, perms, &off, &maj,
+			   &min, &ino, name) < 7)
 			continue;
+		if (strcmp(name, "/[aio]") == 0) { /* a submitted read may land in any page later */
+			free(m);
+			return -EPERM;
+		}
 		if (n == cap) {
 			struct map *g = realloc(m, (cap = cap ? cap * 2 : 64) * sizeof(*m));
 			if (!g) {

@@ -6,10 +6,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "fd-util.h"
 #include "notif.h"
+#include "syscall-util.h"
 #include "policy-fn-internal.h"
 #include "supervisor.h"
 
@@ -42,14 +45,35 @@ static int set_has(const struct pfn_ipset *s, const struct in6_addr *a)
 	return 0;
 }
 
+/* Under the lock: drop the overrides of processes that ended. */
+static void pids_prune(struct policy_fn *st)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < st->n_pids; i++) {
+		struct pollfd pfd = { .fd = st->pids[i].pidfd, .events = POLLIN };
+		if (poll(&pfd, 1, 0) != 0) { /* readable (ended), or an error: not this process */
+			safe_close(st->pids[i].pidfd);
+			continue;
+		}
+		st->pids[k++] = st->pids[i];
+	}
+	st->n_pids = k;
+	atomic_store(&st->net_limited, st->live_set || st->n_pids);
+}
+
 static struct pfn_pid_set *pid_set(struct policy_fn *st, pid_t pid, int make)
 {
+	pids_prune(st);
 	for (size_t i = 0; i < st->n_pids; i++)
 		if (st->pids[i].pid == pid)
 			return &st->pids[i];
 	if (!make || st->n_pids == POLICY_FN_PIDS_MAX)
 		return NULL;
-	st->pids[st->n_pids] = (struct pfn_pid_set){ .pid = pid };
+	int fd = sys_pidfd_open(pid, 0);
+	if (fd < 0)
+		return NULL; /* no such process: nothing to override */
+	st->pids[st->n_pids] = (struct pfn_pid_set){ .pid = pid, .pidfd = fd };
 	return &st->pids[st->n_pids++];
 }
 
@@ -80,7 +104,7 @@ int policy_fn_ctx_network(sandlock_policy_ctx_t *ctx, enum policy_net_op op, pid
 		if (ps)
 			ps->set = set;
 		else
-			r = -ENOSPC;
+			r = st->n_pids == POLICY_FN_PIDS_MAX ? -ENOSPC : -ESRCH;
 	}
 	atomic_store(&st->net_limited, st->live_set || st->n_pids);
 	pthread_mutex_unlock(&st->lock);

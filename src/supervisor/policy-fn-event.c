@@ -128,20 +128,57 @@ static int addr_of(struct policy_fn *st, const struct seccomp_notif *req, uint64
 	}
 }
 
-static int read_host(struct policy_fn *st, const struct seccomp_notif *req, struct pfn_event *e)
+/* A sendmmsg's callback is shown one destination: every message must have it (the same name
+ * bytes, or none), else the call is refused. 0, NOTIF_GONE or -EPERM. */
+static int mmsg_one_destination(struct policy_fn *st, const struct seccomp_notif *req,
+				const struct sockaddr_storage *first, uint64_t first_len)
 {
+	uint32_t vlen = MIN((uint32_t)req->data.args[2], 1024u); /* UIO_MAXIOV, as the kernel */
+
+	for (uint32_t i = 1; i < vlen; i++) {
+		struct mmsghdr mh = { 0 };
+		struct sockaddr_storage ss = { 0 };
+		uint64_t at = req->data.args[1] + (uint64_t)i * sizeof(mh);
+		int r = notif_mem_read(st->listener, req, at, &mh, sizeof(mh));
+		uint64_t len = mh.msg_hdr.msg_name ? mh.msg_hdr.msg_namelen : 0;
+		if (r == 0 && len && len <= sizeof(ss))
+			r = notif_mem_read(st->listener, req, (uint64_t)mh.msg_hdr.msg_name, &ss,
+					   len);
+		if (r == NOTIF_GONE)
+			return r;
+		if (r < 0 || len != first_len || (len && memcmp(&ss, first, len) != 0))
+			return -EPERM;
+	}
+	return 0;
+}
+
+static int read_host(struct policy_fn *st, struct pfn_item *item, struct pfn_event *e)
+{
+	const struct seccomp_notif *req = &item->req;
 	struct sockaddr_storage ss = { 0 };
 	uint64_t addr, len;
 	int r = addr_of(st, req, &addr, &len);
 
 	if (r == NOTIF_GONE)
 		return r;
-	if (r < 0 || !addr || len < sizeof(sa_family_t))
-		return 0; /* no address: the chain answers the call's own error */
-	r = notif_mem_read(st->listener, req, addr, &ss, MIN(len, sizeof(ss)));
+	if (r < 0)
+		return 0; /* no message: the chain answers the call's own error */
+	if (!addr)
+		len = 0;
+	if (len > sizeof(ss))
+		return -EINVAL; /* as the chain answers it */
+	r = len ? notif_mem_read(st->listener, req, addr, &ss, len) : 0;
 	if (r == NOTIF_GONE)
 		return r;
 	if (r < 0)
+		return 0; /* unreadable: the chain answers EFAULT */
+	/* What the chain reads again must be this (policy_fn_addr_check). */
+	item->addr_set = 1;
+	item->addr_len = (uint32_t)len;
+	memcpy(&item->addr, &ss, sizeof(ss));
+	if (req->data.nr == SYS_sendmmsg && (r = mmsg_one_destination(st, req, &ss, len)) < 0)
+		return r;
+	if (len < sizeof(sa_family_t))
 		return 0;
 	if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *in = (const void *)&ss;
@@ -150,7 +187,11 @@ static int read_host(struct policy_fn *st, const struct seccomp_notif *req, stru
 		e->ev.host = e->host;
 	} else if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *in6 = (const void *)&ss;
-		inet_ntop(AF_INET6, &in6->sin6_addr, e->host, sizeof(e->host));
+		/* ::ffff:a.b.c.d reaches a.b.c.d: shown as the IPv4 address a rule would name. */
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], e->host, sizeof(e->host));
+		else
+			inet_ntop(AF_INET6, &in6->sin6_addr, e->host, sizeof(e->host));
 		e->ev.port = ntohs(in6->sin6_port);
 		e->ev.host = e->host;
 	}
@@ -313,7 +354,7 @@ static const char *name_of(struct policy_fn *st, int nr)
 	return st->names[nr];
 }
 
-int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e)
+int pfn_event_build(struct policy_fn *st, struct pfn_item *item, struct pfn_event *e)
 {
 	const struct seccomp_notif *req = &item->req;
 	pid_t tgid = (pid_t)req->pid, ppid = 0;
@@ -336,7 +377,7 @@ int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pf
 	if (!item->held)
 		return 0;
 	if (strcmp(e->ev.category, "network") == 0)
-		return read_host(st, req, e);
+		return read_host(st, item, e);
 	if (nr == SYS_execve || nr == SYS_execveat)
 		return build_exec(st, item, e);
 	return 0;

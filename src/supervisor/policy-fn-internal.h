@@ -8,6 +8,7 @@
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,6 +26,11 @@ struct pfn_item {
 	int error;    /* observed: the errno the chain answered, 0 allowed */
 	int answered; /* held: answered (a timeout, the verdict): under the lock */
 	int64_t deadline_ns;
+	/* A held network call: the destination the callback was shown (addr_len 0: none), which
+	 * the chain's own read must match (policy_fn_addr_check). */
+	int addr_set;
+	uint32_t addr_len;
+	struct sockaddr_storage addr;
 };
 
 /* A set of IP addresses, each as 16 bytes (IPv4 as ::ffff:a.b.c.d). */
@@ -33,8 +39,11 @@ struct pfn_ipset {
 	struct in6_addr a[POLICY_FN_NET_MAX];
 };
 
+/* A per-pid override, with a pidfd of its process: dropped once that is readable (the process
+ * ended), so that a later process given the same pid never inherits it. */
 struct pfn_pid_set {
 	pid_t pid;
+	int pidfd;
 	struct pfn_ipset set;
 };
 
@@ -60,6 +69,7 @@ struct policy_fn {
 	int ready_fd; /* an eventfd: calls the callback allowed wait on the ready list */
 	struct pfn_item *held, *held_tail, *obs, *obs_tail, *ready, *ready_tail;
 	struct pfn_item *running; /* the held call the callback decides now */
+	const struct pfn_item *current; /* the loop's: the allowed call the chain answers now */
 	size_t n_obs;
 	uint64_t dropped;  /* observed events the full queue did not take */
 	uint64_t seq;	   /* the policy thread's */
@@ -97,7 +107,7 @@ struct pfn_event {
 /* Fill @e for @item (policy-fn-event.c), reading the child through the state's listener: 0,
  * NOTIF_GONE, or -errno: deny the call with it (an exec whose arguments could change before
  * the kernel reads them again: -EPERM; too long: -E2BIG). */
-int pfn_event_build(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e);
+int pfn_event_build(struct policy_fn *st, struct pfn_item *item, struct pfn_event *e);
 void pfn_event_done(struct pfn_event *e);
 /* What the event is called ("network", ...) and whether the call is held or observed (0: none). */
 const char *pfn_category(int nr);

@@ -154,10 +154,13 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 		free(it);
 	} else if (err > 0) {
 		answer_errno(st, it->req.id, err);
+		int nr = (int)it->req.data.nr;
 		verdict_event(
 			st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
 			r == 0 ? "policy_fn"
-			       : "policy_fn: the exec's arguments could change before the exec");
+			: nr == SYS_sendmmsg
+				? "policy_fn: the messages name different destinations"
+				: "policy_fn: the exec's arguments could change before the exec");
 		free(it);
 	} else {
 		if (err < 0)
@@ -405,6 +408,8 @@ void policy_fn_free(struct supervisor *sv)
 		return;
 	policy_fn_stop(sv);
 	safe_close(st->ready_fd);
+	for (size_t i = 0; st->pids && i < st->n_pids; i++)
+		safe_close(st->pids[i].pidfd);
 	free(st->pids);
 	free(st->names);
 	free(st->direct);
@@ -491,6 +496,19 @@ void policy_fn_observe(struct supervisor *sv, const struct seccomp_notif *req, i
 	pthread_mutex_unlock(&st->lock);
 }
 
+int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len)
+{
+	const struct pfn_item *it = sv->pfn ? sv->pfn->current : NULL;
+
+	if (!it || !it->addr_set)
+		return 0;
+	/* The callback decided on its read; the chain acts on its own: they must agree. */
+	if (len != it->addr_len ||
+	    (len && (!addr || memcmp(addr, &it->addr, MIN(len, sizeof(it->addr))) != 0)))
+		return -EPERM;
+	return 0;
+}
+
 void policy_fn_on_ready(struct supervisor *sv)
 {
 	struct policy_fn *st = sv->pfn;
@@ -506,8 +524,10 @@ void policy_fn_on_ready(struct supervisor *sv)
 	for (struct pfn_item *it; (it = list);) {
 		list = it->next;
 		/* The task may have died meanwhile: the chain's ID_VALID checks find it gone. */
+		st->current = it;
 		if (sv->listener >= 0)
 			(void)supervisor_answer(sv, &it->req);
+		st->current = NULL;
 		free(it);
 	}
 }

@@ -59,6 +59,11 @@ void policy_fn_observe(struct supervisor *sv, const struct seccomp_notif *req, i
  * allowed (supervisor_answer). */
 void policy_fn_on_ready(struct supervisor *sv);
 
+/* On the loop, while the chain answers a held network call the callback allowed: 0 when the
+ * destination the chain read (@addr, @len bytes; NULL, 0: none) is the one the callback was
+ * shown, else -EPERM (another thread changed it between the two reads). 0 for any other call. */
+int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len);
+
 /* Whether the callback restricted the network at all: net_route checks every destination then. */
 int policy_fn_net_limited(struct supervisor *sv);
 /* Whether thread @tid (its process) may reach @addr (@family AF_INET: 4 bytes, AF_INET6: 16)

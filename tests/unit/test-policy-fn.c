@@ -19,6 +19,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +56,17 @@ static void *racer(void *arg)
 	return NULL;
 }
 
+static struct sockaddr_in swap_addr = { .sin_family = AF_INET };
+static uint16_t swap_to;
+
+static void *swapper(void *arg)
+{
+	(void)arg;
+	usleep(100 * 1000); /* while the callback (300 ms) decides */
+	swap_addr.sin_port = htons(swap_to);
+	return NULL;
+}
+
 static int helper(int argc, char **argv)
 {
 	const char *mode = argv[1];
@@ -87,9 +99,57 @@ static int helper(int argc, char **argv)
 		printf("%d\n", errno);
 		return 0;
 	}
+	if (strcmp(mode, "swap") == 0) { /* swap SHOWN TO: connect, the port changed meanwhile */
+		pthread_t t;
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		swap_addr.sin_port = htons((uint16_t)atoi(argv[2]));
+		swap_to = (uint16_t)atoi(argv[3]);
+		inet_pton(AF_INET, "127.0.0.1", &swap_addr.sin_addr);
+		pthread_create(&t, NULL, swapper, NULL);
+		int r = connect(s, (struct sockaddr *)&swap_addr, sizeof(swap_addr)) < 0 ? errno : 0;
+		pthread_join(t, NULL);
+		printf("%d\n", r);
+		return 0;
+	}
+	if (strcmp(mode, "connect6") == 0) { /* connect6 PORT: to ::ffff:127.0.0.1 */
+		struct sockaddr_in6 a = { .sin6_family = AF_INET6,
+					  .sin6_port = htons((uint16_t)atoi(argv[2])) };
+		int s = socket(AF_INET6, SOCK_STREAM, 0);
+		inet_pton(AF_INET6, "::ffff:127.0.0.1", &a.sin6_addr);
+		printf("%d\n", s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
+		return 0;
+	}
+	if (strcmp(mode, "mmsg") == 0) { /* mmsg PORT PORT2: two UDP datagrams, one to each */
+		struct sockaddr_in a[2] = { { .sin_family = AF_INET }, { .sin_family = AF_INET } };
+		char x = 0x78;
+		struct iovec iov = { .iov_base = &x, .iov_len = 1 };
+		struct mmsghdr m[2] = { 0 };
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+		for (int i = 0; i < 2; i++) {
+			a[i].sin_port = htons((uint16_t)atoi(argv[2 + i]));
+			inet_pton(AF_INET, "127.0.0.1", &a[i].sin_addr);
+			m[i].msg_hdr = (struct msghdr){ .msg_name = &a[i], .msg_namelen = sizeof(a[i]),
+							.msg_iov = &iov, .msg_iovlen = 1 };
+		}
+		int n = sendmmsg(s, m, 2, 0);
+		printf("%d\n", n < 0 ? errno : 1000 + n);
+		return 0;
+	}
 	if (strcmp(mode, "open") == 0) { /* open PATH with O_NOCTTY, the handler's mark */
 		int fd = open(argv[2], O_RDONLY | O_NOCTTY | O_CLOEXEC);
 		printf("%d\n", fd < 0 ? errno : 0);
+		return 0;
+	}
+	if (strcmp(mode, "aio") == 0) { /* exec /bin/echo WORD with an AIO context mapped */
+		unsigned long ctx = 0;
+		if (syscall(SYS_io_setup, 1, &ctx) < 0) {
+			printf("io_setup %d\n", errno);
+			return 0;
+		}
+		char echo[] = "/bin/echo";
+		char *const v[] = { echo, argv[2], NULL };
+		execv(v[0], v);
+		printf("%d\n", errno);
 		return 0;
 	}
 	if (strcmp(mode, "spawn") == 0) { /* posix_spawn /bin/echo WORD: a vfork-style clone */
@@ -226,6 +286,7 @@ enum rule {
 	PROCESSES,
 	WEIRD,
 	SLOW,
+	SLOW_DENY_HOST, /* DENY_HOST, deciding in 300 ms */
 	DENY_ARGV,
 	PATH,
 	NONE,
@@ -233,7 +294,7 @@ enum rule {
 
 struct ctl {
 	enum rule rule;
-	atomic_int connects, calls, drops, path_r, raise_r, bad_ip_r;
+	atomic_int connects, calls, drops, path_r, raise_r, bad_ip_r, pid_r;
 	atomic_int forks_observed, forks_held, execs_seen;
 };
 
@@ -252,6 +313,10 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 	if (net && ev->host && strcmp(ev->syscall, "connect") == 0)
 		atomic_fetch_add(&c->connects, 1);
 	switch (c->rule) {
+	case SLOW_DENY_HOST:
+		if (net)
+			usleep(300 * 1000);
+		/* fallthrough */
 	case DENY_HOST:
 		return net && ev->host && strcmp(ev->host, lo) == 0 &&
 				       ev->port == (uint32_t)srv_port
@@ -271,9 +336,10 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 	case PID_OVERRIDE:
 	case PID_OVERRIDE_OTHER:
 		if (net)
-			sandlock_policy_ctx_restrict_pid_network(
-				ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000, &lo2,
-				1);
+			atomic_store(&c->pid_r,
+				     sandlock_policy_ctx_restrict_pid_network(
+					     ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000,
+					     &lo2, 1));
 		return 0;
 	case MEMORY:
 		if (ev->held && strcmp(ev->category, "file") == 0) {
@@ -346,6 +412,13 @@ static void lifetime(void)
 	is_int(sandlock_policy_set_policy_fn_timeout(p, 0), -EINVAL, "a timeout of 0 is -EINVAL");
 	sandlock_policy_free(p);
 
+	struct ctl c4 = { 0 };
+	p = with_fn(&c4, NONE);
+	sandlock_policy_add_fs_write(p, "/proc");
+	is_int(run(p, "connect", "0", "0", out, sizeof(out), NULL), -EINVAL,
+	       "a policy_fn with a writable grant covering /proc is refused");
+	sandlock_policy_free(p);
+
 	struct ctl c3 = { 0 };
 	p = with_fn(&c3, NONE);
 	sandlock_policy_clear(p, "net_allow");
@@ -408,6 +481,8 @@ static void network(void)
 	p = with_fn(&c5, PID_OVERRIDE_OTHER);
 	run(p, "connect", port, "1", out, sizeof(out), NULL);
 	is_str(out, "0\n", "control: another pid's override leaves it allowed");
+	is_int(atomic_load(&c5.pid_r), -ESRCH, "an override for a pid with no process: -ESRCH");
+	is_int(atomic_load(&c4.pid_r), 0, "control: the caller's own pid is taken");
 	sandlock_policy_free(p);
 
 	struct ctl c6 = { 0 };
@@ -421,6 +496,37 @@ static void network(void)
 	sandlock_policy_set_policy_fn_timeout(p, 200);
 	run(p, "connect", port, "1", out, sizeof(out), NULL);
 	is_str(out, "1\n", "a callback slower than the timeout denies (EPERM)");
+	sandlock_policy_free(p);
+}
+
+/* The callback is shown an IPv4-mapped address as IPv4; a sendmmsg, one destination for all. */
+static void addresses(void)
+{
+	char port[16], port2[16], expect[16];
+	struct ctl c = { 0 };
+	sandlock_policy_t *p = with_fn(&c, NONE);
+
+	snprintf(port, sizeof(port), "%d", srv_port);
+	snprintf(port2, sizeof(port2), "%d", srv_port + 1);
+	run(p, "connect6", port, "", out, sizeof(out), NULL);
+	is_str(out, "0\n", "control: a connect to ::ffff:127.0.0.1 an allowing policy_fn passes");
+	run(p, "mmsg", port, port, out, sizeof(out), NULL);
+	is_str(out, "1002\n", "control: a sendmmsg of two datagrams to one destination: sent");
+	run(p, "mmsg", port, port2, out, sizeof(out), NULL);
+	snprintf(expect, sizeof(expect), "%d\n", EPERM);
+	is_str(out, expect, "a sendmmsg naming two destinations: EPERM");
+	sandlock_policy_free(p);
+	p = with_fn(&c, DENY_HOST);
+	run(p, "connect6", port, "", out, sizeof(out), NULL);
+	is_str(out, expect, "::ffff:127.0.0.1 is shown as 127.0.0.1: its denial applies (EPERM)");
+	sandlock_policy_free(p);
+	p = with_fn(&c, SLOW_DENY_HOST);
+	run(p, "swap", port2, port2, out, sizeof(out), NULL);
+	snprintf(expect, sizeof(expect), "%d\n", ECONNREFUSED);
+	is_str(out, expect, "control: the allowed address unchanged reaches the chain (refused)");
+	run(p, "swap", port2, port, out, sizeof(out), NULL);
+	snprintf(expect, sizeof(expect), "%d\n", EPERM);
+	is_str(out, expect, "the address swapped after the callback's read: EPERM");
 	sandlock_policy_free(p);
 }
 
@@ -466,6 +572,8 @@ static void exec_argv(void)
 	ok(atomic_load(&c.execs_seen) == 1, "its event: execve, held, argv, pid and parent");
 	run(p, "exec", "forbidden", "", out, sizeof(out), NULL);
 	is_str(out, "1\n", "an exec denied by its argv: EPERM, the program never ran");
+	run(p, "aio", "allowed", "", out, sizeof(out), NULL);
+	is_str(out, "1\n", "an exec with an AIO context mapped (it may write later): EPERM");
 	run(p, "spawn", "allowed", "", out, sizeof(out), NULL);
 	is_str(out, "allowed\n", "control: posix_spawn (its parent waits in the vfork) runs");
 	run(p, "spawn", "forbidden", "", out, sizeof(out), NULL);
@@ -573,6 +681,7 @@ int main(int argc, char **argv)
 	server_start();
 	lifetime();
 	network();
+	addresses();
 	limits();
 	exec_argv();
 	with_handlers();

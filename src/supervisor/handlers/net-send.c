@@ -36,6 +36,7 @@
 #include "supervisor/child.h"
 #include "supervisor/events.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/policy-fn.h"
 
 #define SEND_MAX (1u << 20)	  /* bytes copied for one message; a stream send is partial */
 #define SEND_TOTAL_MAX (8u << 20) /* for one sendmmsg, whose later entries wait a next call */
@@ -206,6 +207,8 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 		if (len > sizeof(s->ss))
 			return -EINVAL;
 		r = peek(sv, req, (uint64_t)um->msg_name, &s->ss, len);
+		if (r == 0) /* a held send: the destination its policy_fn approved, or EPERM */
+			r = policy_fn_addr_check(sv, &s->ss, len);
 		if (r < 0)
 			return r;
 		/* A TCP socket ignores an address (Fast Open is refused before). */
@@ -215,6 +218,8 @@ static int send_msg_prepare(struct supervisor *sv, const struct seccomp_notif *r
 			return r;
 		s->m.msg_name = &s->ss;
 		s->m.msg_namelen = len;
+	} else if (!fake && (r = policy_fn_addr_check(sv, NULL, 0)) < 0) {
+		return r; /* no destination where the callback was shown one */
 	}
 	if (um->msg_iovlen > IOV_MAX_KERNEL)
 		return -EMSGSIZE;

@@ -286,6 +286,8 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		return 0;
 	}
 	r = notif_mem_read(sv->listener, req, req->data.args[1], &ss, len);
+	if (r == 0) /* a held connect: the address its policy_fn approved, or EPERM */
+		r = policy_fn_addr_check(sv, &ss, len);
 	if (r < 0)
 		return r;
 	slen = (socklen_t)len;
