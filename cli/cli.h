@@ -24,3 +24,9 @@ int verb_learn(int argc, char **argv);
 int cli_usage_error(const char *verb);
 /* "sandlock: <message>" on stderr; returns @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* run.c: wait for @sb's end, passing on the signals @sigfd reads (a signalfd of the signals
+ * sandlock forwards); @tick, when given, is called every @tick_ms meanwhile. */
+void cli_wait_forwarding(sandlock_sandbox_t *sb, int sigfd, int tick_ms, void (*tick)(void *),
+			 void *user_data);
+/* run.c: the library's notices of the ended run, a "sandlock: " line each on stderr. */
+void cli_print_notices(sandlock_sandbox_t *sb);

@@ -238,38 +238,17 @@ static sandlock_policy_t *observing_policy(const struct learn_opts *o)
 	return p;
 }
 
-/* Wait for the sandbox, sampling /proc and passing on the signals a user sends. */
-static void wait_sampling(sandlock_sandbox_t *sb, int sigfd, struct learn_run *run)
+struct sampling {
+	struct learn_run *run;
+	pid_t root;
+};
+
+/* cli_wait_forwarding's tick: one look at the sandbox's processes. */
+static void sample_tick(void *user_data)
 {
-	struct pollfd pfd[2] = {
-		{ .fd = sandlock_sandbox_done_fd(sb), .events = POLLIN },
-		{ .fd = sigfd, .events = POLLIN },
-	};
-	pid_t root = sandlock_sandbox_pid(sb);
+	struct sampling *s = user_data;
 
-	for (;;) {
-		sample(run, root);
-		int k = poll(pfd, 2, LEARN_SAMPLE_MS);
-		if (k < 0 && errno != EINTR)
-			break;
-		if (pfd[0].revents)
-			break;
-		struct signalfd_siginfo si;
-		if (pfd[1].revents && read(sigfd, &si, sizeof(si)) == sizeof(si))
-			(void)sandlock_sandbox_signal(sb, (int32_t)si.ssi_signo);
-	}
-	sandlock_sandbox_wait(sb, -1);
-}
-
-static void print_notices(sandlock_sandbox_t *sb)
-{
-	const char *line = sandlock_sandbox_notices(sb);
-
-	while (*line) {
-		int n = (int)strcspn(line, "\n");
-		fprintf(stderr, "sandlock: %.*s\n", n, line);
-		line += n + (line[n] == '\n');
-	}
+	sample(s->run, s->root);
 }
 
 /* The command's exit status as `sandlock run` gives it; a warning where the run was cut. */
@@ -346,8 +325,9 @@ static int observe(struct learn_ctx *c, const struct learn_opts *o, const char *
 		return code;
 	}
 	*ran = 1;
-	wait_sampling(sb, sigfd, &c->run);
-	print_notices(sb);
+	struct sampling s = { &c->run, sandlock_sandbox_pid(sb) };
+	cli_wait_forwarding(sb, sigfd, LEARN_SAMPLE_MS, sample_tick, &s);
+	cli_print_notices(sb);
 	int code = outcome(sb, o);
 	if (o->workdir)
 		record_changes(c, sb, o->workdir);

@@ -170,8 +170,10 @@ static int report_spawn_error(int r, sandlock_error_t *err)
 	return code;
 }
 
-/* Wait for the sandbox, passing on the signals a user sends to sandlock. */
-static void wait_forwarding(sandlock_sandbox_t *sb, int sigfd)
+/* Wait for the sandbox, passing on the signals a user sends to sandlock; with @tick, call it
+ * every @tick_ms meanwhile (and once first). */
+void cli_wait_forwarding(sandlock_sandbox_t *sb, int sigfd, int tick_ms, void (*tick)(void *),
+			 void *user_data)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = sandlock_sandbox_done_fd(sb), .events = POLLIN },
@@ -179,7 +181,9 @@ static void wait_forwarding(sandlock_sandbox_t *sb, int sigfd)
 	};
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (tick)
+			tick(user_data);
+		if (poll(pfd, 2, tick ? tick_ms : -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break;
@@ -192,7 +196,7 @@ static void wait_forwarding(sandlock_sandbox_t *sb, int sigfd)
 
 /* What the library would tell the user about the run (a process killed for max_memory, a
  * fork refused by max_processes), one "sandlock: " line each, once the sandbox ended. */
-static void print_notices(sandlock_sandbox_t *sb)
+void cli_print_notices(sandlock_sandbox_t *sb)
 {
 	const char *line = sandlock_sandbox_notices(sb);
 
@@ -303,8 +307,8 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 		run_log_close(c);
 		return report_spawn_error(r, err);
 	}
-	wait_forwarding(sb, sigfd);
-	print_notices(sb);
+	cli_wait_forwarding(sb, sigfd, 0, NULL, NULL);
+	cli_print_notices(sb);
 	run_log_close(c); /* every callback has returned: the sandbox ended */
 	code = outcome(c, sb);
 	if (c->dry_run)
