@@ -366,6 +366,22 @@ void events_emit(struct supervisor *sv, const struct event *ev)
 	events_emit_to(sv ? sv->events : NULL, ev);
 }
 
+void events_deny(struct supervisor *sv, const struct seccomp_notif *req,
+		 enum event_category category, int error, const char *reason, const char *hint)
+{
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = category,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = error,
+		.reason = reason,
+		.hint = hint,
+	};
+
+	events_emit(sv, &ev);
+}
+
 void events_emit_to(struct events *evs, const struct event *ev)
 {
 	if (!ev || !events_wants(evs, ev->verdict))

@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <linux/seccomp.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -72,6 +73,9 @@ int events_wants(const struct events *evs, uint32_t verdict);
  * adds a denial to the table; queues it for the callback. Never blocks, never fails (what does
  * not fit is counted). Safe from the loop and from workers. */
 void events_emit(struct supervisor *sv, const struct event *ev);
+/* events_emit of a plain denial of @req (its syscall and process): @error, @reason, @hint. */
+void events_deny(struct supervisor *sv, const struct seccomp_notif *req,
+		 enum event_category category, int error, const char *reason, const char *hint);
 /* The same into @evs (NULL: nothing), for a caller without a supervisor (the tests). */
 void events_emit_to(struct events *evs, const struct event *ev);
 

@@ -73,14 +73,6 @@ static void refused_event(struct supervisor *sv, const struct seccomp_notif *req
 			  enum target_kind kind, pid_t target)
 {
 	char reason[96];
-	struct event ev = {
-		.nr = (int)req->data.nr,
-		.category = EVENT_PROCESS,
-		.pid = (pid_t)req->pid,
-		.verdict = SANDLOCK_VERDICT_DENY,
-		.error = EPERM,
-		.reason = reason,
-	};
 
 	if (kind == TARGET_USER)
 		snprintf(reason, sizeof(reason),
@@ -88,7 +80,7 @@ static void refused_event(struct supervisor *sv, const struct seccomp_notif *req
 	else
 		snprintf(reason, sizeof(reason), "%s %d is not the sandbox's",
 			 kind == TARGET_GROUP ? "process group" : "process", (int)target);
-	events_emit(sv, &ev);
+	events_deny(sv, req, EVENT_PROCESS, EPERM, reason, NULL);
 }
 
 int handle_other_process(struct supervisor *sv, const struct seccomp_notif *req,

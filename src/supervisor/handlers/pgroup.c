@@ -39,16 +39,7 @@ static pid_t caller_tgid(const struct seccomp_notif *req)
 static void refused_event(struct supervisor *sv, const struct seccomp_notif *req,
 			  const char *reason)
 {
-	struct event ev = {
-		.nr = (int)req->data.nr,
-		.category = EVENT_PROCESS,
-		.pid = (pid_t)req->pid,
-		.verdict = SANDLOCK_VERDICT_DENY,
-		.error = EPERM,
-		.reason = reason,
-	};
-
-	events_emit(sv, &ev);
+	events_deny(sv, req, EVENT_PROCESS, EPERM, reason, NULL);
 }
 
 /* Record the group @leader is about to lead, then CONTINUE. Nothing unverified is let through:
