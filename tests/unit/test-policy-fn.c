@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -98,6 +99,8 @@ static int threaded_modes(const char *mode, char **argv)
 	char *const v[] = { echo, argv[2], NULL };
 	pthread_t t;
 
+	if (strcmp(mode, "nodump") == 0) /* nodump WORD: thread WORD idle, not dumpable */
+		mode = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? "thread" : "prctl failed";
 	if (strcmp(mode, "thread") == 0) { /* thread WORD idle|busy: exec with a second thread */
 		pthread_create(&t, NULL, second, argv[3]);
 		usleep(1000);
@@ -292,7 +295,7 @@ static sandlock_policy_t *base_policy(void)
 }
 
 struct audit_seen {
-	atomic_int audits, denials;
+	atomic_int audits, denials, unfrozen;
 };
 
 static void on_event(const sandlock_event_t *ev, void *user_data)
@@ -303,6 +306,8 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 		atomic_fetch_add(&s->audits, 1);
 	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason && strstr(ev->reason, "policy_fn"))
 		atomic_fetch_add(&s->denials, 1);
+	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason && strstr(ev->reason, "not frozen"))
+		atomic_fetch_add(&s->unfrozen, 1);
 }
 
 static const sandlock_handler_reg_t *run_regs; /* extension handlers of the next runs */
@@ -660,6 +665,15 @@ static void threaded_execs(struct ctl *c)
 	       "posix_spawn from a multi-threaded parent runs; its threads run on after");
 	run(p, "spawnmt", "forbidden", "", out, sizeof(out), NULL);
 	is_str(out, "counting\n", "the same denied by its argv: nothing ran, the threads run on");
+	/* A process that is not dumpable can be traced only with CAP_SYS_PTRACE. */
+	struct audit_seen seen = { 0 };
+	run(p, "nodump", "allowed", "idle", out, sizeof(out), &seen);
+	if (geteuid() == 0) {
+		is_str(out, "allowed\n", "as root, a process that is not dumpable is frozen: it runs");
+	} else {
+		is_str(out, "1\n", "a process that is not dumpable cannot be frozen: EPERM");
+		ok(atomic_load(&seen.unfrozen) == 1, "the denial says the freeze failed");
+	}
 	sandlock_policy_free(p);
 }
 
