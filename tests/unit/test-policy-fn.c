@@ -18,7 +18,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -55,77 +54,6 @@ static void *racer(void *arg)
 		memcpy(race_buf, "allowed\0\0", 10);
 	}
 	return NULL;
-}
-
-static char busy_buf[64];
-static atomic_long counter;
-
-/* A second thread: blocked in pause (idle), rewriting a buffer of its own (busy), or counting. */
-static void *second(void *arg)
-{
-	const char *kind = arg;
-
-	if (strcmp(kind, "idle") == 0)
-		pause();
-	for (;;) {
-		if (strcmp(kind, "busy") == 0) {
-			memcpy(busy_buf, "one", 4);
-			memcpy(busy_buf, "two", 4);
-		} else
-			usleep(100);
-		atomic_fetch_add(&counter, 1);
-	}
-	return NULL;
-}
-
-static char *thexec_word;
-
-/* A thread other than the leader execs: the exec ends the leader, and takes its id. */
-static void *thexec(void *arg)
-{
-	char echo[] = "/bin/echo";
-	char *const v[] = { echo, thexec_word, NULL };
-
-	(void)arg;
-	execv(v[0], v);
-	printf("%d\n", errno);
-	fflush(stdout);
-	_exit(0);
-}
-
-static int threaded_modes(const char *mode, char **argv)
-{
-	char echo[] = "/bin/echo";
-	char *const v[] = { echo, argv[2], NULL };
-	pthread_t t;
-
-	if (strcmp(mode, "nodump") == 0) /* nodump WORD: thread WORD idle, not dumpable */
-		mode = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? "thread" : "prctl failed";
-	if (strcmp(mode, "thread") == 0) { /* thread WORD idle|busy: exec with a second thread */
-		pthread_create(&t, NULL, second, argv[3]);
-		usleep(1000);
-		execv(v[0], v);
-		printf("%d\n", errno);
-		return 0;
-	}
-	if (strcmp(mode, "thexec") == 0) { /* thexec WORD: a second thread execs */
-		thexec_word = argv[2];
-		pthread_create(&t, NULL, thexec, NULL);
-		for (;;)
-			atomic_fetch_add(&counter, 1);
-	}
-	if (strcmp(mode, "spawnmt") == 0) { /* spawnmt WORD: posix_spawn, a thread counting */
-		pid_t pid;
-		pthread_create(&t, NULL, second, (char[]){ "count" });
-		int r = posix_spawn(&pid, v[0], NULL, NULL, v, NULL);
-		if (r == 0)
-			waitpid(pid, &r, 0);
-		long before = atomic_load(&counter);
-		usleep(50 * 1000);
-		printf("%s\n", atomic_load(&counter) > before ? "counting" : "stuck");
-		return r;
-	}
-	return 127;
 }
 
 static struct sockaddr_in swap_addr = { .sin_family = AF_INET };
@@ -247,7 +175,7 @@ static int helper(int argc, char **argv)
 		return 0;
 	}
 	(void)argc;
-	return threaded_modes(mode, argv);
+	return 127;
 }
 
 /* ---- the server and the spawn ------------------------------------------------------------ */
@@ -295,7 +223,7 @@ static sandlock_policy_t *base_policy(void)
 }
 
 struct audit_seen {
-	atomic_int audits, denials, unfrozen;
+	atomic_int audits, denials;
 };
 
 static void on_event(const sandlock_event_t *ev, void *user_data)
@@ -306,8 +234,6 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 		atomic_fetch_add(&s->audits, 1);
 	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason && strstr(ev->reason, "policy_fn"))
 		atomic_fetch_add(&s->denials, 1);
-	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason && strstr(ev->reason, "not frozen"))
-		atomic_fetch_add(&s->unfrozen, 1);
 }
 
 static const sandlock_handler_reg_t *run_regs; /* extension handlers of the next runs */
@@ -636,47 +562,6 @@ static void limits(void)
 	sandlock_policy_free(p);
 }
 
-/* Execs from a process whose memory other threads share: those are frozen while the argv is
- * read and until the exec is over. */
-static void threaded_execs(struct ctl *c)
-{
-	sandlock_policy_t *p = with_fn(c, DENY_ARGV);
-	int ran = 0, both = 1;
-
-	for (int i = 0; i < 10; i++) {
-		run(p, "race", "", "", out, sizeof(out), NULL);
-		ran |= strstr(out, "forbidden") != NULL;
-		both &= strcmp(out, "allowed\n") == 0 || strcmp(out, "1\n") == 0;
-	}
-	ok(!ran && both, "racing thread: the exec runs with the argv shown or is refused (last: %s)",
-	   out);
-	run(p, "thread", "allowed", "idle", out, sizeof(out), NULL);
-	is_str(out, "allowed\n", "an exec with an idle second thread runs (the thread frozen)");
-	run(p, "thread", "allowed", "busy", out, sizeof(out), NULL);
-	is_str(out, "allowed\n", "an exec with a second thread busy writing memory runs");
-	run(p, "thread", "forbidden", "busy", out, sizeof(out), NULL);
-	is_str(out, "1\n", "the same exec denied by its argv: EPERM, the program never ran");
-	run(p, "thexec", "allowed", "", out, sizeof(out), NULL);
-	is_str(out, "allowed\n", "a thread other than the leader execs (the exec ends the leader)");
-	run(p, "thexec", "forbidden", "", out, sizeof(out), NULL);
-	is_str(out, "1\n", "the same denied by its argv: EPERM");
-	run(p, "spawnmt", "allowed", "", out, sizeof(out), NULL);
-	is_str(out, "allowed\ncounting\n",
-	       "posix_spawn from a multi-threaded parent runs; its threads run on after");
-	run(p, "spawnmt", "forbidden", "", out, sizeof(out), NULL);
-	is_str(out, "counting\n", "the same denied by its argv: nothing ran, the threads run on");
-	/* A process that is not dumpable can be traced only with CAP_SYS_PTRACE. */
-	struct audit_seen seen = { 0 };
-	run(p, "nodump", "allowed", "idle", out, sizeof(out), &seen);
-	if (geteuid() == 0) {
-		is_str(out, "allowed\n", "as root, a process that is not dumpable is frozen: it runs");
-	} else {
-		is_str(out, "1\n", "a process that is not dumpable cannot be frozen: EPERM");
-		ok(atomic_load(&seen.unfrozen) == 1, "the denial says the freeze failed");
-	}
-	sandlock_policy_free(p);
-}
-
 static void exec_argv(void)
 {
 	struct ctl c = { 0 };
@@ -700,8 +585,9 @@ static void exec_argv(void)
 			ran = 1;
 	}
 	ok(!ran, "a thread rewriting the argv never gets the denied program run (last: %s)", out);
+	ok(strcmp(out, "allowed\n") == 0 || strcmp(out, "1\n") == 0,
+	   "it runs with the argv shown, or is refused (EPERM)");
 	sandlock_policy_free(p);
-	threaded_execs(&c);
 
 	struct ctl c2 = { 0 };
 	p = with_fn(&c2, PATH);
