@@ -82,6 +82,17 @@ static int helper(const char *mode, char *word, char *kind)
 		printf("%d\n", errno);
 		return 0;
 	}
+	if (strcmp(mode, "missing") == 0) { /* missing WORD: a failed exec, a thread counting */
+		char none[] = "/nonexistent/echo";
+		char *const m[] = { none, word, NULL };
+		pthread_create(&t, NULL, second, (char[]){ "count" });
+		execv(m[0], m);
+		long before = atomic_load(&counter);
+		printf("%d\n", errno);
+		usleep(50 * 1000);
+		printf("%s\n", atomic_load(&counter) > before ? "counting" : "stuck");
+		return 0;
+	}
 	if (strcmp(mode, "thexec") == 0) { /* thexec WORD: a second thread execs */
 		thexec_word = word;
 		pthread_create(&t, NULL, thexec, NULL);
@@ -105,7 +116,9 @@ static int helper(const char *mode, char *word, char *kind)
 /* ---- the spawn --------------------------------------------------------------------------- */
 
 static char self_path[PATH_MAX], self_dir[PATH_MAX], out[4096];
-static atomic_int unfrozen; /* denials that say the freeze failed */
+static atomic_int unfrozen, handled; /* denials that say the freeze failed, or could not be */
+static uint32_t run_events;		/* SANDLOCK_EVENTS_* of the next runs */
+static int exit_code;			/* the last run's, -1: not an exit */
 
 static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
 {
@@ -122,6 +135,9 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 	(void)user_data;
 	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason && strstr(ev->reason, "not frozen"))
 		atomic_fetch_add(&unfrozen, 1);
+	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason &&
+	    strstr(ev->reason, "another handler on exec"))
+		atomic_fetch_add(&handled, 1);
 }
 
 /* Run the helper @mode (@a1, @a2) under @p: its stdout in out. */
@@ -129,7 +145,7 @@ static void run(const sandlock_policy_t *p, const char *mode, const char *a1, co
 {
 	const char *argv[] = { self_path, mode, a1, a2, NULL };
 	sandlock_spawn_opts_t o = {
-		.size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE, .on_event = on_event
+		.size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE, .on_event = on_event, .events = run_events
 	};
 	sandlock_sandbox_t *sb = NULL;
 	sandlock_error_t *err = NULL;
@@ -145,6 +161,9 @@ static void run(const sandlock_policy_t *p, const char *mode, const char *a1, co
 	sandlock_sandbox_wait(sb, -1);
 	const uint8_t *b = sandlock_sandbox_stdout(sb, &len);
 	snprintf(out, sizeof(out), "%.*s", (int)len, b ? (const char *)b : "");
+	exit_code = sandlock_sandbox_exit_kind(sb) == SANDLOCK_EXIT_CODE
+			    ? sandlock_sandbox_exit_code(sb)
+			    : -1;
 	sandlock_sandbox_free(sb);
 }
 
@@ -165,6 +184,9 @@ static void threaded(const sandlock_policy_t *p)
 {
 	run(p, "thread", "allowed", "idle");
 	is_str(out, "allowed\n", "an exec with an idle second thread runs (the thread frozen)");
+	is_int(exit_code, 0, "  the command's outcome is the program's exit");
+	run(p, "missing", "allowed", "");
+	is_str(out, "2\ncounting\n", "a failed exec (ENOENT): its threads run on after");
 	run(p, "thread", "allowed", "busy");
 	is_str(out, "allowed\n", "an exec with a second thread busy writing memory runs");
 	run(p, "thread", "forbidden", "busy");
@@ -178,6 +200,19 @@ static void threaded(const sandlock_policy_t *p)
 	       "posix_spawn from a multi-threaded parent runs; its threads run on after");
 	run(p, "spawnmt", "forbidden", "");
 	is_str(out, "counting\n", "the same denied by its argv: nothing ran, the threads run on");
+}
+
+/* Where the chain answers the exec (logging mode, a workdir, an extension handler on exec), the
+ * freeze could not tell when the CONTINUE is sent: a threaded caller's exec is refused. */
+static void chain_answers(const sandlock_policy_t *p)
+{
+	run(p, "thread", "allowed", "idle");
+	is_str(out, "allowed\n", "control: without logging mode it runs");
+	run_events = SANDLOCK_EVENTS_DENIALS;
+	run(p, "thread", "allowed", "idle");
+	run_events = 0;
+	is_str(out, "1\n", "logging mode (its handler on exec): a threaded caller's exec is EPERM");
+	is_int(atomic_load(&handled), 1, "the denial says why");
 }
 
 /* A process that is not dumpable can be traced only with CAP_SYS_PTRACE. */
@@ -213,6 +248,7 @@ int main(int argc, char **argv)
 	sandlock_policy_set_policy_fn(p, policy, NULL, NULL);
 	racing(p);
 	threaded(p);
+	chain_answers(p);
 	not_dumpable(p);
 	sandlock_policy_free(p);
 	return done_testing();
