@@ -124,9 +124,12 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 {
 	(void)ctx;
 	(void)ud;
-	for (uint32_t i = 0; ev->argv && i < ev->argc; i++)
+	for (uint32_t i = 0; ev->argv && i < ev->argc; i++) {
 		if (strstr(ev->argv[i], "forbidden"))
 			return SANDLOCK_POLICY_DENY;
+		if (strstr(ev->argv[i], "slow"))
+			usleep(600 * 1000); /* past the timeout of slow_verdict's policy */
+	}
 	return SANDLOCK_POLICY_ALLOW;
 }
 
@@ -215,6 +218,23 @@ static void chain_answers(const sandlock_policy_t *p)
 	is_int(atomic_load(&handled), 1, "the denial says why");
 }
 
+/* A verdict past the policy_fn's timeout: the exec is refused (EPERM) at the timeout, its peers
+ * released, and the late verdict changes nothing. */
+static void slow_verdict(void)
+{
+	sandlock_policy_t *p = system_policy();
+
+	sandlock_policy_add_fs_read(p, self_dir);
+	sandlock_policy_set_policy_fn(p, policy, NULL, NULL);
+	sandlock_policy_set_policy_fn_timeout(p, 300);
+	run(p, "thread", "allowed", "idle");
+	is_str(out, "allowed\n", "control: a quick verdict within a 300 ms timeout runs");
+	run(p, "thread", "slow", "idle");
+	is_str(out, "1\n", "a verdict after the timeout: EPERM, the threads released");
+	is_int(exit_code, 0, "  the command went on and exited by itself");
+	sandlock_policy_free(p);
+}
+
 /* A process that is not dumpable can be traced only with CAP_SYS_PTRACE. */
 static void not_dumpable(const sandlock_policy_t *p)
 {
@@ -249,6 +269,7 @@ int main(int argc, char **argv)
 	racing(p);
 	threaded(p);
 	chain_answers(p);
+	slow_verdict();
 	not_dumpable(p);
 	sandlock_policy_free(p);
 	return done_testing();
