@@ -58,3 +58,27 @@ class StdioClient:
                 self.proc.wait()
         self.proc.stdout.close()
         self.reader.join()
+
+
+class HttpServer:
+    """sandlock-mcp --transport http on 127.0.0.1 and a port of its choosing."""
+
+    def __init__(self, workspace, *extra):
+        env = dict(os.environ, PYTHONPATH=PKG_PARENT)
+        self.proc = subprocess.Popen(
+            [PY, "-m", "sandlock.mcp", "--workspace", str(workspace), "--transport", "http",
+             "--host", "127.0.0.1", "--port", "0", *extra],
+            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+        line = self.proc.stderr.readline()
+        prefix = "sandlock-mcp: listening on "
+        if not line.startswith(prefix):
+            self.close()
+            raise RuntimeError(f"sandlock-mcp did not start: {line!r}")
+        self.url = line[len(prefix):].strip()
+        self.base = self.url.rsplit("/", 1)[0]
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=20)
+        self.proc.stderr.close()
