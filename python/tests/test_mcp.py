@@ -220,3 +220,47 @@ def test_capabilities_from_mcp_tool():
                                        "annotations": {"readOnlyHint": True}}) == \
         {"env": {"A": "1"}}
     assert capabilities_from_mcp_tool({"name": "t"}) == {}
+
+
+class StdioSession:
+    """A client session of a real remote server (sandlock-mcp over stdio), as the mcp
+    package's ClientSession is used: async list_tools() and call_tool()."""
+
+    def __init__(self, client):
+        self.client, self.next_id = client, 10
+
+    async def _request(self, method, params=None):
+        self.next_id += 1
+        reply = await asyncio.to_thread(self.client.request, self.next_id, method, params)
+        return reply["result"]
+
+    async def list_tools(self):
+        return await self._request("tools/list")
+
+    async def call_tool(self, name, arguments):
+        return await self._request("tools/call", {"name": name, "arguments": arguments})
+
+
+def test_remote_tools_forwarded_not_sandboxed_here(ws, tmp_path):
+    from mcp_client import StdioClient
+
+    remote_ws = tmp_path / "remote"
+    remote_ws.mkdir()
+    (remote_ws / "r.txt").write_text("remote\n")
+    client = StdioClient(remote_ws)
+    try:
+        client.initialize()
+        m = mcp_for(ws)
+        m.add_tool("add", mcp_tools.add)
+        run(m.add_mcp_session(StdioSession(client)))
+        assert sorted(m.tools) == ["add", "list_files", "python", "read_file", "shell",
+                                   "write_file"]
+        assert run(m.call_tool("read_file", {"path": "r.txt"})) == "remote\n"
+        with pytest.raises(ToolError, match=r"PermissionError: \[Errno 13\]"):
+            run(m.call_tool("read_file", {"path": "../secret"}))
+        with pytest.raises(ValueError, match="runs on its own server, which this process "
+                                             "cannot sandbox"):
+            m.get_policy("read_file")
+        assert m.get_policy("add").clean_env is True  # a local tool has one
+    finally:
+        client.close()
