@@ -23,10 +23,12 @@ from .._process import StdioMode
 from ..sandbox import Sandbox
 from . import _policy, _schema
 
-# The package the worker imports, from the directory holding it (a source tree or
-# site-packages); the command line carries only this path, never the call.
+# The directory holding the sandlock package (a source tree or site-packages), readable in
+# every call's sandbox. The worker runs as a script (python3 -I: no PYTHONPATH, no user site,
+# no working directory on sys.path) and imports nothing of sandlock unless the tool does, so
+# a call costs an interpreter's start and little more.
 _PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from sandlock.mcp._worker import main; main()"
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
 
 
 _BUILTIN = "sandlock.mcp.builtin"
@@ -198,7 +200,7 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
     with call.lock:
         if call.cancelled:
             raise ToolError(f"tool {name!r}: cancelled")
-        proc = policy.popen([sys.executable, "-I", "-c", _BOOT, _PKG_PARENT],
+        proc = policy.popen([sys.executable, "-I", _WORKER],
                             stdin=StdioMode.PIPED, stdout=StdioMode.PIPED,
                             stderr=StdioMode.PIPED)
         call.proc = proc

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The process one tool call runs in, inside its sandbox: it reads the call (module, function,
-arguments) as one JSON document on stdin, imports the module by name, calls the function and
-writes one JSON line on stdout: {"ok": true, "result": TEXT} or {"ok": false, "error": TEXT}.
+"""The process one tool call runs in, inside its sandbox, run as a script that imports only the
+standard library and the tool's module: it reads the call (module, function, arguments) as one
+JSON document on stdin, imports the module by name, calls the function and writes one JSON
+line on stdout: {"ok": true, "result": TEXT} or {"ok": false, "error": TEXT}.
 
 Nothing of the call is on the command line (other processes can read it there). Whatever the
 tool prints goes to stderr, so it cannot forge the answer.
