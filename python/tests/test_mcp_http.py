@@ -95,6 +95,9 @@ def test_sessions(server):
 
 def test_foreign_origin_refused(server):
     assert post(server.url, INIT, {"Origin": "http://evil.example"})[0] == 403
+    # DNS rebinding: the page's name in both the Origin and the Host header.
+    assert post(server.url, INIT, {"Origin": "http://evil.example:8080",
+                                   "Host": "evil.example:8080"})[0] == 403
     assert post(server.url, INIT, {"Origin": "http://127.0.0.1:3000"})[0] == 200
 
 
@@ -117,3 +120,31 @@ def test_token_required_off_loopback(ws):
                        text=True, timeout=30)
     assert p.returncode == 2
     assert "--host 0.0.0.0 is not a loopback address: a bearer token is required" in p.stderr
+
+
+def test_cancelled_call_ends_its_stream_without_an_answer(server):
+    import threading
+    import time
+
+    from conftest import pids_with_argv, wait_until
+
+    sid = session(server)
+    argv = ["sleep", f"28.{time.monotonic_ns() % 10**6}"]
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "shell", "arguments": {"command": " ".join(argv)}}}
+    got = {}
+
+    def streamed():
+        got["reply"] = post(server.url, call, {"Mcp-Session-Id": sid,
+                                               "Accept": "application/json, text/event-stream"})
+
+    t = threading.Thread(target=streamed)
+    t.start()
+    assert wait_until(lambda: pids_with_argv(argv), timeout=10)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+    assert post(server.url, cancel, {"Mcp-Session-Id": sid})[0] == 202
+    t.join(timeout=10)
+    assert not t.is_alive()
+    status, headers, raw = got["reply"]
+    assert status == 200 and headers["Content-Type"] == "text/event-stream" and raw == b""
+    assert wait_until(lambda: not pids_with_argv(argv), timeout=10)

@@ -6,7 +6,8 @@ older HTTP+SSE transport (GET /sse, POST /messages?sessionId=...).
 Only what these transports need of HTTP/1.1 is parsed: a request line, headers and a body of
 Content-Length bytes, each bounded. With a token, every request must carry
 "Authorization: Bearer <token>" (401 otherwise); a browser page's request (an Origin header)
-is refused unless its origin is this server's own host, against DNS rebinding.
+is refused unless its origin is a loopback name or the address the server is bound to, against
+DNS rebinding.
 """
 
 from __future__ import annotations
@@ -131,9 +132,10 @@ class _Server:
                 raise _HttpError(401, "unauthorized: a bearer token is required")
         origin = req.headers.get("origin")
         if origin is not None:
+            # Not the Host header's name: under DNS rebinding, the page's origin and the Host
+            # it sends are both the attacker's name.
             host = urllib.parse.urlsplit(origin).hostname or ""
-            own = req.headers.get("host", "").rsplit(":", 1)[0].strip("[]")
-            if host not in ("localhost", "127.0.0.1", "::1", own):
+            if host not in ("localhost", "127.0.0.1", "::1", self.host):
                 raise _HttpError(403, f"origin {origin} is not allowed")
 
     async def route(self, req: _Request, writer: asyncio.StreamWriter) -> bool:

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from .._version import __version__
+from ..exceptions import SandlockError
 from ._sandbox import McpSandbox, ToolError
 
 # Newest first: the answer to a client asking for a version not listed here.
@@ -134,6 +135,6 @@ class Session:
             raise RpcError(INVALID_PARAMS, "tools/call: arguments must be an object")
         try:
             text = await self.mcp.call_tool(name, args)
-        except (ToolError, ValueError, OSError, RuntimeError) as e:
+        except (ToolError, SandlockError, ValueError, OSError, RuntimeError) as e:
             return {"content": [{"type": "text", "text": str(e)}], "isError": True}
         return {"content": [{"type": "text", "text": text}], "isError": False}
