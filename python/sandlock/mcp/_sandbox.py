@@ -74,18 +74,22 @@ class _Call:
                 self.proc.kill()
 
 
+def _mapped(*prefixes: str) -> list[str]:
+    """The files of this process's shared libraries whose names start with @prefixes, in the
+    order of @prefixes (a preload order)."""
+    with open("/proc/self/maps") as maps:
+        files = {line.split(maxsplit=5)[-1].strip() for line in maps}
+    return [f for p in prefixes for f in sorted(files) if os.path.basename(f).startswith(p)]
+
+
 def _library_path() -> str | None:
     """The file of the libsandlock this process uses, which a built-in tool's worker loads."""
     path = _ffi.library_path()
     if os.sep in path and os.path.exists(path):
         return os.path.realpath(path)
     _ffi.lib()  # found on the system's library path: the loader knows where
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            f = line.split(maxsplit=5)[-1].strip()
-            if os.path.basename(f).startswith("libsandlock.so"):
-                return f
-    return None
+    found = _mapped("libsandlock.so")
+    return found[0] if found else None
 
 
 class McpSandbox:
@@ -147,8 +151,10 @@ class McpSandbox:
             readable.append(lib)  # the built-in file tools confine themselves further with it
         caps = t.capabilities
         if lib is not None and os.path.exists(os.path.join(os.path.dirname(lib), "SANITIZED")):
-            # A sanitizer build of the library loads only after its runtimes (a test build).
-            preload = {k: os.environ[k] for k in ("LD_PRELOAD", "ASAN_OPTIONS") if k in os.environ}
+            # A sanitizer build of the library (a test build) loads only after its runtimes:
+            # the ones this process has loaded.
+            preload = {"LD_PRELOAD": " ".join(_mapped("libasan.so", "libubsan.so")),
+                       "ASAN_OPTIONS": "detect_leaks=0"}
             caps = dict(caps, env=dict(caps.get("env") or {}, **preload))
         return _policy.build(self.workspace, caps, tuple(readable))
 
@@ -224,7 +230,8 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
     except (IndexError, ValueError):
         tail = b"".join(err).decode("utf-8", "replace").strip()[-2000:]
         why = result.error or f"exit code {result.exit_code}"
-        raise ToolError(f"tool {name!r}: its worker gave no answer ({why}){': ' + tail if tail else ''}")
+        raise ToolError(f"tool {name!r}: its worker gave no answer ({why})"
+                        f"{': ' + tail if tail else ''}") from None
     if not reply.get("ok"):
         raise ToolError(reply.get("error") or f"tool {name!r} failed")
     return str(reply.get("result", ""))

@@ -31,6 +31,9 @@ def _call(request):
             sys.path.insert(0, p)
     if request.get("library"):
         os.environ["SANDLOCK_LIB"] = request["library"]  # the built-in tools' confine() loads it
+        # A sanitizer build of it came preloaded into this process; the programs a tool runs
+        # must not inherit it.
+        os.environ.pop("LD_PRELOAD", None)
     module = importlib.import_module(request["module"])
     func = getattr(module, request["function"])
     kwargs = dict(request.get("arguments") or {})
