@@ -264,3 +264,15 @@ def test_remote_tools_forwarded_not_sandboxed_here(ws, tmp_path):
         assert m.get_policy("add").clean_env is True  # a local tool has one
     finally:
         client.close()
+
+
+def test_any_text_comes_back_intact(ws):
+    m = mcp_for(ws)
+    m.add_tool("fail", mcp_tools.fail)
+    m.add_tool("add", mcp_tools.add)
+    text = 'q"uote\\ \n\r\t\x00\x1f\x7f\x85 \u2028\u2029 é 😀 </script>'
+    with pytest.raises(ToolError) as e:
+        run(m.call_tool("fail", {"message": text}))
+    assert str(e.value) == f"RuntimeError: {text}"
+    with pytest.raises(ToolError, match="TypeError: add.. got an unexpected keyword argument"):
+        run(m.call_tool("add", {"a": 1, "c": 2}))

@@ -46,7 +46,8 @@ def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | No
         return None, error(msg.get("id") if isinstance(msg, dict) else None, INVALID_REQUEST,
                            "invalid request: not a JSON-RPC 2.0 message")
     if "method" in msg and not isinstance(msg["method"], str):
-        return None, error(msg.get("id"), INVALID_REQUEST, "invalid request: method is not a string")
+        return None, error(msg.get("id"), INVALID_REQUEST,
+                           "invalid request: method is not a string")
     if "method" not in msg and "id" not in msg:
         return None, error(None, INVALID_REQUEST, "invalid request: neither a method nor an id")
     return msg, None

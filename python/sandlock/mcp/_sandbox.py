@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import marshal
 import os
 import sys
 import threading
@@ -181,13 +182,16 @@ class McpSandbox:
         if t.takes_workspace and "workspace" in args:
             raise ToolError(f"tool {name!r}: workspace is set by the sandbox, not by the caller")
         limit = self.timeout if timeout is None else float(timeout)
-        request = json.dumps({"module": t.module, "function": t.function, "arguments": args,
-                              "path": [t.root],
-                              "library": _library_path() if t.module == _BUILTIN else None,
-                              "workspace": self.workspace if t.takes_workspace else None})
+        try:
+            request = marshal.dumps({
+                "module": t.module, "function": t.function, "arguments": args, "path": [t.root],
+                "library": _library_path() if t.module == _BUILTIN else None,
+                "workspace": self.workspace if t.takes_workspace else None})
+        except ValueError:
+            raise ToolError(f"tool {name!r}: the arguments must be JSON values") from None
         call = _Call()
         loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(self._pool, _run, self._policy(t), name, request.encode(),
+        fut = loop.run_in_executor(self._pool, _run, self._policy(t), name, request,
                                    limit, call)
         try:
             return await asyncio.shield(fut)
@@ -226,8 +230,12 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
     if result.exit_code == 124 and result.error and "timed out" in result.error:
         raise ToolError(f"tool {name!r}: timed out after {limit:g} s (killed)")
     try:
-        reply = json.loads(b"".join(out).decode("utf-8", "replace").splitlines()[-1])
-    except (IndexError, ValueError):
+        # The last line, split at b"\n" only: the text may hold other line breaks (U+2028).
+        line = b"".join(out).rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        reply = json.loads(line.decode("utf-8", "surrogatepass"))
+        if not isinstance(reply, dict):
+            raise ValueError("not an object")
+    except ValueError:
         tail = b"".join(err).decode("utf-8", "replace").strip()[-2000:]
         why = result.error or f"exit code {result.exit_code}"
         raise ToolError(f"tool {name!r}: its worker gave no answer ({why})"

@@ -1,17 +1,27 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The process one tool call runs in, inside its sandbox, run as a script that imports only the
-standard library and the tool's module: it reads the call (module, function, arguments) as one
-JSON document on stdin, imports the module by name, calls the function and writes one JSON
-line on stdout: {"ok": true, "result": TEXT} or {"ok": false, "error": TEXT}.
+tool's module: it reads the call (module, function, arguments) on stdin, imports the module by
+name, calls the function and writes one JSON line on stdout: {"ok": true, "result": TEXT} or
+{"ok": false, "error": TEXT}.
 
-Nothing of the call is on the command line (other processes can read it there). Whatever the
-tool prints goes to stderr, so it cannot forge the answer.
+The call comes in marshal's format, from the process that starts the worker (which trusts
+itself); the answer goes out as JSON, which that process parses as untrusted. Neither needs the
+json module here (it costs more to import than the rest of the worker), unless a tool returns
+something other than a string. Nothing of the call is on the command line (other processes can
+read it there). What the tool prints goes to stderr, apart from the answer.
 """
 
 import importlib
-import json
+import marshal
 import os
 import sys
+
+_ESCAPES = {c: f"\\u{c:04x}" for c in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+
+
+def _json_string(s):
+    return '"' + s.translate(_ESCAPES) + '"'
 
 
 def _text(value):
@@ -19,6 +29,8 @@ def _text(value):
         return ""
     if isinstance(value, str):
         return value
+    import json
+
     try:
         return json.dumps(value)
     except (TypeError, ValueError):
@@ -43,15 +55,15 @@ def _call(request):
 
 
 def main():
-    answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    answer = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="surrogatepass")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
-        request = json.loads(sys.stdin.buffer.read())
-        reply = {"ok": True, "result": _call(request)}
+        result = _call(marshal.loads(sys.stdin.buffer.read()))
+        reply = '{"ok": true, "result": ' + _json_string(result) + "}"
     except BaseException as e:  # the tool's own failure is the answer, SystemExit included
-        reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-    answer.write(json.dumps(reply) + "\n")
+        reply = '{"ok": false, "error": ' + _json_string(f"{type(e).__name__}: {e}") + "}"
+    answer.write(reply + "\n")
     answer.flush()
 
 
