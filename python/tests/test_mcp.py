@@ -128,6 +128,8 @@ def test_schema_and_result_text(ws):
                                       "b": {"type": "integer", "default": 2}}}}}
     assert run(m.call_tool("add", {"a": 40})) == "42"
     assert m.tools == {"add": mcp_tools.add}
+    with pytest.raises(ValueError, match="a tool named 'add' is registered already"):
+        m.add_tool("add", mcp_tools.fail)
     with pytest.raises(KeyError):
         run(m.call_tool("nope"))
 

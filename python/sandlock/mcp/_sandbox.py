@@ -113,9 +113,12 @@ class McpSandbox:
                  capabilities: Mapping[str, Any] | None = None,
                  input_schema: Mapping[str, Any] | None = None) -> None:
         """Register @func as the tool @name. ValueError if it is not a top-level function of
-        an importable module, or for a capability that is not a Sandbox field."""
+        an importable module, for a capability that is not a Sandbox field, or for a name
+        registered already."""
         if not isinstance(name, str) or not name:
             raise ValueError("add_tool: the name must be a non-empty string")
+        if name in self._tools:
+            raise ValueError(f"add_tool: a tool named {name!r} is registered already")
         module, function, root = _schema.check_importable(name, func)
         schema, takes_workspace = _schema.schema_of(func)
         caps = dict(capabilities or {})
@@ -132,6 +135,9 @@ class McpSandbox:
         tools = listed.get("tools", []) if isinstance(listed, Mapping) else listed.tools
         for t in tools:
             get = t.get if isinstance(t, Mapping) else (lambda k, d=None: getattr(t, k, d))
+            if get("name") in self._tools:
+                raise ValueError(f"add_mcp_session: a tool named {get('name')!r} is "
+                                 "registered already")
             schema = get("inputSchema") or get("input_schema") or {"type": "object"}
             self._tools[get("name")] = _Remote(t, session, get("description") or "",
                                                dict(schema), _policy.capabilities_from_mcp_tool(t))
