@@ -87,3 +87,60 @@ def test_http_with_token(node, ws, transport):
             assert out["code"] == 401, out
     finally:
         s.close()
+
+
+@pytest.fixture
+def inspector(node):
+    path = CLIENT_DIR / "node_modules" / ".bin" / "mcp-inspector"
+    need(path.exists(), "@modelcontextprotocol/inspector (npm ci in tests/mcp-client; "
+                        "./setup.sh check does)")
+    return str(path)
+
+
+def inspect(inspector, tmp_path, *args):
+    # Its catalog of servers and its storage go to the test's directory, not to the home one.
+    env = dict(os.environ, HOME=str(tmp_path),
+               MCP_CATALOG_PATH=str(tmp_path / "inspector-catalog.json"))
+    p = subprocess.run([inspector, "--cli", *args], capture_output=True, text=True,
+                       timeout=120, cwd=CLIENT_DIR, env=env, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_inspector_cli_stdio(inspector, ws, tmp_path):
+    wrapper = tmp_path / "sandlock-mcp"
+    wrapper.write_text(f"#!/bin/sh\nexport PYTHONPATH='{PKG_PARENT}' "
+                       f"SANDLOCK_LIB='{os.path.abspath(os.environ['SANDLOCK_LIB'])}'\n"
+                       f"exec {PY} -m sandlock.mcp \"$@\"\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    server = [str(wrapper), "--workspace", str(ws)]
+    rc, out, err = inspect(inspector, tmp_path, *server, "--method", "tools/list")
+    assert rc == 0, err
+    assert [t["name"] for t in json.loads(out)["tools"]] == BUILTINS
+    (ws / "a.txt").write_text("inspected\n")
+    rc, out, err = inspect(inspector, tmp_path, *server, "--method", "tools/call",
+                           "--tool-name", "read_file", "--tool-arg", "path=a.txt")
+    assert rc == 0, err
+    assert json.loads(out) == {"content": [{"type": "text", "text": "inspected\n"}],
+                               "isError": False}
+    # A result with isError: true is its exit status 5, the result still printed.
+    rc, out, err = inspect(inspector, tmp_path, *server, "--method", "tools/call",
+                           "--tool-name", "read_file", "--tool-arg", "path=../secret")
+    assert rc == 5 and "tool_is_error" in err, err
+    r = json.loads(out)
+    assert r["isError"] is True and "[Errno 13] Permission denied" in r["content"][0]["text"]
+
+
+def test_inspector_cli_http(inspector, ws, tmp_path):
+    s = HttpServer(ws, "--token", "s3cret")
+    try:
+        call = [s.url, "--method", "tools/list"]
+        rc, out, err = inspect(inspector, tmp_path, *call, "--header",
+                               "Authorization: Bearer s3cret")
+        assert rc == 0, err
+        assert [t["name"] for t in json.loads(out)["tools"]] == BUILTINS
+        # Without the token the server answers 401, which the inspector takes as a request
+        # for OAuth, which it cannot do without a terminal: its exit status 3.
+        rc, out, err = inspect(inspector, tmp_path, *call)
+        assert rc == 3 and "auth_required" in err, err
+    finally:
+        s.close()
