@@ -17,9 +17,11 @@ import marshal
 import os
 import sys
 import threading
+import time
 from typing import Any, Callable, Mapping
 
 from .. import _ffi
+from .._core import ExitReason
 from .._process import StdioMode
 from ..sandbox import Sandbox
 from . import _policy, _schema
@@ -227,13 +229,14 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
                threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)]
     for th in threads:
         th.start()
+    deadline = time.monotonic() + limit
     threads[0].join(limit)
-    result = proc.wait(timeout=limit)
+    result = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
     for th in threads[1:]:
         th.join()
     if call.cancelled:
         raise ToolError(f"tool {name!r}: cancelled")
-    if result.exit_code == 124 and result.error and "timed out" in result.error:
+    if result.reason == ExitReason.TIMEOUT:
         raise ToolError(f"tool {name!r}: timed out after {limit:g} s (killed)")
     try:
         # The last line, split at b"\n" only: the text may hold other line breaks (U+2028).
