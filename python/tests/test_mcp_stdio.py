@@ -2,12 +2,15 @@
 """sandlock-mcp over stdio, driven by a raw JSON-RPC client: version negotiation, protocol
 errors, tool errors as isError results, cancellation of a running call."""
 
+import json
+import os
 import queue
+import subprocess
 import time
 
 import pytest
 
-from conftest import pids_with_argv, wait_until
+from conftest import PKG_PARENT, PY, pids_with_argv, wait_until
 from mcp_client import StdioClient
 
 
@@ -91,3 +94,20 @@ def test_cancellation_kills_the_call(client):
     assert client.request(3, "ping")["id"] == 3  # and nothing for the cancelled request
     with pytest.raises(queue.Empty):
         client.recv(timeout=0.5)
+
+
+def test_requests_from_a_file(ws, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2024-11-05"}}) + "\n" +
+                     json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                 "params": {"name": "read_file",
+                                            "arguments": {"path": "ok.txt"}}}) + "\n")
+    with open(calls) as stdin:
+        p = subprocess.run([PY, "-m", "sandlock.mcp", "--workspace", str(ws)], stdin=stdin,
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=PKG_PARENT))
+    assert p.returncode == 0, p.stderr
+    replies = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["content"][0]["text"] == "fine\n"

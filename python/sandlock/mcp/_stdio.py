@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+import threading
 from typing import Any
 
 from ._protocol import Session, is_request, parse
@@ -15,12 +16,21 @@ from ._sandbox import McpSandbox
 _LINE_LIMIT = 64 << 20
 
 
+def _feed_from_file(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    while chunk := sys.stdin.buffer.read1(1 << 16):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
+
+
 async def serve(mcp: McpSandbox) -> None:
     """Serve one client on stdin/stdout until stdin ends and the calls in flight have
     answered; SIGTERM or SIGINT cancels those calls (their processes killed) at once."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except ValueError:  # a regular file, which the event loop cannot poll
+        threading.Thread(target=_feed_from_file, args=(loop, reader), daemon=True).start()
     out = sys.stdout.buffer
     session = Session(mcp)
     tasks: set[asyncio.Task[Any]] = set()
