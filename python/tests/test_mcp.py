@@ -12,6 +12,7 @@ import time
 import pytest
 
 import mcp_tools
+from mcp_client import StdioClient
 from sandlock.mcp import McpSandbox, ToolError, capabilities_from_mcp_tool, policy_for_tool
 from sandlock.mcp import builtin
 
@@ -244,8 +245,6 @@ class StdioSession:
 
 
 def test_remote_tools_forwarded_not_sandboxed_here(ws, tmp_path):
-    from mcp_client import StdioClient
-
     remote_ws = tmp_path / "remote"
     remote_ws.mkdir()
     (remote_ws / "r.txt").write_text("remote\n")

@@ -5,11 +5,13 @@ bearer token, driven by a plain HTTP client (http.client)."""
 import http.client
 import json
 import subprocess
+import threading
+import time
 import urllib.parse
 
 import pytest
 
-from conftest import PKG_PARENT, PY
+from conftest import PKG_PARENT, PY, pids_with_argv, wait_until
 from mcp_client import HttpServer
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -123,11 +125,6 @@ def test_token_required_off_loopback(ws):
 
 
 def test_cancelled_call_ends_its_stream_without_an_answer(server):
-    import threading
-    import time
-
-    from conftest import pids_with_argv, wait_until
-
     sid = session(server)
     argv = ["sleep", f"28.{time.monotonic_ns() % 10**6}"]
     call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
