@@ -66,14 +66,20 @@ def check_session(out, ws):
     assert "PermissionError: [Errno 13] Permission denied" in out["failing"]["text"]
 
 
+def wrapper(tmp_path):
+    """sandlock-mcp as a command that sets its own environment: the clients start a server
+    with only some of theirs (the inspector with a few variables it picks)."""
+    env = {"PYTHONPATH": PKG_PARENT, "SANDLOCK_LIB": os.path.abspath(os.environ["SANDLOCK_LIB"])}
+    env.update({k: os.environ[k] for k in ("LD_PRELOAD", "ASAN_OPTIONS") if k in os.environ})
+    path = tmp_path / "sandlock-mcp"
+    path.write_text("#!/bin/sh\n" + "".join(f"export {k}='{v}'\n" for k, v in env.items()) +
+                    f"exec {PY} -m sandlock.mcp \"$@\"\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
 def test_stdio(node, ws, tmp_path):
-    # The SDK starts the server with the environment it is given: a wrapper sets ours.
-    wrapper = tmp_path / "sandlock-mcp"
-    wrapper.write_text(f"#!/bin/sh\nexport PYTHONPATH='{PKG_PARENT}' "
-                       f"SANDLOCK_LIB='{os.path.abspath(os.environ['SANDLOCK_LIB'])}'\n"
-                       f"exec {PY} -m sandlock.mcp \"$@\"\n")
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    check_session(client(node, "stdio", str(wrapper), "--workspace", str(ws)), ws)
+    check_session(client(node, "stdio", wrapper(tmp_path), "--workspace", str(ws)), ws)
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
@@ -107,12 +113,7 @@ def inspect(inspector, tmp_path, *args):
 
 
 def test_inspector_cli_stdio(inspector, ws, tmp_path):
-    wrapper = tmp_path / "sandlock-mcp"
-    wrapper.write_text(f"#!/bin/sh\nexport PYTHONPATH='{PKG_PARENT}' "
-                       f"SANDLOCK_LIB='{os.path.abspath(os.environ['SANDLOCK_LIB'])}'\n"
-                       f"exec {PY} -m sandlock.mcp \"$@\"\n")
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    server = [str(wrapper), "--workspace", str(ws)]
+    server = [wrapper(tmp_path), "--workspace", str(ws)]
     rc, out, err = inspect(inspector, tmp_path, *server, "--method", "tools/list")
     assert rc == 0, err
     assert [t["name"] for t in json.loads(out)["tools"]] == BUILTINS
