@@ -45,7 +45,9 @@ node_deps() {
 		deps
 		PACKAGES=$system_packages
 	fi
-	(cd tests/mcp-client && npm ci --no-audit --no-fund --loglevel=error)
+	# Without the registry the MCP client tests skip (and fail under SANDLOCK_MUST_WORK=1).
+	(cd tests/mcp-client && npm ci --no-audit --no-fund --loglevel=error) ||
+		echo "setup.sh: npm ci in tests/mcp-client failed: the MCP client tests will skip" >&2
 }
 
 jobs() {

@@ -159,6 +159,9 @@ def test_hanging_tool_killed_at_its_timeout(ws):
     with pytest.raises(ToolError, match=r"timed out after 1 s \(killed\)"):
         run(m.call_tool("hang", {}, timeout=1))
     assert time.monotonic() - t0 < 10
+    for bad in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="finite number of seconds > 0"):
+            run(m.call_tool("hang", {}, timeout=bad))
     # The negative control: a short sleep within the limit answers.
     assert run(m.call_tool("hang", {"seconds": 0.1}, timeout=10)) == "woke"
 

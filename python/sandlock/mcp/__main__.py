@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import math
 import os
 import sys
 
@@ -23,11 +24,18 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text}: a finite number of seconds > 0")
+    return value
+
+
 def _args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="sandlock-mcp", description=__doc__)
     p.add_argument("--workspace", default="/tmp/sandlock",
                    help="the directory the tools work in (made if missing; default %(default)s)")
-    p.add_argument("--timeout", type=float, default=30.0,
+    p.add_argument("--timeout", type=_seconds, default=30.0,
                    help="seconds a tool call may run before it is killed (default %(default)s)")
     p.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio",
                    help="stdio (default), http (Streamable HTTP at /mcp) or sse (the older "
@@ -35,8 +43,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--host", default="127.0.0.1", help="HTTP address (default %(default)s)")
     p.add_argument("--port", type=int, default=8080, help="HTTP port (default %(default)s)")
     p.add_argument("--token", default=os.environ.get("SANDLOCK_MCP_TOKEN"),
-                   help="bearer token HTTP clients must send (default $SANDLOCK_MCP_TOKEN); "
-                        "required unless the host is a loopback address")
+                   help="bearer token HTTP clients must send (default $SANDLOCK_MCP_TOKEN, "
+                        "which other users cannot read as they can a command line); required "
+                        "unless the host is a loopback address")
     return p.parse_args(argv)
 
 

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import json
 import marshal
+import math
 import os
 import sys
 import threading
@@ -99,8 +100,9 @@ class McpSandbox:
     """Tools for an agent, each call of a local tool in a fresh deny-by-default sandbox."""
 
     def __init__(self, workspace: str = "/tmp/sandlock", timeout: float = 30.0) -> None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+                not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
         self.workspace = os.path.abspath(workspace)
         self.timeout = float(timeout)
         self._tools: dict[str, _Local | _Remote] = {}
@@ -190,6 +192,8 @@ class McpSandbox:
         if t.takes_workspace and "workspace" in args:
             raise ToolError(f"tool {name!r}: workspace is set by the sandbox, not by the caller")
         limit = self.timeout if timeout is None else float(timeout)
+        if not (limit > 0 and math.isfinite(limit)):
+            raise ValueError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
         try:
             request = marshal.dumps({
                 "module": t.module, "function": t.function, "arguments": args, "path": [t.root],
