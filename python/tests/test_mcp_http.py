@@ -145,3 +145,14 @@ def test_cancelled_call_ends_its_stream_without_an_answer(server):
     status, headers, raw = got["reply"]
     assert status == 200 and headers["Content-Type"] == "text/event-stream" and raw == b""
     assert wait_until(lambda: not pids_with_argv(argv), timeout=10)
+
+
+@pytest.mark.pure
+def test_sessions_are_bounded(monkeypatch, ws):
+    from sandlock.mcp import McpSandbox, _http, _protocol
+
+    monkeypatch.setattr(_http, "_MAX_SESSIONS", 3)
+    srv = _http._Server(McpSandbox(workspace=str(ws)), "127.0.0.1", None)
+    for i in range(5):
+        srv.keep(f"s{i}", _protocol.Session(srv.mcp))
+    assert list(srv.sessions) == ["s2", "s3", "s4"]  # the oldest ended first

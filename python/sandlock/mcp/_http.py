@@ -25,6 +25,7 @@ from ._sandbox import McpSandbox
 
 _MAX_BODY = 16 << 20
 _MAX_HEADERS = 100
+_MAX_SESSIONS = 1024
 _REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
             403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
             406: "Not Acceptable", 411: "Length Required", 413: "Content Too Large",
@@ -94,6 +95,14 @@ class _Server:
         self.token = token
         self.sessions: dict[str, Session] = {}
         self.legacy: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
+
+    def keep(self, sid: str, session: Session) -> None:
+        """Hold @session; past _MAX_SESSIONS the oldest ends (its client gets 404 and starts
+        another, as the transport provides), so clients that never DELETE cannot pile up."""
+        while len(self.sessions) >= _MAX_SESSIONS:
+            old = self.sessions.pop(next(iter(self.sessions)))
+            old.cancel_all()
+        self.sessions[sid] = session
 
     async def connection(self, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
@@ -192,7 +201,7 @@ class _Server:
             return await self._stream_reply(writer, task, sid, session if new else None)
         reply = await task
         if new and reply is not None and "result" in reply:
-            self.sessions[sid] = session
+            self.keep(sid, session)
         self.send(writer, 200 if reply is not None else 202, reply, {"Mcp-Session-Id": sid})
         return True
 
@@ -205,7 +214,7 @@ class _Server:
         await writer.drain()
         reply = await task
         if new is not None and reply is not None and "result" in reply:
-            self.sessions[sid] = new
+            self.keep(sid, new)
         if reply is not None:
             writer.write(_sse("message", json.dumps(reply)))
         await writer.drain()
@@ -226,7 +235,7 @@ class _Server:
         sid = secrets.token_urlsafe(24)
         q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.legacy[sid] = q
-        self.sessions[sid] = Session(self.mcp)
+        self.keep(sid, Session(self.mcp))
         writer.write(_head(200, {"Content-Type": "text/event-stream",
                                  "Cache-Control": "no-cache", "Connection": "close"}))
         writer.write(_sse("endpoint", f"/messages?sessionId={sid}"))
