@@ -78,7 +78,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          "high", "role injection: a forged conversation turn"),
     Rule("jailbreak-persona",
          r"\bdo\s+anything\s+now\b|\b(?:developer|god|jailbreak|jailbroken|unrestricted|"
-         r"unfiltered|evil)\s+mode\s+(?:is\s+)?(?:enabled|activated|on|engaged)\b"
+         r"unfiltered|evil)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|engaged)"
+         r"(?:\s*[.!:;,]|\s+you\b|\s*$)"
          r"|\b(?:enable|activate|enter|switch\s+to)\s+(?:developer|god|jailbreak|unrestricted|"
          r"unfiltered|dan)\s+mode\b"
          r"|\byou\s+are\s+(?:now\s+)?(?:free|freed|released|liberated|unshackled)\s+from\s+"
