@@ -675,3 +675,37 @@ def test_stage_worker_has_no_network(sandboxes, tmp_path):
         assert r.stdout == b"connected\n"
     finally:
         srv.close()
+
+
+def test_installed_package_ships_the_guard(tmp_path):
+    """pip install of ./python installs sandlock_guard with its model next to sandlock, and
+    the installed guard's stage runs from outside the source tree."""
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.fail("make is needed to build the library the package ships")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SANDLOCK_LIB", "PYTHONPATH", "LD_PRELOAD", "PIP_INDEX_URL")}
+    venv = tmp_path / "venv"
+    subprocess.run([PY, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                   env=env, timeout=120)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-index",
+                          "--no-build-isolation", str(ROOT / "python")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    script = (
+        "import os, sandlock, sandlock_guard\n"
+        "from sandlock.guard import PromptGuard\n"
+        "m = os.path.join(os.path.dirname(sandlock_guard.__file__), 'models',"
+        " 'injection-ngram.json')\n"
+        "g = PromptGuard(model=m)\n"
+        "sys_ro = [d for d in ('/usr', '/lib', '/lib64', '/bin') if os.path.exists(d)]\n"
+        "src = sandlock.Sandbox(fs_readable=sys_ro).cmd(['echo', 'hello'])\n"
+        "r = (src | g.stage()).run(timeout=60)\n"
+        "print(sandlock_guard.__file__, r.exit_code, r.stdout)\n"
+    )
+    run = subprocess.run([str(venv / "bin" / "python"), "-c", script], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    where, code, out = run.stdout.split()
+    assert where.startswith(str(venv)) and (code, out) == ("0", "b'hello\\n'")
