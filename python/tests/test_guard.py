@@ -459,7 +459,7 @@ def test_model_file_errors(tmp_path):
 
 def documented_numbers():
     text = (ROOT / "python" / "README.md").read_text()
-    m = re.search(r"held-out set \((\d+) texts\): precision ([0-9.]+), recall ([0-9.]+)", text)
+    m = re.search(r"held-out set \((\d+) texts\): precision (\d\.\d+), recall (\d\.\d+)", text)
     assert m, "python/README.md states the model's held-out numbers"
     return int(m.group(1)), float(m.group(2)), float(m.group(3))
 
