@@ -10,7 +10,14 @@ from typing import Any, Iterable
 
 from . import _views
 from ._classifier import StatisticalClassifier, TransformersClassifier, prepare
-from ._rules import BUILTIN_RULES, RULESET_VERSION, TEXT_RULES, UNICODE_RULES
+from ._rules import (
+    BUILTIN_RULES,
+    RULESET_VERSION,
+    TEXT_RULES,
+    UNICODE_RULES,
+    UNICODE_SUSPECTS,
+    Leads,
+)
 from ._types import RANK, RESERVED_IDS, Finding, Rule, ScanError, ScanReport, check_level
 
 
@@ -51,11 +58,14 @@ def _matching(views: list[tuple[str, bool]], custom: tuple[Rule, ...]) -> list[R
     invisible-character ones on the others (normalizing removes what they look for), custom
     rules on every view."""
     found = []
-    for rule, compiled in TEXT_RULES:
-        if any(compiled.search(v) for v, norm in views if norm):
-            found.append(rule)
+    folded = [Leads(v) for v, norm in views if norm]
+    for text_rule in TEXT_RULES:
+        if any(text_rule.search(leads) for leads in folded):
+            found.append(text_rule.rule)
+    suspect = [v for v, norm in views
+               if not norm and not v.isascii() and UNICODE_SUSPECTS.search(v)]
     for rule, compiled in UNICODE_RULES:
-        if any(compiled.search(v) for v, norm in views if not norm and not v.isascii()):
+        if any(compiled.search(v) for v in suspect):
             found.append(rule)
     for rule in custom:
         if any(rule.compiled.search(v) for v, _ in views):

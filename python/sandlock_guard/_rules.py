@@ -133,16 +133,81 @@ BUILTIN_RULES: tuple[Rule, ...] = (
 
 
 
-# The built-in text rules run on the normalized views, which are case folded, so they are
-# compiled without IGNORECASE and without a leading word boundary: both keep the regex engine
-# from skipping ahead to a possible first letter, and scanning a MiB would take seconds.
+# Where a match of each text rule can start: every top-level alternative of its pattern begins
+# with one of these literals ("\n": at a line start, or at the newline itself). The rules run
+# on the normalized views, which are case folded, so they are compiled without IGNORECASE and
+# tried only where a lead occurs: str.find skips through a MiB in well under a millisecond,
+# while a search for a pattern that opens with an alternation of words tries every position
+# and takes a third of a second. test_guard.py checks that both ways find the same.
+_SEND_LEADS = ("send", "post", "upload", "exfiltrate", "forward", "transmit", "e-mail", "email",
+               "mail", "curl", "wget", "beam", "leak", "copy", "submit", "deliver", "ship")
+_EXPOSE_LEADS = ("reveal", "print", "show", "display", "output", "repeat", "recite", "tell",
+                 "give", "leak", "dump", "disclose", "write", "spell", "share", "paste", "list",
+                 "echo", "return")
+LEADS = {
+    "override-previous-instructions": ("ignore", "disregard", "forget", "override", "bypass",
+                                       "skip", "drop", "abandon", "discard", "neglect"),
+    "override-everything-above": ("ignore", "disregard", "forget"),
+    "override-new-instructions": ("\n", "your", "from"),
+    "system-prompt-extraction": _EXPOSE_LEADS + ("what", "reproduce"),
+    "chat-template-tokens": ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>",
+                             "<start_of_turn>", "<end_of_turn>"),
+    "forged-conversation-turn": ("\n",),
+    "jailbreak-persona": ("do", "developer", "god", "jailbreak", "unrestricted", "unfiltered",
+                          "evil", "enable", "activate", "enter", "switch", "you", "pretend",
+                          "act", "behave", "respond"),
+    "safety-override": ("ignore", "bypass", "disable", "turn", "override", "circumvent",
+                        "deactivate", "remove", "forget", "suspend", "evade", "with", "no"),
+    "secret-exfiltration": _SEND_LEADS + _EXPOSE_LEADS + ("what", "cat", "read", "open"),
+    "conversation-exfiltration": _SEND_LEADS + ("![", "append", "embed", "encode", "include",
+                                                "put"),
+}
 _UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-control"})
 
 
-def _fast(pattern: str) -> re.Pattern:
-    body = pattern.replace(r"|\b", "|")
-    return re.compile(body[2:] if body.startswith(r"\b") else body)
+def _starts(view: str, lead: str):
+    if lead == "\n":
+        yield 0
+    i = view.find(lead)
+    while i >= 0:
+        yield i
+        if lead == "\n":
+            yield i + 1
+        i = view.find(lead, i + 1)
 
 
-TEXT_RULES = tuple((r, _fast(r.pattern)) for r in BUILTIN_RULES if r.id not in _UNICODE)
+class Leads:
+    """The positions of each lead in one view, found once for all the rules."""
+
+    def __init__(self, view: str) -> None:
+        self.view = view
+        self.found: dict[str, list[int]] = {}
+
+    def __getitem__(self, lead: str) -> list[int]:
+        if lead not in self.found:
+            self.found[lead] = list(_starts(self.view, lead))
+        return self.found[lead]
+
+
+class TextRule:
+    """A built-in rule's pattern, compiled for case-folded text, tried at its leads."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        # Without its leading word boundaries: "Hi" followed by smuggled tag characters
+        # reads "hiignore all previous ...", which must still match.
+        body = rule.pattern.replace(r"|\b", "|")
+        self.compiled = re.compile(body[2:] if body.startswith(r"\b") else body)
+        self.leads = LEADS[rule.id]
+
+    def search(self, leads: Leads) -> bool:
+        match, view = self.compiled.match, leads.view
+        return any(match(view, i) for lead in self.leads for i in leads[lead])
+
+
+TEXT_RULES = tuple(TextRule(r) for r in BUILTIN_RULES if r.id not in _UNICODE)
 UNICODE_RULES = tuple((r, r.compiled) for r in BUILTIN_RULES if r.id in _UNICODE)
+# Every character the Unicode rules look for: one search for these decides whether a view needs
+# them at all (the invisible-unicode pattern's lookarounds are slow on a MiB that has none).
+UNICODE_SUSPECTS = re.compile("[\u00ad\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064"
+                              "\u2066-\u2069\ufeff\U000e0000-\U000e007f]")

@@ -207,6 +207,33 @@ def test_binary_blobs_are_not_views():
     assert PromptGuard().scan(text).findings == ()
 
 
+@pytest.mark.pure
+def test_rules_tried_at_their_leads_find_what_a_search_finds():
+    """The built-in text rules are tried only where one of their leads occurs: on every view
+    of these texts (each family's examples inside benign prose, the encodings, the corpus, the
+    project's docs) that finds exactly what searching the whole view finds."""
+    from sandlock_guard._rules import TEXT_RULES, Leads
+
+    texts = [t for ts in FAMILIES.values() for t in ts] + BENIGN
+    texts += [f"{b} {t} {b}" for t in texts[:40] for b in BENIGN[:3]]
+    texts += [e(ATTACK) for e in ENCODINGS.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.txt"))]
+    texts += [(ROOT / d).read_text(encoding="utf-8")[:200000]
+              for d in ("README.md", "python/README.md", "docs/decisions.md")]
+    checked = hits = 0
+    for text in texts:
+        for view, norm in _views.views(text):
+            if not norm:
+                continue
+            leads = Leads(view)
+            for r in TEXT_RULES:
+                expected = r.compiled.search(view) is not None
+                assert r.search(leads) == expected, (r.rule.id, view[:200])
+                checked += 1
+                hits += expected
+    assert checked > 1000 and hits > 60
+
+
 # ---- thresholds and custom rules ---------------------------------------------------------------
 
 
