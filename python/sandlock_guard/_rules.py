@@ -25,7 +25,8 @@ _SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|access\s+(?:keys?|tokens?)|auth(?
            r"~/\.ssh\S*|id_rsa|id_ed25519|aws_secret\w*|cookies|session\s+ids?)")
 _SEND = (r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|mail|curl|wget|beam|"
          r"leak|copy|submit|deliver|ship)")
-_DEST = r"(?:to|at|into|via)\s+(?:https?://|ftp://|\S+@\S+\.\w+|[\w-]+(?:\.[\w-]+)+|my\s+|this\s+|the\s+following\s+)"
+_DEST = (r"(?:to|at|into|via)\s+(?:https?://|ftp://|\S+@\S+\.\w+|[\w-]+(?:\.[\w-]+)+|my\s+|"
+         r"this\s+|the\s+following\s+)")
 _CONVO = (r"(?:conversation|chat(?:\s+history|\s+log)?|message\s+history|(?:previous|prior|"
           r"earlier|past|other)\s+messages|transcript|context\s+window|dialog(?:ue)?|"
           r"user'?s?\s+(?:messages|data|files|history))")
