@@ -99,7 +99,10 @@ def main() -> int:
         guard = _guard_from(pkg, cfg)
     except Exception as e:
         return _fail(getattr(e, "code", "config"), str(e))
-    data = _read_input(guard.max_bytes)
+    try:
+        data = _read_input(guard.max_bytes)
+    except OSError as e:
+        return _fail("input_error", f"reading stdin: {e.strerror}")
     if data is None:
         return _fail("input_too_large", f"over max_bytes {guard.max_bytes}")
     try:
@@ -109,8 +112,11 @@ def main() -> int:
     verdict = _scan_with_deadline(guard, text)
     if verdict == ACCEPT:
         view = memoryview(data)
-        while view:
-            view = view[os.write(1, view):]
+        try:
+            while view:
+                view = view[os.write(1, view):]
+        except OSError as e:  # the next stage is gone (EPIPE): not a rejection
+            return _fail("output_error", f"writing stdout: {e.strerror}")
     return verdict
 
 

@@ -736,3 +736,20 @@ def test_installed_package_ships_the_guard(tmp_path):
     assert run.returncode == 0, run.stderr
     where, code, out = run.stdout.split()
     assert where.startswith(str(venv)) and (code, out) == ("0", "b'hello\\n'")
+
+
+def test_stage_output_closed_is_an_error(sandboxes, tmp_path):
+    from sandlock.guard import PromptGuard as StageGuard
+
+    r_end, w_end = os.pipe()
+    os.close(r_end)
+    try:
+        r = (feed(sandboxes, b"hello\n", tmp_path) | StageGuard().stage()).run(stdout=w_end,
+                                                                              timeout=60)
+    finally:
+        os.close(w_end)
+    assert (r.exit_code, r.stderr) == (
+        2, b"sandlock-guard: error: output_error: writing stdout: Broken pipe\n")
+    # Control: with a reader, the same stage exits 0.
+    r = (feed(sandboxes, b"hello\n", tmp_path) | StageGuard().stage()).run(timeout=60)
+    assert (r.exit_code, r.stdout) == (0, b"hello\n")
