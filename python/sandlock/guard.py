@@ -38,6 +38,7 @@ __all__ = [
 
 DEFAULT_MEMORY = 256 * 1024 * 1024
 CONFIG_ENV = "SANDLOCK_GUARD_CONFIG"
+MAX_ENV_STRING = 32 * 4096  # the kernel's MAX_ARG_STRLEN: one "NAME=value", with its NUL
 _PKG_DIR = os.path.dirname(os.path.abspath(sandlock_guard.__file__))
 _SYSTEM = ("/usr", "/lib", "/lib64", "/bin")
 
@@ -74,11 +75,15 @@ class PromptGuard(sandlock_guard.PromptGuard):
         clean environment, read access to the interpreter, this package and the model only,
         @max_memory or 256 MiB). It forwards the original bytes only when clean; exit 0
         accepted, 1 rejected (the findings on stderr), 2 input or scanning error."""
+        config = self._config()
+        if len(CONFIG_ENV) + 1 + len(config.encode()) >= MAX_ENV_STRING:
+            raise ValueError(f"the guard's configuration ({len(config.encode())} bytes of "
+                             "rules) is over what one environment variable may hold (128 KiB)")
         readable = _python_paths() + [_PKG_DIR]
         if self.classifier is not None:
             readable.append(self.classifier.path)
         sb = Sandbox(fs_readable=readable, clean_env=True,
-                     env={CONFIG_ENV: self._config()},
+                     env={CONFIG_ENV: config},
                      max_memory=DEFAULT_MEMORY if max_memory is None else max_memory)
         worker = os.path.join(_PKG_DIR, "_worker.py")
         return sb.cmd([os.path.realpath(sys.executable), "-I", "-B", worker])

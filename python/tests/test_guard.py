@@ -753,3 +753,15 @@ def test_stage_output_closed_is_an_error(sandboxes, tmp_path):
     # Control: with a reader, the same stage exits 0.
     r = (feed(sandboxes, b"hello\n", tmp_path) | StageGuard().stage()).run(timeout=60)
     assert (r.exit_code, r.stdout) == (0, b"hello\n")
+
+
+def test_stage_configuration_over_an_environment_string(sandboxes, tmp_path):
+    from sandlock.guard import PromptGuard as StageGuard
+
+    many = [Rule(f"r{i}", "x" * 1000, "low", "m") for i in range(140)]
+    with pytest.raises(ValueError, match="over what one environment variable may hold"):
+        StageGuard(rules=many).stage()
+    # Control: 120 KiB of rules reach the worker, which applies them.
+    stage = StageGuard(threshold="low", rules=many[:120]).stage()
+    r = (feed(sandboxes, b"y" + b"x" * 1000, tmp_path) | stage).run(timeout=60)
+    assert r.exit_code == 1 and len(r.stderr.splitlines()) == 120
