@@ -31,6 +31,8 @@ from sandlock_guard import (
 )
 from sandlock_guard import _views
 
+pytestmark = pytest.mark.usefixtures("no_sanitizer_preload")
+
 MODEL = ROOT / "python" / "sandlock_guard" / "models" / "injection-ngram.json"
 CORPUS = pathlib.Path(__file__).parent / "guard-corpus"
 
