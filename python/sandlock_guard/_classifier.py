@@ -65,6 +65,8 @@ def _parse(data: bytes) -> dict[str, Any]:
         raise ValueError(f"not UTF-8: {e}") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON: {e}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
     if not isinstance(doc, dict):
         raise ValueError("the top level must be an object")
     if set(doc) != _KEYS:

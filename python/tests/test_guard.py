@@ -486,6 +486,36 @@ def test_model_file_errors(tmp_path):
             StatisticalClassifier(MODEL, threshold=t)
 
 
+@pytest.mark.pure
+def test_model_loader_corpus(tmp_path):
+    """Seeded random mutations of a small valid model, and some hand-made bad files: each
+    loads or raises ValueError, never another exception."""
+    good = {"format": "sandlock-guard-ngram-logreg", "version": 1, "ngram_min": 2,
+            "ngram_max": 3, "window": 32, "stride": 16, "bias": -1.5, "threshold": 0.5,
+            "weights": {"ig": 1.0, "ign": 2.5, "ore": -0.5}}
+    seeds = [json.dumps(good).encode(), b"[" * 100000, b'{"format": ' * 50000, b"",
+             b'{"weights": {"' + b"a" * 100 + b'": 1}}', json.dumps({**good, "x": 1}).encode()]
+    rng = random.Random(99)
+    inputs = list(seeds)
+    for _ in range(300):
+        b = bytearray(seeds[0])
+        for _ in range(rng.randrange(1, 4)):
+            i = rng.randrange(len(b))
+            b[i:i + rng.randrange(3)] = bytes([rng.choice(b'{}[]":,.-0123456789eE aZ\\')])
+        inputs.append(bytes(b))
+    p = tmp_path / "m.json"
+    loaded = 0
+    for data in inputs:
+        p.write_bytes(data)
+        try:
+            clf = StatisticalClassifier(p)
+        except ValueError:
+            continue
+        loaded += 1
+        assert 0.0 <= clf.score("ignore that") <= 1.0
+    assert loaded >= 1
+
+
 def documented_numbers():
     text = (ROOT / "python" / "README.md").read_text()
     m = re.search(r"held-out set \((\d+) texts\): precision (\d\.\d+), recall (\d\.\d+)", text)
