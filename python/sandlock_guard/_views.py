@@ -139,8 +139,7 @@ class _Budget:
 
 def views(text: str) -> list[tuple[str, bool]]:
     """Every text to scan, as (text, normalized), the input first; a text that normalizing
-    leaves alone is listed both ways. Raises
-    ScanError("processing_limit") past a bound."""
+    leaves alone is listed both ways. Raises ScanError("processing_limit") past a bound."""
     budget = _Budget(text)
     out: list[tuple[str, bool]] = []
     seen = {text}
