@@ -842,3 +842,20 @@ def test_stage_configuration_over_an_environment_string(sandboxes, tmp_path):
     stage = StageGuard(threshold="low", rules=many[:120]).stage()
     r = (feed(sandboxes, b"y" + b"x" * 1000, tmp_path) | stage).run(timeout=60)
     assert r.exit_code == 1 and len(r.stderr.splitlines()) == 120
+
+
+def test_stage_forwards_a_mib_within_its_memory(sandboxes, tmp_path):
+    """max_bytes of markdown (the project's README repeated) through the stage under its
+    default 256 MiB: scanned and forwarded whole. The deadline is generous: this checks the
+    memory limit, and a loaded CI machine is slow."""
+    from sandlock.guard import PromptGuard as StageGuard
+
+    readme = (ROOT / "README.md").read_bytes()
+    data = (readme * (1048576 // len(readme) + 1))[:1048576]
+    data = data.decode("utf-8", "ignore").encode()
+    r = (feed(sandboxes, data, tmp_path) | StageGuard(scan_timeout=60).stage()).run(timeout=120)
+    assert (r.exit_code, len(r.stdout), r.stdout == data, r.stderr) == (0, len(data), True, b"")
+    # Control: one byte more is refused before any scan.
+    r = (feed(sandboxes, data + b"x" * (1048577 - len(data)), tmp_path)
+         | StageGuard().stage()).run(timeout=120)
+    assert r.exit_code == 2 and b"input_too_large" in r.stderr
