@@ -106,20 +106,32 @@ def _b64(blob: str) -> bytes | None:
         return None
 
 
-def blobs(text: str) -> list[str]:
-    """The texts that base64 and hex blobs in @text decode to (binary ones are skipped)."""
+def _decode_blob(blob: str) -> list[str]:
+    found = []
+    data = _b64(blob)
+    s = _as_text(data) if data else None
+    if s is not None:
+        found.append(s)
+    # Hex digits are base64 letters too: a hex run is part of some base64 match.
+    for h in _HEX.findall(blob):
+        s = _as_text(bytes.fromhex(h[:len(h) & ~1]))
+        if s is not None:
+            found.append(s)
+    return found
+
+
+def blobs(text: str, cache: dict[str, list[str]] | None = None) -> list[str]:
+    """The texts that base64 and hex blobs in @text decode to (binary ones are skipped).
+    @cache keeps each candidate's decoding for the other views of one scan, which share
+    most of their candidates."""
+    cache = {} if cache is None else cache
     found = []
     for m in _BASE64.finditer(text):
         blob = m.group(0)
-        data = _b64(blob)
-        s = _as_text(data) if data else None
-        if s is not None:
-            found.append(s)
-        # Hex digits are base64 letters too: a hex run is part of some base64 match.
-        for h in _HEX.findall(blob):
-            s = _as_text(bytes.fromhex(h[:len(h) & ~1]))
-            if s is not None:
-                found.append(s)
+        decoded = cache.get(blob)
+        if decoded is None:
+            decoded = cache[blob] = _decode_blob(blob)
+        found += decoded
     return found
 
 
@@ -141,6 +153,7 @@ def views(text: str) -> list[tuple[str, bool]]:
     """Every text to scan, as (text, normalized), the input first; a text that normalizing
     leaves alone is listed both ways. Raises ScanError("processing_limit") past a bound."""
     budget = _Budget(text)
+    decoded: dict[str, list[str]] = {}
     out: list[tuple[str, bool]] = []
     seen = {text}
     work = [(text, 0)]
@@ -156,7 +169,7 @@ def views(text: str) -> list[tuple[str, bool]]:
             seen.add(norm)
             budget.take(norm)
             out.append((norm, True))
-        children = [unescape(cur)] + blobs(cur)
+        children = [unescape(cur)] + blobs(cur, decoded)
         if norm != cur:
             children.append(unescape(norm))
         for child in children:
