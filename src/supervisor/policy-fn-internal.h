@@ -19,6 +19,13 @@
 #define POLICY_FN_NAMES 512
 #define POLICY_FN_IDS 64 /* threads whose process and parent are kept */
 
+/* A file deny_path denied: its identity when denied, and the path as the callback gave it. */
+struct pfn_deny {
+	dev_t dev;
+	ino_t ino;
+	char *text;
+};
+
 struct pfn_item {
 	struct pfn_item *next;
 	struct seccomp_notif req;
@@ -88,6 +95,9 @@ struct policy_fn {
 	atomic_int limits_pending;
 	uint64_t max_memory; /* the live limits: 0 unlimited */
 	unsigned max_processes;
+	/* deny_path's set (policy-fn-path.c), under the lock; n_deny is read without it. */
+	atomic_size_t n_deny;
+	struct pfn_deny deny[POLICY_FN_DENY_MAX];
 };
 
 /* The context handed to the callback: valid only during it. */
@@ -115,3 +125,18 @@ int pfn_kind(int nr); /* 1 held, 2 observed, 0 neither */
 /* Whether the argument vector of an exec by @tid, at the ranges @r (n pairs of start, end), stays
  * what it is until the kernel reads it: no other task can write them (policy-fn-argv.c). */
 int pfn_argv_stable(pid_t tid, const uint64_t (*r)[2], size_t n);
+
+/* deny_path (policy-fn-path.c): whether descriptor @fd's file (-1: none) or the directory @dir
+ * (-1: none) or one above it is denied: 1 (the entry's text in @text), 0, or -errno (fail
+ * closed). */
+int pfn_denied(struct policy_fn *st, int fd, int dir, char *text, size_t size);
+/* A denial of @req by deny_path's gate, on @path as the child named it. */
+void pfn_deny_event(struct supervisor *sv, const struct seccomp_notif *req, const char *path,
+		    const char *reason);
+/* The same for a file the entry @entry denies ("denied by the policy_fn (deny_path ...)"). */
+void pfn_denied_event(struct supervisor *sv, const struct seccomp_notif *req, const char *path,
+		      const char *entry);
+void pfn_deny_free(struct policy_fn *st);
+/* The gate of an open (policy-fn-open.c): as policy_fn_path_gate. */
+int pfn_open_gate(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);

@@ -166,8 +166,11 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 		if (err < 0)
 			verdict_event(st, &it->req, &e, SANDLOCK_VERDICT_AUDIT, 0, "policy_fn");
 		/* An extension handler on the syscall runs in the chain: it may refuse still. */
+		/* While deny_path's set holds anything, the chain's CONTINUE goes through its gate
+		 * (policy_fn_path_gate): the loop's. */
 		if (it->req.data.nr < POLICY_FN_NAMES && st->direct[it->req.data.nr] &&
-		    !user_handlers_traps(st->sv->user, (int)it->req.data.nr)) {
+		    !user_handlers_traps(st->sv->user, (int)it->req.data.nr) &&
+		    !policy_fn_denies_paths(st->sv)) {
 			answer_continue(st, it->req.id);
 			free(it);
 			pfn_event_done(&e);
@@ -416,6 +419,7 @@ void policy_fn_free(struct supervisor *sv)
 	for (size_t i = 0; st->ids && i < POLICY_FN_IDS; i++)
 		safe_close(st->ids[i].pidfd);
 	free(st->ids);
+	pfn_deny_free(st);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->reap);
