@@ -440,3 +440,39 @@ int pfn_open_gate(struct supervisor *sv, const struct seccomp_notif *req,
 	notif_answer_errno(resp, r < 0 ? r : -EIO);
 	return NOTIF_ANSWERED;
 }
+
+int policy_fn_path_precheck(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	struct path_args pa;
+	struct target t = { .dir = -1, .obj = -1 };
+	const char *why = NULL;
+	char path[PATH_MAX] = "", entry[PATH_MAX];
+	struct stat s;
+
+	if (!policy_fn_denies_paths(sv))
+		return 0;
+	int r = open_args(sv, req, &pa, &why);
+	if (r == 0)
+		r = child_read_path(sv, req, pa.path, path, sizeof(path));
+	if (r == 0)
+		r = resolve_target(sv, req, &pa, path, sizeof(path), &t);
+	if (r == 0 && (t.obj >= 0 || t.dir >= 0)) {
+		int obj_dir = t.obj >= 0 && fstat(t.obj, &s) == 0 && S_ISDIR(s.st_mode);
+		r = pfn_denied(sv->pfn, t.obj,
+			       t.dir >= 0 ? t.dir
+			       : obj_dir  ? t.obj
+					  : -1,
+			       entry, sizeof(entry));
+	}
+	safe_close(t.dir);
+	safe_close(t.obj);
+	if (r == NOTIF_GONE)
+		return r;
+	if (r == 1)
+		pfn_denied_event(sv, req, path, entry);
+	else if (why)
+		pfn_deny_event(sv, req, path, why);
+	/* Not resolved here (a name that does not exist, a magic link): the server's own
+	 * resolution decides, as without a deny. */
+	return r == 1 || why ? -EACCES : 0;
+}

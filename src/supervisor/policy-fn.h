@@ -81,6 +81,11 @@ int policy_fn_denies_paths(const struct supervisor *sv);
 int policy_fn_path_gate(struct supervisor *sv, const struct seccomp_notif *req,
 			struct seccomp_notif_resp *resp);
 
+/* On the loop, before a server of handlers/open.c answers an open with a file of its own (a
+ * view, /etc/hosts, a trust bundle, a /proc file): -EACCES (an event emitted) when the file the
+ * name reaches now is denied, else 0; NOTIF_GONE. */
+int policy_fn_path_precheck(struct supervisor *sv, const struct seccomp_notif *req);
+
 /* The context's functions (api-policy-fn.c). */
 int policy_fn_ctx_network(sandlock_policy_ctx_t *ctx, enum policy_net_op op, pid_t pid,
 			  const char *const *ips, size_t n);

@@ -154,6 +154,8 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 }
 
 /* Run the helper (@args, NULL-terminated) under a policy_fn of @c: its stdout in out. */
+static int run_num_cpus; /* the next runs serve /proc/cpuinfo (num_cpus 1, /proc readable) */
+
 static void run(struct ctl *c, const char *const *args)
 {
 	const char *argv[12] = { self_path };
@@ -166,6 +168,10 @@ static void run(struct ctl *c, const char *const *args)
 	argv[n] = NULL;
 	sandlock_policy_add_fs_read(p, self_dir);
 	sandlock_policy_add_fs_write(p, tmp);
+	if (run_num_cpus) {
+		sandlock_policy_set(p, "num_cpus", "1", NULL);
+		sandlock_policy_add_fs_read(p, "/proc");
+	}
 	if (c)
 		sandlock_policy_set_policy_fn(p, policy, c, NULL);
 	sandlock_spawn_opts_t o = { .size = sizeof(o),
@@ -260,6 +266,20 @@ static void files(void)
 	is_int(atomic_load(&c.deny_r), -ENOENT, "deny_path of a missing path: -ENOENT");
 }
 
+/* A file a server of the supervisor's answers (a view): checked before it is served. */
+static void served(void)
+{
+	struct ctl none = { 0 };
+	struct ctl c = { .deny = { "/proc/cpuinfo" } };
+
+	run_num_cpus = 1;
+	run(&none, (const char *[]){ "read", "/proc/cpuinfo", NULL });
+	is_str(out, "0\n", "control: /proc/cpuinfo served under num_cpus");
+	run(&c, (const char *[]){ "read", "/proc/cpuinfo", NULL });
+	EXPECT(out, "a served view denied: EACCES", "%d\n", EACCES);
+	run_num_cpus = 0;
+}
+
 static void execs(void)
 {
 	char echo[PATH_MAX], truebin[PATH_MAX];
@@ -325,6 +345,7 @@ int main(int argc, char **argv)
 		return 1;
 	strcpy(tmp, real);
 	files();
+	served();
 	execs();
 	race();
 	char cmd[PATH_MAX + 16];
