@@ -140,3 +140,12 @@ void pfn_deny_free(struct policy_fn *st);
 /* The gate of an open (policy-fn-open.c): as policy_fn_path_gate. */
 int pfn_open_gate(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
+/* Confine the calling thread, for good, as the sandbox: its Landlock @ruleset, capabilities
+ * @caps (effective and permitted), no_new_privs, a umask of its own (unshare(CLONE_FS)). */
+int pfn_confine(int ruleset, uint64_t caps);
+/* Whether thread @tid has the supervisor's ids and groups; its effective capabilities (within
+ * the supervisor's) in *@caps. 0 or -EACCES. */
+int pfn_same_ids(pid_t tid, uint64_t *caps);
+/* The gate of a link or rename (policy-fn-move.c): as policy_fn_path_gate. */
+int pfn_move_gate(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);

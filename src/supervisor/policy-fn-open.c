@@ -169,7 +169,7 @@ static size_t status_line(const char *buf, const char *key, const char **ret)
 /* Whether thread @tid has the supervisor's ids and groups (what the permission bits decide on
  * for the supervisor's open), its effective capabilities, within the supervisor's, in *@caps.
  * 0, or -EACCES (fail closed). */
-static int same_ids(pid_t tid, uint64_t *caps)
+int pfn_same_ids(pid_t tid, uint64_t *caps)
 {
 	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:" };
 	char theirs[4096], mine[4096];
@@ -216,6 +216,22 @@ struct open_job {
 	int r;	       /* the confined thread's: the descriptor or -errno */
 };
 
+int pfn_confine(int ruleset, uint64_t caps)
+{
+	/* Capabilities are per thread (capset), as the Landlock domain and, once unshared, the
+	 * umask: the thread holds the child's and no more. */
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {
+		{ .effective = (uint32_t)caps, .permitted = (uint32_t)caps },
+		{ .effective = (uint32_t)(caps >> 32), .permitted = (uint32_t)(caps >> 32) },
+	};
+	if (ruleset <= 0 || syscall(SYS_capset, &h, d) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    sys_landlock_restrict_self(ruleset, 0) < 0 || unshare(CLONE_FS) < 0)
+		return -EACCES;
+	return 0;
+}
+
 /* The open, on a thread of its own under the sandbox's Landlock domain (landlock_restrict_self
  * acts on the calling thread only, and for good), with its own umask (unshare(CLONE_FS)). */
 static void *confined_open(void *arg)
@@ -223,15 +239,7 @@ static void *confined_open(void *arg)
 	struct open_job *j = arg;
 	char self[64];
 
-	/* Capabilities are per thread (capset), as the Landlock domain and, once unshared, the
-	 * umask: the thread holds the child's and no more. */
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {
-		{ .effective = (uint32_t)j->caps, .permitted = (uint32_t)j->caps },
-		{ .effective = (uint32_t)(j->caps >> 32), .permitted = (uint32_t)(j->caps >> 32) },
-	};
-	if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    sys_landlock_restrict_self(j->ruleset, 0) < 0 || unshare(CLONE_FS) < 0) {
+	if (pfn_confine(j->ruleset, j->caps) < 0) {
 		j->r = -EACCES; /* cannot confine: fail closed */
 		return NULL;
 	}
@@ -394,7 +402,7 @@ static int open_decide(struct supervisor *sv, const struct seccomp_notif *req,
 	    (pa->flags & O_TMPFILE) != O_TMPFILE)
 		return -EISDIR;
 	/* What changes ids changes what the supervisor's own open would be allowed. */
-	return same_ids((pid_t)req->pid, caps);
+	return pfn_same_ids((pid_t)req->pid, caps);
 }
 
 /* O_PATH: the entry itself, or an O_PATH descriptor of the child's descriptor's file. */

@@ -392,5 +392,11 @@ int policy_fn_path_gate(struct supervisor *sv, const struct seccomp_notif *req,
 #endif
 	)
 		return pfn_open_gate(sv, req, resp);
+	if (nr == SYS_linkat || nr == SYS_renameat || nr == SYS_renameat2
+#ifdef SYS_link
+	    || nr == SYS_link || nr == SYS_rename
+#endif
+	)
+		return pfn_move_gate(sv, req, resp);
 	return NOTIF_ANSWERED;
 }

@@ -68,6 +68,12 @@ static int helper(int argc, char **argv)
 		printf("%d\n", read_one(argv[3], &c));
 		return 0;
 	}
+	if (strcmp(mode, "link") == 0) { /* link A B, then read B */
+		printf("%d\n", link(argv[2], argv[3]) < 0 ? errno : 0);
+		printf("%d\n", read_one(argv[3], &c));
+		unlink(argv[3]);
+		return 0;
+	}
 	if (strcmp(mode, "create") == 0) { /* create PATH under umask 027: its mode */
 		umask(027);
 		int fd = open(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -245,6 +251,19 @@ static void files(void)
 	run(&c, (const char *[]){ "read", at("dir/inner"), at("to-inner"), at("ok"), NULL });
 	EXPECT(out, "a directory denied: beneath it and through a symlink EACCES",
 	       "%d\n%d\n0\n", EACCES, EACCES);
+
+	/* Out from under a denied directory: a link or rename made after the deny is refused. */
+	run(&none, (const char *[]){ "link", at("dir/inner"), at("out"), NULL });
+	is_str(out, "0\n0\n", "control: a link out of the directory, nothing denied");
+	c = (struct ctl){ .deny = { at("dir") } };
+	run(&c, (const char *[]){ "link", at("dir/inner"), at("out"), NULL });
+	EXPECT(out, "a link out of a denied directory: EACCES", "%d\n%d\n", EACCES, ENOENT);
+	c = (struct ctl){ .deny = { at("dir") } };
+	run(&c, (const char *[]){ "rename", at("dir/inner"), at("out"), NULL });
+	EXPECT(out, "a rename out of a denied directory: EACCES", "%d\n%d\n", EACCES, ENOENT);
+	c = (struct ctl){ .deny = { at("dir") } };
+	run(&c, (const char *[]){ "link", at("ok"), at("ok2"), NULL });
+	is_str(out, "0\n0\n", "a link elsewhere while a deny is in force: made on behalf");
 
 	c = (struct ctl){ .deny = { at("dir") } };
 	run(&c, (const char *[]){ "create", at("made"), NULL });
