@@ -26,6 +26,8 @@ struct pfn_deny {
 	char *text;
 };
 
+struct pfn_confined;
+
 struct pfn_item {
 	struct pfn_item *next;
 	struct seccomp_notif req;
@@ -98,6 +100,7 @@ struct policy_fn {
 	/* deny_path's set (policy-fn-path.c), under the lock; n_deny is read without it. */
 	atomic_size_t n_deny;
 	struct pfn_deny deny[POLICY_FN_DENY_MAX];
+	struct pfn_confined *confined; /* the threads that act for the child (policy-fn-confined.c) */
 };
 
 /* The context handed to the callback: valid only during it. */
@@ -149,3 +152,10 @@ int pfn_same_ids(pid_t tid, uint64_t *caps);
 /* The gate of a link or rename (policy-fn-move.c): as policy_fn_path_gate. */
 int pfn_move_gate(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
+/* Run @fn(@arg) on a thread confined as pfn_confine(@ruleset, @caps) says, and wait for it:
+ * 0, or -EACCES (no such thread: @fn did not run). */
+int pfn_confined_run(struct policy_fn *st, int ruleset, uint64_t caps, void (*fn)(void *arg),
+		     void *arg);
+int pfn_confined_init(struct policy_fn *st);
+/* End the threads (none may be running a call: after the workers stopped). */
+void pfn_confined_stop(struct policy_fn *st);

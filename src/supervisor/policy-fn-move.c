@@ -72,19 +72,14 @@ struct move {
 	int r;
 };
 
-static void *confined_move(void *arg)
+static void confined_move(void *arg)
 {
 	struct move *m = arg;
 
-	if (pfn_confine(m->ruleset, m->caps) < 0) {
-		m->r = -EACCES;
-		return NULL;
-	}
 	long r = m->link ? linkat(m->from.dir, m->from.base, m->to.dir, m->to.base, 0)
 			 : syscall(SYS_renameat2, m->from.dir, m->from.base, m->to.dir, m->to.base,
 				   (unsigned)m->flags);
 	m->r = r < 0 ? negative_errno() : 0;
-	return NULL;
 }
 
 static int move_decide(struct supervisor *sv, const struct seccomp_notif *req, struct move *m,
@@ -126,16 +121,16 @@ int pfn_move_gate(struct supervisor *sv, const struct seccomp_notif *req,
 	struct move m = { .from.dir = -1, .to.dir = -1, .ruleset = sv->ruleset_fd };
 	char path[PATH_MAX] = "", entry[PATH_MAX];
 	const char *why = NULL;
-	pthread_t t;
 
 	int r = move_decide(sv, req, &m, path, entry, &why);
 	/* A link or rename does not wait (no FIFO is opened): the confined thread's call is
 	 * made while the loop waits for it, as the other handlers' own calls. */
-	if (r == 0 && pthread_create(&t, NULL, confined_move, &m) == 0) {
-		pthread_join(t, NULL);
-		r = m.r;
-	} else if (r == 0)
-		r = -EACCES;
+	if (r == 0) {
+		m.r = -EACCES;
+		r = pfn_confined_run(sv->pfn, m.ruleset, m.caps, confined_move, &m);
+		if (r == 0)
+			r = m.r;
+	}
 	safe_close(m.from.dir);
 	safe_close(m.to.dir);
 	if (r == NOTIF_GONE)

@@ -232,17 +232,13 @@ int pfn_confine(int ruleset, uint64_t caps)
 	return 0;
 }
 
-/* The open, on a thread of its own under the sandbox's Landlock domain (landlock_restrict_self
- * acts on the calling thread only, and for good), with its own umask (unshare(CLONE_FS)). */
-static void *confined_open(void *arg)
+/* The open, on a thread under the sandbox's Landlock domain (pfn_confined_run), with the
+ * child's umask. */
+static void confined_open(void *arg)
 {
 	struct open_job *j = arg;
 	char self[64];
 
-	if (pfn_confine(j->ruleset, j->caps) < 0) {
-		j->r = -EACCES; /* cannot confine: fail closed */
-		return NULL;
-	}
 	umask(j->umask);
 	int flags = j->flags | O_NOCTTY | O_CLOEXEC, fd;
 	if (j->obj >= 0) {
@@ -257,7 +253,6 @@ static void *confined_open(void *arg)
 			fd = safe_close(fd);
 	}
 	j->r = fd < 0 ? negative_errno() : fd;
-	return NULL;
 }
 
 /* The opened file, checked again (a create may have met a file made meanwhile), or -errno. */
@@ -282,15 +277,13 @@ static void open_worker(int listener, int sock, void *arg)
 {
 	struct open_job *j = arg;
 	struct seccomp_notif_resp resp = { .id = j->req.id };
-	pthread_t t;
 
 	j->obj = sock;
 	if (listener >= 0 && notif_id_valid(listener, j->req.id)) {
-		int r = -EACCES;
-		if (pthread_create(&t, NULL, confined_open, j) == 0) {
-			pthread_join(t, NULL);
+		j->r = -EACCES;
+		int r = pfn_confined_run(j->sv->pfn, j->ruleset, j->caps, confined_open, j);
+		if (r == 0)
 			r = j->r;
-		}
 		int fd = r;
 		if (fd >= 0 && (r = opened_check(j, fd)) == 0)
 			r = notif_addfd_answer(listener, &j->req, &fd, (j->flags & O_CLOEXEC) != 0);

@@ -320,7 +320,9 @@ static int state_init(struct policy_fn *st)
 	st->ids = calloc(POLICY_FN_IDS, sizeof(*st->ids));
 	for (size_t i = 0; st->ids && i < POLICY_FN_IDS; i++)
 		st->ids[i].pidfd = -1;
-	return st->pids && st->names && st->direct && st->ids ? 0 : -ENOMEM;
+	if (!st->pids || !st->names || !st->direct || !st->ids)
+		return -ENOMEM;
+	return pfn_confined_init(st);
 }
 
 int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t timeout_ms)
@@ -401,6 +403,7 @@ void policy_fn_stop(struct supervisor *sv)
 	policy_fn_unref(st->ref);
 	st->ref = NULL;
 	st->listener = safe_close(st->listener);
+	pfn_confined_stop(st);
 }
 
 void policy_fn_free(struct supervisor *sv)
