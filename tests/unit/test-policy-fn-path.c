@@ -161,6 +161,8 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 
 /* Run the helper (@args, NULL-terminated) under a policy_fn of @c: its stdout in out. */
 static int run_num_cpus; /* the next runs serve /proc/cpuinfo (num_cpus 1, /proc readable) */
+static int run_workdir;	 /* the next runs have the workdir wd, stored in store */
+static char store[PATH_MAX], wd[PATH_MAX];
 
 static void run(struct ctl *c, const char *const *args)
 {
@@ -174,6 +176,10 @@ static void run(struct ctl *c, const char *const *args)
 	argv[n] = NULL;
 	sandlock_policy_add_fs_read(p, self_dir);
 	sandlock_policy_add_fs_write(p, tmp);
+	if (run_workdir) {
+		sandlock_policy_set(p, "workdir", wd, NULL);
+		sandlock_policy_set(p, "fs_storage", store, NULL);
+	}
 	if (run_num_cpus) {
 		sandlock_policy_set(p, "num_cpus", "1", NULL);
 		sandlock_policy_add_fs_read(p, "/proc");
@@ -184,7 +190,11 @@ static void run(struct ctl *c, const char *const *args)
 				    .stdout_mode = SANDLOCK_STDIO_PIPE,
 				    .on_event = on_event };
 	out[0] = '\0';
-	if (sandlock_spawn(p, argv, &o, &sb, NULL) == 0) {
+	sandlock_error_t *err = NULL;
+	if (sandlock_spawn(p, argv, &o, &sb, &err) < 0)
+		diag("spawn: %s", err ? sandlock_error_message(err) : "?");
+	sandlock_error_free(err);
+	if (sb) {
 		sandlock_sandbox_wait(sb, -1);
 		const uint8_t *b = sandlock_sandbox_stdout(sb, &len);
 		snprintf(out, sizeof(out), "%.*s", (int)len, b ? (const char *)b : "");
@@ -299,6 +309,18 @@ static void served(void)
 	run_num_cpus = 0;
 }
 
+/* A workdir's names are the supervisor's own opens: deny_path is refused there. */
+static void with_workdir(void)
+{
+	struct ctl c = { .deny = { at("ok") } };
+
+	run_workdir = 1;
+	run(&c, (const char *[]){ "read", at("ok"), NULL });
+	is_int(atomic_load(&c.deny_r), -EOPNOTSUPP, "deny_path with a workdir: -EOPNOTSUPP");
+	is_str(out, "0\n", "  and nothing is denied");
+	run_workdir = 0;
+}
+
 static void execs(void)
 {
 	char echo[PATH_MAX], truebin[PATH_MAX];
@@ -363,12 +385,16 @@ int main(int argc, char **argv)
 	    strlen(real) >= sizeof(tmp))
 		return 1;
 	strcpy(tmp, real);
+	if (!tap_mkdtemp(store, sizeof(store), "policy-fn-path-store") ||
+	    !tap_mkdtemp(wd, sizeof(wd), "policy-fn-path-wd"))
+		return 1;
 	files();
 	served();
+	with_workdir();
 	execs();
 	race();
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	char cmd[3 * PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s", tmp, store, wd);
 	(void)!system(cmd);
 	return done_testing();
 }
