@@ -119,7 +119,7 @@ static int resolve_target(struct supervisor *sv, const struct seccomp_notif *req
 		if (r < 0)
 			return r;
 		t->dir = open_dir(sv, req, from, pa->dirfd, dir, pa->resolve);
-		safe_close(from);
+		from = safe_close(from);
 		if (t->dir < 0)
 			return t->dir;
 		t->obj = openat(t->dir, t->base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
