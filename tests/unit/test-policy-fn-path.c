@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +74,17 @@ static int helper(int argc, char **argv)
 		printf("%d\n", link(argv[2], argv[3]) < 0 ? errno : 0);
 		printf("%d\n", read_one(argv[3], &c));
 		unlink(argv[3]);
+		return 0;
+	}
+	if (strcmp(mode, "kinds") == 0) { /* kinds PATH: creat, O_PATH, openat2 BENEATH of it */
+		int fd = creat(argv[2], 0644);
+		printf("%d\n", fd < 0 ? errno : 0);
+		fd = open(argv[2], O_PATH | O_CLOEXEC);
+		printf("%d\n", fd < 0 ? errno : 0);
+		struct open_how how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
+		int dir = open(argv[3], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		fd = (int)syscall(SYS_openat2, dir, argv[4], &how, sizeof(how));
+		printf("%d\n", fd < 0 ? errno : 0);
 		return 0;
 	}
 	if (strcmp(mode, "create") == 0) { /* create PATH under umask 027: its mode */
@@ -249,6 +262,20 @@ static void files(void)
 	ok(atomic_load(&deny_events) >= 2, "denial events, reason deny_path (%d)",
 	   atomic_load(&deny_events));
 	is_int(atomic_load(&c.deny_r), 0, "deny_path returned 0");
+
+	run(&none, (const char *[]){ "kinds", at("secret"), tmp, "ok", NULL });
+	is_str(out, "0\n0\n0\n", "control: creat, O_PATH, openat2 RESOLVE_BENEATH");
+	write_file("secret", "SECRET");
+	c = (struct ctl){ .deny = { at("secret") } };
+	run(&c, (const char *[]){ "kinds", at("secret"), tmp, "ok", NULL });
+	EXPECT(out, "creat and O_PATH of the denied file, an openat2 BENEATH: EACCES",
+	       "%d\n%d\n%d\n", EACCES, EACCES, EACCES);
+	char buf[16] = "";
+	FILE *f = fopen(at("secret"), "r");
+	ok(f && fgets(buf, sizeof(buf), f) && strcmp(buf, "SECRET") == 0,
+	   "the denied file was not truncated");
+	if (f)
+		fclose(f);
 
 	c = (struct ctl){ .deny = { at("secret") } };
 	run(&c, (const char *[]){ "rename", at("secret"), at("moved"), NULL });
