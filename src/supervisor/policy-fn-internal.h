@@ -71,6 +71,7 @@ struct policy_fn {
 	pthread_cond_t reap; /* a deadline queued, or stopping */
 	pthread_t thread, reaper;
 	int started; /* threads started: 0, 1 (the policy thread), 2 (both) */
+	int64_t reap_at; /* the deadline the reaper sleeps until, 0: none (under the lock) */
 	int stopping;
 	atomic_int armed;
 	int broken;   /* armed without a listener copy: held calls refused */

@@ -289,6 +289,7 @@ static void *reaper_thread(void *arg)
 			pthread_mutex_lock(&st->lock);
 			continue;
 		}
+		st->reap_at = next;
 		if (!next) {
 			pthread_cond_wait(&st->reap, &st->lock);
 			continue;
@@ -475,7 +476,10 @@ int policy_fn_hold(struct supervisor *sv, const struct seccomp_notif *req)
 	if (!stopping) {
 		push(&st->held, &st->held_tail, it);
 		pthread_cond_signal(&st->work);
-		pthread_cond_signal(&st->reap);
+		/* Every call is held for the same timeout, so a deadline queued later is never
+		 * the first: the reaper, asleep until an earlier one, is woken only when idle. */
+		if (!st->reap_at || it->deadline_ns < st->reap_at)
+			pthread_cond_signal(&st->reap);
 	}
 	pthread_mutex_unlock(&st->lock);
 	if (stopping) {
