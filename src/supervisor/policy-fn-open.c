@@ -43,6 +43,7 @@
 #include "supervisor.h"
 #include "supervisor/args.h"
 #include "syscall-util.h"
+#include "handlers/handlers.h"
 
 #define HOPS_MAX 40
 
@@ -213,6 +214,7 @@ struct open_job {
 	int ruleset;
 	uint64_t caps; /* the child's effective capabilities: the thread's own */
 	int obj;       /* the job's socket: the entry, or -1 */
+	int nonblock;  /* opened O_NONBLOCK (then cleared unless asked): from the loop */
 	int r;	       /* the confined thread's: the descriptor or -errno */
 };
 
@@ -244,7 +246,13 @@ static void confined_open(void *arg)
 	if (j->obj >= 0) {
 		int tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", j->obj);
-		fd = open(self, flags & ~(O_CREAT | O_NOFOLLOW | (tmpfile ? 0 : O_EXCL)), j->mode);
+		fd = open(self,
+			  (flags & ~(O_CREAT | O_NOFOLLOW | (tmpfile ? 0 : O_EXCL))) |
+				  (j->nonblock ? O_NONBLOCK : 0),
+			  j->mode);
+		if (fd >= 0 && j->nonblock && !(flags & O_NONBLOCK) &&
+		    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+			fd = safe_close(fd);
 	} else {
 		/* Made meanwhile by another thread, it may be a FIFO: no wait for its peer. */
 		fd = openat(j->dir, j->base, flags | O_NOFOLLOW | O_NONBLOCK, j->mode);
@@ -273,6 +281,20 @@ static int opened_check(struct open_job *j, int fd)
 	return 0;
 }
 
+/* The open of job @j, answered on @listener: NOTIF_DEFERRED (answered), NOTIF_GONE, -errno. */
+static int open_run(int listener, struct open_job *j)
+{
+	j->r = -EACCES;
+	int r = pfn_confined_run(j->sv->pfn, j->ruleset, j->caps, confined_open, j);
+	if (r == 0)
+		r = j->r;
+	int fd = r;
+	if (fd >= 0 && (r = opened_check(j, fd)) == 0)
+		r = notif_addfd_answer(listener, &j->req, &fd, (j->flags & O_CLOEXEC) != 0);
+	safe_close(fd);
+	return r;
+}
+
 static void open_worker(int listener, int sock, void *arg)
 {
 	struct open_job *j = arg;
@@ -280,14 +302,7 @@ static void open_worker(int listener, int sock, void *arg)
 
 	j->obj = sock;
 	if (listener >= 0 && notif_id_valid(listener, j->req.id)) {
-		j->r = -EACCES;
-		int r = pfn_confined_run(j->sv->pfn, j->ruleset, j->caps, confined_open, j);
-		if (r == 0)
-			r = j->r;
-		int fd = r;
-		if (fd >= 0 && (r = opened_check(j, fd)) == 0)
-			r = notif_addfd_answer(listener, &j->req, &fd, (j->flags & O_CLOEXEC) != 0);
-		safe_close(fd);
+		int r = open_run(listener, j);
 		if (r != NOTIF_DEFERRED && r != NOTIF_GONE) {
 			notif_answer_errno(&resp, r < 0 ? r : -EIO);
 			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
@@ -302,9 +317,9 @@ static int open_queue(struct supervisor *sv, const struct seccomp_notif *req,
 		      const struct path_args *pa, struct target *t, uint64_t caps)
 {
 	mode_t umask = 0;
-	long threads;
 
-	if (proc_umask((pid_t)req->pid, &umask, &threads) < 0)
+	/* Only what makes a file reads the mask (handlers/umask.c keeps it where it can). */
+	if ((pa->flags & (O_CREAT | O_TMPFILE)) && sandbox_umask(sv, req, &umask) < 0)
 		return -EACCES;
 	struct open_job *j = malloc(sizeof(*j));
 	if (!j)
@@ -319,6 +334,22 @@ static int open_queue(struct supervisor *sv, const struct seccomp_notif *req,
 				.caps = caps,
 				.obj = -1 };
 	snprintf(j->base, sizeof(j->base), "%s", t->base);
+	/* A regular file or a directory opened O_NONBLOCK cannot wait where the sandbox holds no
+	 * capability (no fanotify permission event of its own holds it): opened from the loop.
+	 * EAGAIN (a lease being broken): a worker's, which may wait. */
+	struct stat s;
+	if (t->obj >= 0 && sv->proc_no_caps && fstat(t->obj, &s) == 0 &&
+	    (S_ISREG(s.st_mode) || S_ISDIR(s.st_mode))) {
+		j->obj = t->obj;
+		j->nonblock = 1;
+		int r = open_run(sv->listener, j);
+		j->obj = -1;
+		j->nonblock = 0;
+		if (r != -EAGAIN) {
+			free(j);
+			return r;
+		}
+	}
 	int r = supervisor_run_worker(sv, t->obj, open_worker, j);
 	if (r < 0) {
 		free(j);
