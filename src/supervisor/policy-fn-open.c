@@ -142,6 +142,17 @@ static int resolve_target(struct supervisor *sv, const struct seccomp_notif *req
 	}
 }
 
+/* resolve_target on a copy of @path (PATH_MAX bytes), which stays the child's name for the
+ * events. */
+static int resolve_copy(struct supervisor *sv, const struct seccomp_notif *req,
+			const struct path_args *pa, const char *path, struct target *t)
+{
+	char name[PATH_MAX];
+
+	snprintf(name, sizeof(name), "%s", path);
+	return resolve_target(sv, req, pa, name, sizeof(name), t);
+}
+
 /* Whether @fd is a file of the supervisor's own /proc directory (a symlink into /proc/self
  * resolved here): never handed to the child. */
 static int supervisor_proc(int fd)
@@ -393,7 +404,7 @@ static int open_decide(struct supervisor *sv, const struct seccomp_notif *req,
 
 	int r = child_read_path(sv, req, pa->path, path, PATH_MAX);
 	if (r == 0)
-		r = resolve_target(sv, req, pa, path, PATH_MAX, t);
+		r = resolve_copy(sv, req, pa, path, t);
 	if (r == -ELOOP && !(pa->resolve & RESOLVE_NO_SYMLINKS)) {
 		*why = "deny_path: a name through a magic link is refused while deny_path is in "
 		       "force";
@@ -487,7 +498,7 @@ int policy_fn_path_precheck(struct supervisor *sv, const struct seccomp_notif *r
 	if (r == 0)
 		r = child_read_path(sv, req, pa.path, path, sizeof(path));
 	if (r == 0)
-		r = resolve_target(sv, req, &pa, path, sizeof(path), &t);
+		r = resolve_copy(sv, req, &pa, path, &t);
 	if (r == 0 && (t.obj >= 0 || t.dir >= 0)) {
 		int obj_dir = t.obj >= 0 && fstat(t.obj, &s) == 0 && S_ISDIR(s.st_mode);
 		r = pfn_denied(sv->pfn, t.obj,
