@@ -103,6 +103,13 @@ static int helper(int argc, char **argv)
 		printf("%d\n", errno);
 		return 0;
 	}
+	if (strcmp(mode, "exec-in") == 0) { /* exec-in DIR NAME WORD: chdir, then exec NAME */
+		char *const v[] = { argv[3], argv[4], NULL };
+		if (chdir(argv[2]) == 0)
+			execv(v[0], v);
+		printf("%d\n", errno);
+		return 0;
+	}
 	if (strcmp(mode, "fds") == 0) { /* fds PATH: reopen it by /proc/self/fd/N, and /dev/stdin */
 		char name[64];
 		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
@@ -163,14 +170,22 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 
 static char self_path[PATH_MAX], self_dir[PATH_MAX], tmp[PATH_MAX / 2], out[4096];
 static atomic_int deny_events;
+static char last_reason[PATH_MAX + 128], last_path[PATH_MAX], last_category[16];
 
 static void on_event(const sandlock_event_t *ev, void *user_data)
 {
 	(void)user_data;
-	if (ev->verdict == SANDLOCK_VERDICT_DENY && ev->reason &&
-	    strstr(ev->reason, "denied by the policy_fn (deny_path "))
+	if (ev->verdict != SANDLOCK_VERDICT_DENY || !ev->reason)
+		return;
+	if (strstr(ev->reason, "denied by the policy_fn (deny_path "))
 		atomic_fetch_add(&deny_events, 1);
+	snprintf(last_reason, sizeof(last_reason), "%s", ev->reason);
+	snprintf(last_path, sizeof(last_path), "%s", ev->path ? ev->path : "");
+	snprintf(last_category, sizeof(last_category), "%s", ev->category ? ev->category : "");
 }
+
+/* Deny many files at the first call: the 65th is refused. */
+static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud);
 
 /* Run the helper (@args, NULL-terminated) under a policy_fn of @c: its stdout in out. */
 static int run_num_cpus; /* the next runs serve /proc/cpuinfo (num_cpus 1, /proc readable) */
@@ -261,6 +276,11 @@ static void files(void)
 	       "%d\n0\n%d\n", EACCES, EACCES);
 	ok(atomic_load(&deny_events) >= 2, "denial events, reason deny_path (%d)",
 	   atomic_load(&deny_events));
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want), "denied by the policy_fn (deny_path %s)", at("secret"));
+	is_str(last_reason, want, "the event's reason names the deny");
+	is_str(last_path, at("hard"), "the event's path is the name the child opened");
+	is_str(last_category, "file", "category file");
 	is_int(atomic_load(&c.deny_r), 0, "deny_path returned 0");
 
 	run(&none, (const char *[]){ "kinds", at("secret"), tmp, "ok", NULL });
@@ -374,6 +394,61 @@ static void execs(void)
 	run(&c, (const char *[]){ "exec", at("echo"), "hi", NULL });
 	EXPECT(out, "exec from a writable directory while a deny is in force: EACCES", "%d\n",
 	       EACCES);
+	is_str(last_reason,
+	       "an exec from a directory the sandbox can change is refused while deny_path is in "
+	       "force",
+	       "  its event says why");
+
+	/* A relative name: the working directory may be another process's too (CLONE_FS). */
+	run(&none, (const char *[]){ "exec-in", "/usr/bin", "./echo", "rel", NULL });
+	is_str(out, "rel\n", "control: an exec by a relative name, nothing denied");
+	c = (struct ctl){ .deny = { at("secret") } };
+	run(&c, (const char *[]){ "exec-in", "/usr/bin", "./echo", "rel", NULL });
+	EXPECT(out, "an exec by a relative name while a deny is in force: EACCES", "%d\n", EACCES);
+}
+
+static atomic_int many_r;
+
+static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
+{
+	static atomic_int once;
+
+	(void)ev;
+	(void)ud;
+	if (atomic_exchange(&once, 1))
+		return SANDLOCK_POLICY_ALLOW;
+	for (int i = 0; i < 65; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "many-%d", i);
+		int r = sandlock_policy_ctx_deny_path(ctx, at(name));
+		if (r < 0) {
+			atomic_store(&many_r, i * 1000 - r);
+			break;
+		}
+	}
+	return SANDLOCK_POLICY_ALLOW;
+}
+
+static void full(void)
+{
+	sandlock_policy_t *p = system_policy();
+	const char *argv[] = { self_path, "read", at("ok"), NULL };
+	sandlock_spawn_opts_t o = { .size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE };
+	sandlock_sandbox_t *sb = NULL;
+
+	for (int i = 0; i < 65; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "many-%d", i);
+		write_file(name, "x");
+	}
+	sandlock_policy_add_fs_read(p, self_dir);
+	sandlock_policy_add_fs_read(p, tmp);
+	sandlock_policy_set_policy_fn(p, many, NULL, NULL);
+	if (sandlock_spawn(p, argv, &o, &sb, NULL) == 0)
+		sandlock_sandbox_wait(sb, -1);
+	sandlock_sandbox_free(sb);
+	sandlock_policy_free(p);
+	is_int(atomic_load(&many_r), 64 * 1000 + ENOSPC, "the 65th deny_path: -ENOSPC");
 }
 
 static void race(void)
@@ -419,6 +494,7 @@ int main(int argc, char **argv)
 	served();
 	with_workdir();
 	execs();
+	full();
 	race();
 	char cmd[3 * PATH_MAX + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s", tmp, store, wd);
