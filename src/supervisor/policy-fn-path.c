@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -279,10 +281,19 @@ static int walk_name(struct supervisor *sv, struct walk *w)
 		if (strcmp(name, ".") == 0)
 			continue;
 		int fd = openat(w->dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return negative_errno();
+		if (fd < 0) {
+			/* Not there: the kernel finds nothing either, unless the name can be made
+			 * meanwhile. */
+			int err = negative_errno(), ch = dir_changeable(sv, w->dir);
+			return ch == 0 ? err : ch < 0 ? ch : -EROFS;
+		}
 		int r = fstat(fd, &s) < 0 ? negative_errno() : dir_changeable(sv, w->dir);
-		if (r == 0 && S_ISLNK(s.st_mode))
+		struct statfs fs;
+		/* A /proc link (/proc/self/exe, .../cwd) jumps where its text may not lead. */
+		if (r == 0 && S_ISLNK(s.st_mode) &&
+		    (fstatfs(fd, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC))
+			r = -EXDEV;
+		else if (r == 0 && S_ISLNK(s.st_mode))
 			r = walk_link(w, fd);
 		else if (r == 0 && w->rest[strspn(w->rest, "/")]) {
 			close(w->dir); /* more to walk: the next directory */
@@ -344,6 +355,10 @@ static int exec_check(struct supervisor *sv, const struct seccomp_notif *req, ch
 		snprintf(why, why_size,
 			 "an exec from a directory the sandbox can change is "
 			 "refused while deny_path is in force");
+	else if (r == -EXDEV)
+		snprintf(why, why_size,
+			 "an exec through a /proc link is refused while deny_path "
+			 "is in force");
 	else if (r == -ENOENT || r == -ENOTDIR)
 		return 0; /* the kernel's answer: it finds nothing to exec either */
 	else if (r < 0)

@@ -399,6 +399,14 @@ static void execs(void)
 	       "force",
 	       "  its event says why");
 
+	/* Through a /proc link: the kernel jumps where the link's text may not lead. */
+	run(&none, (const char *[]){ "exec", "/proc/self/exe", "read", NULL });
+	is_str(out, "", "control: an exec of /proc/self/exe runs (the helper, reading nothing)");
+	c = (struct ctl){ .deny = { at("secret") } };
+	run(&c, (const char *[]){ "exec", "/proc/self/exe", "read", NULL });
+	EXPECT(out, "an exec through /proc/self/exe while a deny is in force: EACCES", "%d\n",
+	       EACCES);
+
 	/* A relative name: the working directory may be another process's too (CLONE_FS). */
 	run(&none, (const char *[]){ "exec-in", "/usr/bin", "./echo", "rel", NULL });
 	is_str(out, "rel\n", "control: an exec by a relative name, nothing denied");
