@@ -20,10 +20,18 @@
  *   hop+back    handed to the second thread and back (an eventfd the receiver polls with the
  *               listener) before the receiver answers: the floor of policy_fn's shape
  *
+ * and two that open (and close) a file that exists, this program, under a policy_fn:
+ *
+ *   open_fn     the no-op policy_fn of direct: the policy thread answers CONTINUE
+ *   open_deny   a policy_fn that denies another file at its first call: every open is then
+ *               made on the child's behalf (resolved and checked on the loop, reopened on a
+ *               worker by a confined thread, installed with ADDFD)
+ *
  * The report gives the median per-call latency of each and the held call's overhead over the
  * round trip: (policy_fn - bare) / (trapped - bare), and the same for direct; the target is at
  * most 1.5. The floors are given the same way: what a callback on its own thread costs at the
- * least, before any of sandlock's work.
+ * least, before any of sandlock's work. Last, what an open costs while a deny is in force:
+ * open_deny over open_fn.
  *
  *   policy-fn [-n CALLS] [-r ROUNDS]
  */
@@ -51,13 +59,17 @@
 #include "sandlock.h"
 
 #define PROBE "/usr/.sandlock-bench-none"
+#define PROBE_DENIED "/bin/sh" /* a file the helper never opens */
 
-static int helper(size_t n)
+static int helper(size_t n, const char *file)
 {
 	int64_t t0 = bench_now_ns();
 
-	for (size_t i = 0; i < n; i++)
-		(void)syscall(SYS_openat, AT_FDCWD, PROBE, O_RDONLY | O_CLOEXEC);
+	for (size_t i = 0; i < n; i++) {
+		long fd = syscall(SYS_openat, AT_FDCWD, file ? file : PROBE, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			close((int)fd);
+	}
 	printf("%.1f\n", (double)(bench_now_ns() - t0) / (double)n);
 	return 0;
 }
@@ -197,7 +209,7 @@ static int floor_helper(enum floor_mode mode, size_t n)
 	if (fd < 0)
 		return 1;
 	atomic_store(&f.listener, fd);
-	return helper(n);
+	return helper(n, NULL);
 }
 
 static int32_t noop(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
@@ -208,25 +220,38 @@ static int32_t noop(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ct
 	return SANDLOCK_POLICY_ALLOW;
 }
 
-#define N_VARIANTS 7
-#define FIRST_FLOOR 4
+static int32_t deny_first(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
+{
+	static _Thread_local int done; /* each sandbox has a policy thread of its own */
 
-/* One batch in variant @v (0 bare, 1 trapped, 2 policy_fn, 3 direct, 4.. the floors): the mean
- * ns per call, or < 0. */
+	(void)ev;
+	(void)ud;
+	if (!done++)
+		(void)sandlock_policy_ctx_deny_path(ctx, PROBE_DENIED);
+	return SANDLOCK_POLICY_ALLOW;
+}
+
+#define N_VARIANTS 9
+#define FIRST_FLOOR 4
+#define FIRST_OPEN 7
+
+/* One batch in variant @v (0 bare, 1 trapped, 2 policy_fn, 3 direct, 4..6 the floors, 7 open_fn,
+ * 8 open_deny): the mean ns per call, or < 0. */
 static double batch(const char *self, const char *dir, int v, size_t n)
 {
 	char count[32], mode[16], buf[64] = "";
-	const char *argv[] = { self, "--helper", count, NULL, NULL };
+	const char *argv[] = { self, "--helper", count, v >= FIRST_OPEN ? self : NULL, NULL };
+	int floor = v >= FIRST_FLOOR && v < FIRST_OPEN;
 	size_t len = 0;
 
 	snprintf(count, sizeof(count), "%zu", n);
 	snprintf(mode, sizeof(mode), "%d", v - FIRST_FLOOR);
-	if (v >= FIRST_FLOOR) {
+	if (floor) {
 		argv[1] = "--floor";
 		argv[2] = mode;
 		argv[3] = count;
 	}
-	if (v == 0 || v >= FIRST_FLOOR) {
+	if (v == 0 || floor) {
 		int fd[2];
 		if (pipe(fd) < 0)
 			return -1;
@@ -251,12 +276,12 @@ static double batch(const char *self, const char *dir, int v, size_t n)
 		if (access(dirs[i], F_OK) == 0)
 			sandlock_policy_add_fs_read(p, dirs[i]);
 	sandlock_policy_add_fs_read(p, dir);
-	if (v != 3)
+	if (v == 1 || v == 2)
 		sandlock_policy_set_name(p, "bench", NULL);
 	for (uint32_t i = 0; i < SANDLOCK_PROTECTION_COUNT; i++)
 		sandlock_policy_set_protection(p, i, SANDLOCK_PROTECTION_DEGRADED);
 	if (v >= 2)
-		sandlock_policy_set_policy_fn(p, noop, NULL, NULL);
+		sandlock_policy_set_policy_fn(p, v == 8 ? deny_first : noop, NULL, NULL);
 	sandlock_spawn_opts_t o = { .size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE };
 	int r = sandlock_spawn(p, argv, &o, &sb, NULL);
 	sandlock_policy_free(p);
@@ -271,14 +296,14 @@ static double batch(const char *self, const char *dir, int v, size_t n)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "bare", "trapped", "policy_fn", "direct",
-					     "raw",  "hop",	"hop+back" };
+	static const char *const names[] = { "bare", "trapped",	 "policy_fn", "direct",	  "raw",
+					     "hop",  "hop+back", "open_fn",   "open_deny" };
 	char self[PATH_MAX], dir[PATH_MAX];
 	size_t n = 20000, rounds = 7;
 	int opt;
 
-	if (argc == 3 && strcmp(argv[1], "--helper") == 0)
-		return helper((size_t)strtoull(argv[2], NULL, 10));
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "--helper") == 0)
+		return helper((size_t)strtoull(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
 	if (argc == 4 && strcmp(argv[1], "--floor") == 0)
 		return floor_helper((enum floor_mode)atoi(argv[2]),
 				    (size_t)strtoull(argv[3], NULL, 10));
@@ -321,7 +346,7 @@ int main(int argc, char **argv)
 	for (int k = 2; k < FIRST_FLOOR; k++)
 		printf("  %s: held call over the round trip: %.2fx (target <= 1.5x)\n", names[k],
 		       trip > 0 ? (s[k].median - s[0].median) / trip : 0.0);
-	for (int k = FIRST_FLOOR + 1; k < N_VARIANTS; k++)
+	for (int k = FIRST_FLOOR + 1; k < FIRST_OPEN; k++)
 		printf("  floor %s: over the raw round trip: %.2fx\n", names[k],
 		       raw > 0 ? (s[k].median - s[0].median) / raw : 0.0);
 	printf("  direct over hop: %.2fx, policy_fn over hop+back: %.2fx\n",
@@ -329,6 +354,9 @@ int main(int argc, char **argv)
 					 : 0.0,
 	       s[6].median > s[0].median ? (s[2].median - s[0].median) / (s[6].median - s[0].median)
 					 : 0.0);
+	printf("  open while a deny is in force: %.1f us more than without (%.2fx)\n",
+	       (s[8].median - s[7].median) / 1000.0,
+	       s[7].median > 0 ? s[8].median / s[7].median : 0);
 	for (int k = 0; k < N_VARIANTS; k++)
 		free(v[k]);
 	return 0;

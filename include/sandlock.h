@@ -371,11 +371,16 @@ int sandlock_policy_ctx_restrict_pid_network(sandlock_policy_ctx_t *ctx, int32_t
  * next call on). Errors: -EINVAL (0), -EPERM. */
 int sandlock_policy_ctx_restrict_max_memory(sandlock_policy_ctx_t *ctx, uint64_t bytes);
 int sandlock_policy_ctx_restrict_max_processes(sandlock_policy_ctx_t *ctx, uint32_t n);
-/* Deny the file @path (absolute) resolves to now, by identity (device and inode: hard links and
- * renames keep the deny), to the opens and execs of the sandbox (EACCES); allow_path removes
- * only what deny_path added. This version cannot enforce it without a race (the open or exec
- * would have to be made on the child's behalf): both return -EOPNOTSUPP; deny the held open or
- * exec from the callback instead. Errors: -EINVAL (NULL, not absolute), -EOPNOTSUPP. */
+/* Deny the file or directory @path (absolute, copied) resolves to now, by identity (device and
+ * inode: hard links and renames keep the deny): from then on the sandbox's opens and execs of
+ * it, or of anything beneath the directory, fail with EACCES (a denial event). Descriptors
+ * opened before stay usable. While any deny is in force the opens (and links, renames) are made
+ * on the child's behalf, and an exec runs only when its absolute name goes through directories
+ * the sandbox cannot change (else EACCES). Errors: -EINVAL (NULL, not absolute), -ENOENT (no
+ * such file), -EACCES (cannot be resolved), -ENOSPC (64 denies), -EOPNOTSUPP (a workdir, or
+ * fs_deny beneath a writable grant), -ENOMEM.
+ * allow_path removes only what deny_path added: the entry of the file @path names now, else the
+ * one deny_path was given the same text for. Errors: -EINVAL, -ENOENT (no such entry). */
 int sandlock_policy_ctx_deny_path(sandlock_policy_ctx_t *ctx, const char *path);
 int sandlock_policy_ctx_allow_path(sandlock_policy_ctx_t *ctx, const char *path);
 

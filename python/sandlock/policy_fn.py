@@ -130,8 +130,9 @@ _REFUSED = {
     ("path", errno.EINVAL): "not an absolute path",
     ("path", errno.ENOENT): "no such file or directory",
     ("path", errno.EACCES): "cannot be resolved (permission denied)",
-    ("path", errno.EOPNOTSUPP): "not supported by this libsandlock (a deny by file identity is "
-                                "not enforced yet)",
+    ("path", errno.EOPNOTSUPP): "not supported yet: deny_path with a workdir or with fs_deny "
+                                "beneath a writable grant",
+    ("path", errno.ENOSPC): "the deny set is full (64 files and directories at most)",
     ("allow_path", errno.ENOENT): "not denied by deny_path (allow_path removes only what "
                                   "deny_path added)",
 }
@@ -216,15 +217,18 @@ class PolicyContext:
                    "sandlock_policy_ctx_restrict_max_processes", n)
 
     def deny_path(self, path: str | os.PathLike[str]) -> None:
-        """Refuse the opens and execs of the file @path (absolute) resolves to now (EACCES),
-        by identity: hard links and renames keep the deny. A libsandlock that cannot enforce
-        that without a race refuses it (PolicyError, "not supported by this libsandlock")."""
+        """Refuse the opens and execs (EACCES) of the file or directory @path (absolute)
+        resolves to now, and of everything beneath such a directory, by identity: hard links
+        and renames keep the deny. Descriptors opened before stay usable. While any deny is in
+        force the sandbox's opens are made on its behalf, and an exec is refused unless its
+        absolute name runs through directories the sandbox cannot change."""
         p = os.fspath(path)
         self._call("deny_path", repr(p), "path", "sandlock_policy_ctx_deny_path",
                    os.fsencode(p))
 
     def allow_path(self, path: str | os.PathLike[str]) -> None:
-        """Remove a deny that deny_path(@path) added (and nothing else)."""
+        """Remove a deny that deny_path(@path) added (and nothing else): the entry of the file
+        @path names now, else the one deny_path was given the same text for."""
         p = os.fspath(path)
         self._call("allow_path", repr(p), "path", "sandlock_policy_ctx_allow_path",
                    os.fsencode(p))

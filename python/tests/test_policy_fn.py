@@ -271,32 +271,64 @@ for p in sys.argv[1:]:
 
 
 def test_deny_path_on_a_readable_file(sandboxes, tmp_path):
-    # This libsandlock cannot enforce a deny by identity (every open and exec of the file would
-    # have to be made on the child's behalf): deny_path raises, naming that, and nothing is
-    # half denied. A relative path is refused first, for what it is.
-    secret = tmp_path / "secret.txt"
+    # The policy_fn denies the file on first sight (an open of the interpreter's start, before
+    # the script's own opens): the child then cannot read it (EACCES), a file beside it still
+    # reads. A relative path is refused for what it is, allow_path of a path never denied too.
+    secret, other = tmp_path / "secret.txt", tmp_path / "other.txt"
     secret.write_text("s3cret\n")
+    other.write_text("other\n")
     errors, state = [], {}
 
     def policy(event, ctx):
         if first(event, state):
-            for call, path in ((ctx.deny_path, "relative.txt"), (ctx.deny_path, str(secret)),
-                               (ctx.allow_path, str(secret))):
+            ctx.deny_path(str(secret))
+            for call, path in ((ctx.deny_path, "relative.txt"), (ctx.allow_path, str(other))):
                 try:
                     call(path)
                 except PolicyError as e:
                     errors.append(str(e))
         return None
 
+    args = [PY, "-c", READS, str(secret), str(other)]
+    # Control: without the callback both read.
+    assert table(sandboxes(fs_readable=[str(tmp_path)]).run(args)) == [
+        (str(secret), "0"), (str(other), "0")]
+    r = sandboxes(fs_readable=[str(tmp_path)], policy_fn=policy).run(args)
+    assert table(r) == [(str(secret), str(errno.EACCES)), (str(other), "0")]
+    assert errors == ["deny_path('relative.txt'): not an absolute path",
+                      f"allow_path('{other}'): not denied by deny_path (allow_path removes only "
+                      "what deny_path added)"]
+
+
+def test_allow_path_restores_access(sandboxes, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret\n")
+    state = {}
+
+    def policy(event, ctx):
+        if first(event, state):
+            ctx.deny_path(str(secret))
+            ctx.allow_path(str(secret))
+        return None
+
     args = [PY, "-c", READS, str(secret)]
-    assert table(sandboxes(fs_readable=[str(tmp_path)]).run(args)) == [(str(secret), "0")]
     r = sandboxes(fs_readable=[str(tmp_path)], policy_fn=policy).run(args)
     assert table(r) == [(str(secret), "0")]
-    unsupported = ("not supported by this libsandlock (a deny by file identity is not "
-                   "enforced yet)")
-    assert errors == ["deny_path('relative.txt'): not an absolute path",
-                      f"deny_path('{secret}'): {unsupported}",
-                      f"allow_path('{secret}'): {unsupported}"]
+
+
+def test_deny_path_of_a_missing_file(sandboxes, tmp_path):
+    errors, state = [], {}
+
+    def policy(event, ctx):
+        if first(event, state):
+            try:
+                ctx.deny_path(str(tmp_path / "missing"))
+            except PolicyError as e:
+                errors.append(str(e))
+        return None
+
+    sandboxes(fs_readable=[str(tmp_path)], policy_fn=policy).run([PY, "-c", "pass"])
+    assert errors == [f"deny_path('{tmp_path / 'missing'}'): no such file or directory"]
 
 
 def test_deny_an_exec_by_argv(sandboxes):

@@ -738,8 +738,10 @@ int plan_build_with(const struct sandlock_policy *p, const char *const *argv, ui
 		r = plan_seccomp(p, &plan, user_nrs, n_user, reterr);
 	if (r == 0 && plan.supervised && p->workdir)
 		r = plan_branch(p, &plan, reterr);
-	/* Logging mode: the rules the ruleset gets, for the judge (plan.fs.ll). */
-	if (r == 0 && (plan.needs.events & SANDLOCK_EVENTS_DENIALS)) {
+	/* Logging mode: the rules the ruleset gets, for the judge (plan.fs.ll); with a policy_fn,
+	 * for deny_path's check of the directories an exec goes through
+	 * (supervisor/policy-fn-path.c). */
+	if (r == 0 && ((plan.needs.events & SANDLOCK_EVENTS_DENIALS) || plan.needs.policy_fn)) {
 		plan.fs.ll.active = 1;
 		plan.fs.ll.handled = landlock_fs_handled(plan.abi, plan.status);
 		r = landlock_record_denied(p, &plan.fs.ll);

@@ -131,17 +131,6 @@ int policy_fn_ctx_limit(sandlock_policy_ctx_t *ctx, int processes, uint64_t v)
 	return r;
 }
 
-int policy_fn_ctx_path(sandlock_policy_ctx_t *ctx, int deny, const char *path)
-{
-	/* A deny by identity needs every open and exec of a denied file made on the child's
-	 * behalf (a CONTINUE after a look at the name lets the child swap it): not built. The
-	 * callback can refuse the held open or exec itself. */
-	(void)deny;
-	if (!ctx || !path || path[0] != '/')
-		return -EINVAL;
-	return -EOPNOTSUPP;
-}
-
 int policy_fn_net_limited(struct supervisor *sv)
 {
 	return sv->pfn && atomic_load(&sv->pfn->net_limited);

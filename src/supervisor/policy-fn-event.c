@@ -287,7 +287,8 @@ static int read_argv(struct policy_fn *st, const struct seccomp_notif *req, stru
  * only then can the freeze hold its peers until the exec is over. */
 static int exec_direct(struct policy_fn *st, int nr)
 {
-	return nr < POLICY_FN_NAMES && st->direct[nr] && !user_handlers_traps(st->sv->user, nr);
+	return nr < POLICY_FN_NAMES && st->direct[nr] && !user_handlers_traps(st->sv->user, nr) &&
+	       !policy_fn_denies_paths(st->sv);
 }
 
 static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e)
@@ -303,7 +304,8 @@ static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct 
 	if (!pfn_argv_alone(tgid)) {
 		if (!exec_direct(st, (int)item->req.data.nr)) {
 			e->why = "policy_fn: an exec from a task sharing its memory, with another "
-				 "handler on exec (a workdir, --log-denials, an extension handler)";
+				 "handler on exec (a workdir, --log-denials, an extension handler, "
+				 "deny_path)";
 			return -EPERM;
 		}
 		const char *why = NULL;

@@ -19,6 +19,15 @@
 #define POLICY_FN_NAMES 512
 #define POLICY_FN_IDS 64 /* threads whose process and parent are kept */
 
+/* A file deny_path denied: its identity when denied, and the path as the callback gave it. */
+struct pfn_deny {
+	dev_t dev;
+	ino_t ino;
+	char *text;
+};
+
+struct pfn_confined;
+
 struct pfn_item {
 	struct pfn_item *next;
 	struct seccomp_notif req;
@@ -89,6 +98,10 @@ struct policy_fn {
 	atomic_int limits_pending;
 	uint64_t max_memory; /* the live limits: 0 unlimited */
 	unsigned max_processes;
+	/* deny_path's set (policy-fn-path.c), under the lock; n_deny is read without it. */
+	atomic_size_t n_deny;
+	struct pfn_deny deny[POLICY_FN_DENY_MAX];
+	struct pfn_confined *confined; /* the threads that act for the child (policy-fn-confined.c) */
 };
 
 /* The context handed to the callback: valid only during it. */
@@ -149,3 +162,34 @@ int pfn_freeze_start(struct policy_fn *st, pid_t tid, pid_t tgid, uint64_t id,
 int pfn_freeze_continue(struct pfn_freeze *f);
 /* Release the peers (after a denial, or with nothing decided) and free @f; NULL is fine. */
 void pfn_freeze_end(struct pfn_freeze *f);
+
+/* deny_path (policy-fn-path.c): whether descriptor @fd's file (-1: none) or the directory @dir
+ * (-1: none) or one above it is denied: 1 (the entry's text in @text), 0, or -errno (fail
+ * closed). */
+int pfn_denied(struct policy_fn *st, int fd, int dir, char *text, size_t size);
+/* A denial of @req by deny_path's gate, on @path as the child named it. */
+void pfn_deny_event(struct supervisor *sv, const struct seccomp_notif *req, const char *path,
+		    const char *reason);
+/* The same for a file the entry @entry denies ("denied by the policy_fn (deny_path ...)"). */
+void pfn_denied_event(struct supervisor *sv, const struct seccomp_notif *req, const char *path,
+		      const char *entry);
+void pfn_deny_free(struct policy_fn *st);
+/* The gate of an open (policy-fn-open.c): as policy_fn_path_gate. */
+int pfn_open_gate(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);
+/* Confine the calling thread, for good, as the sandbox: its Landlock @ruleset, capabilities
+ * @caps (effective and permitted), no_new_privs, a umask of its own (unshare(CLONE_FS)). */
+int pfn_confine(int ruleset, uint64_t caps);
+/* Whether thread @tid has the supervisor's ids and groups; its effective capabilities (within
+ * the supervisor's) in *@caps. 0 or -EACCES. */
+int pfn_same_ids(pid_t tid, uint64_t *caps);
+/* The gate of a link or rename (policy-fn-move.c): as policy_fn_path_gate. */
+int pfn_move_gate(struct supervisor *sv, const struct seccomp_notif *req,
+		  struct seccomp_notif_resp *resp);
+/* Run @fn(@arg) on a thread confined as pfn_confine(@ruleset, @caps) says, and wait for it:
+ * 0, or -EACCES (no such thread: @fn did not run). */
+int pfn_confined_run(struct policy_fn *st, int ruleset, uint64_t caps, void (*fn)(void *arg),
+		     void *arg);
+int pfn_confined_init(struct policy_fn *st);
+/* End the threads (none may be running a call: after the workers stopped). */
+void pfn_confined_stop(struct policy_fn *st);

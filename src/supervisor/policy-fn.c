@@ -177,8 +177,11 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 		if (err < 0)
 			verdict_event(st, &it->req, &e, SANDLOCK_VERDICT_AUDIT, 0, "policy_fn");
 		/* An extension handler on the syscall runs in the chain: it may refuse still. */
+		/* While deny_path's set holds anything, the chain's CONTINUE goes through its gate
+		 * (policy_fn_path_gate): the loop's. */
 		if (it->req.data.nr < POLICY_FN_NAMES && st->direct[it->req.data.nr] &&
-		    !user_handlers_traps(st->sv->user, (int)it->req.data.nr)) {
+		    !user_handlers_traps(st->sv->user, (int)it->req.data.nr) &&
+		    !policy_fn_denies_paths(st->sv)) {
 			if (!e.freeze)
 				answer_continue(st, it->req.id);
 			else if (pfn_freeze_continue(e.freeze) < 0) /* it gave up waiting */
@@ -333,7 +336,9 @@ static int state_init(struct policy_fn *st)
 	st->ids = calloc(POLICY_FN_IDS, sizeof(*st->ids));
 	for (size_t i = 0; st->ids && i < POLICY_FN_IDS; i++)
 		st->ids[i].pidfd = -1;
-	return st->pids && st->names && st->direct && st->ids ? 0 : -ENOMEM;
+	if (!st->pids || !st->names || !st->direct || !st->ids)
+		return -ENOMEM;
+	return pfn_confined_init(st);
 }
 
 int policy_fn_start(struct supervisor *sv, struct policy_fn_ref *ref, uint32_t timeout_ms)
@@ -414,6 +419,7 @@ void policy_fn_stop(struct supervisor *sv)
 	policy_fn_unref(st->ref);
 	st->ref = NULL;
 	st->listener = safe_close(st->listener);
+	pfn_confined_stop(st);
 }
 
 void policy_fn_free(struct supervisor *sv)
@@ -432,6 +438,7 @@ void policy_fn_free(struct supervisor *sv)
 	for (size_t i = 0; st->ids && i < POLICY_FN_IDS; i++)
 		safe_close(st->ids[i].pidfd);
 	free(st->ids);
+	pfn_deny_free(st);
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->reap);

@@ -31,6 +31,7 @@ struct policy_fn_ref;
 #define POLICY_FN_OBSERVED_MAX 1024 /* observed events waiting for the callback */
 #define POLICY_FN_NET_MAX 256	    /* addresses in one set */
 #define POLICY_FN_PIDS_MAX 64	    /* per-pid overrides */
+#define POLICY_FN_DENY_MAX 64	    /* files and directories deny_path denies */
 
 enum policy_net_op {
 	POLICY_NET_RESTRICT,
@@ -70,6 +71,20 @@ int policy_fn_net_limited(struct supervisor *sv);
  * under the callback's sets: the per-pid one, else the live one, else any. The static rules
  * are the caller's (net_decide), before and after. */
 int policy_fn_net_allows(struct supervisor *sv, pid_t tid, int family, const uint8_t *addr);
+
+/* Whether deny_path's set holds anything: the opens and execs are then checked by identity. */
+int policy_fn_denies_paths(const struct supervisor *sv);
+/* On the loop, for a call the chain answered CONTINUE (@resp): while deny_path's set holds
+ * anything, an open (open, openat, openat2, creat) is made on the child's behalf instead and an
+ * exec is checked (policy-fn-path.c, policy-fn-open.c). NOTIF_DEFERRED (answered or queued:
+ * send nothing), NOTIF_ANSWERED (@resp holds the answer: a refusal, or the CONTINUE kept). */
+int policy_fn_path_gate(struct supervisor *sv, const struct seccomp_notif *req,
+			struct seccomp_notif_resp *resp);
+
+/* On the loop, before a server of handlers/open.c answers an open with a file of its own (a
+ * view, /etc/hosts, a trust bundle, a /proc file): -EACCES (an event emitted) when the file the
+ * name reaches now is denied, else 0; NOTIF_GONE. */
+int policy_fn_path_precheck(struct supervisor *sv, const struct seccomp_notif *req);
 
 /* The context's functions (api-policy-fn.c). */
 int policy_fn_ctx_network(sandlock_policy_ctx_t *ctx, enum policy_net_op op, pid_t pid,

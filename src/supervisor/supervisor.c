@@ -162,6 +162,9 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 			notif_answer_errno(resp, r); /* fail closed */
 		break;
 	}
+	/* deny_path: an open the chain lets go is made on the child's behalf, an exec checked. */
+	if (sv->pfn && policy_fn_path_gate(sv, req, resp) == NOTIF_DEFERRED)
+		return 0;
 	/* Logging mode: a path call that goes on to the kernel is judged for the log against the
 	 * ruleset, one refused here for a denied path is told why (judge.c); the answer stays
 	 * what it is. A call a user handler answered is its decision, logged as such

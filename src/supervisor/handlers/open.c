@@ -43,6 +43,7 @@
 #include "supervisor/args.h"
 #include "supervisor/child.h"
 #include "supervisor/groups.h"
+#include "supervisor/policy-fn.h"
 #include "supervisor/supervisor.h"
 
 /* Serve @text as the file the open returns. */
@@ -684,9 +685,13 @@ int handle_open(struct supervisor *sv, const struct seccomp_notif *req,
 		path_args_set_how(pa, how.flags, how.mode, how.resolve);
 	}
 
-	for (size_t i = 0; i < ELEMENTSOF(open_servers); i++) {
+	for (size_t i = 0, checked = 0; i < ELEMENTSOF(open_servers); i++) {
 		if (!open_servers[i].matches(sv, &c))
 			continue;
+		/* deny_path: the file is checked before a server answers with its own descriptor
+		 * (what the chain lets go is made on the child's behalf: policy_fn_path_gate). */
+		if (!checked++ && (r = policy_fn_path_precheck(sv, req)) < 0)
+			return r;
 		r = open_servers[i].serve(sv, req, resp, &c);
 		if (r != NOTIF_NOT_MINE)
 			return r;
