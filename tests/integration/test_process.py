@@ -316,6 +316,12 @@ except OSError as e:
 
 # ---- signals to sandlock; no orphans ----------------------------------------------------------
 
+def sandlock_blocks(pid, sig):
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigBlk:"))
+    return bool(mask & (1 << (int(sig) - 1)))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signal_to_sandlock_reaches_sandbox(sig, unique_sleep):
     argv = unique_sleep()
@@ -324,6 +330,9 @@ def test_signal_to_sandlock_reaches_sandbox(sig, unique_sleep):
     try:
         pids = wait_until(lambda: pids_with_argv(argv), timeout=10)
         assert pids, "the sandboxed sleep never started"
+        # The command runs a moment before sandlock_spawn returns; until sandlock blocks the
+        # signal again (to pass it on), a signal ends sandlock by its default action.
+        assert wait_until(lambda: sandlock_blocks(p.pid, sig), timeout=10)
         p.send_signal(sig)
         assert p.wait(timeout=10) == 128 + int(sig)
         assert not pids_with_argv(argv)
