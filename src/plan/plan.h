@@ -44,8 +44,8 @@ struct plan_net {
 	int tcp_open;	   /* the NetTcp protection is not in force: every TCP connect goes */
 	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
 	int port_remap;	      /* TCP binds are the supervisor's, in a virtual port space */
-	uint8_t *bind_ports;  /* port_remap, events: the TCP ports bind may take (65536 bits),
-			       * NULL: all */
+	uint8_t *bind_ports;  /* port_remap, events, policy_fn: the TCP ports bind may take
+			       * (65536 bits), NULL: all */
 };
 
 /* One rule of the Landlock ruleset, as added (plan/landlock.c records them in logging mode):

@@ -509,6 +509,11 @@ int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len)
 	return 0;
 }
 
+int policy_fn_deciding(struct supervisor *sv)
+{
+	return sv->pfn && sv->pfn->current;
+}
+
 void policy_fn_on_ready(struct supervisor *sv)
 {
 	struct policy_fn *st = sv->pfn;

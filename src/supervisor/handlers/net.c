@@ -387,7 +387,7 @@ static long last_pid(void)
 	return strtol(buf, NULL, 10);
 }
 
-static int table_private(struct supervisor *sv, pid_t tid)
+int net_table_private(struct supervisor *sv, pid_t tid)
 {
 	struct table_scan s = { .tid = tid };
 	long before = last_pid();
@@ -419,11 +419,12 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		 * SO_PEERCRED, are those of the task calling listen: the caller's own are kept by
 		 * letting the kernel make the call (CONTINUE) when nothing can put another socket
 		 * under the number before the kernel reads it again: no other task holds the
-		 * caller's descriptor table (table_private), and the caller waits in this call.
+		 * caller's descriptor table (net_table_private), and the caller waits in this call.
 		 * Otherwise (a multithreaded process) the listen is made here, on the socket
 		 * checked, and the listener's credentials are the supervisor's (docs/decisions.md).
 		 */
-		if (table_private(sv, (pid_t)req->pid) && notif_id_valid(sv->listener, req->id)) {
+		if (net_table_private(sv, (pid_t)req->pid) &&
+		    notif_id_valid(sv->listener, req->id)) {
 			return notif_answer_continue(resp);
 		}
 		int r = listen(sock, backlog);
