@@ -789,6 +789,7 @@ void plan_done(struct plan *plan)
 	free(plan->blocked);
 	plan->blocked = NULL;
 	plan->blocked_extra = strv_free(plan->blocked_extra);
+	seccomp_arg_rules_done(&plan->arg_denied);
 	free(plan->builtin_traps);
 	plan->builtin_traps = NULL;
 	plan->n_builtin_traps = 0;

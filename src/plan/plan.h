@@ -179,6 +179,8 @@ struct plan {
 	 * their errno and log (supervisor/judge.c): by number, what blocks each; NULL otherwise. */
 	struct seccomp_block *blocked; /* SECCOMP_BLOCK_NR entries */
 	char **blocked_extra;	       /* extra_deny_syscalls as written (seccomp_block.index) */
+	/* logging mode: the argument filters' denials the filter hands the supervisor */
+	struct seccomp_arg_rules arg_denied;
 	/* Extension handlers: the trap set without their syscalls (which are trapped whole),
 	 * where the supervisor asks whether a call is one the built-in routes would see
 	 * (trap_set_matches); NULL without handlers. */

@@ -17,6 +17,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "notif.h"
+#include "judge.h"
 #include "policy-fn-internal.h"
 #include "plan/plan.h"
 #include "plan/traps.h"
@@ -453,9 +454,12 @@ int policy_fn_hold(struct supervisor *sv, const struct seccomp_notif *req)
 	apply_limits(sv, st);
 	if (pfn_kind(req->data.nr) != 1)
 		return NOTIF_NOT_MINE;
-	/* A syscall the filter denies whole is the judge's (logging mode): never shown. */
+	/* A syscall the filter denies whole, or a call its argument rules refuse, is the judge's
+	 * (logging mode): never shown. */
 	if (sv->plan && sv->plan->blocked && req->data.nr < SECCOMP_BLOCK_NR &&
 	    sv->plan->blocked[req->data.nr].kind)
+		return NOTIF_NOT_MINE;
+	if (judge_arg_denies(sv, req))
 		return NOTIF_NOT_MINE;
 	if (st->broken)
 		return -EPERM;

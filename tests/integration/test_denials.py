@@ -377,6 +377,30 @@ def test_udp_send_without_a_rule():
         srv.close()
 
 
+UDP_SOCKET = """
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
+    done(0, True)
+except OSError as e:
+    done(e.errno, False)
+"""
+
+
+def test_udp_socket_without_a_rule():
+    # The seccomp filter's socket rules refuse it (EPERM) before any address is known: in
+    # logging mode the supervisor answers it for them, and says which rule is missing.
+    require(landlock_abi() >= 4, "Landlock ABI 4 (NetTcp)")
+
+    def want(pid):
+        return (f"sandlock: denied socket() by pid {pid} (python3): no UDP rule; "
+                "add --net-allow udp://HOST:PORT")
+
+    res_l, res_f = check_denial([], UDP_SOCKET, want=want,
+                                fixed=["--net-allow", "udp://127.0.0.1:9"])
+    assert result(res_l) == errno.EPERM
+    assert result(res_f) == 0
+
+
 BIND = """
 b = socket.socket()
 try:
@@ -515,6 +539,22 @@ def test_blocked_syscall_without_a_hint(name, args):
     assert (code_l, res_l) == (code_p, res_p) == (1, [str(errno.EPERM)])
     assert log_lines(err_l) == [f"sandlock: denied {name}() by pid {pid} (python3): "
                                 "blocked syscall"], err_l
+
+
+@raw_syscalls
+@pytest.mark.parametrize("name,args,what", [
+    ("ioctl", [NR["ioctl"], 0, 0x5412, 0], "TIOCSTI"),  # TIOCSTI on stdin, no byte to push
+    ("clone", [NR["clone"], 0x10000000 | 17, 0, 0, 0, 0], "CLONE_NEWUSER"),  # | SIGCHLD
+    ("prctl", [NR["prctl"], 0x59616d61, 0, 0, 0, 0], "PR_SET_PTRACER"),
+])
+def test_argument_filtered_syscall(name, args, what):
+    # The filter refuses these calls by their arguments alone; no flag allows them.
+    argv = [str(a) for a in args]
+    code_l, pid, res_l, err_l = probe([], SYSCALL, *argv)
+    code_p, _, res_p, err_p = probe([], SYSCALL, *argv, log=False)
+    assert (code_l, res_l) == (code_p, res_p) == (1, [str(errno.EPERM)]), (err_l, err_p)
+    assert log_lines(err_l) == [f"sandlock: denied {name}() by pid {pid} (python3): "
+                                f"{what} is refused in every sandbox"], err_l
 
 
 # shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600), then IPC_RMID when it was made.
