@@ -231,6 +231,37 @@ def test_proc_self_is_the_callers():
     assert result(res_f) == 0
 
 
+@raw_syscalls
+@pytest.mark.parametrize("path,reason", [
+    ("/proc/1/status", "/proc/1 is not a process of the sandbox"),
+    ("/proc/kallsyms", "/proc/kallsyms is never served in a sandbox"),
+])
+def test_proc_refused_by_the_supervisor(path, reason):
+    # With /proc granted the supervisor serves it and refuses these opens itself (EACCES);
+    # no flag lets them through, so the line has no hint and there is no fixed run.
+    flags = ["-r", "/proc"]
+    argv = [path, str(os.O_RDONLY)]
+    code_l, pid, res_l, err_l = probe(flags, OPENAT, *argv)
+    code_p, _, res_p, _ = probe(flags, OPENAT, *argv, log=False)
+    assert (code_l, res_l) == (code_p, res_p) == (1, [str(errno.EACCES)]), err_l
+    assert log_lines(err_l) == [f'sandlock: denied openat("{path}", O_RDONLY) by pid {pid} '
+                                f"(python3): {reason}"], err_l
+
+
+@raw_syscalls
+def test_proc_write_needs_a_write_grant():
+    # Served by the supervisor, a write to the caller's own /proc file needs a write grant.
+    def want(pid):
+        return re.compile(r'sandlock: denied openat\("/proc/' + str(pid) + r'/comm", O_WRONLY\) '
+                          f"by pid {pid} " + r"\(python3\): no write grant covers /proc; "
+                          r"add -w /proc")
+
+    res_l, res_f = check_denial(["-r", "/proc"], OPENAT, "/proc/self/comm", str(os.O_WRONLY),
+                                want=want, fixed=["-r", "/proc", "-w", "/proc"])
+    assert result(res_l) == errno.EACCES
+    assert result(res_f) == 0
+
+
 # The probe execs argv[1] itself (the line's pid is its own); a copy of /bin/true exits 0.
 EXEC = """
 try:
