@@ -12,7 +12,7 @@
  * does) grants it. Not modelled: the check that a file moved between directories gains no
  * right (Landlock's EXDEV for it is not logged), the interpreter of a script or of an ELF
  * file, and the calls the kernel refuses before Landlock looks (no such file, EEXIST...), for
- * which nothing is logged.
+ * which nothing is logged. A named UNIX socket's bind needs MAKE_SOCK on its directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,11 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -251,6 +255,22 @@ static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int d
 	return o->n ? 0 : -ENOENT;
 }
 
+/* The object of the name @path (PATH_MAX bytes, changed), from @dirfd, its last symlink
+ * followed with @follow. */
+static int obj_resolve_name(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+			    char *path, int follow, uint64_t resolve, struct obj *o)
+{
+	if (!path[0])
+		return -ENOENT;
+	int r = child_proc_self_name(req, path, PATH_MAX);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, !follow);
+	if (fd >= 0)
+		return obj_existing(req, o, fd);
+	return fd == -ENOENT ? obj_new(sv, req, dirfd, path, o) : fd;
+}
+
 /* The object of the name at @addr, from @dirfd, its last symlink followed with @follow. */
 static int obj_resolve(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		       uint64_t addr, int follow, uint64_t resolve, struct obj *o)
@@ -258,15 +278,7 @@ static int obj_resolve(struct supervisor *sv, const struct seccomp_notif *req, i
 	char path[PATH_MAX];
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
 
-	if (r < 0 || !path[0])
-		return r < 0 ? r : -ENOENT;
-	r = child_proc_self_name(req, path, sizeof(path));
-	if (r < 0)
-		return r;
-	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, !follow);
-	if (fd >= 0)
-		return obj_existing(req, o, fd);
-	return fd == -ENOENT ? obj_new(sv, req, dirfd, path, o) : fd;
+	return r < 0 ? r : obj_resolve_name(sv, req, dirfd, path, follow, resolve, o);
 }
 
 /* ---- the calls ---------------------------------------------------------------------------- */
@@ -422,6 +434,33 @@ static void judge_move(struct supervisor *sv, const struct seccomp_notif *req,
 		emit(sv, req, from.real, from.dir, text, m1, err);
 }
 
+/* bind of a named UNIX socket: MAKE_SOCK on the directory its name is made in, resolved from
+ * the binder's working directory (and never followed: a name that exists is EADDRINUSE). */
+static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	const size_t head = offsetof(struct sockaddr_un, sun_path);
+	struct sockaddr_un un = { 0 };
+	uint64_t len = req->data.args[2] & 0xffffffffu;
+	char path[PATH_MAX];
+	int domain = 0;
+	struct obj o;
+
+	if (len <= head + 1 || len > sizeof(un) ||
+	    notif_mem_read(sv->listener, req, req->data.args[1], &un, len) < 0 ||
+	    un.sun_family != AF_UNIX || !un.sun_path[0])
+		return; /* abstract, unnamed, or what the kernel refuses before Landlock */
+	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
+	if (sock < 0 || domain != AF_UNIX)
+		return;
+	snprintf(path, sizeof(path), "%.*s", (int)(len - head), un.sun_path);
+	if (obj_resolve_name(sv, req, AT_FDCWD, path, 0, 0, &o) || o.exists)
+		return;
+	emit(sv, req, o.real, o.dir, "make_sock",
+	     judge_missing(&sv->plan->fs.ll, o.ids + o.parent_at, o.n - o.parent_at,
+			   LANDLOCK_ACCESS_FS_MAKE_SOCK),
+	     EACCES);
+}
+
 static void judge_continued(struct supervisor *sv, const struct seccomp_notif *req,
 			    struct path_args *pa)
 {
@@ -547,8 +586,14 @@ void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
 	int continued = resp->flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 
 	if (!sv->plan || !sv->plan->fs.ll.active || (!continued && resp->error != -EACCES) ||
-	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
-	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
+	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS))
+		return;
+	if (req->data.nr == SYS_bind) {
+		if (continued)
+			judge_bind(sv, req);
+		return;
+	}
+	if (path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
 		return;
 	enum path_family f = pa.call->family;
 	if (continued)

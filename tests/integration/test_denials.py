@@ -494,6 +494,32 @@ def test_unix_socket_needs_a_write_grant(tmp_path):
         srv.close()
 
 
+UNIX_BIND = """
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.bind(sys.argv[1])
+    done(0, True)
+except OSError as e:
+    done(e.errno, False)
+"""
+
+
+def test_unix_socket_bind_needs_a_write_grant(tmp_path):
+    # Landlock refuses the name (MAKE_SOCK) in the kernel; the log judges the bind the
+    # supervisor left to it.
+    d = pathlib_real(tmp_path / "srv")
+    path = os.path.join(d, "sock")
+
+    def want(pid):
+        return (f'sandlock: denied bind("{path}", make_sock) by pid {pid} (python3): '
+                f"no write grant covers {d}; add -w {d}")
+
+    res_l, res_f = check_denial(["-r", d], UNIX_BIND, path, want=want, fixed=["-w", d])
+    assert result(res_l) == errno.EACCES
+    assert result(res_f) == 0
+    assert os.path.exists(path)  # the fixed run's socket, the only one made
+
+
 # ---- limits ---------------------------------------------------------------------------------
 
 HOG = """
