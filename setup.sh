@@ -7,7 +7,7 @@
 #                      (SANDLOCK_BIN=PATH: with that sandlock, nothing installed or built)
 #   ./setup.sh check   install, build (-Werror), run the whole test suite: as root, again as an
 #                      unprivileged user, and once under ASan+UBSan
-#   ./setup.sh deps    install the Debian packages only
+#   ./setup.sh deps    install the Debian packages (and the MCP tests' npm packages) only
 #   ./setup.sh build   build only
 set -eu
 cd "$(dirname "$0")"
@@ -31,6 +31,23 @@ deps() {
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
 		>/dev/null
+}
+
+# The MCP tests' real client, the official TypeScript SDK (tests/mcp-client, from npm).
+# Debian's nodejs and npm, unless a node with its npm is already installed (a vendor's nodejs
+# package carries npm itself and conflicts with Debian's).
+NODE_PACKAGES="nodejs npm"
+
+node_deps() {
+	if ! command -v npm >/dev/null 2>&1; then
+		system_packages=$PACKAGES
+		PACKAGES=$NODE_PACKAGES
+		deps
+		PACKAGES=$system_packages
+	fi
+	# Without the registry the MCP client tests skip (and fail under SANDLOCK_MUST_WORK=1).
+	(cd tests/mcp-client && npm ci --no-audit --no-fund --loglevel=error) ||
+		echo "setup.sh: npm ci in tests/mcp-client failed: the MCP client tests will skip" >&2
 }
 
 jobs() {
@@ -140,6 +157,7 @@ check_unprivileged() {
 
 check() {
 	deps
+	node_deps
 	build
 	build SANITIZE=1
 	# Kernel ping sockets for every group, as systemd's default sysctl.d has it (the ICMP
@@ -165,7 +183,7 @@ check() {
 }
 
 case "${1:-}" in
-deps) deps ;;
+deps) deps; node_deps ;;
 build) deps; build ;;
 demo) demo ;;
 check) check ;;

@@ -308,13 +308,13 @@ static int observe(struct learn_ctx *c, const struct learn_opts *o, const char *
 	sigaddset(&fwd, SIGTERM);
 	sigaddset(&fwd, SIGHUP);
 	sigaddset(&fwd, SIGQUIT);
-	/* As `sandlock run` does: blocked before the library's threads exist, open to their
-	 * default action while the launch runs (nothing to pass them on to yet). */
+	/* As `sandlock run` does: blocked before the library's threads exist, ending sandlock
+	 * while the launch runs (nothing to pass them on to yet). */
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	int sigfd = signalfd(-1, &fwd, SFD_CLOEXEC);
-	sigprocmask(SIG_UNBLOCK, &fwd, NULL);
+	cli_spawn_signals(&fwd, 1);
 	int r = sigfd < 0 ? -errno : sandlock_spawn(p, cmd, &opts, &sb, &err);
-	sigprocmask(SIG_BLOCK, &fwd, NULL);
+	cli_spawn_signals(&fwd, 0);
 	sandlock_policy_free(p);
 	if (r < 0) {
 		int code = err && sandlock_error_step(err) ? EXIT_LAUNCH : EXIT_POLICY;

@@ -170,6 +170,28 @@ static int report_spawn_error(int r, sandlock_error_t *err)
 	return code;
 }
 
+static void exit_on_signal(int sig)
+{
+	_exit(128 + sig);
+}
+
+/* While the sandbox starts (@starting), the signals of @set end sandlock with 128 + the
+ * signal; after it, they are blocked again, read from the signalfd and passed on. A signal
+ * sandlock was started ignoring (nohup's SIGHUP) stays ignored: never passed on. */
+void cli_spawn_signals(const sigset_t *set, int starting)
+{
+	struct sigaction sa = { .sa_handler = starting ? exit_on_signal : SIG_DFL }, old;
+
+	if (!starting)
+		sigprocmask(SIG_BLOCK, set, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(set, sig) == 1 && sigaction(sig, NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			(void)sigaction(sig, &sa, NULL);
+	if (starting)
+		sigprocmask(SIG_UNBLOCK, set, NULL);
+}
+
 /* Wait for the sandbox, passing on the signals a user sends to sandlock; with @tick, call it
  * every @tick_ms meanwhile (and once first). */
 void cli_wait_forwarding(sandlock_sandbox_t *sb, int sigfd, int tick_ms, void (*tick)(void *),
@@ -295,13 +317,14 @@ static int run_spawned(struct run_ctx *c, const char *const *cmd, FILE *changes)
 		return cli_error(EXIT_POLICY, "signalfd: %s", strerror(errno));
 	}
 
-	/* Until the command runs there is nothing to pass a signal on to: one ends sandlock
-	 * by its default action, and the kernel ends the sandbox (the child's PDEATHSIG, each
-	 * group's lifeline). The launch itself may take long (a resolver, an execve waiting on
-	 * a file). */
-	sigprocmask(SIG_UNBLOCK, &fwd, NULL);
+	/* Until the command runs there is nothing to pass a signal on to: one ends sandlock,
+	 * and the kernel ends the sandbox (the child's PDEATHSIG, each group's lifeline). The
+	 * launch itself may take long (a resolver, an execve waiting on a file). The command
+	 * may run before sandlock_spawn returns, so sandlock exits as a signal passed on would
+	 * have made it: 128 + the signal. */
+	cli_spawn_signals(&fwd, 1);
 	int r = sandlock_spawn(c->policy, cmd, &opts, &sb, &err);
-	sigprocmask(SIG_BLOCK, &fwd, NULL);
+	cli_spawn_signals(&fwd, 0);
 	if (r < 0) {
 		close(sigfd);
 		run_log_close(c);

@@ -317,6 +317,42 @@ def test_deny_an_exec_by_argv(sandboxes):
     assert table(sandboxes().run(args))[1] == (marked, marked)
 
 
+# EXECS from a threaded program: a thread counts the whole time; "counting" after the execs
+# says it ran on after them.
+THREADED_EXECS = """import subprocess, sys, threading, time
+count = [0]
+def counter():
+    while True:
+        count[0] += 1
+        time.sleep(0.001)
+threading.Thread(target=counter, daemon=True).start()
+time.sleep(0.01)
+for arg in sys.argv[1:]:
+    try:
+        out = subprocess.run(["/bin/echo", arg], capture_output=True).stdout.decode().strip()
+        print(arg, out, flush=True)
+    except OSError as e:
+        print(arg, "errno", e.errno, flush=True)
+before = count[0]
+time.sleep(0.05)
+print("counter", "counting" if count[0] > before else "stuck", flush=True)
+"""
+
+
+def test_exec_from_a_threaded_program_runs(sandboxes):
+    got = table(sandboxes(policy_fn=lambda e, c: None).run([PY, "-c", THREADED_EXECS, "hi"]))
+    assert got == [("hi", "hi"), ("counter", "counting")]
+
+
+def test_exec_from_a_threaded_program_denied_by_argv(sandboxes):
+    marked = "--forbid" + "den"
+    policy = lambda e, c: e.argv_contains(marked)  # noqa: E731
+    args = [PY, "-c", THREADED_EXECS, "fine", marked, "again"]
+    got = table(sandboxes(policy_fn=policy).run(args))
+    assert got == [("fine", "fine"), (marked, f"errno {errno.EPERM}"), ("again", "again"),
+                   ("counter", "counting")]
+
+
 @pytest.mark.parametrize("answer", ["maybe", 7.5, -3, 5000])
 def test_unrecognised_verdict_denies_and_is_reported(sandboxes, answer):
     policy = lambda e, c: answer if e.argv_contains("--mark") else None  # noqa: E731

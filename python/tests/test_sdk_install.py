@@ -3,6 +3,7 @@
 environment, ships libsandlock inside the package, and the installed package runs a sandbox
 from outside the source tree with no SANDLOCK_LIB."""
 
+import json
 import os
 import pathlib
 import shutil
@@ -39,6 +40,22 @@ def test_pip_install_offline(tmp_path):
     lib, out = run.stdout.splitlines()
     assert lib.startswith(str(venv)) and lib.endswith("/sandlock/libsandlock.so")
     assert out == "installed"
+
+    # The sandlock-mcp console script, its tools running on the installed package.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("mcp\n")
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18"}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}]
+    mcp = subprocess.run([str(venv / "bin" / "sandlock-mcp"), "--workspace", str(ws)],
+                         input="".join(json.dumps(m) + "\n" for m in lines),
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert mcp.returncode == 0, mcp.stderr
+    answer = json.loads(mcp.stdout.splitlines()[-1])
+    assert answer["result"] == {"content": [{"type": "text", "text": "mcp\n"}],
+                                "isError": False}
 
     # Control: without the bundled library and without SANDLOCK_LIB, loading fails clearly
     # (unless a system libsandlock.so.0 is installed).

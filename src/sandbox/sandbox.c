@@ -72,18 +72,29 @@ static void reaped_elsewhere(struct sandlock_sandbox *sb)
 		set_exit(sb, 1, -1);
 }
 
+static int is_exit(int code)
+{
+	return code == CLD_EXITED || code == CLD_KILLED || code == CLD_DUMPED;
+}
+
 void reap_child(struct sandlock_sandbox *sb, int options)
 {
 	siginfo_t si = { 0 };
 
 	if (sb->pidfd < 0 || sb->exit_kind != SANDLOCK_EXIT_RUNNING)
 		return;
-	if (waitid((idtype_t)P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | options) < 0) {
-		if (errno == ECHILD)
-			reaped_elsewhere(sb);
-		return;
-	}
-	if (si.si_pid != 0)
+	/* A policy_fn's exec may hold the command's threads traced by a thread of this process
+	 * (policy-fn-freeze.c): a traced child's stops are reported to its parent's waits too,
+	 * whatever the options. Only an exit is the outcome. */
+	do {
+		si = (siginfo_t){ 0 };
+		if (waitid((idtype_t)P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | options) < 0) {
+			if (errno == ECHILD)
+				reaped_elsewhere(sb);
+			return;
+		}
+	} while (si.si_pid != 0 && !is_exit(si.si_code) && !(options & WNOHANG));
+	if (si.si_pid != 0 && is_exit(si.si_code))
 		set_exit(sb, si.si_code == CLD_EXITED, si.si_status);
 }
 

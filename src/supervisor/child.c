@@ -43,26 +43,25 @@ int own_fd_name(const char *path, int *n, const char **rest)
 	return 0;
 }
 
-int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		    const char *path, uint64_t resolve, int nofollow)
+int child_path_base(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char **path, int *abs)
 {
-	int abs = path[0] == '/', n;
 	const char *rest;
+	int n;
 	_cleanup_close_ int dfd = -1;
 
-	if (own_fd_name(path, &n, &rest)) {
+	*abs = (*path)[0] == '/';
+	if (own_fd_name(*path, &n, &rest)) {
 		dfd = notif_get_fd(sv->listener, req, n);
 		if (dfd < 0)
 			return dfd;
 		while (*rest == '/')
 			rest++;
-		if (!*rest)
-			return TAKE_FD(dfd);
-		path = rest;
-		abs = 0;
-	} else if (abs || dirfd == AT_FDCWD) {
+		*path = *rest ? rest : NULL; /* NULL: the descriptor itself */
+		*abs = 0;
+	} else if (*abs || dirfd == AT_FDCWD) {
 		char dir[64];
-		snprintf(dir, sizeof(dir), "/proc/%u/%s", req->pid, abs ? "root" : "cwd");
+		snprintf(dir, sizeof(dir), "/proc/%u/%s", req->pid, *abs ? "root" : "cwd");
 		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0)
 			return errno == ENOENT || errno == ESRCH ? NOTIF_GONE : negative_errno();
@@ -75,12 +74,34 @@ int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int 
 		if (dfd < 0)
 			return dfd;
 	}
+	return TAKE_FD(dfd);
+}
+
+int child_path_at(int base, const char *path, int abs, uint64_t resolve, int nofollow)
+{
+	if (!path) { /* the descriptor itself ("/proc/self/fd/N") */
+		int fd = fcntl(base, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? negative_errno() : fd;
+	}
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
 		.resolve = RESOLVE_NO_MAGICLINKS | (abs ? RESOLVE_IN_ROOT : 0) | resolve,
 	};
-	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	int fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
 	return fd < 0 ? negative_errno() : fd;
+}
+
+int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char *path, uint64_t resolve, int nofollow)
+{
+	int abs;
+	_cleanup_close_ int base = child_path_base(sv, req, dirfd, &path, &abs);
+
+	if (base < 0)
+		return base;
+	if (!path)
+		return TAKE_FD(base);
+	return child_path_at(base, path, abs, resolve, nofollow);
 }
 
 /* The path the child named, NUL-terminated in @buf. */

@@ -50,6 +50,13 @@ int own_fd_name(const char *path, int *n, const char **rest);
  * O_NOFOLLOW (a final symlink is opened itself). -errno (-ELOOP for a magic link), NOTIF_GONE. */
 int child_path_open(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
 		    const char *path, uint64_t resolve, int nofollow);
+/* child_path_open in two steps, for a name resolved once the call is answered (judge.c): the
+ * descriptor the name starts from, taken while the notification is valid (its root, working
+ * directory or descriptor; @path moved past "/proc/self/fd/N", set NULL where the name is that
+ * descriptor itself; *@abs: from the root), then the name resolved from it. -errno, NOTIF_GONE. */
+int child_path_base(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		    const char **path, int *abs);
+int child_path_at(int base, const char *path, int abs, uint64_t resolve, int nofollow);
 
 /* The path at @addr in the trapped task, NUL-terminated in @buf of @size bytes.
  * -ENAMETOOLONG, -EFAULT, NOTIF_GONE. */

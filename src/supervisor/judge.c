@@ -19,7 +19,9 @@
 #include <limits.h>
 #include <linux/landlock.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -187,12 +189,107 @@ static size_t walk_up(int dfd, struct file_id *ids, size_t at, size_t max)
 	return 0;
 }
 
+/* The chains of the directories judged lately, by identity: most opens are in a few
+ * directories, and the walk to the root is most of a judgement's calls. A directory renamed
+ * beneath another keeps its old chain here until its entry is taken: the judgement is a
+ * diagnosis (judge.h), and a rename of a directory in a sandbox being diagnosed is rare. Shared
+ * by the threads that answer calls (the loop, the workdir's copy-up thread): locked. */
+#define CACHE_SLOTS 64
+#define CACHE_DEPTH 32 /* deeper chains are walked each time */
+
+struct judge_cache {
+	pthread_mutex_t lock;
+	struct {
+		size_t n; /* 0: empty */
+		struct file_id chain[CACHE_DEPTH];
+	} slot[CACHE_SLOTS];
+};
+
+static size_t slot_of(const struct file_id *id)
+{
+	return (size_t)((id->ino * 0x9E3779B97F4A7C15ULL) ^ id->dev) % CACHE_SLOTS;
+}
+
+static size_t cache_get(struct supervisor *sv, const struct file_id *dir, struct file_id *ids,
+			size_t at, size_t max)
+{
+	struct judge_cache *c = sv->judge_cache;
+	size_t n = 0;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	const __typeof__(c->slot[0]) *e = &c->slot[slot_of(dir)];
+	if (e->n && e->chain[0].dev == dir->dev && e->chain[0].ino == dir->ino &&
+	    at + e->n <= max) {
+		memcpy(ids + at, e->chain, e->n * sizeof(*ids));
+		n = at + e->n;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+static void cache_put(struct supervisor *sv, const struct file_id *chain, size_t n)
+{
+	struct judge_cache *c = sv->judge_cache;
+
+	if (!c || n == 0 || n > CACHE_DEPTH)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->slot[slot_of(&chain[0])].n = n;
+	memcpy(c->slot[slot_of(&chain[0])].chain, chain, n * sizeof(*chain));
+	pthread_mutex_unlock(&c->lock);
+}
+
+int judge_cache_new(struct supervisor *sv)
+{
+	struct judge_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	sv->judge_cache = c;
+	return 0;
+}
+
+void judge_cache_free(struct supervisor *sv)
+{
+	if (!sv->judge_cache)
+		return;
+	pthread_mutex_destroy(&sv->judge_cache->lock);
+	free(sv->judge_cache);
+	sv->judge_cache = NULL;
+}
+
+/* The chain of directory @dfd (or, with @dfd -1, of the one at @path) from ids[@at]:
+ * walk_up's, through the cache. */
+static size_t chain_of(struct supervisor *sv, int dfd, const char *path, struct file_id *ids,
+		       size_t at, size_t max)
+{
+	struct stat st;
+
+	if ((dfd >= 0 ? fstat(dfd, &st) : stat(path, &st)) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	struct file_id dir = { .dev = st.st_dev, .ino = st.st_ino };
+	size_t n = cache_get(sv, &dir, ids, at, max);
+	if (n)
+		return n;
+	_cleanup_close_ int own = dfd >= 0 ? -1 : open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	n = walk_up(dfd >= 0 ? dfd : own, ids, at, max);
+	if (n)
+		cache_put(sv, ids + at, n - at);
+	return n;
+}
+
 /* A symlink into /proc/self resolved here (/etc/mtab's) reached the supervisor's own
  * /proc/<pid>: name the caller's directory instead, as the kernel resolves it for the caller. */
 static void proc_own_to_caller(const struct seccomp_notif *req, char *real, size_t size)
 {
 	char own[32], rest[PATH_MAX];
-	int n = snprintf(own, sizeof(own), "/proc/%d", (int)getpid());
+	static pid_t self; /* the supervisor's pid: the same for all its threads */
+	if (!self)
+		self = getpid();
+	int n = snprintf(own, sizeof(own), "/proc/%d", (int)self);
 
 	if (strncmp(real, own, (size_t)n) != 0 || (real[n] != '/' && real[n] != '\0'))
 		return;
@@ -201,7 +298,8 @@ static void proc_own_to_caller(const struct seccomp_notif *req, char *real, size
 		snprintf(real, size, "/proc/self%s", rest);
 }
 
-static int obj_existing(const struct seccomp_notif *req, struct obj *o, int fd)
+static int obj_existing(struct supervisor *sv, const struct seccomp_notif *req, struct obj *o,
+			int fd)
 {
 	struct stat st;
 
@@ -220,14 +318,12 @@ static int obj_existing(const struct seccomp_notif *req, struct obj *o, int fd)
 		slash[1] = '\0'; /* "/x" is in "/", and "/" in itself */
 	else
 		*slash = '\0';
-	_cleanup_close_ int pfd = open(o->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	o->n = pfd >= 0 ? walk_up(pfd, o->ids, 1, CHAIN_MAX + 1) : 0;
+	o->n = chain_of(sv, -1, o->dir, o->ids, 1, CHAIN_MAX + 1);
 	return o->n ? 0 : -ENOENT;
 }
 
-/* @path does not exist: its directory (which the name's other components reach). */
-static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int dirfd, char *path,
-		   struct obj *o)
+/* @path does not exist: its directory (which the name's other components reach), from @base. */
+static int obj_new(struct supervisor *sv, int base, int abs, char *path, struct obj *o)
 {
 	size_t len = strlen(path);
 
@@ -243,7 +339,7 @@ static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int d
 	else
 		snprintf(parent, sizeof(parent), "%.*s", slash == path ? 1 : (int)(slash - path),
 			 path);
-	_cleanup_close_ int pfd = child_path_open(sv, req, dirfd, parent, 0, 0);
+	_cleanup_close_ int pfd = child_path_at(base, parent, abs, 0, 0);
 	if (pfd < 0)
 		return pfd;
 	if (fd_real_path(pfd, o->dir, sizeof(o->dir)) <= 0 || o->dir[0] != '/')
@@ -251,24 +347,33 @@ static int obj_new(struct supervisor *sv, const struct seccomp_notif *req, int d
 	snprintf(o->real, sizeof(o->real), "%s%s%s", o->dir, strcmp(o->dir, "/") ? "/" : "", name);
 	o->exists = 0;
 	o->parent_at = 0;
-	o->n = walk_up(pfd, o->ids, 0, CHAIN_MAX + 1);
+	o->n = chain_of(sv, pfd, NULL, o->ids, 0, CHAIN_MAX + 1);
 	return o->n ? 0 : -ENOENT;
 }
 
-/* The object of the name @path (PATH_MAX bytes, changed), from @dirfd, its last symlink
- * followed with @follow. */
-static int obj_resolve_name(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			    char *path, int follow, uint64_t resolve, struct obj *o)
+/* The name at @addr, read while the notification is valid, with "/proc/self" made the
+ * caller's: 0, or -errno (-ENOENT for an empty name). */
+static int obj_name(struct supervisor *sv, const struct seccomp_notif *req, uint64_t addr,
+		    char *path, size_t size)
 {
-	if (!path[0])
-		return -ENOENT;
-	int r = child_proc_self_name(req, path, PATH_MAX);
-	if (r < 0)
-		return r;
-	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, !follow);
+	int r = child_read_path(sv, req, addr, path, size);
+
+	if (r < 0 || !path[0])
+		return r < 0 ? r : -ENOENT;
+	r = child_proc_self_name(req, path, size);
+	return r < 0 ? r : 0;
+}
+
+/* The object @path reaches from @base (child_path_base), its last symlink followed with
+ * @follow. @path (NULL: @base itself) may be cut. */
+static int obj_at(struct supervisor *sv, const struct seccomp_notif *req, int base, char *path,
+		  int abs, int follow, uint64_t resolve, struct obj *o)
+{
+	_cleanup_close_ int fd = child_path_at(base, path, abs, resolve, !follow);
+
 	if (fd >= 0)
-		return obj_existing(req, o, fd);
-	return fd == -ENOENT ? obj_new(sv, req, dirfd, path, o) : fd;
+		return obj_existing(sv, req, o, fd);
+	return fd == -ENOENT && path ? obj_new(sv, base, abs, path, o) : fd;
 }
 
 /* The object of the name at @addr, from @dirfd, its last symlink followed with @follow. */
@@ -276,9 +381,15 @@ static int obj_resolve(struct supervisor *sv, const struct seccomp_notif *req, i
 		       uint64_t addr, int follow, uint64_t resolve, struct obj *o)
 {
 	char path[PATH_MAX];
-	int r = child_read_path(sv, req, addr, path, sizeof(path));
+	const char *p = path;
+	int abs, r = obj_name(sv, req, addr, path, sizeof(path));
 
-	return r < 0 ? r : obj_resolve_name(sv, req, dirfd, path, follow, resolve, o);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int base = child_path_base(sv, req, dirfd, &p, &abs);
+	if (base < 0)
+		return base;
+	return obj_at(sv, req, base, (char *)p, abs, follow, resolve, o);
 }
 
 /* ---- the calls ---------------------------------------------------------------------------- */
@@ -313,13 +424,15 @@ static void emit(struct supervisor *sv, const struct seccomp_notif *req, const c
 	events_emit(sv, &ev);
 }
 
-static void judge_open(struct supervisor *sv, const struct seccomp_notif *req, struct path_args *pa)
+/* An open, taken before the answer (judge_answer) and judged after it (judge_after): the
+ * child then runs on while its open is judged, since the judgement never changes the answer. */
+static void judge_open(struct supervisor *sv, const struct seccomp_notif *req, struct path_args *pa,
+		       struct judge_later *later)
 {
 	const uint64_t resolve_known =
 		RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
 	uint64_t flags = (uint32_t)pa->flags, resolve = 0;
-	struct obj o;
-	char text[128];
+	const char *p = later->path;
 
 	if (pa->flags_in_mem) { /* openat2 */
 		struct open_how how;
@@ -331,7 +444,30 @@ static void judge_open(struct supervisor *sv, const struct seccomp_notif *req, s
 		flags = how.flags;
 		resolve = how.resolve;
 	}
-	if ((flags & O_PATH) || obj_resolve(sv, req, pa->dirfd, pa->path, pa->follow, resolve, &o))
+	if ((flags & O_PATH) || obj_name(sv, req, pa->path, later->path, sizeof(later->path)) < 0)
+		return;
+	int base = child_path_base(sv, req, pa->dirfd, &p, &later->abs);
+	if (base < 0)
+		return;
+	later->base = base;
+	later->self = !p;
+	if (p && p != later->path)
+		memmove(later->path, p, strlen(p) + 1);
+	later->flags = flags;
+	later->resolve = resolve;
+	later->follow = pa->follow;
+}
+
+void judge_after(struct supervisor *sv, const struct seccomp_notif *req, struct judge_later *later)
+{
+	_cleanup_close_ int base = later->base;
+	uint64_t flags = later->flags;
+	struct obj o;
+	char text[128];
+
+	later->base = -1;
+	if (base < 0 || obj_at(sv, req, base, later->self ? NULL : later->path, later->abs,
+			       later->follow, later->resolve, &o))
 		return;
 	if (o.exists && S_ISLNK(o.mode))
 		return; /* O_NOFOLLOW: ELOOP */
@@ -453,7 +589,12 @@ static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req)
 	if (sock < 0 || domain != AF_UNIX)
 		return;
 	snprintf(path, sizeof(path), "%.*s", (int)(len - head), un.sun_path);
-	if (obj_resolve_name(sv, req, AT_FDCWD, path, 0, 0, &o) || o.exists)
+	const char *p = path;
+	int abs;
+	if (child_proc_self_name(req, path, sizeof(path)) < 0)
+		return;
+	_cleanup_close_ int base = child_path_base(sv, req, AT_FDCWD, &p, &abs);
+	if (base < 0 || !p || obj_at(sv, req, base, (char *)p, abs, 0, 0, &o) || o.exists)
 		return;
 	emit(sv, req, o.real, o.dir, "make_sock",
 	     judge_missing(&sv->plan->fs.ll, o.ids + o.parent_at, o.n - o.parent_at,
@@ -462,11 +603,11 @@ static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req)
 }
 
 static void judge_continued(struct supervisor *sv, const struct seccomp_notif *req,
-			    struct path_args *pa)
+			    struct path_args *pa, struct judge_later *later)
 {
 	switch (pa->call->family) {
 	case PATH_OPEN:
-		judge_open(sv, req, pa);
+		judge_open(sv, req, pa, later);
 		break;
 	case PATH_EXEC:
 		judge_file(sv, req, pa, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
@@ -580,7 +721,7 @@ static void judge_meta(struct supervisor *sv, const struct seccomp_notif *req,
 }
 
 void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
-		  const struct seccomp_notif_resp *resp)
+		  const struct seccomp_notif_resp *resp, struct judge_later *later)
 {
 	struct path_args pa;
 	int continued = resp->flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -597,7 +738,7 @@ void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
 		return;
 	enum path_family f = pa.call->family;
 	if (continued)
-		judge_continued(sv, req, &pa);
+		judge_continued(sv, req, &pa, later);
 	else if (f == PATH_CHMOD || f == PATH_CHOWN || f == PATH_TIMES || f == PATH_FILEATTR ||
 		 (f == PATH_XATTR &&
 		  (pa.call->xattr == PATH_XATTR_SET || pa.call->xattr == PATH_XATTR_REMOVE)))

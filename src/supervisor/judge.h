@@ -21,6 +21,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,13 +41,31 @@ int judge_arg_denied(struct supervisor *sv, const struct seccomp_notif *req,
 		     struct seccomp_notif_resp *resp);
 /* Whether judge_arg_denied refuses @req. */
 int judge_arg_denies(const struct supervisor *sv, const struct seccomp_notif *req);
+/* What is left of an open's judgement once its answer is sent: the name and the descriptor it
+ * starts from (child_path_base), taken while the notification was valid. base -1: nothing. */
+struct judge_later {
+	int base;
+	int abs, self, follow;
+	uint64_t flags, resolve;
+	char path[PATH_MAX];
+};
+
 /* The path call @req, answered in @resp, judged for the log: a CONTINUE against the ruleset
  * (what the kernel will decide), an EACCES of the supervisor's beneath a writable grant holding
  * a denied path (handlers/fs-write.c) for the fs_denied entry it protects, or of a metadata
  * change (handlers/fs-meta.c) for the write grant it needs. Nothing when the run
  * does not log, the call is none Landlock checks, or anything fails. */
 void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
-		  const struct seccomp_notif_resp *resp);
+		  const struct seccomp_notif_resp *resp, struct judge_later *later);
+/* The rest of an open's judgement (judge_answer left it in @later), made once the answer is
+ * sent: the name resolved from its start and judged as the kernel did meanwhile (a diagnosis,
+ * as the rest). Closes later->base. */
+void judge_after(struct supervisor *sv, const struct seccomp_notif *req, struct judge_later *later);
+
+/* What the judgements keep (a cache of directories' chains): made by supervisor_prepare in
+ * logging mode (0, -ENOMEM), freed by supervisor_done. */
+int judge_cache_new(struct supervisor *sv);
+void judge_cache_free(struct supervisor *sv);
 
 /* ---- the pure parts (exposed for tests/unit/test-judge.c) ------------------------------- */
 

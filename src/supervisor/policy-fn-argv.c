@@ -17,7 +17,9 @@
  *  - every byte of it lies in private anonymous memory (the stack, the heap, anonymous maps),
  *    or in a private map of the caller's own executable while that file cannot be opened for
  *    writing (ETXTBSY, or no write permission).
- * Anything else, or a look that fails, is unstable: the exec is refused (fail closed).
+ * Where only the first two fail (other tasks share the memory), the exec is shown still with
+ * those tasks stopped (policy-fn-freeze.c). Anything else, or a look that fails, is unstable:
+ * the exec is refused (fail closed).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -52,18 +54,7 @@ static int threads_of(pid_t pid)
  * parent's writable by nothing, but the parent is then no peer of the caller either. */
 static int in_vfork(pid_t peer)
 {
-	char buf[256];
-	unsigned long long nr, a0;
-	const unsigned long long both = CLONE_VM | CLONE_VFORK;
-
-	if (threads_of(peer) != 1 || proc_read(peer, "syscall", buf, sizeof(buf)) < 0 ||
-	    sscanf(buf, "%llu %llx", &nr, &a0) != 2)
-		return 0;
-#ifdef SYS_vfork
-	if (nr == SYS_vfork)
-		return 1;
-#endif
-	return nr == SYS_clone && (a0 & both) == both;
+	return threads_of(peer) == 1 && pfn_task_in_vfork(peer);
 }
 
 /* The context switches of @pid so far (voluntary and not), -1 unknown: a count that moved ran. */
@@ -200,18 +191,100 @@ static int range_ok(const struct map *m, size_t n, uint64_t s, uint64_t e)
 	return s >= e;
 }
 
-int pfn_argv_stable(pid_t tid, const uint64_t (*r)[2], size_t n)
+int pfn_argv_alone(pid_t tgid)
 {
-	pid_t tgid = tid;
+	return threads_of(tgid) == 1 && peers_parked(tgid);
+}
+
+int pfn_argv_private(pid_t tgid, const uint64_t (*r)[2], size_t n)
+{
 	struct map *m = NULL;
 	size_t n_maps = 0;
 
-	if (proc_status_field(tid, "Tgid", &tgid) < 0 || threads_of(tgid) != 1 ||
-	    !peers_parked(tgid) || maps_of(tgid, &m, &n_maps) < 0)
+	if (maps_of(tgid, &m, &n_maps) < 0)
 		return 0;
 	int ok = 1;
 	for (size_t i = 0; ok && i < n; i++)
 		ok = range_ok(m, n_maps, r[i][0], r[i][1]);
 	free(m);
 	return ok;
+}
+
+int pfn_task_in_vfork(pid_t tid)
+{
+	char buf[256];
+	unsigned long long nr, a0;
+	const unsigned long long both = CLONE_VM | CLONE_VFORK;
+
+	if (proc_read(tid, "syscall", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu %llx", &nr, &a0) != 2)
+		return 0;
+#ifdef SYS_vfork
+	if (nr == SYS_vfork)
+		return 1;
+#endif
+	return nr == SYS_clone && (a0 & both) == both;
+}
+
+/* Append the threads of process @pid other than @skip to *@v. */
+static int add_threads(pid_t pid, pid_t skip, struct pfn_task **v, size_t *n, size_t *cap)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	int r = 0;
+	while (r == 0 && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t t = (pid_t)strtol(de->d_name, NULL, 10);
+		if (t == skip)
+			continue;
+		if (*n == *cap) {
+			struct pfn_task *g =
+				realloc(*v, (*cap = *cap ? *cap * 2 : 16) * sizeof(*g));
+			if (!g) {
+				r = -ENOMEM;
+				break;
+			}
+			*v = g;
+		}
+		(*v)[(*n)++] = (struct pfn_task){ t, pid };
+	}
+	closedir(d);
+	return r;
+}
+
+int pfn_peers(pid_t tid, pid_t tgid, struct pfn_task **ret, size_t *ret_n)
+{
+	struct pfn_task *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = add_threads(tgid, tid, &v, &n, &cap);
+	DIR *d = r == 0 ? opendir("/proc") : NULL;
+	struct dirent *de;
+
+	if (r == 0 && !d)
+		r = -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t p = (pid_t)strtol(de->d_name, NULL, 10);
+		if (p == tgid || p == getpid() || syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0) != 0)
+			continue;
+		r = add_threads(p, 0, &v, &n, &cap);
+		if (r == -ENOENT)
+			r = 0; /* it ended meanwhile */
+	}
+	if (d)
+		closedir(d);
+	if (r < 0) {
+		free(v);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }

@@ -18,7 +18,9 @@
 #include "macro.h"
 #include "notif.h"
 #include "policy-fn-internal.h"
+#include "supervisor.h"
 #include "syscall-util.h"
+#include "user-handlers.h"
 
 /* The kernel's limits on an exec's arguments (MAX_ARG_STRLEN, and a bound on the whole). */
 #define ARG_STRLEN_MAX (32u * 4096u)
@@ -281,18 +283,44 @@ static int read_argv(struct policy_fn *st, const struct seccomp_notif *req, stru
 	return 0;
 }
 
+/* Whether an allowed exec is answered by the policy thread (CONTINUE) rather than the chain:
+ * only then can the freeze hold its peers until the exec is over. */
+static int exec_direct(struct policy_fn *st, int nr)
+{
+	return nr < POLICY_FN_NAMES && st->direct[nr] && !user_handlers_traps(st->sv->user, nr);
+}
+
 static int build_exec(struct policy_fn *st, const struct pfn_item *item, struct pfn_event *e)
 {
 	uint64_t(*ranges)[2] = NULL;
 	size_t n = 0;
-	int r = read_argv(st, &item->req, e, &ranges, &n);
+	pid_t tid = (pid_t)item->req.pid, tgid = e->ev.pid;
 
+	/* The kernel reads the vector again when the call goes on: it is shown only when no
+	 * other task can change it meanwhile (policy-fn-argv.c): none runs on the memory, or
+	 * those that do are frozen first (policy-fn-freeze.c); else the exec is refused. */
+	e->why = "policy_fn: the exec's arguments could change before the exec";
+	if (!pfn_argv_alone(tgid)) {
+		if (!exec_direct(st, (int)item->req.data.nr)) {
+			e->why = "policy_fn: an exec from a task sharing its memory, with another "
+				 "handler on exec (a workdir, --log-denials, an extension handler)";
+			return -EPERM;
+		}
+		const char *why = NULL;
+		if (pfn_freeze_start(st, tid, tgid, item->req.id, item->deadline_ns, &e->freeze,
+				     &why) < 0) {
+			snprintf(e->reason, sizeof(e->reason),
+				 "policy_fn: the tasks sharing the exec's memory were not frozen: "
+				 "%s",
+				 why);
+			e->why = e->reason;
+			return -EPERM;
+		}
+	}
+	int r = read_argv(st, &item->req, e, &ranges, &n);
 	if (r == 0) {
 		e->ev.argv = (const char *const *)e->argv;
-		/* The kernel reads the vector again when the call goes on: only a vector no other
-		 * task can change meanwhile is shown (policy-fn-argv.c), else the exec is refused.
-		 */
-		if (!pfn_argv_stable((pid_t)item->req.pid, (const uint64_t(*)[2])ranges, n))
+		if (!pfn_argv_private(tgid, (const uint64_t(*)[2])ranges, n))
 			r = -EPERM;
 		else if (!notif_id_valid(st->listener, item->req.id))
 			r = NOTIF_GONE;
@@ -385,8 +413,15 @@ int pfn_event_build(struct policy_fn *st, struct pfn_item *item, struct pfn_even
 
 void pfn_event_done(struct pfn_event *e)
 {
+	pfn_event_end_freeze(e);
 	for (size_t i = 0; e->argv && e->argv[i]; i++)
 		free(e->argv[i]);
 	free(e->argv);
 	e->argv = NULL;
+}
+
+void pfn_event_end_freeze(struct pfn_event *e)
+{
+	pfn_freeze_end(e->freeze);
+	e->freeze = NULL;
 }

@@ -62,6 +62,7 @@ struct policy_fn {
 	pthread_cond_t reap; /* a deadline queued, or stopping */
 	pthread_t thread, reaper;
 	int started; /* threads started: 0, 1 (the policy thread), 2 (both) */
+	int64_t reap_at; /* the deadline the reaper sleeps until, 0: none (under the lock) */
 	int stopping;
 	atomic_int armed;
 	int broken;   /* armed without a listener copy: held calls refused */
@@ -102,6 +103,9 @@ struct pfn_event {
 	char name[64];
 	char host[INET6_ADDRSTRLEN];
 	char **argv; /* owned */
+	struct pfn_freeze *freeze; /* an exec's peers held (owned), NULL: none */
+	const char *why;	   /* a refused exec: why (static, or in reason) */
+	char reason[192];
 };
 
 /* Fill @e for @item (policy-fn-event.c), reading the child through the state's listener: 0,
@@ -109,9 +113,39 @@ struct pfn_event {
  * the kernel reads them again: -EPERM; too long: -E2BIG). */
 int pfn_event_build(struct policy_fn *st, struct pfn_item *item, struct pfn_event *e);
 void pfn_event_done(struct pfn_event *e);
+/* Release the exec's frozen peers, if any (pfn_event_done does too). */
+void pfn_event_end_freeze(struct pfn_event *e);
 /* What the event is called ("network", ...) and whether the call is held or observed (0: none). */
 const char *pfn_category(int nr);
 int pfn_kind(int nr); /* 1 held, 2 observed, 0 neither */
-/* Whether the argument vector of an exec by @tid, at the ranges @r (n pairs of start, end), stays
- * what it is until the kernel reads it: no other task can write them (policy-fn-argv.c). */
-int pfn_argv_stable(pid_t tid, const uint64_t (*r)[2], size_t n);
+/* The argument vector of an exec (policy-fn-argv.c) stays what it is until the kernel reads it
+ * when no other task can write it: pfn_argv_alone (no task but the caller of process @tgid runs
+ * on its memory) or the others frozen (policy-fn-freeze.c), and pfn_argv_private (the ranges @r,
+ * n pairs of start and end, lie in memory only the caller's own writes change). */
+int pfn_argv_alone(pid_t tgid);
+int pfn_argv_private(pid_t tgid, const uint64_t (*r)[2], size_t n);
+
+/* A task: a thread and its process. */
+struct pfn_task {
+	pid_t tid, tgid;
+};
+
+/* Every thread other than @tid (of process @tgid) of every process sharing its memory: its own
+ * process and those cloned with CLONE_VM (kcmp KCMP_VM over /proc). *@ret owned. */
+int pfn_peers(pid_t tid, pid_t tgid, struct pfn_task **ret, size_t *ret_n);
+/* Whether thread @tid waits in a vfork (vfork, or clone with CLONE_VM and CLONE_VFORK). */
+int pfn_task_in_vfork(pid_t tid);
+
+/* The tasks sharing an exec's memory, held in ptrace-stop by a thread of their own from before
+ * the vector is read until the exec is over (policy-fn-freeze.c). */
+struct pfn_freeze;
+/* Freeze the peers of @tid (process @tgid), whose exec is notification @id; @deadline_ns (a
+ * CLOCK_MONOTONIC time) bounds the wait for a verdict. 0 with *@ret set, or -EPERM with *@why
+ * (a static string) saying why. */
+int pfn_freeze_start(struct policy_fn *st, pid_t tid, pid_t tgid, uint64_t id,
+		     int64_t deadline_ns, struct pfn_freeze **ret, const char **why);
+/* The verdict allows the exec: its CONTINUE is sent from the freezing thread, which releases
+ * the peers once the exec is over. 0, or -EPERM when the freeze ended first (answer EPERM). */
+int pfn_freeze_continue(struct pfn_freeze *f);
+/* Release the peers (after a denial, or with nothing decided) and free @f; NULL is fine. */
+void pfn_freeze_end(struct pfn_freeze *f);

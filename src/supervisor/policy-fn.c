@@ -92,8 +92,9 @@ static void answer_errno(struct policy_fn *st, uint64_t id, int err)
 
 /* An allowed call no handler mediates (st->direct): CONTINUE, as its handler would answer. An
  * open is Landlock's to decide, its name re-read by the kernel with nothing decided on it here;
- * an exec's argv was checked to stay what the callback saw (policy-fn-argv.c), and its file is
- * Landlock's too. */
+ * an exec's argv was checked to stay what the callback saw (policy-fn-argv.c: no other task
+ * runs on its memory; where some do, they are frozen and policy-fn-freeze.c sends the CONTINUE),
+ * and its file is Landlock's too. */
 static void answer_continue(struct policy_fn *st, uint64_t id)
 {
 	struct seccomp_notif_resp resp = { .id = id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
@@ -135,6 +136,14 @@ static int claim(struct policy_fn *st, struct pfn_item *it)
 	return mine;
 }
 
+/* An allowed exec whose freeze ended before the verdict came: refused. */
+static void deny_frozen(struct policy_fn *st, const struct pfn_item *it, const struct pfn_event *e)
+{
+	answer_errno(st, it->req.id, EPERM);
+	verdict_event(st, &it->req, e, SANDLOCK_VERDICT_DENY, EPERM,
+		      "policy_fn: the verdict came after the exec's peers were released");
+}
+
 static void decide_held(struct policy_fn *st, struct pfn_item *it)
 {
 	struct pfn_event e;
@@ -156,12 +165,14 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 	} else if (err > 0) {
 		answer_errno(st, it->req.id, err);
 		int nr = (int)it->req.data.nr;
-		verdict_event(
-			st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
-			r == 0 ? "policy_fn"
-			: nr == SYS_sendmmsg
-				? "policy_fn: the messages name different destinations"
-				: "policy_fn: the exec's arguments could change before the exec");
+		pfn_event_end_freeze(&e); /* the exec is refused: its peers may run */
+		verdict_event(st, &it->req, r == 0 ? &e : NULL, SANDLOCK_VERDICT_DENY, err,
+			      r == 0 ? "policy_fn"
+			      : nr == SYS_sendmmsg
+				      ? "policy_fn: the messages name different destinations"
+			      : e.why ? e.why
+				      : "policy_fn: the exec's arguments could change "
+					"before the exec");
 		free(it);
 	} else {
 		if (err < 0)
@@ -169,7 +180,11 @@ static void decide_held(struct policy_fn *st, struct pfn_item *it)
 		/* An extension handler on the syscall runs in the chain: it may refuse still. */
 		if (it->req.data.nr < POLICY_FN_NAMES && st->direct[it->req.data.nr] &&
 		    !user_handlers_traps(st->sv->user, (int)it->req.data.nr)) {
-			answer_continue(st, it->req.id);
+			if (!e.freeze)
+				answer_continue(st, it->req.id);
+			else if (pfn_freeze_continue(e.freeze) < 0) /* it gave up waiting */
+				deny_frozen(st, it, &e);
+			/* The peers stay frozen until the exec is over. */
 			free(it);
 			pfn_event_done(&e);
 			return;
@@ -287,6 +302,7 @@ static void *reaper_thread(void *arg)
 			pthread_mutex_lock(&st->lock);
 			continue;
 		}
+		st->reap_at = next;
 		if (!next) {
 			pthread_cond_wait(&st->reap, &st->lock);
 			continue;
@@ -472,7 +488,10 @@ int policy_fn_hold(struct supervisor *sv, const struct seccomp_notif *req)
 	if (!stopping) {
 		push(&st->held, &st->held_tail, it);
 		pthread_cond_signal(&st->work);
-		pthread_cond_signal(&st->reap);
+		/* Every call is held for the same timeout, so a deadline queued later is never
+		 * the first: the reaper, asleep until an earlier one, is woken only when idle. */
+		if (!st->reap_at || it->deadline_ns < st->reap_at)
+			pthread_cond_signal(&st->reap);
 	}
 	pthread_mutex_unlock(&st->lock);
 	if (stopping) {

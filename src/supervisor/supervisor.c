@@ -44,7 +44,7 @@ int supervisor_prepare(struct supervisor *sv, const char *name, struct groups *g
 	/* The kernel's structs may be larger than ours: allocate what it says. */
 	sv->req = calloc(1, MAX(sv->sizes.seccomp_notif, sizeof(struct seccomp_notif)));
 	sv->resp = calloc(1, MAX(sv->sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp)));
-	if (!sv->req || !sv->resp) {
+	if (!sv->req || !sv->resp || (plan && plan->fs.ll.active && judge_cache_new(sv) < 0)) {
 		supervisor_done(sv);
 		return -ENOMEM;
 	}
@@ -169,11 +169,17 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 	 * ruleset, one refused here for a denied path is told why (judge.c); the answer stays
 	 * what it is. A call a user handler answered is its decision, logged as such
 	 * (user-handlers.c): the kernel never runs it. */
+	struct judge_later later = { .base = -1 };
 	if (!blocked && !user_decided && events_flags(sv->events))
-		judge_answer(sv, req, resp);
+		judge_answer(sv, req, resp, &later);
 
-	if (ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
-		return negative_errno();
+	int r_send = ioctl(sv->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT
+			     ? negative_errno()
+			     : 0;
+	if (later.base >= 0)
+		judge_after(sv, req, &later);
+	if (r_send < 0)
+		return r_send;
 	sv->answered++;
 	return 0;
 }
@@ -201,6 +207,7 @@ void supervisor_done(struct supervisor *sv)
 	sv->resp = NULL;
 	workers_done(&sv->workers);
 	policy_fn_free(sv);
+	judge_cache_free(sv);
 	port_map_done(&sv->ports);
 	umask_cache_done(sv);
 	fs_meta_done(sv);

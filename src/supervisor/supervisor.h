@@ -27,6 +27,7 @@
 
 struct cow;
 struct cow_wait;
+struct judge_cache;
 struct groups;
 struct plan;
 struct user_handlers;
@@ -82,6 +83,7 @@ struct supervisor {
 				       * own process is killed for max_memory (not owned) */
 	struct user_handlers *user;   /* extension handlers (user-handlers.h); NULL: none. Owned
 				       * by the sandbox */
+	struct judge_cache *judge_cache; /* judge.c's, in logging mode; owned */
 };
 
 /* Allocate the notification buffers. Called by the thread that spawns, so that the sandbox

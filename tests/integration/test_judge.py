@@ -223,3 +223,22 @@ def test_metadata_change_refused_told(tmp_path):
     r = py_run(code, "-w", d)
     assert (r.stdout, about(r, f)) == (b"0\n", [])
     assert os.stat(f).st_mode & 0o777 == 0o600
+
+
+def test_judged_again_in_a_directory_seen_before(tmp_path):
+    # The judge keeps the chains of the directories it walked: an open judged in a directory
+    # it has seen is still judged on its own file. A file granted alone, then its neighbour
+    # (not granted), then the granted one again: one line, for the neighbour.
+    d = tree(tmp_path)
+    ok, other = os.path.join(d, "f"), os.path.join(d, "g")
+    with open(other, "w") as f:
+        f.write("x")
+    code = "".join(OPEN_READ.format(p=p) for p in (ok, other, ok, other))
+    r = same_answers(code, "-r", ok)
+    assert r.stdout == b"0\n13\n0\n13\n"
+    assert about(r, ok) == []
+    assert about(r, other) == [
+        ("openat", f'"{other}", O_RDONLY', f"no read grant covers {d}; add -r {d}")]
+    # The control: granted the directory, neither is refused nor logged.
+    r = py_run(code, "-r", d)
+    assert (r.stdout, about(r, ok), about(r, other)) == (b"0\n0\n0\n0\n", [], [])

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""sandlock-mcp: an MCP server whose built-in tools (shell, python, read_file, write_file,
+list_files) each run in a fresh sandbox confined to one workspace directory."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import math
+import os
+import sys
+
+from . import builtin
+from ._sandbox import McpSandbox
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text}: a finite number of seconds > 0")
+    return value
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="sandlock-mcp", description=__doc__)
+    p.add_argument("--workspace", default="/tmp/sandlock",
+                   help="the directory the tools work in (made if missing; default %(default)s)")
+    p.add_argument("--timeout", type=_seconds, default=30.0,
+                   help="seconds a tool call may run before it is killed (default %(default)s)")
+    p.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio",
+                   help="stdio (default), http (Streamable HTTP at /mcp) or sse (the older "
+                        "HTTP+SSE transport at /sse)")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP address (default %(default)s)")
+    p.add_argument("--port", type=int, default=8080, help="HTTP port (default %(default)s)")
+    p.add_argument("--token", default=os.environ.get("SANDLOCK_MCP_TOKEN"),
+                   help="bearer token HTTP clients must send (default $SANDLOCK_MCP_TOKEN, "
+                        "which other users cannot read as they can a command line); required "
+                        "unless the host is a loopback address")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _args(argv)
+    if a.transport != "stdio" and not a.token and not _loopback(a.host):
+        print(f"sandlock-mcp: --host {a.host} is not a loopback address: a bearer token is "
+              "required (--token or SANDLOCK_MCP_TOKEN)", file=sys.stderr)
+        return 2
+    os.makedirs(a.workspace, exist_ok=True)
+    mcp = McpSandbox(workspace=os.path.realpath(a.workspace), timeout=a.timeout)
+    builtin.register(mcp)
+    try:
+        if a.transport == "stdio":
+            from . import _stdio
+            asyncio.run(_stdio.serve(mcp))
+        else:
+            from . import _http
+            asyncio.run(_http.serve(mcp, a.host, a.port, a.token, sse=a.transport == "sse"))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mcp.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

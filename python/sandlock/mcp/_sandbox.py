@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""McpSandbox: a registry of tools, each call of a local one run in a fresh sandbox of its own.
+
+A local tool is a top-level function the worker (sandlock.mcp._worker) imports by name inside
+the sandbox; the call goes to it on stdin. A remote tool (add_mcp_session) runs on its own MCP
+server: this process only forwards the call, and cannot confine it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import dataclasses
+import json
+import marshal
+import math
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Mapping
+
+from .. import _ffi
+from .._core import ExitReason
+from .._process import StdioMode
+from ..sandbox import Sandbox
+from . import _policy, _schema
+
+# The directory holding the sandlock package (a source tree or site-packages), readable in
+# every call's sandbox. The worker runs as a script (python3 -I: no PYTHONPATH, no user site,
+# no working directory on sys.path) and imports nothing of sandlock unless the tool does, so
+# a call costs an interpreter's start and little more.
+_PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
+
+
+_BUILTIN = "sandlock.mcp.builtin"
+
+
+class ToolError(Exception):
+    """A tool call failed: the tool raised, timed out, or its worker could not run it."""
+
+
+@dataclasses.dataclass
+class _Local:
+    func: Callable[..., Any]
+    description: str
+    schema: dict[str, Any]
+    capabilities: dict[str, Any]
+    module: str
+    function: str
+    root: str
+    takes_workspace: bool
+
+
+@dataclasses.dataclass
+class _Remote:
+    tool: Any
+    session: Any
+    description: str
+    schema: dict[str, Any]
+    capabilities: dict[str, Any]
+
+
+class _Call:
+    """The process of one call, so that a cancelled call can kill it from another thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.cancelled = False
+        self.proc: Any = None
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.cancelled = True
+            if self.proc is not None:
+                self.proc.kill()
+
+
+def _mapped(*prefixes: str) -> list[str]:
+    """The files of this process's shared libraries whose names start with @prefixes, in the
+    order of @prefixes (a preload order)."""
+    with open("/proc/self/maps") as maps:
+        files = {line.split(maxsplit=5)[-1].strip() for line in maps}
+    return [f for p in prefixes for f in sorted(files) if os.path.basename(f).startswith(p)]
+
+
+def _library_path() -> str | None:
+    """The file of the libsandlock this process uses, which a built-in tool's worker loads."""
+    path = _ffi.library_path()
+    if os.sep in path and os.path.exists(path):
+        return os.path.realpath(path)
+    _ffi.lib()  # found on the system's library path: the loader knows where
+    found = _mapped("libsandlock.so")
+    return found[0] if found else None
+
+
+class McpSandbox:
+    """Tools for an agent, each call of a local tool in a fresh deny-by-default sandbox."""
+
+    def __init__(self, workspace: str = "/tmp/sandlock", timeout: float = 30.0) -> None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+                not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
+        self.workspace = os.path.abspath(workspace)
+        self.timeout = float(timeout)
+        self._tools: dict[str, _Local | _Remote] = {}
+        self._pool = concurrent.futures.ThreadPoolExecutor(32, thread_name_prefix="sandlock-mcp")
+
+    @property
+    def tools(self) -> dict[str, Any]:
+        """Every registered tool: name -> its function (local) or its MCP tool (remote)."""
+        return {n: (t.func if isinstance(t, _Local) else t.tool) for n, t in self._tools.items()}
+
+    def add_tool(self, name: str, func: Callable[..., Any], *, description: str = "",
+                 capabilities: Mapping[str, Any] | None = None,
+                 input_schema: Mapping[str, Any] | None = None) -> None:
+        """Register @func as the tool @name. ValueError if it is not a top-level function of
+        an importable module, for a capability that is not a Sandbox field, or for a name
+        registered already."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("add_tool: the name must be a non-empty string")
+        if name in self._tools:
+            raise ValueError(f"add_tool: a tool named {name!r} is registered already")
+        module, function, root = _schema.check_importable(name, func)
+        schema, takes_workspace = _schema.schema_of(func)
+        caps = dict(capabilities or {})
+        _policy.build(self.workspace, caps, ())  # an unknown or bad capability fails here
+        self._tools[name] = _Local(func, description or (func.__doc__ or "").strip(),
+                                   dict(input_schema) if input_schema is not None else schema,
+                                   caps, module, function, root, takes_workspace)
+
+    async def add_mcp_session(self, session: Any) -> None:
+        """Register the tools of a remote MCP server (@session: a ClientSession of the mcp
+        package, or anything with async list_tools() and call_tool(name, arguments)). They run
+        on that server: their sandlock:* capabilities are recorded, not enforced here."""
+        listed = await session.list_tools()
+        tools = listed.get("tools", []) if isinstance(listed, Mapping) else listed.tools
+        for t in tools:
+            get = t.get if isinstance(t, Mapping) else (lambda k, d=None: getattr(t, k, d))
+            if get("name") in self._tools:
+                raise ValueError(f"add_mcp_session: a tool named {get('name')!r} is "
+                                 "registered already")
+            schema = get("inputSchema") or get("input_schema") or {"type": "object"}
+            self._tools[get("name")] = _Remote(t, session, get("description") or "",
+                                               dict(schema), _policy.capabilities_from_mcp_tool(t))
+
+    def get_policy(self, name: str) -> Sandbox:
+        """The Sandbox each call of the local tool @name runs in. KeyError for an unknown
+        tool; ValueError for a remote one, which runs on its own server, unconfined by us."""
+        t = self._tools[name]
+        if isinstance(t, _Remote):
+            raise ValueError(f"{name!r} is a remote MCP tool: it runs on its own server, "
+                             "which this process cannot sandbox (no policy applies here)")
+        return self._policy(t)
+
+    def _policy(self, t: _Local) -> Sandbox:
+        readable = [_PKG_PARENT, t.root]
+        lib = _library_path() if t.module == _BUILTIN else None
+        if lib is not None:
+            readable.append(lib)  # the built-in file tools confine themselves further with it
+        caps = t.capabilities
+        if lib is not None and os.path.exists(os.path.join(os.path.dirname(lib), "SANITIZED")):
+            # A sanitizer build of the library (a test build) loads only after its runtimes:
+            # the ones this process has loaded.
+            preload = {"LD_PRELOAD": " ".join(_mapped("libasan.so", "libubsan.so")),
+                       "ASAN_OPTIONS": "detect_leaks=0"}
+            caps = dict(caps, env=dict(caps.get("env") or {}, **preload))
+        return _policy.build(self.workspace, caps, tuple(readable))
+
+    def tool_definitions_openai(self) -> list[dict[str, Any]]:
+        """Every tool in the OpenAI function-calling format."""
+        return [{"type": "function", "function": {"name": n, "description": t.description,
+                                                  "parameters": t.schema}}
+                for n, t in self._tools.items()]
+
+    def mcp_tool_definitions(self) -> list[dict[str, Any]]:
+        """Every tool as MCP's tools/list gives it."""
+        return [{"name": n, "description": t.description, "inputSchema": t.schema}
+                for n, t in self._tools.items()]
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                        timeout: float | None = None) -> str:
+        """Run the tool @name with @arguments and return its text. KeyError for an unknown
+        tool; ToolError when the tool fails or runs past @timeout (the tool's default: the
+        sandbox's), which kills it. A cancelled call kills its process."""
+        t = self._tools[name]
+        args = dict(arguments or {})
+        if isinstance(t, _Remote):
+            return await _call_remote(t, name, args)
+        if t.takes_workspace and "workspace" in args:
+            raise ToolError(f"tool {name!r}: workspace is set by the sandbox, not by the caller")
+        limit = self.timeout if timeout is None else float(timeout)
+        if not (limit > 0 and math.isfinite(limit)):
+            raise ValueError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
+        try:
+            request = marshal.dumps({
+                "module": t.module, "function": t.function, "arguments": args, "path": [t.root],
+                "library": _library_path() if t.module == _BUILTIN else None,
+                "workspace": self.workspace if t.takes_workspace else None})
+        except ValueError:
+            raise ToolError(f"tool {name!r}: the arguments must be JSON values") from None
+        call = _Call()
+        loop = asyncio.get_running_loop()
+        fut = loop.run_in_executor(self._pool, _run, self._policy(t), name, request,
+                                   limit, call)
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await fut
+            raise
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) -> str:
+    """Run one call's worker in @policy (a thread of the pool) and return its result."""
+    with call.lock:
+        if call.cancelled:
+            raise ToolError(f"tool {name!r}: cancelled")
+        proc = policy.popen([sys.executable, "-I", _WORKER],
+                            stdin=StdioMode.PIPED, stdout=StdioMode.PIPED,
+                            stderr=StdioMode.PIPED)
+        call.proc = proc
+    out: list[bytes] = []
+    err: list[bytes] = []
+    threads = [threading.Thread(target=_feed, args=(proc.stdin, request), daemon=True),
+               threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)]
+    for th in threads:
+        th.start()
+    deadline = time.monotonic() + limit
+    threads[0].join(limit)
+    result = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for th in threads[1:]:
+        th.join()
+    if call.cancelled:
+        raise ToolError(f"tool {name!r}: cancelled")
+    if result.reason == ExitReason.TIMEOUT:
+        raise ToolError(f"tool {name!r}: timed out after {limit:g} s (killed)")
+    try:
+        # The last line, split at b"\n" only: the text may hold other line breaks (U+2028).
+        line = b"".join(out).rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        reply = json.loads(line.decode("utf-8", "surrogatepass"))
+        if not isinstance(reply, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        tail = b"".join(err).decode("utf-8", "replace").strip()[-2000:]
+        why = result.error or f"exit code {result.exit_code}"
+        raise ToolError(f"tool {name!r}: its worker gave no answer ({why})"
+                        f"{': ' + tail if tail else ''}") from None
+    if not reply.get("ok"):
+        raise ToolError(reply.get("error") or f"tool {name!r} failed")
+    return str(reply.get("result", ""))
+
+
+def _feed(stream: Any, data: bytes) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(data)
+        stream.close()
+
+
+def _drain(stream: Any, into: list[bytes]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        while chunk := stream.read(65536):
+            into.append(chunk)
+
+
+async def _call_remote(t: _Remote, name: str, args: dict[str, Any]) -> str:
+    res = await t.session.call_tool(name, args)
+    get = res.get if isinstance(res, Mapping) else (lambda k, d=None: getattr(res, k, d))
+    texts = []
+    for c in get("content") or []:
+        text = c.get("text") if isinstance(c, Mapping) else getattr(c, "text", None)
+        if text is not None:
+            texts.append(text)
+    text = "\n".join(texts)
+    if get("isError") or get("is_error"):
+        raise ToolError(text or f"remote tool {name!r} failed")
+    return text

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The process one tool call runs in, inside its sandbox, run as a script that imports only the
+tool's module: it reads the call (module, function, arguments) on stdin, imports the module by
+name, calls the function and writes one JSON line on stdout: {"ok": true, "result": TEXT} or
+{"ok": false, "error": TEXT}.
+
+The call comes in marshal's format, from the process that starts the worker (which trusts
+itself); the answer goes out as JSON, which that process parses as untrusted. Neither needs the
+json module here (it costs more to import than the rest of the worker), unless a tool returns
+something other than a string. Nothing of the call is on the command line (other processes can
+read it there). What the tool prints goes to stderr, apart from the answer.
+"""
+
+import importlib
+import marshal
+import os
+import sys
+
+_ESCAPES = {c: f"\\u{c:04x}" for c in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+
+
+def _json_string(s):
+    return '"' + s.translate(_ESCAPES) + '"'
+
+
+def _text(value):
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    import json
+
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _call(request):
+    for p in reversed(request.get("path", [])):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    if request.get("library"):
+        os.environ["SANDLOCK_LIB"] = request["library"]  # the built-in tools' confine() loads it
+        # A sanitizer build of it came preloaded into this process; the programs a tool runs
+        # must not inherit it.
+        os.environ.pop("LD_PRELOAD", None)
+    module = importlib.import_module(request["module"])
+    func = getattr(module, request["function"])
+    kwargs = dict(request.get("arguments") or {})
+    if request.get("workspace") is not None:
+        kwargs["workspace"] = request["workspace"]
+    return _text(func(**kwargs))
+
+
+def main():
+    answer = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="surrogatepass")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        result = _call(marshal.loads(sys.stdin.buffer.read()))
+        reply = '{"ok": true, "result": ' + _json_string(result) + "}"
+    except BaseException as e:  # the tool's own failure is the answer, SystemExit included
+        reply = '{"ok": false, "error": ' + _json_string(f"{type(e).__name__}: {e}") + "}"
+    answer.write(reply + "\n")
+    answer.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The built-in rules. Each is a Rule like a custom one, so a custom rule cannot take an id of
+theirs. The patterns look for the shape of an instruction aimed at a model (a verb telling it
+to drop, reveal or send something, plus what), not for single words, so prose that talks about
+"ignoring" a warning or about "the system prompt" stays clean. Bump RULESET_VERSION whenever a
+pattern changes: reports carry it so a verdict can be traced to the rules that made it."""
+
+from __future__ import annotations
+
+import re
+
+from ._types import Rule
+
+RULESET_VERSION = "sandlock-guard-1"
+
+_PRIOR = (r"(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|"
+          r"existing|old|system|developer)")
+_ORDERS = (r"(?:instructions?|prompts?|rules|directions|guidelines|commands|orders|"
+           r"messages|context|constraints|guidance|programming)")
+_EXPOSE = (r"(?:reveal|print|show|display|output|repeat|recite|tell|give|leak|dump|disclose|"
+           r"write\s+out|spell\s+out|share|paste|list|echo|return)")
+_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|access\s+(?:keys?|tokens?)|auth(?:entication)?"
+           r"\s+tokens?|bearer\s+tokens?|tokens|credentials|passwords?|passphrases?|"
+           r"private\s+keys?|ssh\s+keys?|environment\s+variables|env\s+vars|\.env\s+file|"
+           r"~/\.ssh\S*|id_rsa|id_ed25519|aws_secret\w*|cookies|session\s+ids?)")
+_SEND = (r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|mail|curl|wget|beam|"
+         r"leak|copy|submit|deliver|ship)")
+_DEST = (r"(?:to|at|into|via)\s+(?:https?://|ftp://|\S+@\S+\.\w+|[\w-]+(?:\.[\w-]+)+|my\s+|"
+         r"this\s+|the\s+following\s+)")
+_CONVO = (r"(?:conversation|chat(?:\s+history|\s+log)?|message\s+history|(?:previous|prior|"
+          r"earlier|past|other)\s+messages|transcript|context\s+window|dialog(?:ue)?|"
+          r"user'?s?\s+(?:messages|data|files|history))")
+
+BUILTIN_RULES: tuple[Rule, ...] = (
+    Rule("override-previous-instructions",
+         rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|discard|neglect)"
+         rf"\s+(?:(?:all|any|every|each|of|the|your|my|these|those|its)\s+)*"
+         rf"(?:{_PRIOR}\s+){{1,2}}(?:\w+\s+)?{_ORDERS}",
+         "high", "instruction override: asks to ignore earlier instructions"),
+    Rule("override-everything-above",
+         r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|anything|all|whatever)"
+         r"\s+(?:(?:that\s+)?(?:was\s+|is\s+)?(?:said|written|stated|mentioned|told)\s+)?"
+         r"(?:above|before|earlier|previously|so\s+far|until\s+now|you\s+(?:were|have\s+been)"
+         r"\s+told)",
+         "high", "instruction override: asks to ignore everything said before"),
+    Rule("override-new-instructions",
+         r"(?m)(?:^[\s>#*-]*(?:new|updated|revised|real|actual|true)\s+(?:system\s+)?"
+         r"instructions?\s*:|\byour\s+(?:new|real|actual|true)\s+(?:instructions|task|"
+         r"purpose|goal|objective)\s+(?:is|are)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|"
+         r"shall)\s+(?:only\s+)?(?:act|obey|follow|respond|answer|ignore|no\s+longer|be\s+"
+         r"(?:a|an|my)\b))",
+         "medium", "instruction override: announces replacement instructions"),
+    Rule("system-prompt-extraction",
+         rf"\b{_EXPOSE}\s+(?:me\s+|us\s+)?(?:(?:all|of|exactly|verbatim|back)\s+)*your\s+"
+         rf"(?:(?:entire|full|complete|exact|original|initial|hidden|secret|internal|"
+         rf"verbatim|first|whole)\s+)*(?:system\s+(?:prompt|message|instructions)|"
+         rf"(?:initial\s+|original\s+|hidden\s+)?instructions|pre-?prompt|prompt|guidelines|"
+         rf"configuration|rules)"
+         rf"|\bwhat\s+(?:is|was|are|were)\s+your\s+(?:system\s+prompt|initial\s+instructions|"
+         rf"original\s+instructions|hidden\s+instructions|instructions)\b"
+         rf"|\b(?:repeat|print|output|recite|reproduce)\s+(?:all\s+|the\s+)?(?:words|text|"
+         rf"everything|lines)\s+(?:above|before\s+this|preceding)"
+         rf"|\b(?:repeat|print|output|reveal)\s+(?:the\s+)?(?:text|prompt|message)\s+that\s+"
+         rf"(?:starts|begins)\s+with\s+[\"']?you\s+are",
+         "high", "system prompt extraction: asks for the model's hidden instructions"),
+    Rule("chat-template-tokens",
+         r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id|eom_id|"
+         r"start_header_id|end_header_id|begin_of_text|end_of_text|fim_\w+)\s*\|>"
+         r"|\[/?inst\]|<</?sys>>|<start_of_turn>|<end_of_turn>"
+         r"|<\|(?:im_start|start_header_id)\|>",
+         "critical", "role injection: chat template delimiter tokens"),
+    Rule("forged-conversation-turn",
+         r"(?m)^[ \t>*#]*(?:system|assistant|developer|ai|chatgpt|claude)\s*:\s*(?:\*\*)?"
+         r"(?:you\s+(?:are|must|will|should|shall|now)\b|ignore\b|disregard\b|sure[,!.]|"
+         r"okay[,!.]|ok[,!.]|certainly[,!.]|of\s+course[,!.]|i\s+will\b|i'll\b|i\s+have\s+been|"
+         r"new\s+instructions|from\s+now|override\b|(?:developer|admin|god)\s+mode)"
+         r"|^\s*#{2,}\s*(?:system|instruction|new\s+instructions?)\s*#*\s*:?\s*$"
+         r"|\n\s*(?:human|user)\s*:[^\n]{0,200}\n\s*(?:assistant|ai)\s*:",
+         "high", "role injection: a forged conversation turn"),
+    Rule("jailbreak-persona",
+         r"\bdo\s+anything\s+now\b|\b(?:developer|god|jailbreak|jailbroken|unrestricted|"
+         r"unfiltered|evil)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|engaged)"
+         r"(?:\s*[.!:;,]|\s+you\b|\s*$)"
+         r"|\b(?:enable|activate|enter|switch\s+to)\s+(?:developer|god|jailbreak|unrestricted|"
+         r"unfiltered|dan)\s+mode\b"
+         r"|\byou\s+are\s+(?:now\s+)?(?:free|freed|released|liberated|unshackled)\s+from\s+"
+         r"(?:all\s+|any\s+|your\s+)*(?:rules|restrictions|guidelines|limitations|"
+         r"constraints|policies|programming|filters)"
+         r"|\bpretend\s+(?:that\s+)?you\s+(?:are|have)\s+(?:an?\s+)?(?:ai\s+)?(?:with\s+)?no\s+"
+         r"(?:rules|restrictions|guidelines|filters|limits|limitations|morals|ethics)"
+         r"|\b(?:act|behave|respond)\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|"
+         r"jailbroken)\b",
+         "high", "jailbreak: asks the model to take an unrestricted persona"),
+    Rule("safety-override",
+         r"\b(?:ignore|bypass|disable|turn\s+off|override|circumvent|deactivate|remove|"
+         r"forget|suspend|evade)\s+(?:(?:all|any|of|the|your|its|these)\s+)*(?:safety|content|"
+         r"ethical|ethics|moral|security|alignment|censorship|refusal|openai|anthropic)\s+"
+         r"(?:guidelines|filters?|restrictions|rules|policies|protocols|training|"
+         r"guardrails|constraints|measures|settings|safeguards)"
+         r"|\b(?:without|with\s+no)\s+(?:any\s+)?(?:restrictions|censorship|content\s+filters?|"
+         r"safety\s+(?:filters?|guidelines|restrictions)|ethical\s+(?:guidelines|constraints))"
+         r"\s*(?:,|\.|and|or)?\s*(?:you|answer|respond|reply|tell|write|explain)\b"
+         r"|\b(?:no\s+longer|not)\s+bound\s+by\s+(?:any\s+|your\s+)*(?:rules|guidelines|"
+         r"restrictions|policies|content\s+polic(?:y|ies))",
+         "high", "jailbreak: asks the model to drop its safety rules"),
+    Rule("secret-exfiltration",
+         rf"\b{_SEND}\s+(?:(?:me|us|all|the|your|any|my|our|every|of|user'?s?|these|their)\s+)*"
+         rf"(?:\w+\s+){{0,2}}{_SECRET}(?:[^\n.]{{0,80}}?){_DEST}"
+         rf"|\b(?:{_EXPOSE}|what\s+(?:is|are))\s+(?:me\s+|us\s+)?(?:(?:all|the|of|any)\s+)*"
+         rf"(?:your|the\s+user'?s?|the\s+admin(?:istrator)?'?s?)\s+(?:stored\s+|saved\s+)?"
+         rf"(?:api[\s_-]?keys?|passwords?|credentials|secret\s+keys?|access\s+tokens?|"
+         rf"private\s+keys?|environment\s+variables)"
+         rf"|\b(?:cat|read|open|print|dump|output)\s+(?:the\s+)?(?:contents\s+of\s+)?"
+         rf"(?:~/\.ssh/\S+|~/\.aws/credentials|/etc/shadow|\$home/\.ssh\S*)",
+         "high", "exfiltration: asks for secrets or to send them out"),
+    Rule("conversation-exfiltration",
+         rf"\b{_SEND}\s+(?:(?:a|copy|of|the|this|our|your|all|entire|whole|full|complete|"
+         rf"previous|prior|current)\s+)*{_CONVO}(?:[^\n.]{{0,80}}?){_DEST}"
+         rf"|!\[[^\]\n]*\]\(\s*https?://[^)\s]*[?&][\w.-]+=\s*(?:\{{|\[|<|\$|%7b)"
+         rf"|\b(?:append|embed|encode|include|put)\s+(?:(?:the|this|our|entire|whole|full)\s+)*"
+         rf"{_CONVO}\s+(?:in|into|to|as)\s+(?:the\s+|a\s+)?(?:url|link|image|query)",
+         "high", "exfiltration: asks to send the conversation out"),
+    Rule("invisible-unicode",
+         r"(?<=[\x21-\x7e])[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]"
+         r"|[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad](?=[\x21-\x7e])",
+         "medium", "hidden text: invisible characters inside words"),
+    Rule("unicode-tag-characters",
+         r"[\U000e0000-\U000e007f]",
+         "high", "hidden text: Unicode tag characters (invisible ASCII)"),
+    Rule("bidi-control",
+         r"[\u202a-\u202e\u2066-\u2069]",
+         "high", "hidden text: bidirectional override characters"),
+)
+
+
+
+# Where a match of each text rule can start: every top-level alternative of its pattern begins
+# with one of these literals ("\n": at a line start, or at the newline itself). The rules run
+# on the normalized views, which are case folded, so they are compiled without IGNORECASE and
+# tried only where a lead occurs: str.find skips through a MiB in well under a millisecond,
+# while a search for a pattern that opens with an alternation of words tries every position
+# and takes a third of a second. test_guard.py checks that both ways find the same.
+_SEND_LEADS = ("send", "post", "upload", "exfiltrate", "forward", "transmit", "e-mail", "email",
+               "mail", "curl", "wget", "beam", "leak", "copy", "submit", "deliver", "ship")
+_EXPOSE_LEADS = ("reveal", "print", "show", "display", "output", "repeat", "recite", "tell",
+                 "give", "leak", "dump", "disclose", "write", "spell", "share", "paste", "list",
+                 "echo", "return")
+LEADS = {
+    "override-previous-instructions": ("ignore", "disregard", "forget", "override", "bypass",
+                                       "skip", "drop", "abandon", "discard", "neglect"),
+    "override-everything-above": ("ignore", "disregard", "forget"),
+    "override-new-instructions": ("\n", "your", "from"),
+    "system-prompt-extraction": _EXPOSE_LEADS + ("what", "reproduce"),
+    "chat-template-tokens": ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>",
+                             "<start_of_turn>", "<end_of_turn>"),
+    "forged-conversation-turn": ("\n",),
+    "jailbreak-persona": ("do", "developer", "god", "jailbreak", "jailbroken", "unrestricted",
+                          "unfiltered", "evil", "enable", "activate", "enter", "switch", "you",
+                          "pretend", "act", "behave", "respond"),
+    "safety-override": ("ignore", "bypass", "disable", "turn", "override", "circumvent",
+                        "deactivate", "remove", "forget", "suspend", "evade", "with", "no"),
+    "secret-exfiltration": _SEND_LEADS + _EXPOSE_LEADS + ("what", "cat", "read", "open"),
+    "conversation-exfiltration": _SEND_LEADS + ("![", "append", "embed", "encode", "include",
+                                                "put"),
+}
+_UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-control"})
+
+
+def _starts(view: str, lead: str):
+    if lead == "\n":
+        yield 0
+    i = view.find(lead)
+    while i >= 0:
+        yield i
+        if lead == "\n":
+            yield i + 1
+        i = view.find(lead, i + 1)
+
+
+class Leads:
+    """The positions of each lead in one view, found once for all the rules."""
+
+    def __init__(self, view: str) -> None:
+        self.view = view
+        self.found: dict[str, list[int]] = {}
+
+    def __getitem__(self, lead: str) -> list[int]:
+        if lead not in self.found:
+            self.found[lead] = list(_starts(self.view, lead))
+        return self.found[lead]
+
+
+class TextRule:
+    """A built-in rule's pattern, compiled for case-folded text, tried at its leads."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        # Without its leading word boundaries: "Hi" followed by smuggled tag characters
+        # reads "hiignore all previous ...", which must still match.
+        body = rule.pattern.replace(r"|\b", "|")
+        self.compiled = re.compile(body[2:] if body.startswith(r"\b") else body)
+        self.leads = LEADS[rule.id]
+
+    def search(self, leads: Leads) -> bool:
+        match, view = self.compiled.match, leads.view
+        return any(match(view, i) for lead in self.leads for i in leads[lead])
+
+
+TEXT_RULES = tuple(TextRule(r) for r in BUILTIN_RULES if r.id not in _UNICODE)
+UNICODE_RULES = tuple((r, r.compiled) for r in BUILTIN_RULES if r.id in _UNICODE)
+# Every character the Unicode rules look for: one search for these decides whether a view needs
+# them at all (the invisible-unicode pattern's lookarounds are slow on a MiB that has none).
+UNICODE_SUSPECTS = re.compile("[\u00ad\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064"
+                              "\u2066-\u2069\ufeff\U000e0000-\U000e007f]")

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""sandlock-mcp over stdio, driven by a raw JSON-RPC client: version negotiation, protocol
+errors, tool errors as isError results, cancellation of a running call."""
+
+import json
+import os
+import queue
+import subprocess
+import time
+
+import pytest
+
+from conftest import PKG_PARENT, PY, pids_with_argv, wait_until
+from mcp_client import StdioClient
+
+
+@pytest.fixture
+def ws(tmp_path):
+    d = tmp_path / "ws"
+    d.mkdir()
+    (d / "ok.txt").write_text("fine\n")
+    (tmp_path / "secret").write_text("top secret\n")
+    return d
+
+
+@pytest.fixture
+def client(ws):
+    c = StdioClient(ws)
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize("asked,answered", [("2025-06-18", "2025-06-18"),
+                                            ("2025-03-26", "2025-03-26"),
+                                            ("2024-11-05", "2024-11-05"),
+                                            ("2025-11-25", "2025-11-25"),
+                                            ("1999-01-01", "2025-11-25")])
+def test_version_negotiation(client, asked, answered):
+    r = client.initialize(asked)
+    assert r["id"] == 0
+    assert r["result"]["protocolVersion"] == answered
+    assert r["result"]["serverInfo"]["name"] == "sandlock-mcp"
+    assert r["result"]["capabilities"] == {"tools": {"listChanged": False}}
+
+
+def test_protocol_errors(client):
+    assert client.request(1, "tools/list")["error"]["code"] == -32002  # before initialize
+    assert client.request(2, "initialize", {})["error"]["code"] == -32602
+    client.initialize()
+    client.send_raw(b"{not json\n")
+    assert client.recv()["error"]["code"] == -32700
+    client.send_raw(b'[{"jsonrpc":"2.0","id":3,"method":"ping"}]\n')
+    assert client.recv()["error"]["code"] == -32600
+    client.send({"id": 4, "method": "ping"})
+    assert client.recv() == {"jsonrpc": "2.0", "id": 4, "error": {
+        "code": -32600, "message": "invalid request: not a JSON-RPC 2.0 message"}}
+    assert client.request(5, "resources/list")["error"]["code"] == -32601
+    r = client.request(6, "tools/call", {"name": "nope", "arguments": {}})
+    assert r["error"] == {"code": -32602, "message": "unknown tool: 'nope'"}
+    r = client.request(7, "tools/call", {"name": "read_file", "arguments": [1]})
+    assert r["error"]["code"] == -32602
+    assert client.request(8, "ping") == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+def test_tools_list_and_call(client, ws):
+    client.initialize()
+    tools = client.request(1, "tools/list")["result"]["tools"]
+    assert [t["name"] for t in tools] == ["shell", "python", "read_file", "write_file",
+                                          "list_files"]
+    for t in tools:
+        assert "workspace" not in t["inputSchema"]["properties"]
+    r = client.request(2, "tools/call", {"name": "read_file", "arguments": {"path": "ok.txt"}})
+    assert r["result"] == {"content": [{"type": "text", "text": "fine\n"}], "isError": False}
+    r = client.request(3, "tools/call", {"name": "read_file", "arguments": {"path": "../secret"}})
+    assert r["result"]["isError"] is True
+    assert "PermissionError: [Errno 13] Permission denied" in r["result"]["content"][0]["text"]
+    r = client.request(4, "tools/call", {"name": "write_file",
+                                         "arguments": {"path": "w.txt", "content": "hey"}})
+    assert r["result"]["isError"] is False
+    assert (ws / "w.txt").read_text() == "hey"
+
+
+def test_cancellation_kills_the_call(client):
+    client.initialize()
+    argv = ["sleep", f"29.{time.monotonic_ns() % 10**6}"]
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                 "params": {"name": "shell", "arguments": {"command": " ".join(argv)}}})
+    assert wait_until(lambda: pids_with_argv(argv), timeout=10)
+    # The calls run concurrently: another answers while the first runs.
+    assert client.request(2, "ping")["id"] == 2
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": 1, "reason": "test"}})
+    assert wait_until(lambda: not pids_with_argv(argv), timeout=10)
+    assert client.request(3, "ping")["id"] == 3  # and nothing for the cancelled request
+    with pytest.raises(queue.Empty):
+        client.recv(timeout=0.5)
+
+
+def test_requests_from_a_file(ws, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2024-11-05"}}) + "\n" +
+                     json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                 "params": {"name": "read_file",
+                                            "arguments": {"path": "ok.txt"}}}) + "\n")
+    with open(calls) as stdin:
+        p = subprocess.run([PY, "-m", "sandlock.mcp", "--workspace", str(ws)], stdin=stdin,
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=PKG_PARENT))
+    assert p.returncode == 0, p.stderr
+    replies = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["content"][0]["text"] == "fine\n"
