@@ -313,7 +313,9 @@ typedef struct sandlock_policy_event {
 	/* connect/bind/sendto/sendmsg/sendmmsg: the IP address (text; an IPv4-mapped IPv6
 	 * address as IPv4). An allowed connect or send goes where the callback was shown (else it
 	 * fails EPERM); a sendmmsg whose messages name different destinations is refused (EPERM).
-	 * A bind is re-read by the kernel: the callback's view of it is advisory. */
+	 * An allowed bind of an IP socket is made by the supervisor with the address shown (EPERM
+	 * where it changed), under the static bind rules; a UNIX socket's bind, by a process whose
+	 * descriptors another thread shares, is refused (EPERM). */
 	const char *host;
 	uint32_t port; /* the destination or bind port; 0 */
 	uint32_t held; /* 1: the call waits for the verdict; 0: observed, the verdict unused */
@@ -584,7 +586,8 @@ void sandlock_sandbox_free(sandlock_sandbox_t *sandbox);
  * an injected descriptor instead). A call the built-in chain answers itself (uname's virtual
  * hostname, a refused connect) never reaches a handler, nor does one it makes itself on the
  * child's behalf (the IP connects it checks against the network rules, which the supervisor
- * makes on the child's socket): those are answered by the built-in chain alone. Handlers see
+ * makes on the child's socket, and the IP binds of a sandbox with a policy_fn or port_remap):
+ * those are answered by the built-in chain alone. Handlers see
  * the calls of the launch sequence made after the seccomp filter (closing inherited
  * descriptors, the execve) too. */
 

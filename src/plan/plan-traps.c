@@ -59,5 +59,6 @@ int plan_seccomp(const struct sandlock_policy *p, struct plan *plan, const int *
 			return error_set(reterr, -ENOMEM, "out of memory");
 		seccomp_blocked_table(p, plan->blocked);
 	}
-	return seccomp_program_build_log(p, plan->supervised, log, traps, n, &plan->prog, reterr);
+	return seccomp_program_build_log(p, plan->supervised, log, traps, n, &plan->arg_denied,
+					 &plan->prog, reterr);
 }

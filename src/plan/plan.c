@@ -693,7 +693,9 @@ static int plan_ruleset(const struct sandlock_policy *p, struct plan *plan,
 		(plan->proc.served ? LANDLOCK_BUILD_MEDIATE_PROC : 0) |
 			(plan->fs.write_roots ? LANDLOCK_BUILD_MEDIATE_WRITE : 0),
 		&plan->net.bind_zero,
-		plan->net.port_remap || plan->events ? &plan->net.bind_ports : NULL,
+		plan->net.port_remap || plan->events || (p->policy_fn && !p->no_supervisor)
+			? &plan->net.bind_ports
+			: NULL,
 		plan->fs.write_roots ? &plan->fs.carved : NULL, reterr);
 	if (r < 0)
 		return r;
@@ -789,6 +791,7 @@ void plan_done(struct plan *plan)
 	free(plan->blocked);
 	plan->blocked = NULL;
 	plan->blocked_extra = strv_free(plan->blocked_extra);
+	seccomp_arg_rules_done(&plan->arg_denied);
 	free(plan->builtin_traps);
 	plan->builtin_traps = NULL;
 	plan->n_builtin_traps = 0;

@@ -44,8 +44,8 @@ struct plan_net {
 	int tcp_open;	   /* the NetTcp protection is not in force: every TCP connect goes */
 	char *runtime_prefix; /* "<real /dev/shm>/sandlock-": control sockets, never reached */
 	int port_remap;	      /* TCP binds are the supervisor's, in a virtual port space */
-	uint8_t *bind_ports;  /* port_remap, events: the TCP ports bind may take (65536 bits),
-			       * NULL: all */
+	uint8_t *bind_ports;  /* port_remap, events, policy_fn: the TCP ports bind may take
+			       * (65536 bits), NULL: all */
 };
 
 /* One rule of the Landlock ruleset, as added (plan/landlock.c records them in logging mode):
@@ -179,6 +179,8 @@ struct plan {
 	 * their errno and log (supervisor/judge.c): by number, what blocks each; NULL otherwise. */
 	struct seccomp_block *blocked; /* SECCOMP_BLOCK_NR entries */
 	char **blocked_extra;	       /* extra_deny_syscalls as written (seccomp_block.index) */
+	/* logging mode: the argument filters' denials the filter hands the supervisor */
+	struct seccomp_arg_rules arg_denied;
 	/* Extension handlers: the trap set without their syscalls (which are trapped whole),
 	 * where the supervisor asks whether a call is one the built-in routes would see
 	 * (trap_set_matches); NULL without handlers. */

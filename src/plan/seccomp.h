@@ -7,6 +7,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,37 @@ struct seccomp_block {
  * blocklist over both: removing the entry would not allow it). */
 void seccomp_blocked_table(const struct sandlock_policy *p, struct seccomp_block *tbl);
 
+/* A rule of the argument filters that denies some calls of syscall @nr by their arguments: its
+ * comparisons (as libseccomp's, on whole registers), its errno, and what it refuses, for the
+ * log ("TIOCSTI", "CLONE_NEWUSER"; NULL: told from the arguments, socket's). Kept in logging
+ * mode, where the rule hands those calls to the supervisor (plan.arg_denied, seccomp-args.c). */
+struct seccomp_arg_rule {
+	int nr;
+	int err;
+	const char *what; /* static */
+	unsigned n;
+	struct scmp_arg_cmp cmp[3];
+};
+struct seccomp_arg_rules {
+	size_t n, cap;
+	struct seccomp_arg_rule *v;
+	/* The trap set the program was built with: a call it traps too is the supervisor's
+	 * route's, as in the program without the log, where the trap wins over an overlapping
+	 * denial (setpriority(PRIO_USER, 5) goes to handle_other_process, for one). */
+	struct trap *traps;
+	size_t n_traps;
+};
+/* Append a rule (@what is not copied: a static string). 0, -ENOMEM, -E2BIG (over 3 comparisons). */
+int seccomp_arg_rules_add(struct seccomp_arg_rules *rules, const char *what, int nr, int err,
+			  unsigned n, const struct scmp_arg_cmp *cmp);
+/* Keep a copy of the program's trap set in @rules (-ENOMEM). */
+int seccomp_arg_rules_traps(struct seccomp_arg_rules *rules, const struct trap *traps, size_t n);
+/* The first rule of @rules (NULL: none) that denies the call @d, unless the trap set takes it;
+ * NULL when none does. */
+const struct seccomp_arg_rule *seccomp_arg_rule_match(const struct seccomp_arg_rules *rules,
+						      const struct seccomp_data *d);
+void seccomp_arg_rules_done(struct seccomp_arg_rules *rules);
+
 /* Build the program. @traps (dispatch_trap_set) are routed to the supervisor when @supervised,
  * and otherwise denied where they say so; a syscall both trapped and denied stays denied. On
  * success *@ret owns a malloc'ed filter, released with seccomp_program_done(). */
@@ -61,9 +93,11 @@ int seccomp_program_build(const struct sandlock_policy *p, int supervised, const
 			  size_t n_traps, struct sock_fprog *ret, struct sandlock_error **reterr);
 /* seccomp_program_build in logging mode when @log_denials: the whole-syscall denials go to the
  * supervisor (SCMP_ACT_NOTIFY; @supervised must be set), which answers them with their errno,
- * and no precompiled program is used. */
+ * and no precompiled program is used. With @arg_denied, the argument filters' denials go to the
+ * supervisor too, each rule appended to @arg_denied (struct seccomp_arg_rule). */
 int seccomp_program_build_log(const struct sandlock_policy *p, int supervised, int log_denials,
-			      const struct trap *traps, size_t n_traps, struct sock_fprog *ret,
+			      const struct trap *traps, size_t n_traps,
+			      struct seccomp_arg_rules *arg_denied, struct sock_fprog *ret,
 			      struct sandlock_error **reterr);
 void seccomp_program_done(struct sock_fprog *prog);
 

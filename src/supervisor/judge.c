@@ -12,7 +12,7 @@
  * does) grants it. Not modelled: the check that a file moved between directories gains no
  * right (Landlock's EXDEV for it is not logged), the interpreter of a script or of an ELF
  * file, and the calls the kernel refuses before Landlock looks (no such file, EEXIST...), for
- * which nothing is logged.
+ * which nothing is logged. A named UNIX socket's bind needs MAKE_SOCK on its directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -566,6 +570,38 @@ static void judge_move(struct supervisor *sv, const struct seccomp_notif *req,
 		emit(sv, req, from.real, from.dir, text, m1, err);
 }
 
+/* bind of a named UNIX socket: MAKE_SOCK on the directory its name is made in, resolved from
+ * the binder's working directory (and never followed: a name that exists is EADDRINUSE). */
+static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	const size_t head = offsetof(struct sockaddr_un, sun_path);
+	struct sockaddr_un un = { 0 };
+	uint64_t len = req->data.args[2] & 0xffffffffu;
+	char path[PATH_MAX];
+	int domain = 0;
+	struct obj o;
+
+	if (len <= head + 1 || len > sizeof(un) ||
+	    notif_mem_read(sv->listener, req, req->data.args[1], &un, len) < 0 ||
+	    un.sun_family != AF_UNIX || !un.sun_path[0])
+		return; /* abstract, unnamed, or what the kernel refuses before Landlock */
+	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
+	if (sock < 0 || domain != AF_UNIX)
+		return;
+	snprintf(path, sizeof(path), "%.*s", (int)(len - head), un.sun_path);
+	const char *p = path;
+	int abs;
+	if (child_proc_self_name(req, path, sizeof(path)) < 0)
+		return;
+	_cleanup_close_ int base = child_path_base(sv, req, AT_FDCWD, &p, &abs);
+	if (base < 0 || !p || obj_at(sv, req, base, (char *)p, abs, 0, 0, &o) || o.exists)
+		return;
+	emit(sv, req, o.real, o.dir, "make_sock",
+	     judge_missing(&sv->plan->fs.ll, o.ids + o.parent_at, o.n - o.parent_at,
+			   LANDLOCK_ACCESS_FS_MAKE_SOCK),
+	     EACCES);
+}
+
 static void judge_continued(struct supervisor *sv, const struct seccomp_notif *req,
 			    struct path_args *pa, struct judge_later *later)
 {
@@ -691,8 +727,14 @@ void judge_answer(struct supervisor *sv, const struct seccomp_notif *req,
 	int continued = resp->flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 
 	if (!sv->plan || !sv->plan->fs.ll.active || (!continued && resp->error != -EACCES) ||
-	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS) ||
-	    path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
+	    !(events_flags(sv->events) & SANDLOCK_EVENTS_DENIALS))
+		return;
+	if (req->data.nr == SYS_bind) {
+		if (continued)
+			judge_bind(sv, req);
+		return;
+	}
+	if (path_args_decode(&req->data, &pa) < 0 || pa.by_fd)
 		return;
 	enum path_family f = pa.call->family;
 	if (continued)

@@ -16,8 +16,8 @@
  * A refusal of handlers/fs-write.c (EACCES for a denied path beneath a writable grant) is told
  * with the fs_denied entry it protects, one of handlers/fs-meta.c (a metadata change outside
  * the writable grants) with the grant it needs. The syscalls the filter denies whole
- * (plan.blocked) are answered here in logging mode, with the errno the filter would have
- * given, and logged.
+ * (plan.blocked), and the calls its argument rules refuse (plan.arg_denied, judge-args.c), are
+ * answered here in logging mode, with the errno the filter would have given, and logged.
  */
 #pragma once
 
@@ -35,6 +35,12 @@ struct supervisor;
  * logged, NOTIF_ANSWERED; NOTIF_NOT_MINE for any other syscall (dispatch's). */
 int judge_blocked(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);
+/* judge-args.c: a call the filter's argument rules refuse (plan.arg_denied, logging mode):
+ * answered in @resp with the rule's errno and logged, NOTIF_ANSWERED; else NOTIF_NOT_MINE. */
+int judge_arg_denied(struct supervisor *sv, const struct seccomp_notif *req,
+		     struct seccomp_notif_resp *resp);
+/* Whether judge_arg_denied refuses @req. */
+int judge_arg_denies(const struct supervisor *sv, const struct seccomp_notif *req);
 /* What is left of an open's judgement once its answer is sent: the name and the descriptor it
  * starts from (child_path_base), taken while the notification was valid. base -1: nothing. */
 struct judge_later {

@@ -17,6 +17,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "notif.h"
+#include "judge.h"
 #include "policy-fn-internal.h"
 #include "plan/plan.h"
 #include "plan/traps.h"
@@ -476,9 +477,12 @@ int policy_fn_hold(struct supervisor *sv, const struct seccomp_notif *req)
 	apply_limits(sv, st);
 	if (pfn_kind(req->data.nr) != 1)
 		return NOTIF_NOT_MINE;
-	/* A syscall the filter denies whole is the judge's (logging mode): never shown. */
+	/* A syscall the filter denies whole, or a call its argument rules refuse, is the judge's
+	 * (logging mode): never shown. */
 	if (sv->plan && sv->plan->blocked && req->data.nr < SECCOMP_BLOCK_NR &&
 	    sv->plan->blocked[req->data.nr].kind)
+		return NOTIF_NOT_MINE;
+	if (judge_arg_denies(sv, req))
 		return NOTIF_NOT_MINE;
 	if (st->broken)
 		return -EPERM;
@@ -533,6 +537,11 @@ int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len)
 	    (len && (!addr || memcmp(addr, &it->addr, MIN(len, sizeof(it->addr))) != 0)))
 		return -EPERM;
 	return 0;
+}
+
+int policy_fn_deciding(struct supervisor *sv)
+{
+	return sv->pfn && sv->pfn->current;
 }
 
 void policy_fn_on_ready(struct supervisor *sv)

@@ -65,6 +65,10 @@ void policy_fn_on_ready(struct supervisor *sv);
  * shown, else -EPERM (another thread changed it between the two reads). 0 for any other call. */
 int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len);
 
+/* On the loop: whether the chain answers a held call the callback allowed (the address it was
+ * shown is the one policy_fn_addr_check holds the chain's read to). */
+int policy_fn_deciding(struct supervisor *sv);
+
 /* Whether the callback restricted the network at all: net_route checks every destination then. */
 int policy_fn_net_limited(struct supervisor *sv);
 /* Whether thread @tid (its process) may reach @addr (@family AF_INET: 4 bytes, AF_INET6: 16)

@@ -125,9 +125,12 @@ int supervisor_answer(struct supervisor *sv, const struct seccomp_notif *req)
 
 	memset(resp, 0, MAX(sv->sizes.seccomp_notif_resp, sizeof(*resp)));
 	resp->id = req->id;
-	/* Logging mode: a syscall the filter denies whole is answered (and logged) by the judge,
-	 * never by a handler of its number. */
-	int r = judge_blocked(sv, req, resp), blocked = r != NOTIF_NOT_MINE, user_decided = 0;
+	/* Logging mode: a syscall the filter denies whole, or a call its argument rules refuse,
+	 * is answered (and logged) by the judge, never by a handler of its number. */
+	int r = judge_blocked(sv, req, resp);
+	if (r == NOTIF_NOT_MINE)
+		r = judge_arg_denied(sv, req, resp);
+	int blocked = r != NOTIF_NOT_MINE, user_decided = 0;
 	if (!blocked) {
 		const struct route *rt = dispatch_lookup(req->data.nr);
 		int user = user_handlers_traps(sv->user, req->data.nr);

@@ -231,6 +231,37 @@ def test_proc_self_is_the_callers():
     assert result(res_f) == 0
 
 
+@raw_syscalls
+@pytest.mark.parametrize("path,reason", [
+    ("/proc/1/status", "/proc/1 is not a process of the sandbox"),
+    ("/proc/kallsyms", "/proc/kallsyms is never served in a sandbox"),
+])
+def test_proc_refused_by_the_supervisor(path, reason):
+    # With /proc granted the supervisor serves it and refuses these opens itself (EACCES);
+    # no flag lets them through, so the line has no hint and there is no fixed run.
+    flags = ["-r", "/proc"]
+    argv = [path, str(os.O_RDONLY)]
+    code_l, pid, res_l, err_l = probe(flags, OPENAT, *argv)
+    code_p, _, res_p, _ = probe(flags, OPENAT, *argv, log=False)
+    assert (code_l, res_l) == (code_p, res_p) == (1, [str(errno.EACCES)]), err_l
+    assert log_lines(err_l) == [f'sandlock: denied openat("{path}", O_RDONLY) by pid {pid} '
+                                f"(python3): {reason}"], err_l
+
+
+@raw_syscalls
+def test_proc_write_needs_a_write_grant():
+    # Served by the supervisor, a write to the caller's own /proc file needs a write grant.
+    def want(pid):
+        return re.compile(r'sandlock: denied openat\("/proc/' + str(pid) + r'/comm", O_WRONLY\) '
+                          f"by pid {pid} " + r"\(python3\): no write grant covers /proc; "
+                          r"add -w /proc")
+
+    res_l, res_f = check_denial(["-r", "/proc"], OPENAT, "/proc/self/comm", str(os.O_WRONLY),
+                                want=want, fixed=["-r", "/proc", "-w", "/proc"])
+    assert result(res_l) == errno.EACCES
+    assert result(res_f) == 0
+
+
 # The probe execs argv[1] itself (the line's pid is its own); a copy of /bin/true exits 0.
 EXEC = """
 try:
@@ -377,6 +408,30 @@ def test_udp_send_without_a_rule():
         srv.close()
 
 
+UDP_SOCKET = """
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
+    done(0, True)
+except OSError as e:
+    done(e.errno, False)
+"""
+
+
+def test_udp_socket_without_a_rule():
+    # The seccomp filter's socket rules refuse it (EPERM) before any address is known: in
+    # logging mode the supervisor answers it for them, and says which rule is missing.
+    require(landlock_abi() >= 4, "Landlock ABI 4 (NetTcp)")
+
+    def want(pid):
+        return (f"sandlock: denied socket() by pid {pid} (python3): no UDP rule; "
+                "add --net-allow udp://HOST:PORT")
+
+    res_l, res_f = check_denial([], UDP_SOCKET, want=want,
+                                fixed=["--net-allow", "udp://127.0.0.1:9"])
+    assert result(res_l) == errno.EPERM
+    assert result(res_f) == 0
+
+
 BIND = """
 b = socket.socket()
 try:
@@ -437,6 +492,32 @@ def test_unix_socket_needs_a_write_grant(tmp_path):
         assert result(res_f) == 0
     finally:
         srv.close()
+
+
+UNIX_BIND = """
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.bind(sys.argv[1])
+    done(0, True)
+except OSError as e:
+    done(e.errno, False)
+"""
+
+
+def test_unix_socket_bind_needs_a_write_grant(tmp_path):
+    # Landlock refuses the name (MAKE_SOCK) in the kernel; the log judges the bind the
+    # supervisor left to it.
+    d = pathlib_real(tmp_path / "srv")
+    path = os.path.join(d, "sock")
+
+    def want(pid):
+        return (f'sandlock: denied bind("{path}", make_sock) by pid {pid} (python3): '
+                f"no write grant covers {d}; add -w {d}")
+
+    res_l, res_f = check_denial(["-r", d], UNIX_BIND, path, want=want, fixed=["-w", d])
+    assert result(res_l) == errno.EACCES
+    assert result(res_f) == 0
+    assert os.path.exists(path)  # the fixed run's socket, the only one made
 
 
 # ---- limits ---------------------------------------------------------------------------------
@@ -515,6 +596,22 @@ def test_blocked_syscall_without_a_hint(name, args):
     assert (code_l, res_l) == (code_p, res_p) == (1, [str(errno.EPERM)])
     assert log_lines(err_l) == [f"sandlock: denied {name}() by pid {pid} (python3): "
                                 "blocked syscall"], err_l
+
+
+@raw_syscalls
+@pytest.mark.parametrize("name,args,what", [
+    ("ioctl", [NR["ioctl"], 0, 0x5412, 0], "TIOCSTI"),  # TIOCSTI on stdin, no byte to push
+    ("clone", [NR["clone"], 0x10000000 | 17, 0, 0, 0, 0], "CLONE_NEWUSER"),  # | SIGCHLD
+    ("prctl", [NR["prctl"], 0x59616d61, 0, 0, 0, 0], "PR_SET_PTRACER"),
+])
+def test_argument_filtered_syscall(name, args, what):
+    # The filter refuses these calls by their arguments alone; no flag allows them.
+    argv = [str(a) for a in args]
+    code_l, pid, res_l, err_l = probe([], SYSCALL, *argv)
+    code_p, _, res_p, err_p = probe([], SYSCALL, *argv, log=False)
+    assert (code_l, res_l) == (code_p, res_p) == (1, [str(errno.EPERM)]), (err_l, err_p)
+    assert log_lines(err_l) == [f"sandlock: denied {name}() by pid {pid} (python3): "
+                                f"{what} is refused in every sandbox"], err_l
 
 
 # shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600), then IPC_RMID when it was made.

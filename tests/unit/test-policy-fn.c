@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +67,39 @@ static void *swapper(void *arg)
 	usleep(100 * 1000); /* while the callback (300 ms) decides */
 	swap_addr.sin_port = htons(swap_to);
 	return NULL;
+}
+
+/* The address a bind race's binds use, its port flipped by bind_flipper. */
+static struct sockaddr_in bind_addr = { .sin_family = AF_INET };
+static _Atomic uint16_t bind_ports[2];
+
+static void *bind_flipper(void *arg)
+{
+	volatile uint16_t *port = &bind_addr.sin_port;
+
+	(void)arg;
+	while (!atomic_load(&race_stop)) {
+		*port = htons(atomic_load(&bind_ports[1]));
+		*port = htons(atomic_load(&bind_ports[0]));
+	}
+	return NULL;
+}
+
+/* A socket of @proto ("tcp", "udp") bound to 127.0.0.1 and bind_addr's port: the port it is
+ * bound to, or -errno. */
+static int do_bind(const char *proto)
+{
+	struct sockaddr_in got = { 0 };
+	socklen_t len = sizeof(got);
+	int s = socket(AF_INET, strcmp(proto, "udp") == 0 ? SOCK_DGRAM : SOCK_STREAM, 0);
+
+	if (s < 0)
+		return -errno;
+	int r = bind(s, (struct sockaddr *)&bind_addr, sizeof(bind_addr)) < 0 ? -errno : 0;
+	if (r == 0)
+		r = getsockname(s, (struct sockaddr *)&got, &len) < 0 ? -errno : ntohs(got.sin_port);
+	close(s);
+	return r;
 }
 
 static int helper(int argc, char **argv)
@@ -161,6 +196,60 @@ static int helper(int argc, char **argv)
 			waitpid(pid, &r, 0);
 		fflush(stdout);
 		return r;
+	}
+	if (strcmp(mode, "bind") == 0) { /* bind PROTO PORT: the errno */
+		inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
+		bind_addr.sin_port = htons((uint16_t)atoi(argv[3]));
+		int r = do_bind(argv[2]);
+		printf("%d\n", r < 0 ? -r : 0);
+		return 0;
+	}
+	if (strcmp(mode, "capbind") == 0) { /* capbind PORT: without CAP_NET_BIND_SERVICE */
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2] = { 0 };
+		if (syscall(SYS_capget, &h, d) < 0)
+			return 2;
+		d[0].effective &= ~(1u << CAP_NET_BIND_SERVICE);
+		if (syscall(SYS_capset, &h, d) < 0)
+			return 3;
+		inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
+		bind_addr.sin_port = htons((uint16_t)atoi(argv[2]));
+		int r = do_bind("tcp");
+		printf("%d\n", r < 0 ? -r : 0);
+		return 0;
+	}
+	if (strcmp(mode, "unixbind") == 0) { /* unixbind PATH THREADS: bind a UNIX socket there */
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		pthread_t t;
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[2]);
+		if (atoi(argv[3]))
+			pthread_create(&t, NULL, bind_flipper, NULL); /* a thread sharing the table */
+		printf("%d\n", bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
+		atomic_store(&race_stop, 1);
+		if (atoi(argv[3]))
+			pthread_join(t, NULL);
+		return 0;
+	}
+	if (strcmp(mode, "bindrace") == 0) { /* bindrace PROTO ALLOWED,DENIED: binds, port flipped */
+		pthread_t t;
+		int bound[2] = { 0, 0 }, other = 0, other_r = 0;
+		atomic_store(&bind_ports[0], (uint16_t)atoi(argv[3]));
+		atomic_store(&bind_ports[1], (uint16_t)atoi(strchr(argv[3], ',') + 1));
+		inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
+		bind_addr.sin_port = htons(atomic_load(&bind_ports[0]));
+		pthread_create(&t, NULL, bind_flipper, NULL);
+		for (int i = 0; i < 400; i++) {
+			int r = do_bind(argv[2]);
+			if (r == atomic_load(&bind_ports[0]) || r == atomic_load(&bind_ports[1]))
+				bound[r == atomic_load(&bind_ports[1])]++;
+			else if (r != -EPERM)
+				other++, other_r = r;
+		}
+		atomic_store(&race_stop, 1);
+		pthread_join(t, NULL);
+		printf("allowed %d denied %d other %d (%d)\n", bound[0], bound[1], other, other_r);
+		return 0;
 	}
 	if (strcmp(mode, "race") == 0) { /* exec /bin/echo with a word another thread rewrites */
 		pthread_t t;
@@ -288,9 +377,12 @@ enum rule {
 	SLOW,
 	SLOW_DENY_HOST, /* DENY_HOST, deciding in 300 ms */
 	DENY_ARGV,
+	DENY_BIND, /* a bind of port bind_denied */
 	PATH,
 	NONE,
 };
+
+static uint32_t bind_denied; /* DENY_BIND's port */
 
 struct ctl {
 	enum rule rule;
@@ -363,6 +455,9 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 			if (strstr(ev->argv[i], "forbidden"))
 				return SANDLOCK_POLICY_DENY;
 		return 0;
+	case DENY_BIND:
+		return strcmp(ev->syscall, "bind") == 0 && ev->port == bind_denied ? SANDLOCK_POLICY_DENY
+										  : 0;
 	case PATH:
 		atomic_store(&c->path_r, sandlock_policy_ctx_deny_path(ctx, "/etc/hostname"));
 		return 0;
@@ -597,6 +692,148 @@ static void exec_argv(void)
 	sandlock_policy_free(p);
 }
 
+/* Two ports no socket holds now. */
+static void free_ports(uint16_t ports[2])
+{
+	int s[2];
+
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		socklen_t len = sizeof(a);
+		inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+		s[i] = socket(AF_INET, SOCK_STREAM, 0);
+		bind(s[i], (struct sockaddr *)&a, sizeof(a));
+		getsockname(s[i], (struct sockaddr *)&a, &len);
+		ports[i] = ntohs(a.sin_port);
+	}
+	close(s[0]);
+	close(s[1]);
+}
+
+/* A bind the callback allowed is made with the address it was shown: a thread flipping the port
+ * to a denied one between the callback's read and the bind never gets it bound. */
+static void bind_binding(void)
+{
+	static const char *const protos[] = { "tcp", "udp" };
+	uint16_t ports[2];
+	char allowed[16], denied[16], both[32], expect[16];
+	struct ctl c = { 0 };
+
+	free_ports(ports);
+	snprintf(allowed, sizeof(allowed), "%u", ports[0]);
+	snprintf(denied, sizeof(denied), "%u", ports[1]);
+	snprintf(both, sizeof(both), "%u,%u", ports[0], ports[1]);
+	bind_denied = ports[1];
+	snprintf(expect, sizeof(expect), "%d\n", EPERM);
+	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		const char *proto = protos[i];
+		sandlock_policy_t *p = base_policy();
+		sandlock_policy_set(p, "net_allow_bind", both, NULL);
+		run(p, "bind", proto, denied, out, sizeof(out), NULL);
+		is_str(out, "0\n", "%s: control: without the policy_fn the denied port binds", proto);
+		run(p, "bind", proto, allowed, out, sizeof(out), NULL);
+		is_str(out, "0\n", "%s: control: and so does the allowed one", proto);
+		sandlock_policy_free(p);
+
+		p = with_fn(&c, DENY_BIND);
+		sandlock_policy_set(p, "net_allow_bind", both, NULL);
+		run(p, "bind", proto, allowed, out, sizeof(out), NULL);
+		is_str(out, "0\n", "%s: control: the port the callback allows binds", proto);
+		run(p, "bind", proto, denied, out, sizeof(out), NULL);
+		is_str(out, expect, "%s: the port the callback denies: EPERM", proto);
+		run(p, "bindrace", proto, both, out, sizeof(out), NULL);
+		int a = -1, d = -1, o = -1;
+		sscanf(out, "allowed %d denied %d other %d", &a, &d, &o);
+		is_int(d, 0, "%s: a thread flipping the port never gets the denied one bound (%s)",
+		       proto, strtok(out, "\n") ? out : "");
+		ok(a > 0 && o == 0, "%s: the binds of the allowed port went through, no other answer",
+		   proto);
+		sandlock_policy_free(p);
+	}
+
+	/* Made by the supervisor, the bind still answers to the static bind rules. */
+	char eacces[16];
+	sandlock_policy_t *p = with_fn(&c, NONE);
+	sandlock_policy_set(p, "net_allow_bind", allowed, NULL);
+	run(p, "bind", "tcp", allowed, out, sizeof(out), NULL);
+	is_str(out, "0\n", "control: a TCP port of net_allow_bind binds with an allowing callback");
+	run(p, "bind", "tcp", denied, out, sizeof(out), NULL);
+	snprintf(eacces, sizeof(eacces), "%d\n", EACCES);
+	is_str(out, eacces, "a TCP port outside net_allow_bind: EACCES, as Landlock answers");
+	sandlock_policy_free(p);
+}
+
+/* A port below the unprivileged ones, bound by the supervisor: only for a caller that could
+ * bind it itself (CAP_NET_BIND_SERVICE); a root caller that dropped it gets EACCES as from the
+ * kernel. */
+static void bind_privileged(void)
+{
+	char port[16], rule[16], expect[16];
+	struct ctl c = { 0 };
+	int free_port = 0;
+
+	if (geteuid() != 0) {
+		ok(1, "# SKIP a capability to drop needs root (euid %d)", (int)geteuid());
+		return;
+	}
+	for (int i = 1023; i > 900 && !free_port; i--) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)i) };
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+		if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0)
+			free_port = i;
+		close(s);
+	}
+	snprintf(port, sizeof(port), "%d", free_port);
+	snprintf(rule, sizeof(rule), "%d", free_port);
+	snprintf(expect, sizeof(expect), "%d\n", EACCES);
+	sandlock_policy_t *p = base_policy();
+	sandlock_policy_set(p, "net_allow_bind", rule, NULL);
+	run(p, "bind", "tcp", port, out, sizeof(out), NULL);
+	is_str(out, "0\n", "control: root binds port %s with its capabilities", port);
+	run(p, "capbind", port, "", out, sizeof(out), NULL);
+	is_str(out, expect, "control: without CAP_NET_BIND_SERVICE, the kernel's EACCES");
+	sandlock_policy_free(p);
+	p = with_fn(&c, NONE);
+	sandlock_policy_set(p, "net_allow_bind", rule, NULL);
+	run(p, "capbind", port, "", out, sizeof(out), NULL);
+	is_str(out, expect, "a bind made by the supervisor keeps that EACCES");
+	sandlock_policy_free(p);
+}
+
+/* A UNIX socket's bind the callback allowed is the kernel's, but only where no other thread could
+ * swap an IP socket in under its number before the kernel reads it again. */
+static void bind_unix(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], expect[16];
+	struct ctl c = { 0 };
+
+	if (!tap_mkdtemp(dir, sizeof(dir), "test-policy-fn")) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	sandlock_policy_t *p = base_policy();
+	sandlock_policy_add_fs_write(p, dir);
+	snprintf(path, sizeof(path), "%s/a.sock", dir);
+	run(p, "unixbind", path, "1", out, sizeof(out), NULL);
+	is_str(out, "0\n", "control: without the policy_fn a threaded process binds a UNIX socket");
+	unlink(path);
+	sandlock_policy_free(p);
+
+	p = with_fn(&c, NONE);
+	sandlock_policy_add_fs_write(p, dir);
+	run(p, "unixbind", path, "0", out, sizeof(out), NULL);
+	is_str(out, "0\n", "control: with it, a UNIX socket's bind in a single-threaded process");
+	unlink(path);
+	run(p, "unixbind", path, "1", out, sizeof(out), NULL);
+	snprintf(expect, sizeof(expect), "%d\n", EPERM);
+	is_str(out, expect, "a UNIX socket's bind by a thread sharing its descriptors: EPERM");
+	ok(access(path, F_OK) < 0, "  nothing was bound");
+	unlink(path);
+	rmdir(dir);
+	sandlock_policy_free(p);
+}
+
 /* An extension handler refusing the opens marked O_NOCTTY with EACCES. */
 static int h_eacces(const sandlock_notif_t *n, sandlock_mem_t *m, sandlock_action_t *a, void *u)
 {
@@ -686,6 +923,9 @@ int main(int argc, char **argv)
 	addresses();
 	limits();
 	exec_argv();
+	bind_binding();
+	bind_unix();
+	bind_privileged();
 	with_handlers();
 	blocked_unseen();
 	confine_refused(); /* last: were it applied, it would confine this process */

@@ -10,9 +10,9 @@
  * neither can the sandbox create, remove or rename anything in the spine, nor use what was
  * created there. That is done here, on the child's behalf, for the names the supervisor
  * resolves (as the child would: child_path_open) to a directory beneath a root:
- *  - open, openat, openat2, creat (fs_write_open, from handlers/open.c): decided on the file
- *    reached, reopened through that very file (never by name again) and installed in the
- *    child; a create is made here, with the child's umask;
+ *  - open, openat, openat2, creat (fs_write_open, from handlers/open.c; fs-write-open.c, with
+ *    the worker jobs): decided on the file reached, reopened through that very file (never by
+ *    name again) and installed in the child; a create is made there, with the child's umask;
  *  - mkdir, mknod (files, FIFOs, sockets), symlink, unlink, rmdir, rename, link, truncate,
  *    and bind of a named UNIX socket (fs_write_bind, from handlers/ports.c).
  * Refused (EACCES): a denied path, anything beneath one (by name, and by identity for what
@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fs-write-internal.h"
 #include "fs-write.h"
 #include "handlers.h"
 #include "macro.h"
@@ -55,16 +56,9 @@
 #include "supervisor/child.h"
 #include "supervisor/supervisor.h"
 
-/* Where a directory (or file) lies. */
-enum where {
-	WHERE_OTHER,	/* outside every writable grant */
-	WHERE_WRITABLE, /* in a writable grant without a denied path */
-	WHERE_ROOT,	/* beneath a root: the supervisor's */
-};
-
 /* Where @fd lies, by the path the kernel gives it (in @real): a procfs or sysfs file is never
  * the supervisor's here (handlers/open.c serves /proc). */
-static enum where where_is(struct supervisor *sv, int fd, char *real, size_t size)
+enum where fsw_where_is(struct supervisor *sv, int fd, char *real, size_t size)
 {
 	struct statfs fs;
 
@@ -77,7 +71,7 @@ static enum where where_is(struct supervisor *sv, int fd, char *real, size_t siz
 }
 
 /* Whether @real is a denied path or beneath one, or (@st, may be NULL) a denied file. */
-static int is_denied(struct supervisor *sv, const char *real, const struct stat *st)
+int fsw_is_denied(struct supervisor *sv, const char *real, const struct stat *st)
 {
 	if (path_is_beneath_any(real, sv->plan->fs.denied))
 		return 1;
@@ -92,7 +86,7 @@ static int is_denied(struct supervisor *sv, const char *real, const struct stat 
  * there the kernel's call does what the supervisor's would, under the grant's rules. Those
  * entries' names are in the directories on the way to a denied path, which only the supervisor
  * changes (forget_granted). */
-static int in_granted(struct supervisor *sv, const char *real)
+int fsw_in_granted(struct supervisor *sv, const char *real)
 {
 	return path_is_beneath_any(real, sv->fs_granted);
 }
@@ -112,7 +106,7 @@ static void forget_granted(struct supervisor *sv, const char *real)
 }
 
 /* Whether @real is a directory on the way to a denied path: never removed or renamed. */
-static int is_spine(struct supervisor *sv, const char *real)
+int fsw_is_spine(struct supervisor *sv, const char *real)
 {
 	for (size_t i = 0; sv->plan->fs.denied[i]; i++)
 		if (path_is_beneath(sv->plan->fs.denied[i], real) &&
@@ -147,8 +141,8 @@ static int lexical(const char *path, char *out, size_t size)
  * descriptor's own name ("/proc/self/fd/N/..."): only those are resolved. Another name
  * reaching a root through a symlink is then the kernel's, which refuses what the spine does
  * not allow. */
-static int may_reach_root(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			  const char *path)
+int fsw_may_reach_root(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		       const char *path)
 {
 	char dir[PATH_MAX], joined[2 * PATH_MAX], norm[2 * PATH_MAX];
 
@@ -167,7 +161,7 @@ static int may_reach_root(struct supervisor *sv, const struct seccomp_notif *req
 
 /* Whether the trapped thread is served here: /proc not nested, the sandbox's ids. 1, 0 or
  * NOTIF_GONE. */
-static int served(struct supervisor *sv, const struct seccomp_notif *req)
+int fsw_served(struct supervisor *sv, const struct seccomp_notif *req)
 {
 	return sv->proc_nested ? 0 : proc_same_ids(sv, (pid_t)req->pid);
 }
@@ -175,9 +169,9 @@ static int served(struct supervisor *sv, const struct seccomp_notif *req)
 /* The directory @path's last component is in (O_PATH, as the child reaches it, in *@ret_fd)
  * and that component (in @name). 1: split; 0: nothing to split ("", "/", ".", ".." or a name
  * too long: the kernel's); -errno, NOTIF_GONE. *@trailing: the path ended in '/'. */
-static int split_parent(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			const char *path, uint64_t resolve, int *ret_fd, char name[NAME_MAX + 1],
-			int *trailing)
+int fsw_split_parent(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
+		     const char *path, uint64_t resolve, int *ret_fd, char name[NAME_MAX + 1],
+		     int *trailing)
 {
 	char dir[PATH_MAX];
 	size_t len = strlen(path);
@@ -212,7 +206,7 @@ static int split_parent(struct supervisor *sv, const struct seccomp_notif *req, 
 }
 
 /* The path of @name in directory @dir (real paths). */
-static void join(char *out, size_t size, const char *dir, const char *name)
+void fsw_join(char *out, size_t size, const char *dir, const char *name)
 {
 	snprintf(out, size, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name);
 }
@@ -239,13 +233,13 @@ static int entry_resolve(struct supervisor *sv, const struct seccomp_notif *req,
 	int r = child_read_path(sv, req, addr, path, sizeof(path));
 	if (r < 0)
 		return r;
-	if (!may_reach_root(sv, req, dirfd, path))
+	if (!fsw_may_reach_root(sv, req, dirfd, path))
 		return 0;
-	r = split_parent(sv, req, dirfd, path, 0, &e->dir, e->name, &e->trailing);
+	r = fsw_split_parent(sv, req, dirfd, path, 0, &e->dir, e->name, &e->trailing);
 	if (r <= 0) /* a directory that does not resolve: the kernel says why */
 		return r == NOTIF_GONE ? r : 0;
-	e->where = where_is(sv, e->dir, e->real, sizeof(e->real));
-	join(e->path, sizeof(e->path), e->real, e->name);
+	e->where = fsw_where_is(sv, e->dir, e->real, sizeof(e->real));
+	fsw_join(e->path, sizeof(e->path), e->real, e->name);
 	return 1;
 }
 
@@ -258,9 +252,9 @@ static int entry_mine(struct supervisor *sv, const struct seccomp_notif *req, in
 {
 	if (r != 1)
 		return r;
-	if (e->where != WHERE_ROOT || in_granted(sv, e->real) || !ok)
+	if (e->where != WHERE_ROOT || fsw_in_granted(sv, e->real) || !ok)
 		return 0;
-	return served(sv, req);
+	return fsw_served(sv, req);
 }
 
 /* Whether the existing entry @e may be removed, renamed or linked: -EACCES for a denied path
@@ -271,7 +265,7 @@ static int entry_movable(struct supervisor *sv, const struct entry *e)
 
 	if (fstatat(e->dir, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return negative_errno();
-	return is_denied(sv, e->path, &st) || is_spine(sv, e->path) ? -EACCES : 0;
+	return fsw_is_denied(sv, e->path, &st) || fsw_is_spine(sv, e->path) ? -EACCES : 0;
 }
 
 /* Make the mode of new entry @name in @dir @want where the supervisor's umask took more than
@@ -286,269 +280,12 @@ static void fix_mode(int dir, const char *name, mode_t want)
 				AT_SYMLINK_NOFOLLOW);
 }
 
-static void answer_zero_or(struct seccomp_notif_resp *resp, int r)
+void fsw_answer_zero_or(struct seccomp_notif_resp *resp, int r)
 {
 	if (r < 0)
 		notif_answer_errno(resp, r);
 	else
 		notif_answer_value(resp, 0);
-}
-
-/* ---- the calls that may wait, made on a worker ------------------------------------------ */
-
-/* An open or a truncate can wait as long as another process wants (a lease being broken, a
- * fanotify permission event, a FIFO without its other end): made on a worker, never on the
- * loop. What was decided stays decided: the worker acts on the descriptor the loop checked (the
- * file itself, or the directory a new name is made in). */
-enum job_kind {
-	JOB_REOPEN,   /* open the file itself (O_PATH descriptor) again with the flags */
-	JOB_CREATE,   /* make the name in the directory (O_EXCL), or open it if made meanwhile */
-	JOB_TRUNCATE, /* truncate the file itself (O_PATH descriptor) */
-};
-
-struct fs_job {
-	struct seccomp_notif req;
-	enum job_kind kind;
-	uint64_t flags;
-	mode_t want; /* the mode of what is made, the child's umask applied */
-	off_t length;
-	char name[NAME_MAX + 1];
-};
-
-/* Open descriptor @fd (O_PATH) again through /proc/self/fd: the very file, whatever its name is
- * by now. The kernel checks the permissions the child (the same ids: served()) would meet. */
-static int reopen(int fd, int flags, mode_t mode)
-{
-	char self[64];
-
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	int r = open(self, flags | O_NOCTTY | O_CLOEXEC, mode);
-	return r < 0 ? negative_errno() : r;
-}
-
-/* The job's call on @fd; NOTIF_DEFERRED when the answer went with a descriptor, else 0 or
- * -errno (NOTIF_GONE). @nonblock: opened O_NONBLOCK (-EAGAIN where it would wait, a lease
- * being broken), then cleared unless asked. */
-static int job_run(int listener, int fd, const struct fs_job *job, int nonblock)
-{
-	int flags = (int)job->flags | (nonblock ? O_NONBLOCK : 0), made = 0;
-	int tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
-	_cleanup_close_ int opened = -1;
-
-	if (job->kind == JOB_TRUNCATE) {
-		opened = reopen(fd, O_WRONLY | (nonblock ? O_NONBLOCK : 0), 0);
-		if (opened < 0)
-			return opened;
-		return ftruncate(opened, job->length) < 0 ? negative_errno() : 0;
-	}
-	if (job->kind == JOB_REOPEN) {
-		/* O_EXCL stays with O_TMPFILE (a file never to be linked). */
-		opened = reopen(fd, flags & ~(O_CREAT | O_NOFOLLOW | (tmpfile ? 0 : O_EXCL)),
-				job->want);
-		if (opened < 0)
-			return opened;
-		made = tmpfile;
-	} else {
-		opened = openat(fd, job->name,
-				(flags & ~O_TRUNC) | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY |
-					O_CLOEXEC,
-				job->want);
-		made = opened >= 0;
-		/* Made meanwhile by another thread of the sandbox (where the supervisor makes the
-		 * names, nothing else does, and never a denied file's): opened as it is. */
-		if (opened < 0 && errno == EEXIST && !(flags & O_EXCL) && nonblock)
-			return -EAGAIN; /* opened as it is, by a worker: it may be a FIFO */
-		if (opened < 0 && errno == EEXIST && !(flags & O_EXCL))
-			opened = openat(fd, job->name,
-					(flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_NOCTTY |
-						O_CLOEXEC);
-		if (opened < 0)
-			return negative_errno();
-	}
-	if (nonblock && !(job->flags & O_NONBLOCK) &&
-	    fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK) < 0)
-		return negative_errno();
-	/* The kernel applied the supervisor's umask: the child's is what counts. */
-	struct stat st;
-	if (made && fstat(opened, &st) == 0 && (st.st_mode & 0777) != (job->want & 0777))
-		(void)!fchmod(opened, (st.st_mode & 07000) | (job->want & 0777));
-	return notif_addfd_answer(listener, &job->req, &opened, (flags & O_CLOEXEC) != 0);
-}
-
-static void job_worker(int listener, int fd, void *arg)
-{
-	struct fs_job *job = arg;
-
-	if (listener >= 0 && notif_id_valid(listener, job->req.id)) {
-		int r = job_run(listener, fd, job, 0);
-		if (r != NOTIF_DEFERRED && r != NOTIF_GONE) {
-			struct seccomp_notif_resp resp = { .id = job->req.id };
-			answer_zero_or(&resp, r);
-			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp); /* ENOENT: gone */
-		}
-	}
-	free(job);
-}
-
-/* Run @job on descriptor @fd: on the loop when it cannot wait (a regular file or a directory,
- * @plain, opened O_NONBLOCK, for a sandbox without capabilities: no fanotify permission event
- * holds it), else, or when it would, on a worker (a duplicate of @fd goes to it). */
-static int job_queue(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-		     const struct fs_job *job, int plain)
-{
-	if (plain && sv->proc_no_caps) {
-		struct fs_job now = *job;
-		now.req = *req;
-		int r = job_run(sv->listener, fd, &now, 1);
-		if (r != -EAGAIN)
-			return r;
-	}
-	struct fs_job *j = malloc(sizeof(*j));
-	int dup = j ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-
-	if (dup < 0) {
-		free(j);
-		return j ? negative_errno() : -ENOMEM;
-	}
-	*j = *job;
-	j->req = *req;
-	int r = supervisor_run_worker(sv, dup, job_worker, j);
-	if (r < 0) {
-		close(dup);
-		free(j);
-		return r;
-	}
-	return NOTIF_DEFERRED;
-}
-
-/* ---- open ------------------------------------------------------------------------------ */
-
-/* The open of existing file @fd (O_PATH, resolved as the child would) with @flags: reopened
- * here through that file and installed in the child, when it lies beneath a root. The open
- * helpers return NOTIF_CONTINUED for a file beneath a granted entry, the kernel's (@resp is
- * set by fs_write_open), and NOTIF_NOT_MINE for a file elsewhere. */
-static int open_existing(struct supervisor *sv, const struct seccomp_notif *req, int fd,
-			 uint64_t flags, uint64_t mode)
-{
-	char real[PATH_MAX];
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (where_is(sv, fd, real, sizeof(real)) != WHERE_ROOT)
-		return NOTIF_NOT_MINE;
-	/* The private_tmp lies in the store root, carved out of the grant holding it, and has a
-	 * Landlock rule of its own (plan_private_tmp). CONTINUE is safe: the kernel re-resolves the
-	 * name under that Landlock domain, so a name swapped meanwhile opens only what the rules
-	 * grant. */
-	if (sv->private_tmp && path_is_beneath(real, sv->private_tmp))
-		return NOTIF_CONTINUED;
-	if (is_denied(sv, real, &st))
-		return -EACCES;
-	if (S_ISLNK(st.st_mode))
-		return -ELOOP; /* O_NOFOLLOW */
-	if (in_granted(sv, real))
-		return NOTIF_CONTINUED;
-	int r = served(sv, req);
-	if (r <= 0)
-		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
-	mode_t umask = 0;
-	if ((flags & O_TMPFILE) == O_TMPFILE && (r = sandbox_umask(sv, req, &umask)) < 0)
-		return r;
-	struct fs_job job = { .kind = JOB_REOPEN,
-			      .flags = flags,
-			      .want = (mode_t)mode & ~umask & 07777 };
-	return job_queue(sv, req, fd, &job, S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
-}
-
-/* An O_CREAT open beneath a root: made here when the name is not there. */
-static int open_create(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-		       const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
-{
-	char real[PATH_MAX], full[PATH_MAX + NAME_MAX + 2];
-	int trailing, r;
-	struct fs_job job = { .kind = JOB_CREATE, .flags = flags };
-	_cleanup_close_ int dir = -1;
-
-	r = split_parent(sv, req, dirfd, path, resolve, &dir, job.name, &trailing);
-	if (r <= 0)
-		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
-	if (where_is(sv, dir, real, sizeof(real)) != WHERE_ROOT)
-		return NOTIF_NOT_MINE;
-	if (in_granted(sv, real))
-		return NOTIF_CONTINUED;
-	join(full, sizeof(full), real, job.name);
-	if (is_denied(sv, full, NULL))
-		return -EACCES;
-	r = served(sv, req);
-	if (r <= 0)
-		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
-	struct stat st;
-	if (fstatat(dir, job.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (flags & O_EXCL)
-			return -EEXIST;
-		int nofollow = (flags & O_NOFOLLOW) || (resolve & RESOLVE_NO_SYMLINKS);
-		if (S_ISLNK(st.st_mode) && nofollow)
-			return -ELOOP;
-		_cleanup_close_ int fd =
-			S_ISLNK(st.st_mode)
-				? child_path_open(sv, req, dirfd, path, resolve, 0)
-				: openat(dir, job.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd == NOTIF_GONE)
-			return fd;
-		if (fd < 0 && S_ISLNK(st.st_mode))
-			return NOTIF_NOT_MINE; /* dangling: the kernel's */
-		if (fd < 0)
-			return negative_errno();
-		return open_existing(sv, req, fd, flags & ~(uint64_t)O_CREAT, mode);
-	}
-	if (errno != ENOENT)
-		return negative_errno();
-	if (trailing)
-		return -EISDIR;
-	/* At a name on the way to a denied path only a directory is made (a symlink there would
-	 * lead the denied name elsewhere; a file is refused alike). */
-	if (is_spine(sv, full))
-		return -EACCES;
-	mode_t umask;
-	r = sandbox_umask(sv, req, &umask);
-	if (r < 0)
-		return r;
-	job.want = (mode_t)mode & ~umask & 07777;
-	return job_queue(sv, req, dir, &job, 1);
-}
-
-static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			     const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
-
-int fs_write_open(struct supervisor *sv, const struct seccomp_notif *req,
-		  struct seccomp_notif_resp *resp, const struct path_args *pa, const char *path)
-{
-	int r = fs_write_open_one(sv, req, pa->dirfd, path, pa->flags, pa->mode, pa->resolve);
-	if (r != NOTIF_CONTINUED)
-		return r;
-	/* Beneath an entry Landlock grants with the write grant's rights: the kernel's open
-	 * does what the supervisor's would, and, whatever the name reads by then, Landlock
-	 * decides on the file it reaches (the carve keeps the denied paths out). */
-	return notif_answer_continue(resp);
-}
-
-static int fs_write_open_one(struct supervisor *sv, const struct seccomp_notif *req, int dirfd,
-			     const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
-{
-	/* O_PATH grants nothing to read or write, and every open made through it later is
-	 * trapped (a dirfd, /proc/self/fd/N): the other handlers' (CONTINUE). */
-	if ((flags & O_PATH) || sv->proc_nested || !may_reach_root(sv, req, dirfd, path))
-		return NOTIF_NOT_MINE;
-	if ((flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE)
-		return open_create(sv, req, dirfd, path, flags, mode, resolve);
-	int nofollow = (flags & O_NOFOLLOW) != 0;
-	_cleanup_close_ int fd = child_path_open(sv, req, dirfd, path, resolve, nofollow);
-	if (fd == NOTIF_GONE)
-		return fd;
-	if (fd < 0) /* not there, or not resolved here: the kernel's, which says why */
-		return NOTIF_NOT_MINE;
-	return open_existing(sv, req, fd, flags, mode);
 }
 
 /* Whether the writable grants hold a denied path (the roots): without one, these calls are
@@ -596,13 +333,13 @@ int handle_fs_create(struct supervisor *sv, const struct seccomp_notif *req,
 	}
 	/* At a name on the way to a denied path only a directory is made: a symlink there would
 	 * lead the denied name elsewhere (a file or a FIFO is refused alike). */
-	if (is_denied(sv, e.path, NULL) || (!is_mkdir && is_spine(sv, e.path)))
+	if (fsw_is_denied(sv, e.path, NULL) || (!is_mkdir && fsw_is_spine(sv, e.path)))
 		return -EACCES;
 	if (is_symlink) {
 		r = child_read_path(sv, req, pa.target, target, sizeof(target));
 		if (r < 0)
 			return r;
-		answer_zero_or(resp, symlinkat(target, dir, e.name) < 0 ? negative_errno() : 0);
+		fsw_answer_zero_or(resp, symlinkat(target, dir, e.name) < 0 ? negative_errno() : 0);
 		return 0;
 	}
 	mode_t umask;
@@ -651,7 +388,7 @@ int handle_fs_remove(struct supervisor *sv, const struct seccomp_notif *req,
 		r = negative_errno();
 	if (r == 0)
 		forget_granted(sv, e.path);
-	answer_zero_or(resp, r);
+	fsw_answer_zero_or(resp, r);
 	return 0;
 }
 
@@ -666,9 +403,9 @@ static int link_followed(struct supervisor *sv, int fd, const struct entry *to)
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	if (where_is(sv, fd, real, sizeof(real)) == WHERE_OTHER)
+	if (fsw_where_is(sv, fd, real, sizeof(real)) == WHERE_OTHER)
 		return -EXDEV; /* a file of no writable grant would become writable */
-	if (is_denied(sv, real, &st))
+	if (fsw_is_denied(sv, real, &st))
 		return -EACCES;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	return linkat(AT_FDCWD, self, to->dir, to->name, AT_SYMLINK_FOLLOW) < 0 ? negative_errno()
@@ -705,7 +442,7 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		source = rfrom == 0 ? child_path_open(sv, req, olddir, path, 0, 0) : rfrom;
 		rfrom = source >= 0 ? 1 : source == NOTIF_GONE ? source : 0;
 		if (source >= 0)
-			from.where = where_is(sv, source, from.real, sizeof(from.real));
+			from.where = fsw_where_is(sv, source, from.real, sizeof(from.real));
 	} else if (r == 1) {
 		rfrom = entry_resolve(sv, req, olddir, oldaddr, &from);
 	}
@@ -719,9 +456,9 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 	 * for a thread served. A trailing slash on a link is the kernel's answer. */
 	int mine = r == 1 && rfrom == 1 && known && to.where != WHERE_OTHER &&
 		   from.where != WHERE_OTHER && !(is_link && (to.trailing || from.trailing)) &&
-		   ((to.where == WHERE_ROOT && !in_granted(sv, to.real)) ||
-		    (from.where == WHERE_ROOT && !in_granted(sv, from.real)));
-	if (mine && (r = served(sv, req)) < 0)
+		   ((to.where == WHERE_ROOT && !fsw_in_granted(sv, to.real)) ||
+		    (from.where == WHERE_ROOT && !fsw_in_granted(sv, from.real)));
+	if (mine && (r = fsw_served(sv, req)) < 0)
 		return r;
 	if (!mine || !r) {
 		/* Landlock's carve: the kernel neither makes nor removes a name in the spine or
@@ -729,13 +466,14 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		 * rename would give it rights it has not: EXDEV); elsewhere the grants decide. */
 		return notif_answer_continue(resp);
 	}
-	if (is_denied(sv, to.path, NULL) || is_spine(sv, to.path))
+	if (fsw_is_denied(sv, to.path, NULL) || fsw_is_spine(sv, to.path))
 		return -EACCES;
 	struct stat st;
-	if (fstatat(todir, to.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && is_denied(sv, to.path, &st))
+	if (fstatat(todir, to.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fsw_is_denied(sv, to.path, &st))
 		return -EACCES;
 	if (follow) {
-		answer_zero_or(resp, link_followed(sv, source, &to));
+		fsw_answer_zero_or(resp, link_followed(sv, source, &to));
 		return 0;
 	}
 	r = entry_movable(sv, &from);
@@ -752,7 +490,7 @@ int handle_fs_rename(struct supervisor *sv, const struct seccomp_notif *req,
 		forget_granted(sv, from.path);
 	if (r == 0)
 		forget_granted(sv, to.path);
-	answer_zero_or(resp, r);
+	fsw_answer_zero_or(resp, r);
 	return 0;
 }
 
@@ -772,16 +510,17 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 		return r;
 	if ((r = child_read_path(sv, req, pa.path, path, sizeof(path))) < 0)
 		return r;
-	_cleanup_close_ int fd = may_reach_root(sv, req, AT_FDCWD, path)
+	_cleanup_close_ int fd = fsw_may_reach_root(sv, req, AT_FDCWD, path)
 					 ? child_path_open(sv, req, AT_FDCWD, path, 0, 0)
 					 : -ENOENT;
 	if (fd == NOTIF_GONE)
 		return fd;
 	/* Truncated here: beneath a root, not beneath a granted entry (there the kernel's call
 	 * does the same), for a thread served. */
-	r = fd >= 0 && fstat(fd, &st) == 0 && where_is(sv, fd, real, sizeof(real)) == WHERE_ROOT &&
-			    !in_granted(sv, real)
-		    ? served(sv, req)
+	r = fd >= 0 && fstat(fd, &st) == 0 &&
+			    fsw_where_is(sv, fd, real, sizeof(real)) == WHERE_ROOT &&
+			    !fsw_in_granted(sv, real)
+		    ? fsw_served(sv, req)
 		    : 0;
 	if (r < 0)
 		return r;
@@ -790,14 +529,14 @@ int handle_fs_truncate(struct supervisor *sv, const struct seccomp_notif *req,
 		 * denied file; elsewhere the grants decide (LANDLOCK_ACCESS_FS_TRUNCATE). */
 		return notif_answer_continue(resp);
 	}
-	if (is_denied(sv, real, &st))
+	if (fsw_is_denied(sv, real, &st))
 		return -EACCES;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	struct fs_job job = { .kind = JOB_TRUNCATE, .length = (off_t)pa.length };
-	r = job_queue(sv, req, fd, &job, 1);
+	r = fsw_job_queue(sv, req, fd, &job, 1);
 	if (r == 0) /* truncated on the loop */
 		notif_answer_value(resp, 0);
 	return r;
@@ -842,19 +581,19 @@ int fs_write_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	memcpy(path, un.sun_path, sizeof(un.sun_path));
 	path[sizeof(un.sun_path)] = '\0';
 	struct entry e = { .dir = -1 };
-	int r = may_reach_root(sv, req, AT_FDCWD, path)
-			? split_parent(sv, req, AT_FDCWD, path, 0, &e.dir, e.name, &e.trailing)
+	int r = fsw_may_reach_root(sv, req, AT_FDCWD, path)
+			? fsw_split_parent(sv, req, AT_FDCWD, path, 0, &e.dir, e.name, &e.trailing)
 			: 0;
 	_cleanup_close_ int dir = e.dir;
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
-	e.where = where_is(sv, dir, e.real, sizeof(e.real));
-	if (e.where != WHERE_ROOT || in_granted(sv, e.real) || e.trailing)
+	e.where = fsw_where_is(sv, dir, e.real, sizeof(e.real));
+	if (e.where != WHERE_ROOT || fsw_in_granted(sv, e.real) || e.trailing)
 		return NOTIF_NOT_MINE;
-	join(e.path, sizeof(e.path), e.real, e.name);
-	if (is_denied(sv, e.path, NULL) || is_spine(sv, e.path))
+	fsw_join(e.path, sizeof(e.path), e.real, e.name);
+	if (fsw_is_denied(sv, e.path, NULL) || fsw_is_spine(sv, e.path))
 		return -EACCES;
-	r = served(sv, req);
+	r = fsw_served(sv, req);
 	if (r <= 0)
 		return r == NOTIF_GONE ? r : NOTIF_NOT_MINE;
 	mode_t umask;

@@ -260,6 +260,63 @@ static void http_refused_event(struct supervisor *sv, const struct seccomp_notif
 		  "the HTTP proxy is reached only through its redirect", NULL);
 }
 
+/* Where @req's connect of @sock (family @domain, protocol @proto) to @ss may go (net_route,
+ * rewritten in place; *@pin: the path a UNIX address names), and the answer of a refusal. */
+static int connect_decide(struct supervisor *sv, const struct seccomp_notif *req, int sock,
+			  int domain, uint32_t proto, struct sockaddr_storage *ss, socklen_t *len,
+			  int *pin)
+{
+	/* Even where Landlock's port rules would decide (TCP rules to any host, datagram sockets
+	 * open to every destination), the connect is made here and not left to the kernel
+	 * (CONTINUE): reading the descriptor and address again, it could find a UNIX socket and a
+	 * path swapped in by another thread, past the write-grant check. So the supervisor applies
+	 * those port rules itself, with Landlock's answer (EACCES); with the NetTcp protection
+	 * not in force there are none. Datagram sockets exist then only when open. */
+	int direct = !sv->plan->net.onbehalf;
+	int check = !direct || (proto == NET_PROTO_TCP && !sv->plan->net.tcp_open);
+	int r = net_route(sv, req, sock, domain, proto, check, ss, len, pin);
+	/* The HTTP proxy is reached only through the redirect below, never by its address. */
+	if (r == 0 && proto == NET_PROTO_TCP && net_http_refused(sv, ss, *len)) {
+		r = -ECONNREFUSED;
+		http_refused_event(sv, req, ss, *len, direct ? EACCES : ECONNREFUSED);
+	}
+	return r == -ECONNREFUSED && direct ? -EACCES : r;
+}
+
+/* A TCP or UNIX stream connect, which may wait: always on a worker, even for a socket in
+ * non-blocking mode: the file status flags are shared with the child, which could clear
+ * O_NONBLOCK between a check here and the call, and the loop (which also runs the timeout) must
+ * never wait. NOTIF_DEFERRED (the job owns @sock and @pin then), or -errno. */
+static int connect_queue(struct supervisor *sv, const struct seccomp_notif *req, int sock,
+			 int domain, uint32_t proto, const struct sockaddr_storage *ss,
+			 socklen_t len, int pin)
+{
+	struct connect_job *job = malloc(sizeof(*job));
+	int r;
+
+	if (!job)
+		return -ENOMEM;
+	*job = (struct connect_job){
+		.held = &sv->net_connects, .id = req->id, .pin = pin, .len = len, .ss = *ss
+	};
+	if (proto == NET_PROTO_TCP)
+		job->remapped = ports_connect_remapped(sv, ss, len, &job->remap);
+	if (proto == NET_PROTO_TCP && net_http_intercepted(sv, domain, ss)) {
+		job->proxy = sv->proxy;
+		job->domain = domain;
+	}
+	if (atomic_fetch_add(job->held, 1) >= NET_MAX_CONNECTS)
+		r = -EAGAIN;
+	else
+		r = supervisor_run_worker(sv, sock, connect_worker, job);
+	if (r < 0) {
+		atomic_fetch_sub(job->held, 1);
+		free(job);
+		return r; /* -EAGAIN: too many connects held or waiting already */
+	}
+	return NOTIF_DEFERRED;
+}
+
 int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		   struct seccomp_notif_resp *resp)
 {
@@ -291,22 +348,7 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r < 0)
 		return r;
 	slen = (socklen_t)len;
-	/* Even where Landlock's port rules would decide (TCP rules to any host, datagram sockets
-	 * open to every destination), the connect is made here and not left to the kernel
-	 * (CONTINUE): reading the descriptor and address again, it could find a UNIX socket and a
-	 * path swapped in by another thread, past the write-grant check. So the supervisor applies
-	 * those port rules itself, with Landlock's answer (EACCES); with the NetTcp protection
-	 * not in force there are none. Datagram sockets exist then only when open. */
-	int direct = !sv->plan->net.onbehalf;
-	int check = !direct || (proto == NET_PROTO_TCP && !sv->plan->net.tcp_open);
-	r = net_route(sv, req, sock, domain, proto, check, &ss, &slen, &pin);
-	/* The HTTP proxy is reached only through the redirect below, never by its address. */
-	if (r == 0 && proto == NET_PROTO_TCP && net_http_refused(sv, &ss, slen)) {
-		r = -ECONNREFUSED;
-		http_refused_event(sv, req, &ss, slen, direct ? EACCES : ECONNREFUSED);
-	}
-	if (r == -ECONNREFUSED && direct)
-		return -EACCES;
+	r = connect_decide(sv, req, sock, domain, proto, &ss, &slen, &pin);
 	if (r < 0)
 		return r;
 	_cleanup_close_ int pinned = pin;
@@ -316,34 +358,12 @@ int handle_connect(struct supervisor *sv, const struct seccomp_notif *req,
 		notif_answer_errno(resp, r < 0 ? negative_errno() : 0);
 		return 0;
 	}
-	/* TCP and UNIX stream connects may wait: always on a worker, even for a socket in
-	 * non-blocking mode: the file status flags are shared with the child, which could clear
-	 * O_NONBLOCK between a check here and the call, and the loop (which also runs the
-	 * timeout) must never wait. */
-	struct connect_job *job = malloc(sizeof(*job));
-	if (!job)
-		return -ENOMEM;
-	*job = (struct connect_job){
-		.held = &sv->net_connects, .id = req->id, .pin = pin, .len = slen, .ss = ss
-	};
-	if (proto == NET_PROTO_TCP)
-		job->remapped = ports_connect_remapped(sv, &ss, slen, &job->remap);
-	if (proto == NET_PROTO_TCP && net_http_intercepted(sv, domain, &ss)) {
-		job->proxy = sv->proxy;
-		job->domain = domain;
+	r = connect_queue(sv, req, sock, domain, proto, &ss, slen, pin);
+	if (r == NOTIF_DEFERRED) {
+		TAKE_FD(pinned); /* the job's now */
+		TAKE_FD(sock);
 	}
-	if (atomic_fetch_add(job->held, 1) >= NET_MAX_CONNECTS)
-		r = -EAGAIN;
-	else
-		r = supervisor_run_worker(sv, sock, connect_worker, job);
-	if (r < 0) {
-		atomic_fetch_sub(job->held, 1);
-		free(job);
-		return r; /* -EAGAIN: too many connects held or waiting already */
-	}
-	TAKE_FD(pinned); /* the job's now */
-	TAKE_FD(sock);
-	return NOTIF_DEFERRED;
+	return r;
 }
 
 /* Whether no task but @tid holds @tid's descriptor table: every thread of the sandbox's
@@ -387,7 +407,7 @@ static long last_pid(void)
 	return strtol(buf, NULL, 10);
 }
 
-static int table_private(struct supervisor *sv, pid_t tid)
+int net_table_private(struct supervisor *sv, pid_t tid)
 {
 	struct table_scan s = { .tid = tid };
 	long before = last_pid();
@@ -419,11 +439,12 @@ int handle_listen(struct supervisor *sv, const struct seccomp_notif *req,
 		 * SO_PEERCRED, are those of the task calling listen: the caller's own are kept by
 		 * letting the kernel make the call (CONTINUE) when nothing can put another socket
 		 * under the number before the kernel reads it again: no other task holds the
-		 * caller's descriptor table (table_private), and the caller waits in this call.
+		 * caller's descriptor table (net_table_private), and the caller waits in this call.
 		 * Otherwise (a multithreaded process) the listen is made here, on the socket
 		 * checked, and the listener's credentials are the supervisor's (docs/decisions.md).
 		 */
-		if (table_private(sv, (pid_t)req->pid) && notif_id_valid(sv->listener, req->id)) {
+		if (net_table_private(sv, (pid_t)req->pid) &&
+		    notif_id_valid(sv->listener, req->id)) {
 			return notif_answer_continue(resp);
 		}
 		int r = listen(sock, backlog);

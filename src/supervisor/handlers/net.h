@@ -12,6 +12,10 @@
 struct supervisor;
 struct plan_net;
 
+/* Whether no task but @tid holds @tid's descriptor table (net.c; a kcmp scan of the sandbox's
+ * threads): 1, or 0 (shared, or it cannot tell). While @tid waits in a trapped call, no
+ * descriptor of it can change under it then. */
+int net_table_private(struct supervisor *sv, pid_t tid);
 /* Where the address @ss (@len bytes, copied from the child) sends a connect or a send of @sock
  * (family @domain, NET_PROTO_* @proto for an IP socket) under the rules, rewritten in place to
  * what the supervisor passes to the kernel:

@@ -262,6 +262,14 @@ static const char *const proc_denied[] = { "kcore", "kmsg",	 "kallsyms",
 /* The files of a process's /proc directory no grant reaches: every mount of the host. */
 static const char *const pid_denied[] = { "mountstats" };
 
+/* EACCES for @req's open of @real, refused @why, told as a denial event. */
+static int proc_refused(struct supervisor *sv, const struct seccomp_notif *req, const char *real,
+			uint64_t flags, enum proc_refusal why)
+{
+	proc_refused_event(sv, req, real, flags, why);
+	return -EACCES;
+}
+
 /* The open of a procfs file @fd (O_PATH, resolved from the child's name) asked with @flags,
  * decided on the file reached: another process's /proc/<pid> (not one of the sandbox's) and
  * the denied files are refused (EACCES), a view is served, anything else is opened again here
@@ -284,8 +292,10 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		 * Through one ("self", "thread-self", /etc/mtab, /dev/stdin...): the child's. */
 		_cleanup_close_ int plain =
 			child_path_open(sv, req, dirfd, name, resolve | RESOLVE_NO_SYMLINKS, 0);
-		if (plain >= 0)
+		if (plain >= 0) {
+			proc_refused_event(sv, req, real, flags, PROC_REFUSED_OTHER);
 			return -EACCES;
+		}
 		char task[48];
 		int tlen = snprintf(task, sizeof(task), "%s/task/%d", svdir, (int)gettid());
 		int in_task = path_is_beneath(real, task);
@@ -306,25 +316,27 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	 * whole (and left out of the grants: landlock.c). */
 	struct stat st;
 	if (!path_is_beneath(real, "/proc") || fstat(fd, &st) < 0 || !sv->proc_dev ||
-	    st.st_dev != sv->proc_dev)
+	    st.st_dev != sv->proc_dev) {
+		proc_refused_event(sv, req, real, flags, PROC_REFUSED_ELSEWHERE);
 		return -EACCES;
+	}
 	/* Another process's directory, or a denied file. */
 	long pid;
 	char *end;
 	if (strncmp(real, "/proc/", 6) == 0 && (pid = strtol(real + 6, &end, 10)) > 0 &&
 	    (*end == '\0' || *end == '/') && !sandbox_owns_pid(sv, (pid_t)pid))
-		return -EACCES;
+		return proc_refused(sv, req, real, flags, PROC_REFUSED_OTHER);
 	for (size_t i = 0; i < ELEMENTSOF(proc_denied); i++) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%s", proc_denied[i]);
 		if (path_is_beneath(real, path))
-			return -EACCES;
+			return proc_refused(sv, req, real, flags, PROC_REFUSED_NEVER);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(pid_denied); i++)
 		if (strncmp(real, "/proc/", 6) == 0 && real[6] >= '1' && real[6] <= '9' &&
 		    ends_with(real, strlen(real), pid_denied[i]) &&
 		    real[strlen(real) - strlen(pid_denied[i]) - 1] == '/')
-			return -EACCES;
+			return proc_refused(sv, req, real, flags, PROC_REFUSED_NEVER);
 	/* /proc/<pid>/net: the socket tables, not the host's interfaces (dev, if_inet6 with
 	 * addresses derived from MACs, arp, route...): the route socket shows only lo. */
 	const char *net = strstr(real, "/net/");
@@ -338,7 +350,7 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 		for (size_t i = 0; i < ELEMENTSOF(tables) && !ok; i++)
 			ok = strcmp(net + 5, tables[i]) == 0;
 		if (!ok)
-			return -EACCES;
+			return proc_refused(sv, req, real, flags, PROC_REFUSED_NET);
 	}
 	/* What the grants allow (Landlock would have decided this). */
 	int acc = (int)(flags & O_ACCMODE);
@@ -346,7 +358,7 @@ static int proc_open(struct supervisor *sv, const struct seccomp_notif *req, int
 	    ((acc != O_WRONLY && !path_is_beneath_any(real, sv->plan->fs.granted)) ||
 	     ((acc != O_RDONLY || (flags & O_TRUNC)) &&
 	      !path_is_beneath_any(real, sv->plan->fs.write_grants))))
-		return -EACCES;
+		return proc_refused(sv, req, real, flags, PROC_REFUSED_GRANT);
 	enum view view = view_of(sv, fd);
 	if (view != VIEW_NONE && !(flags & O_PATH))
 		return serve_view(sv, req, view, flags);

@@ -16,9 +16,14 @@
  * (proc-net.c, open.c). What the bind may take is decided here, on the copy: the port rules,
  * checked on the virtual port, are the same ones Landlock applies to the child, and the real
  * port is one the kernel chose.
+ *
+ * With a policy_fn, an IP socket's bind the callback allowed is made here too, the same way
+ * (copied once, held to the address the callback was shown, checked against the same rules), so
+ * what the callback allowed is what is bound.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +35,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fs-meta.h"
 #include "fs-write.h"
 #include "handlers.h"
 #include "macro.h"
@@ -40,6 +46,7 @@
 #include "proc-net.h"
 #include "supervisor/child.h"
 #include "supervisor/events.h"
+#include "supervisor/policy-fn.h"
 #include "supervisor/supervisor.h"
 
 /* The port of an IPv4 or IPv6 address, and where it lies in @ss; NULL for another family or a
@@ -161,8 +168,9 @@ int ports_bind_allowed(const struct supervisor *sv, uint16_t port)
 	return !allowed || ((allowed[port / 8] >> (port % 8)) & 1);
 }
 
-void ports_bind_event(struct supervisor *sv, const struct seccomp_notif *req,
-		      const struct sockaddr_storage *ss, uint32_t verdict, int judged)
+static void bind_event(struct supervisor *sv, const struct seccomp_notif *req,
+		       const struct sockaddr_storage *ss, uint32_t verdict, int judged,
+		       const char *protocol)
 {
 	char host[INET6_ADDRSTRLEN] = "", reason[64], hint[64];
 	const uint8_t *addr =
@@ -178,7 +186,7 @@ void ports_bind_event(struct supervisor *sv, const struct seccomp_notif *req,
 		.judged = judged,
 		.host = host,
 		.port = port,
-		.protocol = "tcp",
+		.protocol = protocol,
 	};
 
 	if (verdict == SANDLOCK_VERDICT_ALLOW && !events_wants(sv->events, verdict))
@@ -195,6 +203,12 @@ void ports_bind_event(struct supervisor *sv, const struct seccomp_notif *req,
 	events_emit(sv, &ev);
 }
 
+void ports_bind_event(struct supervisor *sv, const struct seccomp_notif *req,
+		      const struct sockaddr_storage *ss, uint32_t verdict, int judged)
+{
+	bind_event(sv, req, ss, verdict, judged, "tcp");
+}
+
 /* In logging mode (events), a TCP bind left to the kernel: its port judged against the rules
  * Landlock's BIND_TCP was given (plan.net.bind_ports), for the log only. The address is read
  * once, for the event; the kernel reads it again and decides, whatever it finds. */
@@ -209,7 +223,7 @@ static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req, i
 	if (!events_flags(sv->events) || !sv->plan->events ||
 	    (domain != AF_INET && domain != AF_INET6) || net_sock_proto(sock, &proto, &type) < 0 ||
 	    proto != NET_PROTO_TCP || len > sizeof(ss) ||
-	    len < (domain == AF_INET ? sizeof(struct sockaddr_in) : 24) || /* as remap_bind */
+	    len < (domain == AF_INET ? sizeof(struct sockaddr_in) : 24) || /* as bind_address */
 	    notif_mem_read(sv->listener, req, req->data.args[1], &ss, len) < 0)
 		return;
 	if (domain == AF_INET && ss.ss_family == AF_UNSPEC &&
@@ -221,39 +235,113 @@ static void judge_bind(struct supervisor *sv, const struct seccomp_notif *req, i
 	ports_bind_event(sv, req, &ss, ok ? SANDLOCK_VERDICT_ALLOW : SANDLOCK_VERDICT_DENY, !ok);
 }
 
-/* A TCP bind under port_remap, on @sock (the child's socket, family @domain). */
-static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
-		      struct seccomp_notif_resp *resp, int sock, int domain)
+/* The address of @req's bind of an IP socket of family @domain, copied once and checked as the
+ * kernel's move_addr_to_kernel, then inet_bind/inet6_bind, would, in @ss (*@ret_len bytes):
+ * nothing is bound that was not checked. A bind a policy_fn allowed must name the address the
+ * callback was shown (another thread may have changed it since): else -EPERM. */
+static int bind_address(struct supervisor *sv, const struct seccomp_notif *req, int domain,
+			struct sockaddr_storage *ss, socklen_t *ret_len)
 {
-	struct sockaddr_storage ss = { 0 };
 	uint64_t len = req->data.args[2] & 0xffffffffu; /* socklen_t */
 
-	/* As the kernel's move_addr_to_kernel, then inet_bind/inet6_bind: nothing is bound that
-	 * was not checked. */
-	if (len > sizeof(ss))
+	if (len > sizeof(*ss))
 		return -EINVAL;
-	int r = len ? notif_mem_read(sv->listener, req, req->data.args[1], &ss, len) : 0;
+	int r = len ? notif_mem_read(sv->listener, req, req->data.args[1], ss, len) : 0;
+	if (r == 0)
+		r = policy_fn_addr_check(sv, ss, len);
 	if (r < 0)
 		return r;
 	if (len < (domain == AF_INET ? sizeof(struct sockaddr_in) : 24)) /* SIN6_LEN_RFC2133 */
 		return -EINVAL;
 	/* AF_UNSPEC with INADDR_ANY is an IPv4 bind for the kernel (a compatibility rule), and
 	 * for Landlock's port check: for the one here too. */
-	if (domain == AF_INET && ss.ss_family == AF_UNSPEC &&
-	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY))
-		ss.ss_family = AF_INET;
-	if (ss.ss_family != domain)
+	if (domain == AF_INET && ss->ss_family == AF_UNSPEC &&
+	    ((struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY))
+		ss->ss_family = AF_INET;
+	if (ss->ss_family != domain)
 		return -EAFNOSUPPORT;
-	uint16_t virt = ntohs(*ip_port(&ss, (socklen_t)len));
-	if (!ports_bind_allowed(sv, virt)) {
-		ports_bind_event(sv, req, &ss, SANDLOCK_VERDICT_DENY, 0);
+	*ret_len = (socklen_t)len;
+	return 0;
+}
+
+/* The lowest port a bind may take without CAP_NET_BIND_SERVICE (this network namespace's, the
+ * child's too: the sandbox makes no other); the kernel's default where it cannot be read. */
+static unsigned unprivileged_port_start(void)
+{
+	char buf[16] = "";
+	_cleanup_close_ int fd =
+		open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return 1024;
+	return (unsigned)strtoul(buf, NULL, 10);
+}
+
+/* What the kernel checks of a bind of @port (TCP or UDP, @proto) that a bind made here, with
+ * the supervisor's rights, would not check for the caller: for TCP, Landlock's BIND_TCP port
+ * rules (plan.net.bind_ports, EACCES as Landlock answers, with its event); below the
+ * unprivileged ports, CAP_NET_BIND_SERVICE, which the supervisor's rights stand for only when
+ * they are the caller's (fs_meta_creds; else EACCES, the kernel's answer without it). */
+static int bind_permitted(struct supervisor *sv, const struct seccomp_notif *req,
+			  const struct sockaddr_storage *ss, uint32_t proto, uint16_t port)
+{
+	const char *name = proto == NET_PROTO_TCP ? "tcp" : "udp";
+
+	if (proto == NET_PROTO_TCP && !ports_bind_allowed(sv, port)) {
+		bind_event(sv, req, ss, SANDLOCK_VERDICT_DENY, 0, name);
 		return -EACCES; /* what Landlock's BIND_TCP answers */
 	}
-	ports_bind_event(sv, req, &ss, SANDLOCK_VERDICT_ALLOW, 0);
+	if (port != 0 && port < unprivileged_port_start()) {
+		int r = fs_meta_creds(sv, req);
+		if (r == NOTIF_GONE)
+			return r;
+		if (r != 1)
+			return -EACCES;
+	}
+	bind_event(sv, req, ss, SANDLOCK_VERDICT_ALLOW, 0, name);
+	return 0;
+}
+
+/* A bind of an IP socket (@proto NET_PROTO_*) in a sandbox with a policy_fn, made here on
+ * @sock with the address the callback was shown (bind_address), so what it allowed is what is
+ * bound. An ICMP (ping) socket's "port" is its echo identifier: nothing the kernel checks. */
+static int behalf_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		       struct seccomp_notif_resp *resp, int sock, int domain, uint32_t proto)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len = 0;
+	int r = bind_address(sv, req, domain, &ss, &len);
+
+	if (r < 0)
+		return r;
+	if (proto != NET_PROTO_ICMP) {
+		r = bind_permitted(sv, req, &ss, proto, ntohs(*ip_port(&ss, len)));
+		if (r < 0)
+			return r;
+	}
+	notif_answer_errno(resp,
+			   bind(sock, (struct sockaddr *)&ss, len) < 0 ? negative_errno() : 0);
+	return 0;
+}
+
+/* A TCP bind under port_remap, on @sock (the child's socket, family @domain). */
+static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
+		      struct seccomp_notif_resp *resp, int sock, int domain)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len = 0;
+	int r = bind_address(sv, req, domain, &ss, &len);
+
+	if (r < 0)
+		return r;
+	uint16_t virt = ntohs(*ip_port(&ss, len));
+	r = bind_permitted(sv, req, &ss, NET_PROTO_TCP, virt);
+	if (r < 0)
+		return r;
 	if (virt == 0) {
 		/* An ephemeral port: the kernel's choice, no pair. A pair whose real port it is
 		 * had its sockets closed, or the kernel would not hand the port out. */
-		if (bind(sock, (struct sockaddr *)&ss, (socklen_t)len) < 0)
+		if (bind(sock, (struct sockaddr *)&ss, len) < 0)
 			return negative_errno();
 		int got = local_port(sock);
 		if (got > 0)
@@ -262,7 +350,7 @@ static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		return 0;
 	}
 	int known = port_map_real(&sv->ports, virt);
-	r = bind_as(sv, sock, &ss, (socklen_t)len, virt, known > 0 ? (uint16_t)known : virt);
+	r = bind_as(sv, sock, &ss, len, virt, known > 0 ? (uint16_t)known : virt);
 	if (r != -EADDRINUSE) {
 		notif_answer_errno(resp, r);
 		return 0;
@@ -270,9 +358,7 @@ static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	struct bind_job *job = malloc(sizeof(*job));
 	if (!job)
 		return -ENOMEM;
-	*job = (struct bind_job){
-		.sv = sv, .id = req->id, .ss = ss, .len = (socklen_t)len, .virt = virt
-	};
+	*job = (struct bind_job){ .sv = sv, .id = req->id, .ss = ss, .len = len, .virt = virt };
 	r = supervisor_run_worker(sv, sock, bind_worker, job);
 	if (r < 0) {
 		free(job);
@@ -281,36 +367,63 @@ static int remap_bind(struct supervisor *sv, const struct seccomp_notif *req,
 	return NOTIF_DEFERRED; /* the worker owns the socket now */
 }
 
+/* A bind the policy_fn allowed that is not an IP socket's (a UNIX socket name is resolved
+ * against the binder's working directory and root, under the filesystem rules, with no address
+ * the callback decided on): left to the kernel (CONTINUE) only when nothing can put an IP socket
+ * under the number before the kernel reads it again: no other task holds the caller's
+ * descriptor table (net_table_private), and the caller waits in this call. Else EPERM: the
+ * kernel would bind a swapped-in IP socket with an address the callback never saw. */
+static int held_other_bind(struct supervisor *sv, const struct seccomp_notif *req,
+			   struct seccomp_notif_resp *resp)
+{
+	if (!net_table_private(sv, (pid_t)req->pid))
+		return -EPERM;
+	if (!notif_id_valid(sv->listener, req->id))
+		return NOTIF_GONE;
+	return notif_answer_continue(resp);
+}
+
 /* bind(2): a virtual netlink socket's (netlink.c); a UNIX socket name made in the directories
- * on the way to a denied path of a writable grant (fs-write.c); a TCP bind under port_remap
- * (above); any other, CONTINUE. Safe although the kernel reads the descriptor and address again:
- * what such a bind may take is decided by the kernel whatever it finds (Landlock's BIND_TCP for TCP
- * ports, the filesystem rules for a UNIX socket path; UDP bind is not gated), nothing here. A
- * descriptor swapped for a TCP socket meanwhile is bound under Landlock's port rules, only
- * outside the virtual port space. */
+ * on the way to a denied path of a writable grant (fs-write.c); a TCP bind under port_remap, and
+ * an IP socket's bind the policy_fn allowed, made here (above); a bind the policy_fn allowed of
+ * another socket: held_other_bind; any other, CONTINUE. Safe although the kernel reads the
+ * descriptor and address again: what such a bind may take is decided by the kernel whatever it
+ * finds (Landlock's BIND_TCP for TCP ports, the filesystem rules for a UNIX socket path; UDP bind
+ * is not gated), nothing here. A descriptor swapped for a TCP socket meanwhile is bound under
+ * Landlock's port rules, only outside the virtual port space. */
 int handle_bind(struct supervisor *sv, const struct seccomp_notif *req,
 		struct seccomp_notif_resp *resp)
 {
-	int domain = 0, type = 0;
+	int domain = 0, type = 0, r;
 	uint32_t proto = 0;
 
 	_cleanup_close_ int sock = net_take_socket(sv, req, &domain);
-	if (sock == NOTIF_GONE)
-		return sock;
+	int held = policy_fn_deciding(sv);
+	if (sock == NOTIF_GONE || (sock < 0 && held))
+		return sock; /* EBADF, ENOTSOCK: the kernel's answer, given here */
 	if (sock >= 0 && domain == AF_UNIX && netlink_fake_portid(sv, sock, NULL))
 		return netlink_bind(sv, req, resp);
 	if (sock >= 0 && domain == AF_UNIX && sv->plan->fs.write_roots) {
-		int r = fs_write_bind(sv, req, resp, sock);
+		r = fs_write_bind(sv, req, resp, sock);
 		if (r != NOTIF_NOT_MINE)
 			return r;
 	}
-	if (sock >= 0 && sv->plan->net.port_remap && (domain == AF_INET || domain == AF_INET6) &&
-	    net_sock_proto(sock, &proto, &type) == 0 && proto == NET_PROTO_TCP) {
-		int r = remap_bind(sv, req, resp, sock, domain);
-		if (r == NOTIF_DEFERRED)
-			TAKE_FD(sock);
-		return r;
+	int ip = sock >= 0 && (domain == AF_INET || domain == AF_INET6);
+	if (ip && (held || sv->plan->net.port_remap)) {
+		r = net_sock_proto(sock, &proto, &type);
+		if (r < 0 && held)
+			return r;
+		if (r == 0 && sv->plan->net.port_remap && proto == NET_PROTO_TCP) {
+			r = remap_bind(sv, req, resp, sock, domain);
+			if (r == NOTIF_DEFERRED)
+				TAKE_FD(sock);
+			return r;
+		}
+		if (held)
+			return behalf_bind(sv, req, resp, sock, domain, proto);
 	}
+	if (held)
+		return held_other_bind(sv, req, resp);
 	if (sock >= 0)
 		judge_bind(sv, req, sock, domain);
 	return notif_answer_continue(resp);

@@ -23,7 +23,7 @@ int ports_connect_remapped(struct supervisor *sv, const struct sockaddr_storage 
 void ports_connect_rewrite(const struct port_entry *e, struct sockaddr_storage *ss);
 
 /* Whether TCP bind may take @port: what Landlock's BIND_TCP rules allow (plan.net.bind_ports,
- * built under port_remap and in logging mode; NULL: every port). */
+ * built under port_remap, in logging mode and with a policy_fn; NULL: every port). */
 int ports_bind_allowed(const struct supervisor *sv, uint16_t port);
 /* The event of @req's TCP bind (or listen, its autobind) of @ss, an IPv4 or IPv6 address:
  * allowed (when such events are wanted), or refused with EACCES, "no bind grant covers port

@@ -3,9 +3,12 @@
  * handlers/proc-views: /proc files as the sandbox sees them while the supervisor serves /proc
  * (open.c): /proc/loadavg from the sandbox's own processes, /proc/uptime since the sandbox
  * started, /proc/mounts and mountinfo with the mounts the sandbox can reach (those at or above
- * a grant, or beneath one), and /etc/hostname, the sandbox's name.
+ * a grant, or beneath one), and /etc/hostname, the sandbox's name; and the denial events of
+ * the opens of /proc the supervisor refuses.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,8 @@
 #include "proc-views.h"
 #include "procs.h"
 #include "supervisor/child.h"
+#include "supervisor/events.h"
+#include "supervisor/judge.h"
 #include "supervisor/supervisor.h"
 
 struct load {
@@ -134,4 +139,54 @@ int view_hostname(struct supervisor *sv, char **ret, size_t *ret_len)
 		return -ENOMEM;
 	*ret_len = (size_t)n;
 	return 0;
+}
+
+void proc_refused_event(struct supervisor *sv, const struct seccomp_notif *req, const char *real,
+			uint64_t flags, enum proc_refusal why)
+{
+	char access[128], reason[PATH_MAX + 64], hint[64] = "", dir[PATH_MAX];
+	int acc = (int)(flags & O_ACCMODE);
+
+	if (!events_flags(sv->events))
+		return;
+	judge_open_text(flags, access, sizeof(access));
+	switch (why) {
+	case PROC_REFUSED_OTHER: {
+		/* "/proc/PID" of the path: the process the sandbox does not hold. */
+		size_t n = strcspn(real + 6, "/");
+		snprintf(dir, sizeof(dir), "%.*s", (int)MIN(n + 6, sizeof(dir) - 1), real);
+		snprintf(reason, sizeof(reason), "%s is not a process of the sandbox", dir);
+		break;
+	}
+	case PROC_REFUSED_NEVER:
+		snprintf(reason, sizeof(reason), "%s is never served in a sandbox", real);
+		break;
+	case PROC_REFUSED_NET:
+		snprintf(reason, sizeof(reason),
+			 "only the socket tables of /proc/PID/net are served");
+		break;
+	case PROC_REFUSED_ELSEWHERE:
+		snprintf(reason, sizeof(reason), "only the procfs at /proc is served");
+		break;
+	case PROC_REFUSED_GRANT: {
+		/* The grant that reaches /proc/PID is /proc's: the next run's pids differ. */
+		int read = acc != O_WRONLY && !path_is_beneath_any(real, sv->plan->fs.granted);
+		snprintf(reason, sizeof(reason), "no %s grant covers /proc",
+			 read ? "read" : "write");
+		snprintf(hint, sizeof(hint), "add %s /proc", read ? "-r" : "-w");
+		break;
+	}
+	}
+	struct event ev = {
+		.nr = (int)req->data.nr,
+		.category = EVENT_FILE,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EACCES,
+		.path = real,
+		.access = access,
+		.reason = reason,
+		.hint = hint[0] ? hint : NULL,
+	};
+	events_emit(sv, &ev);
 }
