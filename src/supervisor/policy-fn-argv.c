@@ -73,6 +73,50 @@ struct peer {
 	long sw;
 };
 
+/* Whether the leader thread of process @p has no memory (it exited, and is kept as a zombie while
+ * other threads of its process run on), and some other thread is listed. */
+static int leader_gone(pid_t p)
+{
+	char path[64], buf[64];
+	struct stat st;
+
+	/* /proc/<pid>/task counts two links and one per thread. */
+	snprintf(path, sizeof(path), "/proc/%d/task", p);
+	if (stat(path, &st) < 0 || st.st_nlink < 4)
+		return 0;
+	return proc_read(p, "statm", buf, sizeof(buf)) == 0 && strtoul(buf, NULL, 10) == 0;
+}
+
+/* Whether some thread of process @p runs on the memory of process @tgid. kcmp compares the
+ * memory of the task @p names, the leader thread: one that exited has none left while the other
+ * threads of its process still run on the memory they shared (a process cloned with CLONE_VM
+ * whose leader called exit alone); each of them is compared then. A process kcmp may not look at
+ * counts as no peer: one sharing the caller's memory shares its dumpability, and takes other
+ * credentials only with privileges that would let the supervisor look at it too. */
+static int shares_vm(pid_t tgid, pid_t p)
+{
+	char path[64];
+
+	if (p == tgid || p == getpid())
+		return 0;
+	long r = syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0);
+	if (r == 0)
+		return 1;
+	if (r < 0 || !leader_gone(p))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", p);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int shared = 0;
+	while (d && !shared && (de = readdir(d))) {
+		pid_t t = (pid_t)strtol(de->d_name, NULL, 10);
+		shared = t > 0 && t != p && syscall(SYS_kcmp, tgid, t, KCMP_VM, 0, 0) == 0;
+	}
+	if (d)
+		closedir(d);
+	return shared;
+}
+
 /* Whether every process other than @tgid sharing its memory waits in a vfork: each parked one is
  * looked at again after the scan, still parked and its switch counts unchanged. */
 static int peers_parked(pid_t tgid)
@@ -89,7 +133,7 @@ static int peers_parked(pid_t tgid)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid_t p = (pid_t)strtol(de->d_name, NULL, 10);
-		if (p == tgid || p == getpid() || syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0) != 0)
+		if (!shares_vm(tgid, p))
 			continue;
 		long sw = switches(p);
 		if (sw < 0 || !in_vfork(p)) {
@@ -272,7 +316,7 @@ int pfn_peers(pid_t tid, pid_t tgid, struct pfn_task **ret, size_t *ret_n)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid_t p = (pid_t)strtol(de->d_name, NULL, 10);
-		if (p == tgid || p == getpid() || syscall(SYS_kcmp, tgid, p, KCMP_VM, 0, 0) != 0)
+		if (!shares_vm(tgid, p))
 			continue;
 		r = add_threads(p, 0, &v, &n, &cap);
 		if (r == -ENOENT)

@@ -105,12 +105,28 @@ static int add_task(struct pfn_freeze *f, pid_t tid, pid_t tgid, int state)
 	return 0;
 }
 
+/* Whether @tid is held already. A task seen gone no longer holds its id: a task listed under it
+ * is another, created since, and is seized in turn. */
 static int known(const struct pfn_freeze *f, pid_t tid)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (f->t[i].tid == tid)
+		if (f->t[i].tid == tid && f->t[i].state != T_GONE)
 			return 1;
 	return 0;
+}
+
+/* Whether thread @tid of process @tgid has exited (a zombie: a leader kept while other threads
+ * of its process run, or a process its parent has not reaped). It runs no code again, and the
+ * kernel refuses to trace it (EPERM). */
+static int exited(pid_t tgid, pid_t tid)
+{
+	char name[64], buf[512];
+
+	snprintf(name, sizeof(name), "task/%d/stat", tid);
+	if (proc_read(tgid, name, buf, sizeof(buf)) < 0)
+		return 0;
+	const char *p = strrchr(buf, ')'); /* after the name, which may hold anything */
+	return p && (p[1] == ' ') && (p[2] == 'Z' || p[2] == 'X');
 }
 
 /* Whether thread @tid has process @child among its children. */
@@ -190,7 +206,7 @@ static int seize_new(struct pfn_freeze *f)
 		if (known(f, v[i].tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, v[i].tid, 0, 0) < 0) {
-			if (errno == ESRCH)
+			if (errno == ESRCH || (errno == EPERM && exited(v[i].tgid, v[i].tid)))
 				continue; /* it ended */
 			return fail(f, "a task sharing its memory cannot be traced (ptrace_scope, "
 				       "another tracer, or not dumpable)");

@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,6 +67,53 @@ static void *thexec(void *arg)
 	_exit(0);
 }
 
+/* zleader: a process sharing the memory (CLONE_VM) whose leader thread has exited while a thread
+ * of it runs on; that thread rewrites the argv once the exec waits for its verdict. Raw clones
+ * and syscalls only: they share this thread's TLS. */
+static char zl_stack[2][64 * 1024] __attribute__((aligned(16)));
+static atomic_int zl_go;
+
+static int zl_writer(void *arg)
+{
+	const struct timespec ts = { 0, 150 * 1000000L };
+
+	(void)arg;
+	while (!atomic_load(&zl_go))
+		;
+	syscall(SYS_nanosleep, &ts, NULL); /* the callback (400 ms) shows the argv meanwhile */
+	for (int i = 0; i < 10; i++)
+		race_buf[i] = "forbidden"[i];
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+static int zl_leader(void *arg)
+{
+	(void)arg;
+	clone(zl_writer, zl_stack[1] + sizeof(zl_stack[1]),
+	      CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | CLONE_FS | CLONE_FILES, NULL);
+	syscall(SYS_exit, 0); /* the leader alone: its process lives on in the writer */
+	return 0;
+}
+
+static int zleader(const char *kind)
+{
+	char echo[] = "/bin/echo";
+	char *const v[] = { echo, race_buf, NULL };
+	pthread_t t;
+
+	snprintf(race_buf, sizeof(race_buf), "lateok");
+	if (strcmp(kind, "thread") == 0)
+		pthread_create(&t, NULL, second, (char[]){ "idle" });
+	if (clone(zl_leader, zl_stack[0] + sizeof(zl_stack[0]), CLONE_VM | SIGCHLD, NULL) < 0)
+		return 126;
+	usleep(20 * 1000);
+	atomic_store(&zl_go, 1);
+	execv(v[0], v);
+	printf("%d\n", errno);
+	return 0;
+}
+
 static int helper(const char *mode, char *word, char *kind)
 {
 	char echo[] = "/bin/echo";
@@ -99,6 +148,8 @@ static int helper(const char *mode, char *word, char *kind)
 		for (;;)
 			atomic_fetch_add(&counter, 1);
 	}
+	if (strcmp(mode, "zleader") == 0) /* zleader alone|thread */
+		return zleader(word);
 	if (strcmp(mode, "spawnmt") == 0) { /* spawnmt WORD: posix_spawn, a thread counting */
 		pid_t pid;
 		pthread_create(&t, NULL, second, (char[]){ "count" });
@@ -129,6 +180,8 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 			return SANDLOCK_POLICY_DENY;
 		if (strstr(ev->argv[i], "slow"))
 			usleep(600 * 1000); /* past the timeout of slow_verdict's policy */
+		if (strstr(ev->argv[i], "late"))
+			usleep(400 * 1000); /* zleader's writer rewrites the argv meanwhile */
 	}
 	return SANDLOCK_POLICY_ALLOW;
 }
@@ -205,6 +258,16 @@ static void threaded(const sandlock_policy_t *p)
 	is_str(out, "counting\n", "the same denied by its argv: nothing ran, the threads run on");
 }
 
+/* A process sharing the caller's memory whose leader thread has exited: kcmp of its pid finds no
+ * memory, but a thread of it runs on and rewrites the argv while the callback decides. */
+static void zombie_leader(const sandlock_policy_t *p)
+{
+	run(p, "zleader", "alone", "");
+	is_str(out, "lateok\n", "a CLONE_VM peer whose leader exited is frozen (single-threaded caller)");
+	run(p, "zleader", "thread", "");
+	is_str(out, "lateok\n", "the same with a second thread in the caller");
+}
+
 /* Where the chain answers the exec (logging mode, a workdir, an extension handler on exec), the
  * freeze could not tell when the CONTINUE is sent: a threaded caller's exec is refused. */
 static void chain_answers(const sandlock_policy_t *p)
@@ -268,6 +331,7 @@ int main(int argc, char **argv)
 	sandlock_policy_set_policy_fn(p, policy, NULL, NULL);
 	racing(p);
 	threaded(p);
+	zombie_leader(p);
 	chain_answers(p);
 	slow_verdict();
 	not_dumpable(p);
