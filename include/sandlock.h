@@ -320,9 +320,10 @@ typedef struct sandlock_policy_event {
 	uint32_t port; /* the destination or bind port; 0 */
 	uint32_t held; /* 1: the call waits for the verdict; 0: observed, the verdict unused */
 	/* execve/execveat: the arguments the kernel will exec (a TOCTOU-safe copy: no other task
-	 * can change them before the exec), NULL-terminated; else NULL. An exec whose arguments
-	 * another task could change (a caller with threads, say) is refused with EPERM, and the
-	 * callback is not called for it. */
+	 * can change them before the exec: the tasks sharing the caller's memory are held in
+	 * ptrace-stop until the exec is over), NULL-terminated; else NULL. An exec whose
+	 * arguments could still change (shared memory, AIO, a task that cannot be stopped) is
+	 * refused with EPERM, and the callback is not called for it. */
 	const char *const *argv;
 	uint32_t argc;
 	/* Observed events: 1 when the static policy refused the call (the callback only observes).
