@@ -174,6 +174,11 @@ void pfn_deny_event(struct supervisor *sv, const struct seccomp_notif *req, cons
 void pfn_denied_event(struct supervisor *sv, const struct seccomp_notif *req, const char *path,
 		      const char *entry);
 void pfn_deny_free(struct policy_fn *st);
+/* The interpreter the kernel loads for the file of descriptor @fd when it is executed
+ * (policy-fn-interp.c): PFN_INTERP_SCRIPT (a "#!" line's) or PFN_INTERP_ELF (a PT_INTERP) with
+ * its name in @name, 0 (none), or -errno (it cannot be read: cannot tell). */
+enum { PFN_INTERP_SCRIPT = 1, PFN_INTERP_ELF = 2 };
+int pfn_exec_interp(int fd, char *name, size_t size);
 /* The gate of an open (policy-fn-open.c): as policy_fn_path_gate. */
 int pfn_open_gate(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);

@@ -194,31 +194,62 @@ void pfn_denied_event(struct supervisor *sv, const struct seccomp_notif *req, co
 	 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |                            \
 	 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
 
-/* Whether the sandbox can change directory @dir's entries: 1, 0, or -errno (fail closed). */
-static int dir_changeable(struct supervisor *sv, int dir)
+/* The identities of directory @dir and of each directory above it, to the root, after the
+ * @n already in @chain: 0 with *@n grown, or -errno. */
+static int dir_chain(int dir, struct file_id chain[static WALK_MAX + 1], size_t *n)
 {
-	struct file_id chain[WALK_MAX];
 	struct stat s;
-	size_t n = 0;
+	size_t first = *n;
 	_cleanup_close_ int cur = fcntl(dir, F_DUPFD_CLOEXEC, 3);
 
-	if (!sv->plan || !sv->plan->fs.ll.active)
-		return -EPERM; /* the ruleset was not recorded: cannot tell */
 	while (cur >= 0) {
 		if (fstat(cur, &s) < 0)
 			return negative_errno();
-		if (n > 0 && chain[n - 1].dev == s.st_dev && chain[n - 1].ino == s.st_ino)
-			break;
-		if (n == WALK_MAX)
+		if (*n > first && chain[*n - 1].dev == s.st_dev && chain[*n - 1].ino == s.st_ino)
+			return 0;
+		if (*n == WALK_MAX + 1)
 			return -ELOOP;
-		chain[n++] = (struct file_id){ .dev = s.st_dev, .ino = s.st_ino };
+		chain[(*n)++] = (struct file_id){ .dev = s.st_dev, .ino = s.st_ino };
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		close(cur);
 		cur = up;
 	}
-	if (cur < 0)
-		return negative_errno();
+	return negative_errno();
+}
+
+/* Whether the sandbox can change directory @dir's entries: 1, 0, or -errno (fail closed). */
+static int dir_changeable(struct supervisor *sv, int dir)
+{
+	struct file_id chain[WALK_MAX + 1];
+	size_t n = 0;
+
+	if (!sv->plan || !sv->plan->fs.ll.active)
+		return -EPERM; /* the ruleset was not recorded: cannot tell */
+	int r = dir_chain(dir, chain, &n);
+	if (r < 0)
+		return r;
 	return judge_missing(&sv->plan->fs.ll, chain, n, DIR_CHANGE) != DIR_CHANGE;
+}
+
+/* Whether the sandbox can write the file @fd (found in directory @dir): what it reads there,
+ * a "#!" line, the program headers, could change before the kernel reads it. -ETXTBSY when it
+ * can, 0, or -errno (fail closed). */
+static int file_writable(struct supervisor *sv, int fd, int dir)
+{
+	struct file_id chain[WALK_MAX + 1];
+	struct stat s;
+	size_t n = 1;
+
+	if (!sv->plan || !sv->plan->fs.ll.active)
+		return -EPERM;
+	if (fstat(fd, &s) < 0)
+		return negative_errno();
+	chain[0] = (struct file_id){ .dev = s.st_dev, .ino = s.st_ino };
+	int r = dir_chain(dir, chain, &n);
+	if (r < 0)
+		return r;
+	return judge_missing(&sv->plan->fs.ll, chain, n, LANDLOCK_ACCESS_FS_WRITE_FILE) ? 0
+											: -ETXTBSY;
 }
 
 struct walk {
@@ -308,6 +339,66 @@ static int walk_name(struct supervisor *sv, struct walk *w)
 	return -ELOOP;
 }
 
+/* Walk @name from the child's root (w->root) to the file it reaches and check that file:
+ * 0, 1 (denied: the entry's text in @entry), or -errno. What the file makes the kernel load
+ * with no call seen here, a script's interpreter or an ELF's (the loader), is checked the
+ * same way: @depth counts the scripts met (-1: an ELF's interpreter, which loads nothing
+ * more). */
+static int exec_target(struct supervisor *sv, struct walk *w, const char *name, int depth,
+		       char *entry, size_t size)
+{
+	char interp[PATH_MAX];
+	int kind = 0;
+
+	snprintf(w->rest, sizeof(w->rest), "%s", name);
+	w->dir = fcntl(w->root, F_DUPFD_CLOEXEC, 3);
+	int r = w->dir < 0 ? negative_errno() : walk_name(sv, w);
+	if (r == 0)
+		r = pfn_denied(sv->pfn, w->file, w->dir, entry, size);
+	/* What is read of the file must stay what the kernel reads. */
+	if (r == 0)
+		r = file_writable(sv, w->file, w->dir);
+	if (r == 0 && depth >= 0)
+		kind = pfn_exec_interp(w->file, interp, sizeof(interp));
+	w->dir = safe_close(w->dir);
+	w->file = safe_close(w->file);
+	if (r != 0 || kind <= 0)
+		return r != 0 ? r : kind;
+	/* A relative interpreter is looked up from the working directory, which another
+	 * process may share (CLONE_FS); the kernel gives up past five interpreters. */
+	if (interp[0] != '/')
+		return -ENOEXEC;
+	if (depth == 5)
+		return -ELOOP;
+	return exec_target(sv, w, interp, kind == PFN_INTERP_ELF ? -1 : depth + 1, entry, size);
+}
+
+/* The denial reason of exec_target's answer @r into @why. */
+static void exec_why(int r, const char *entry, char *why, size_t size)
+{
+	static const struct {
+		int r;
+		const char *what;
+	} whys[] = {
+		{ -EROFS, "an exec from a directory the sandbox can change" },
+		{ -EXDEV, "an exec through a /proc link" },
+		{ -ETXTBSY, "an exec of a file the sandbox can write" },
+		{ -ENOEXEC, "an exec of a script whose interpreter has a relative name" },
+	};
+
+	if (r == 1) {
+		snprintf(why, size, "denied by the policy_fn (deny_path %s)", entry);
+		return;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(whys); i++)
+		if (whys[i].r == r) {
+			snprintf(why, size, "%s is refused while deny_path is in force",
+				 whys[i].what);
+			return;
+		}
+	snprintf(why, size, "deny_path: the exec's name could not be checked (%s)", strerror(-r));
+}
+
 /* The exec @req names: 0 (may go on), or -errno with the reason written in @why. */
 static int exec_check(struct supervisor *sv, const struct seccomp_notif *req, char *path,
 		      size_t size, char *why, size_t why_size)
@@ -343,29 +434,12 @@ static int exec_check(struct supervisor *sv, const struct seccomp_notif *req, ch
 			  .file = -1 };
 	if (w.root < 0)
 		return w.root;
-	snprintf(w.rest, sizeof(w.rest), "%s", path);
-	w.dir = fcntl(w.root, F_DUPFD_CLOEXEC, 3);
-	r = w.dir < 0 ? negative_errno() : walk_name(sv, &w);
-	if (r == 0)
-		r = pfn_denied(sv->pfn, w.file, w.dir, entry, sizeof(entry));
+	r = exec_target(sv, &w, path, 0, entry, sizeof(entry));
 	safe_close(w.root);
-	safe_close(w.dir);
-	safe_close(w.file);
-	if (r == 1)
-		snprintf(why, why_size, "denied by the policy_fn (deny_path %s)", entry);
-	else if (r == -EROFS)
-		snprintf(why, why_size,
-			 "an exec from a directory the sandbox can change is "
-			 "refused while deny_path is in force");
-	else if (r == -EXDEV)
-		snprintf(why, why_size,
-			 "an exec through a /proc link is refused while deny_path "
-			 "is in force");
-	else if (r == -ENOENT || r == -ENOTDIR)
+	if (r == -ENOENT || r == -ENOTDIR)
 		return 0; /* the kernel's answer: it finds nothing to exec either */
-	else if (r < 0)
-		snprintf(why, why_size, "deny_path: the exec's name could not be checked (%s)",
-			 strerror(-r));
+	if (r != 0)
+		exec_why(r, entry, why, why_size);
 	return r == 0 ? 0 : -EACCES;
 }
 
@@ -380,13 +454,15 @@ static int exec_gate(struct supervisor *sv, const struct seccomp_notif *req,
 	if (r == 0 && !notif_id_valid(sv->listener, req->id))
 		return NOTIF_DEFERRED;
 	if (r == 0) {
-		/* CONTINUE (kept from the chain): the file and every directory above it were
-		 * checked, and the kernel's walk of the name meets what this walk met: the name is
-		 * absolute, in memory no other task can write (pfn_argv_alone, pfn_argv_private),
-		 * and no directory on the way can be changed by the sandbox (no Landlock right to
-		 * make, remove or move an entry there: judge_missing over the recorded ruleset; a
-		 * workdir and the supervisor's own creates beneath a writable grant refuse
-		 * deny_path). */
+		/* CONTINUE (kept from the chain): the file, the interpreters it loads and every
+		 * directory above each were checked, and the kernel's walk of the names meets
+		 * what this walk met: the name is absolute, in memory no other task can write
+		 * (pfn_argv_alone, pfn_argv_private), no directory on the way can be changed by
+		 * the sandbox (no Landlock right to make, remove or move an entry there:
+		 * judge_missing over the recorded ruleset; a workdir and the supervisor's own
+		 * creates beneath a writable grant refuse deny_path), and no file whose "#!" line
+		 * or program headers were read can be written by it (no Landlock write right on
+		 * it). */
 		return NOTIF_ANSWERED;
 	}
 	if (why[0])

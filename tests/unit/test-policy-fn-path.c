@@ -5,6 +5,7 @@
  * program again, in a mode) then opens, creates, renames and execs, one errno a line. Each
  * behaviour has its control: the same run with nothing denied succeeds.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -170,6 +171,7 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 
 static char self_path[PATH_MAX], self_dir[PATH_MAX], tmp[PATH_MAX / 2], out[4096];
 static atomic_int deny_events;
+static char want_reason[PATH_MAX + 128];
 static char last_reason[PATH_MAX + 128], last_path[PATH_MAX], last_category[16];
 
 static void on_event(const sandlock_event_t *ev, void *user_data)
@@ -191,6 +193,8 @@ static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ct
 static int run_num_cpus; /* the next runs serve /proc/cpuinfo (num_cpus 1, /proc readable) */
 static int run_workdir;	 /* the next runs have the workdir wd, stored in store */
 static char store[PATH_MAX], wd[PATH_MAX];
+static char ro[PATH_MAX / 2];	   /* readable, never writable: scripts and binaries to exec */
+static char ro_writable[PATH_MAX]; /* a file in ro the next runs may write, "" none */
 
 static void run(struct ctl *c, const char *const *args)
 {
@@ -204,6 +208,9 @@ static void run(struct ctl *c, const char *const *args)
 	argv[n] = NULL;
 	sandlock_policy_add_fs_read(p, self_dir);
 	sandlock_policy_add_fs_write(p, tmp);
+	sandlock_policy_add_fs_read(p, ro);
+	if (ro_writable[0])
+		sandlock_policy_add_fs_write(p, ro_writable);
 	if (run_workdir) {
 		sandlock_policy_set(p, "workdir", wd, NULL);
 		sandlock_policy_set(p, "fs_storage", store, NULL);
@@ -415,6 +422,78 @@ static void execs(void)
 	EXPECT(out, "an exec by a relative name while a deny is in force: EACCES", "%d\n", EACCES);
 }
 
+/* The interpreter (PT_INTERP) of ELF file @path into @buf: 0, or -1 when it has none. */
+static int elf_interp_of(const char *path, char *buf, size_t size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_ident[EI_CLASS] == ELFCLASS64)
+		for (int i = 0; i < eh.e_phnum && r < 0; i++)
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) ==
+				    sizeof(ph) &&
+			    ph.p_type == PT_INTERP && ph.p_filesz < size &&
+			    pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+				r = 0;
+	close(fd);
+	return r;
+}
+
+/* What an exec makes the kernel load with no call of its own: a script's interpreter, an ELF's
+ * loader. Each is checked as the file execed is; and a file whose first bytes name them must
+ * be one the sandbox cannot rewrite meanwhile. */
+static void interpreters(void)
+{
+	char sh[PATH_MAX], echo[PATH_MAX], loader[PATH_MAX], real_loader[PATH_MAX];
+	char script[PATH_MAX], text[PATH_MAX + 64], cmd[3 * PATH_MAX];
+	struct ctl none = { 0 };
+	struct ctl c;
+
+	if (!realpath("/bin/sh", sh) || !realpath("/bin/echo", echo))
+		skip_all("/bin/sh or /bin/echo");
+	snprintf(script, sizeof(script), "%s/script", ro);
+	snprintf(text, sizeof(text), "#!%s\necho script-ran\n", sh);
+	FILE *f = fopen(script, "w");
+	ok(f && fputs(text, f) >= 0 && fclose(f) == 0 && chmod(script, 0755) == 0,
+	   "a script in a directory the sandbox cannot change");
+	run(&none, (const char *[]){ "exec", script, "x", NULL });
+	is_str(out, "script-ran\n", "control: the script runs, nothing denied");
+	c = (struct ctl){ .deny = { at("secret") } };
+	run(&c, (const char *[]){ "exec", script, "x", NULL });
+	is_str(out, "script-ran\n", "control: the script runs while another file is denied");
+	c = (struct ctl){ .deny = { sh } };
+	run(&c, (const char *[]){ "exec", script, "x", NULL });
+	EXPECT(out, "its interpreter denied: the script's exec EACCES", "%d\n", EACCES);
+	snprintf(want_reason, sizeof(want_reason), "denied by the policy_fn (deny_path %s)", sh);
+	is_str(last_reason, want_reason, "  the event names the interpreter's deny");
+
+	if (elf_interp_of(echo, loader, sizeof(loader)) < 0 || !realpath(loader, real_loader)) {
+		diag("echo has no ELF interpreter: its loader's deny not tried");
+	} else {
+		c = (struct ctl){ .deny = { real_loader } };
+		run(&c, (const char *[]){ "exec", echo, "hi", NULL });
+		EXPECT(out, "the ELF loader denied: a dynamic binary's exec EACCES", "%d\n",
+		       EACCES);
+	}
+
+	/* A binary the sandbox may write, in a directory it cannot change. */
+	snprintf(ro_writable, sizeof(ro_writable), "%s/wecho", ro);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", echo, ro_writable);
+	ok(system(cmd) == 0, "a copy of echo the sandbox may write");
+	run(&none, (const char *[]){ "exec", ro_writable, "w", NULL });
+	is_str(out, "w\n", "control: a writable binary runs, nothing denied");
+	c = (struct ctl){ .deny = { at("secret") } };
+	run(&c, (const char *[]){ "exec", ro_writable, "w", NULL });
+	EXPECT(out, "a writable binary while a deny is in force: EACCES", "%d\n", EACCES);
+	is_str(last_reason,
+	       "an exec of a file the sandbox can write is refused while deny_path is in force",
+	       "  its event says why");
+	ro_writable[0] = '\0';
+}
+
 static atomic_int many_r;
 
 static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
@@ -496,16 +575,20 @@ int main(int argc, char **argv)
 		return 1;
 	strcpy(tmp, real);
 	if (!tap_mkdtemp(store, sizeof(store), "policy-fn-path-store") ||
-	    !tap_mkdtemp(wd, sizeof(wd), "policy-fn-path-wd"))
+	    !tap_mkdtemp(wd, sizeof(wd), "policy-fn-path-wd") ||
+	    !tap_mkdtemp(made, sizeof(made), "policy-fn-path-ro") || !realpath(made, real) ||
+	    strlen(real) >= sizeof(ro))
 		return 1;
+	strcpy(ro, real);
 	files();
 	served();
 	with_workdir();
 	execs();
+	interpreters();
 	full();
 	race();
-	char cmd[3 * PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s", tmp, store, wd);
+	char cmd[4 * PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s %s", tmp, store, wd, ro);
 	(void)!system(cmd);
 	return done_testing();
 }
