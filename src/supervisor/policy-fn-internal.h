@@ -188,6 +188,10 @@ int pfn_confine(int ruleset, uint64_t caps);
 /* Whether thread @tid has the supervisor's ids and groups; its effective capabilities (within
  * the supervisor's) in *@caps. 0 or -EACCES. */
 int pfn_same_ids(pid_t tid, uint64_t *caps);
+/* The reason of a call pfn_same_ids refuses. */
+#define PFN_WHY_IDS                                                                                \
+	"a call by a thread whose ids or capabilities differ from the supervisor's is refused "   \
+	"while deny_path is in force"
 /* The gate of a link or rename (policy-fn-move.c): as policy_fn_path_gate. */
 int pfn_move_gate(struct supervisor *sv, const struct seccomp_notif *req,
 		  struct seccomp_notif_resp *resp);

@@ -112,7 +112,10 @@ static int move_decide(struct supervisor *sv, const struct seccomp_notif *req, s
 		return r < 0 ? r : 1;
 	if (!notif_id_valid(sv->listener, req->id))
 		return NOTIF_GONE;
-	return pfn_same_ids((pid_t)req->pid, &m->caps);
+	r = pfn_same_ids((pid_t)req->pid, &m->caps);
+	if (r < 0)
+		*why = PFN_WHY_IDS;
+	return r;
 }
 
 int pfn_move_gate(struct supervisor *sv, const struct seccomp_notif *req,

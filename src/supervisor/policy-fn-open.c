@@ -180,10 +180,13 @@ static size_t status_line(const char *buf, const char *key, const char **ret)
 
 /* Whether thread @tid has the supervisor's ids and groups (what the permission bits decide on
  * for the supervisor's open), its effective capabilities, within the supervisor's, in *@caps.
- * 0, or -EACCES (fail closed). */
+ * The names are looked up on the loop with the supervisor's capabilities, so one that lets it
+ * search a directory (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) must be the thread's too, in the
+ * same user namespace. 0, or -EACCES (fail closed). */
 int pfn_same_ids(pid_t tid, uint64_t *caps)
 {
 	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:" };
+	const uint64_t dac = (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH);
 	char theirs[4096], mine[4096];
 	const char *x, *y;
 
@@ -197,7 +200,11 @@ int pfn_same_ids(pid_t tid, uint64_t *caps)
 	}
 	if (!status_line(theirs, "\nCapEff:", &x) || !status_line(mine, "\nCapEff:", &y))
 		return -EACCES;
-	*caps = strtoull(x + 8, NULL, 16) & strtoull(y + 8, NULL, 16);
+	uint64_t their_caps = strtoull(x + 8, NULL, 16), my_caps = strtoull(y + 8, NULL, 16);
+	if ((my_caps & dac) &&
+	    ((their_caps & my_caps & dac) != (my_caps & dac) || proc_userns_is_ours(tid) != 1))
+		return -EACCES;
+	*caps = their_caps & my_caps;
 	return 0;
 }
 
@@ -437,7 +444,10 @@ static int open_decide(struct supervisor *sv, const struct seccomp_notif *req,
 	    (pa->flags & O_TMPFILE) != O_TMPFILE)
 		return -EISDIR;
 	/* What changes ids changes what the supervisor's own open would be allowed. */
-	return pfn_same_ids((pid_t)req->pid, caps);
+	r = pfn_same_ids((pid_t)req->pid, caps);
+	if (r < 0)
+		*why = PFN_WHY_IDS;
+	return r;
 }
 
 /* O_PATH: the entry itself, or an O_PATH descriptor of the child's descriptor's file. */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -64,6 +65,17 @@ static int helper(int argc, char **argv)
 	if (strcmp(mode, "read") == 0) { /* read PATH...: the errno of each */
 		for (int i = 2; i < argc; i++)
 			printf("%d\n", read_one(argv[i], &c));
+		return 0;
+	}
+	if (strcmp(mode, "nocaps-read") == 0) { /* nocaps-read PATH: without CAP_DAC_* */
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2];
+		if (syscall(SYS_capget, &h, d) < 0)
+			return 1;
+		d[0].effective &= ~((1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH));
+		if (syscall(SYS_capset, &h, d) < 0)
+			return 1;
+		printf("%d\n", read_one(argv[2], &c));
 		return 0;
 	}
 	if (strcmp(mode, "rename") == 0) { /* rename A B, then read B */
@@ -494,6 +506,33 @@ static void interpreters(void)
 	ro_writable[0] = '\0';
 }
 
+/* The name is resolved by the supervisor: a directory only its capabilities let it search
+ * (CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE) is never searched for a child without them. */
+static void capabilities(void)
+{
+	struct ctl none = { 0 };
+	struct ctl c = { .deny = { at("secret") } };
+
+	if (geteuid() != 0) {
+		diag("not root: a child without the supervisor's CAP_DAC_* not tried");
+		return;
+	}
+	ok(mkdir(at("locked"), 0700) == 0 && chown(at("locked"), 65534, 65534) == 0,
+	   "a directory only its owner (not root's uid) may search");
+	write_file("locked/f", "L");
+	run(&c, (const char *[]){ "read", at("locked/f"), NULL });
+	is_str(out, "0\n", "control: with its capabilities root reads beneath it, deny in force");
+	run(&none, (const char *[]){ "nocaps-read", at("locked/f"), NULL });
+	EXPECT(out, "control: without CAP_DAC_* the kernel refuses it", "%d\n", EACCES);
+	c = (struct ctl){ .deny = { at("secret") } };
+	run(&c, (const char *[]){ "nocaps-read", at("locked/f"), NULL });
+	EXPECT(out, "without CAP_DAC_*, while a deny is in force: EACCES", "%d\n", EACCES);
+	is_str(last_reason,
+	       "a call by a thread whose ids or capabilities differ from the supervisor's is "
+	       "refused while deny_path is in force",
+	       "  its event says why");
+}
+
 static atomic_int many_r;
 
 static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
@@ -585,6 +624,7 @@ int main(int argc, char **argv)
 	with_workdir();
 	execs();
 	interpreters();
+	capabilities();
 	full();
 	race();
 	char cmd[4 * PATH_MAX + 16];
