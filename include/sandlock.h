@@ -379,9 +379,11 @@ int sandlock_policy_ctx_restrict_max_processes(sandlock_policy_ctx_t *ctx, uint3
  * it, or of anything beneath the directory, fail with EACCES (a denial event). Descriptors
  * opened before stay usable. While any deny is in force the opens (and links, renames) are made
  * on the child's behalf, and an exec runs only when its absolute name goes through directories
- * the sandbox cannot change (else EACCES). Errors: -EINVAL (NULL, not absolute), -ENOENT (no
- * such file), -EACCES (cannot be resolved), -ENOSPC (64 denies), -EOPNOTSUPP (a workdir, or
- * fs_deny beneath a writable grant), -ENOMEM.
+ * the sandbox cannot change (else EACCES). While any deny is in force a landlock_restrict_self
+ * of the sandbox's fails with EPERM. Errors: -EINVAL (NULL, not absolute), -ENOENT (no such
+ * file), -EACCES (cannot be resolved), -ENOSPC (64 denies), -EOPNOTSUPP (a workdir, fs_deny
+ * beneath a writable grant, or a process of the sandbox made a Landlock domain of its own),
+ * -ENOMEM.
  * allow_path removes only what deny_path added: the entry of the file @path names now, else the
  * one deny_path was given the same text for. Errors: -EINVAL, -ENOENT (no such entry). */
 int sandlock_policy_ctx_deny_path(sandlock_policy_ctx_t *ctx, const char *path);

@@ -130,8 +130,9 @@ _REFUSED = {
     ("path", errno.EINVAL): "not an absolute path",
     ("path", errno.ENOENT): "no such file or directory",
     ("path", errno.EACCES): "cannot be resolved (permission denied)",
-    ("path", errno.EOPNOTSUPP): "not supported yet: deny_path with a workdir or with fs_deny "
-                                "beneath a writable grant",
+    ("path", errno.EOPNOTSUPP): "not supported yet: deny_path with a workdir, with fs_deny "
+                                "beneath a writable grant, or once a process of the sandbox "
+                                "made a Landlock domain of its own",
     ("path", errno.ENOSPC): "the deny set is full (64 files and directories at most)",
     ("allow_path", errno.ENOENT): "not denied by deny_path (allow_path removes only what "
                                   "deny_path added)",

@@ -110,9 +110,11 @@ static int lists(const struct plan_needs *n)
 	return workdir(n) || serves_proc(n) || (n->supervised && n->deterministic_dirs);
 }
 
-static int serves_proc_or_write(const struct plan_needs *n)
+/* What the supervisor opens for the sandbox (/proc served, the writes beneath a denied path,
+ * deny_path's opens under a policy_fn) must not reach a process that confined itself further. */
+static int opens_for_child(const struct plan_needs *n)
 {
-	return serves_proc(n) || mediates_write(n);
+	return serves_proc(n) || mediates_write(n) || n->policy_fn;
 }
 
 /* TCP bind is restricted: listen on an unbound socket picks a port past Landlock's check. */

@@ -101,6 +101,7 @@ struct policy_fn {
 	/* deny_path's set (policy-fn-path.c), under the lock; n_deny is read without it. */
 	atomic_size_t n_deny;
 	struct pfn_deny deny[POLICY_FN_DENY_MAX];
+	int nested; /* a process made a Landlock domain of its own: no deny (under the lock) */
 	struct pfn_confined *confined; /* the threads that act for the child (policy-fn-confined.c) */
 };
 

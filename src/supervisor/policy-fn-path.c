@@ -102,9 +102,35 @@ int policy_fn_ctx_path(sandlock_policy_ctx_t *ctx, int deny, const char *path)
 	if (deny && !found)
 		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
 	pthread_mutex_lock(&st->lock);
-	int r = deny ? deny_add(st, &s, path) : deny_remove(st, found ? &s : NULL, path);
+	int r = deny && st->nested ? -EOPNOTSUPP
+		: deny		   ? deny_add(st, &s, path)
+				   : deny_remove(st, found ? &s : NULL, path);
 	pthread_mutex_unlock(&st->lock);
 	return r;
+}
+
+int policy_fn_nest(struct supervisor *sv, const struct seccomp_notif *req)
+{
+	struct policy_fn *st = sv->pfn;
+
+	pthread_mutex_lock(&st->lock);
+	int refuse = st->n_deny > 0;
+	if (!refuse)
+		st->nested = 1;
+	pthread_mutex_unlock(&st->lock);
+	if (!refuse)
+		return 0;
+	struct event ev = {
+		.nr = req->data.nr,
+		.category = EVENT_PROCESS,
+		.pid = (pid_t)req->pid,
+		.verdict = SANDLOCK_VERDICT_DENY,
+		.error = EPERM,
+		.reason = "a Landlock domain of the sandbox's own is refused while deny_path is in "
+			  "force",
+	};
+	events_emit(sv, &ev);
+	return -EPERM;
 }
 
 void pfn_deny_free(struct policy_fn *st)

@@ -85,6 +85,10 @@ int policy_fn_denies_paths(const struct supervisor *sv);
 int policy_fn_path_gate(struct supervisor *sv, const struct seccomp_notif *req,
 			struct seccomp_notif_resp *resp);
 
+/* On the loop, for a landlock_restrict_self: 0 (no deny can be made from now on), or -EPERM
+ * (an event emitted) while a deny is in force. */
+int policy_fn_nest(struct supervisor *sv, const struct seccomp_notif *req);
+
 /* On the loop, before a server of handlers/open.c answers an open with a file of its own (a
  * view, /etc/hosts, a trust bundle, a /proc file): -EACCES (an event emitted) when the file the
  * name reaches now is denied, else 0; NOTIF_GONE. */

@@ -11,6 +11,7 @@
 #include <linux/openat2.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -77,6 +78,24 @@ static int helper(int argc, char **argv)
 			return 1;
 		printf("%d\n", read_one(argv[2], &c));
 		return 0;
+	}
+	if (strcmp(mode, "nest-read") == 0) { /* nest-read PATH: read it in a Landlock of its own */
+		struct landlock_ruleset_attr attr = { .handled_access_fs =
+							      LANDLOCK_ACCESS_FS_READ_FILE };
+		int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+		int r = rs >= 0 && syscall(SYS_landlock_restrict_self, rs, 0) == 0 ? 0 : errno;
+		printf("%d\n%d\n", r, read_one(argv[2], &c));
+		return 0;
+	}
+	if (strcmp(mode, "nest-exec") == 0) { /* nest-exec 0|1 PATH: a domain of its own, exec */
+		struct landlock_ruleset_attr attr = { .handled_access_fs =
+							      LANDLOCK_ACCESS_FS_MAKE_DIR };
+		int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+		if (argv[2][0] == '1' && (rs < 0 || syscall(SYS_landlock_restrict_self, rs, 0) < 0))
+			return 1;
+		char *const v[] = { argv[3], NULL };
+		execv(v[0], v);
+		return 1;
 	}
 	if (strcmp(mode, "rename") == 0) { /* rename A B, then read B */
 		printf("%d\n", rename(argv[2], argv[3]) < 0 ? errno : 0);
@@ -159,6 +178,7 @@ struct ctl {
 	const char *deny[4];
 	const char *allow; /* allowed again right after the denies */
 	const char *allow_unknown;
+	int late; /* denied at the first exec event, not the first event */
 	atomic_int first, deny_r, allow_r, unknown_r;
 };
 
@@ -166,7 +186,8 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 {
 	struct ctl *c = ud;
 
-	(void)ev;
+	if (c->late && strcmp(ev->syscall, "execve") != 0)
+		return SANDLOCK_POLICY_ALLOW;
 	if (atomic_exchange(&c->first, 1))
 		return SANDLOCK_POLICY_ALLOW;
 	for (size_t i = 0; i < 4 && c->deny[i]; i++) {
@@ -533,6 +554,33 @@ static void capabilities(void)
 	       "  its event says why");
 }
 
+/* A process that confines itself further (a Landlock domain of its own) is more restricted
+ * than the thread that opens for the child: no such domain is made while a deny is in force,
+ * and no deny is made once one was. */
+static void nested(void)
+{
+	struct ctl none = { 0 };
+	struct ctl c = { .deny = { at("secret") } };
+
+	run(&none, (const char *[]){ "nest-read", at("ok"), NULL });
+	EXPECT(out, "control: a domain of its own, nothing denied: its reads EACCES", "0\n%d\n",
+	       EACCES);
+	run(&c, (const char *[]){ "nest-read", at("ok"), NULL });
+	EXPECT(out, "while a deny is in force the domain is refused (EPERM), the read the sandbox's",
+	       "%d\n0\n", EPERM);
+	is_str(last_reason,
+	       "a Landlock domain of the sandbox's own is refused while deny_path is in force",
+	       "  its event says why");
+
+	c = (struct ctl){ .deny = { at("secret") }, .late = 1 };
+	run(&c, (const char *[]){ "nest-exec", "0", "/bin/true", NULL });
+	is_int(atomic_load(&c.deny_r), 0, "control: a deny at an exec, no domain of its own: 0");
+	c = (struct ctl){ .deny = { at("secret") }, .late = 1 };
+	run(&c, (const char *[]){ "nest-exec", "1", "/bin/true", NULL });
+	is_int(atomic_load(&c.deny_r), -EOPNOTSUPP,
+	       "a deny after a process made a domain of its own: -EOPNOTSUPP");
+}
+
 static atomic_int many_r;
 
 static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
@@ -625,6 +673,7 @@ int main(int argc, char **argv)
 	execs();
 	interpreters();
 	capabilities();
+	nested();
 	full();
 	race();
 	char cmd[4 * PATH_MAX + 16];

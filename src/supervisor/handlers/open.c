@@ -417,6 +417,11 @@ static int may_reach_proc(struct supervisor *sv, const struct seccomp_notif *req
 int handle_landlock_restrict(struct supervisor *sv, const struct seccomp_notif *req,
 			     struct seccomp_notif_resp *resp)
 {
+	/* deny_path's opens are made by a thread under the sandbox's own domain, not the nested
+	 * one: no nesting while a deny is in force (and no deny after it). */
+	int r = sv->pfn ? policy_fn_nest(sv, req) : 0;
+	if (r < 0)
+		return r;
 	sv->proc_nested = 1;
 	return notif_answer_continue(resp);
 }
