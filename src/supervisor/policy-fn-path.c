@@ -286,6 +286,16 @@ struct walk {
 	char rest[PATH_MAX];
 };
 
+/* Whether descriptors @a and @b are of the same file: 1, 0, or -errno. */
+static int same_file(int a, int b)
+{
+	struct stat x, y;
+
+	if (fstat(a, &x) < 0 || fstat(b, &y) < 0)
+		return negative_errno();
+	return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 /* Take the next component of w->rest into @name: its length (0: none left). */
 static size_t next_component(struct walk *w, char name[static NAME_MAX + 1])
 {
@@ -336,6 +346,13 @@ static int walk_name(struct supervisor *sv, struct walk *w)
 		if (len == 0)
 			return w->file >= 0 ? 0 : -ENOENT;
 		if (strcmp(name, ".") == 0)
+			continue;
+		/* ".." at the child's root is that root (a chroot of its own holds it), as in the
+		 * kernel's walk; from here it would reach the supervisor's parent directory. */
+		int top = strcmp(name, "..") == 0 ? same_file(w->dir, w->root) : 0;
+		if (top < 0)
+			return top;
+		if (top)
 			continue;
 		int fd = openat(w->dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {

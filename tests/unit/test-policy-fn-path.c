@@ -97,6 +97,13 @@ static int helper(int argc, char **argv)
 		execv(v[0], v);
 		return 1;
 	}
+	if (strcmp(mode, "chroot-exec") == 0) { /* chroot-exec DIR NAME ARG: exec NAME in DIR */
+		char *const v[] = { argv[3], argv[4], NULL };
+		if (chroot(argv[2]) == 0 && chdir("/") == 0)
+			execv(v[0], v);
+		printf("%d\n", errno);
+		return 0;
+	}
 	if (strcmp(mode, "rename") == 0) { /* rename A B, then read B */
 		printf("%d\n", rename(argv[2], argv[3]) < 0 ? errno : 0);
 		printf("%d\n", read_one(argv[3], &c));
@@ -581,6 +588,30 @@ static void nested(void)
 	       "a deny after a process made a domain of its own: -EOPNOTSUPP");
 }
 
+/* A process's own root (chroot) holds ".." at its top, as the kernel's walk of an exec's name
+ * does. */
+static void chrooted(void)
+{
+	char jail[PATH_MAX], prog[PATH_MAX + 8], loader[PATH_MAX], cmd[3 * PATH_MAX];
+	struct ctl none = { 0 };
+	struct ctl c;
+
+	if (geteuid() != 0 || access("/sbin/ldconfig", X_OK) < 0 ||
+	    elf_interp_of("/sbin/ldconfig", loader, sizeof(loader)) == 0) {
+		diag("not root, or no static /sbin/ldconfig: an exec in a chroot not tried");
+		return;
+	}
+	snprintf(jail, sizeof(jail), "%s/jail", ro);
+	snprintf(prog, sizeof(prog), "%s/prog", jail);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp /sbin/ldconfig %s", jail, prog);
+	ok(system(cmd) == 0, "a static program in a directory to chroot to");
+	run(&none, (const char *[]){ "chroot-exec", jail, "/../prog", "--version", NULL });
+	ok(strncmp(out, "ldconfig", 8) == 0, "control: \"/../prog\" in the chroot runs it");
+	c = (struct ctl){ .deny = { prog } };
+	run(&c, (const char *[]){ "chroot-exec", jail, "/../prog", "--version", NULL });
+	EXPECT(out, "denied: \"/../prog\" in the chroot EACCES", "%d\n", EACCES);
+}
+
 static atomic_int many_r;
 
 static int32_t many(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
@@ -674,6 +705,7 @@ int main(int argc, char **argv)
 	interpreters();
 	capabilities();
 	nested();
+	chrooted();
 	full();
 	race();
 	char cmd[4 * PATH_MAX + 16];
