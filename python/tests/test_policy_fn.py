@@ -331,6 +331,45 @@ def test_deny_path_of_a_missing_file(sandboxes, tmp_path):
     assert errors == [f"deny_path('{tmp_path / 'missing'}'): no such file or directory"]
 
 
+# A Landlock domain of its own (one that handles making directories, granting none), then an
+# exec of /bin/true when argv[1] is "1"; the exec alone with "0".
+NESTS = """import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[1] == "1":
+    attr = (ctypes.c_uint64 * 1)(1 << 7)  # LANDLOCK_ACCESS_FS_MAKE_DIR
+    fd = libc.syscall(444, attr, 8, 0)  # landlock_create_ruleset
+    assert fd >= 0 and libc.syscall(446, fd, 0) == 0  # landlock_restrict_self
+os.execv("/bin/true", ["/bin/true"])
+"""
+
+
+def test_deny_path_refused_once_a_process_has_a_domain_of_its_own(sandboxes, tmp_path):
+    # The opens made for the child while a deny is in force run under the sandbox's Landlock
+    # rules, not under a domain a process stacked on them: no deny once one exists.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret\n")
+
+    def run(nest):
+        errors = []
+
+        def policy(event, ctx):
+            if event.syscall == "execve" and not errors:
+                try:
+                    ctx.deny_path(str(secret))
+                    errors.append("denied")
+                except PolicyError as e:
+                    errors.append(str(e))
+            return None
+
+        sandboxes(fs_readable=[str(tmp_path)], policy_fn=policy).run([PY, "-c", NESTS, nest])
+        return errors
+
+    assert run("0") == ["denied"]  # control: no domain of its own
+    assert run("1") == [f"deny_path('{secret}'): not supported yet: deny_path with a workdir, "
+                        "with fs_deny beneath a writable grant, or once a process of the "
+                        "sandbox made a Landlock domain of its own"]
+
+
 def test_deny_an_exec_by_argv(sandboxes):
     marked = "--forbid" + "den"  # not in the script's own text, which is argv of python's exec
     seen = []
