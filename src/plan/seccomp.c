@@ -386,6 +386,20 @@ static int add_socket_rules(struct arg_sink *s, uint32_t sockets)
 		if (r < 0)
 			return r;
 	}
+	/* Netlink: NETLINK_ROUTE (0) only. The others show the host (SOCK_DIAG lists its
+	 * sockets, KOBJECT_UEVENT its devices, AUDIT, NETFILTER, GENERIC families...):
+	 * EPROTONOSUPPORT, as for a protocol the kernel lacks. The protocol is compared on all
+	 * 64 bits, so garbage in the upper half is refused too. Added before the families' rule
+	 * below, which a netlink family with garbage in its upper half matches as well: the filter
+	 * answers such a call with this rule's errno, and the logging mode's table, matched in
+	 * order (seccomp_arg_rule_match), must name the same rule first. */
+	const struct scmp_arg_cmp netlink[] = {
+		SCMP_A0(SCMP_CMP_MASKED_EQ, low32, AF_NETLINK),
+		SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE, 0),
+	};
+	r = deny_rule(s, NULL, SCMP_SYS(socket), EPROTONOSUPPORT, 2, netlink);
+	if (r < 0)
+		return r;
 	/* The families below AF_NETLINK one by one; everything above it in one comparison, which
 	 * is on the full 64 bits, so garbage in the upper half is refused too. */
 	for (uint64_t f = 0; f < AF_NETLINK; f++)
@@ -397,18 +411,7 @@ static int add_socket_rules(struct arg_sink *s, uint32_t sockets)
 			return r;
 	}
 	const struct scmp_arg_cmp above = SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0);
-	r = deny_rule(s, NULL, SCMP_SYS(socket), EAFNOSUPPORT, 1, &above);
-	if (r < 0)
-		return r;
-	/* Netlink: NETLINK_ROUTE (0) only. The others show the host (SOCK_DIAG lists its
-	 * sockets, KOBJECT_UEVENT its devices, AUDIT, NETFILTER, GENERIC families...):
-	 * EPROTONOSUPPORT, as for a protocol the kernel lacks. The protocol is compared on all
-	 * 64 bits, so garbage in the upper half is refused too. */
-	const struct scmp_arg_cmp netlink[] = {
-		SCMP_A0(SCMP_CMP_MASKED_EQ, low32, AF_NETLINK),
-		SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE, 0),
-	};
-	return deny_rule(s, NULL, SCMP_SYS(socket), EPROTONOSUPPORT, 2, netlink);
+	return deny_rule(s, NULL, SCMP_SYS(socket), EAFNOSUPPORT, 1, &above);
 }
 
 /* The argument filters of the default policy. Integer arguments the kernel reads as int are

@@ -81,7 +81,8 @@ int seccomp_arg_rules_add(struct seccomp_arg_rules *rules, const char *what, int
 /* Keep a copy of the program's trap set in @rules (-ENOMEM). */
 int seccomp_arg_rules_traps(struct seccomp_arg_rules *rules, const struct trap *traps, size_t n);
 /* The first rule of @rules (NULL: none) that denies the call @d, unless the trap set takes it;
- * NULL when none does. */
+ * NULL when none does. Where rules of different errnos match one call, the one the filter
+ * applies is added first (seccomp.c; tests/unit/test-seccomp-log.c checks every rule). */
 const struct seccomp_arg_rule *seccomp_arg_rule_match(const struct seccomp_arg_rules *rules,
 						      const struct seccomp_data *d);
 void seccomp_arg_rules_done(struct seccomp_arg_rules *rules);

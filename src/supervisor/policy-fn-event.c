@@ -163,8 +163,13 @@ static int read_host(struct policy_fn *st, struct pfn_item *item, struct pfn_eve
 
 	if (r == NOTIF_GONE)
 		return r;
-	if (r < 0)
-		return 0; /* no message: the chain answers the call's own error */
+	/* Unreadable (no message, or no address): the callback is shown none. Another thread may
+	 * map the memory before the chain reads it again, so the chain answers EFAULT, as the
+	 * kernel would have then, whatever it finds (policy_fn_addr_check). */
+	if (r < 0) {
+		item->addr_fault = 1;
+		return 0;
+	}
 	if (!addr)
 		len = 0;
 	if (len > sizeof(ss))
@@ -172,8 +177,10 @@ static int read_host(struct policy_fn *st, struct pfn_item *item, struct pfn_eve
 	r = len ? notif_mem_read(st->listener, req, addr, &ss, len) : 0;
 	if (r == NOTIF_GONE)
 		return r;
-	if (r < 0)
-		return 0; /* unreadable: the chain answers EFAULT */
+	if (r < 0) {
+		item->addr_fault = 1;
+		return 0;
+	}
 	/* What the chain reads again must be this (policy_fn_addr_check). */
 	item->addr_set = 1;
 	item->addr_len = (uint32_t)len;

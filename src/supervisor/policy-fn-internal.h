@@ -36,8 +36,10 @@ struct pfn_item {
 	int answered; /* held: answered (a timeout, the verdict): under the lock */
 	int64_t deadline_ns;
 	/* A held network call: the destination the callback was shown (addr_len 0: none), which
-	 * the chain's own read must match (policy_fn_addr_check). */
+	 * the chain's own read must match (policy_fn_addr_check); addr_fault: its memory could not
+	 * be read for the callback, which was shown none. */
 	int addr_set;
+	int addr_fault;
 	uint32_t addr_len;
 	struct sockaddr_storage addr;
 };

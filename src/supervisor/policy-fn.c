@@ -530,6 +530,8 @@ int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len)
 {
 	const struct pfn_item *it = sv->pfn ? sv->pfn->current : NULL;
 
+	if (it && it->addr_fault)
+		return -EFAULT; /* the callback was shown no address: none it allowed */
 	if (!it || !it->addr_set)
 		return 0;
 	/* The callback decided on its read; the chain acts on its own: they must agree. */

@@ -62,7 +62,8 @@ void policy_fn_on_ready(struct supervisor *sv);
 
 /* On the loop, while the chain answers a held network call the callback allowed: 0 when the
  * destination the chain read (@addr, @len bytes; NULL, 0: none) is the one the callback was
- * shown, else -EPERM (another thread changed it between the two reads). 0 for any other call. */
+ * shown, else -EPERM (another thread changed it between the two reads); -EFAULT when the
+ * callback was shown none because the memory was unreadable then. 0 for any other call. */
 int policy_fn_addr_check(struct supervisor *sv, const void *addr, size_t len);
 
 /* On the loop: whether the chain answers a held call the callback allowed (the address it was
