@@ -3,6 +3,7 @@
 runs (a line arrives before the command ends, stdin is echoed back), killed mid-stream, reaped
 by its context manager, and leaving no descriptor behind over many runs."""
 
+import gc
 import os
 import select
 import threading
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import pids_with_argv
+from conftest import pids_with_argv, wait_until
 from sandlock import ExitReason, Process, StdioMode
 
 pytestmark = pytest.mark.usefixtures("no_sanitizer_preload")
@@ -28,7 +29,8 @@ def test_reads_a_line_before_the_command_ends(sandboxes, unique_sleep):
     assert readable(p.stdout, 10)
     assert p.stdout.read(64) == b"first\n"  # unbuffered: what is there, not a full 64
     assert p.poll() is None and sb.is_running and sb.pid == p.pid
-    assert pids_with_argv(nap) == [p.pid]
+    # "first" is written before sh execs the sleep: wait for the exec, then it is the one.
+    assert wait_until(lambda: pids_with_argv(nap) == [p.pid], timeout=10)
     p.kill()
     r = p.wait()
     assert (r.success, r.exit_code, r.signal) == (False, 137, 9)
@@ -195,6 +197,7 @@ def test_no_descriptor_leak_over_200_popens(sandboxes):
     assert p.stdout.read() == b"w"
     with p:
         pass
+    gc.collect()  # what earlier tests left for the collector closes its descriptors now
     before = fds()
     for i in range(200):
         with sb.popen(["cat"], stdin=StdioMode.PIPED, stdout=StdioMode.PIPED,
