@@ -97,173 +97,234 @@ static int do_bind(const char *proto)
 		return -errno;
 	int r = bind(s, (struct sockaddr *)&bind_addr, sizeof(bind_addr)) < 0 ? -errno : 0;
 	if (r == 0)
-		r = getsockname(s, (struct sockaddr *)&got, &len) < 0 ? -errno : ntohs(got.sin_port);
+		r = getsockname(s, (struct sockaddr *)&got, &len) < 0 ? -errno
+								      : ntohs(got.sin_port);
 	close(s);
 	return r;
 }
 
+/* connect PORT N: the errno of each, one a line */
+static int mode_connect(char **argv)
+{
+	for (int i = 0; i < atoi(argv[3]); i++)
+		printf("%d\n", do_connect(atoi(argv[2])));
+	return 0;
+}
+
+/* mmap MIB */
+static int mode_mmap(char **argv)
+{
+	size_t len = (size_t)atoi(argv[2]) << 20;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	printf("%d\n", p == MAP_FAILED ? errno : 0);
+	return 0;
+}
+
+static int mode_fork(char **argv)
+{
+	(void)argv;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	printf("%d\n", pid < 0 ? errno : 0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return 0;
+}
+
+/* exec WORD: /bin/echo WORD */
+static int mode_exec(char **argv)
+{
+	char echo[] = "/bin/echo";
+	char *const v[] = { echo, argv[2], NULL };
+	execv(v[0], v);
+	printf("%d\n", errno);
+	return 0;
+}
+
+/* swap SHOWN TO: connect, the port changed meanwhile */
+static int mode_swap(char **argv)
+{
+	pthread_t t;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	swap_addr.sin_port = htons((uint16_t)atoi(argv[2]));
+	swap_to = (uint16_t)atoi(argv[3]);
+	inet_pton(AF_INET, "127.0.0.1", &swap_addr.sin_addr);
+	pthread_create(&t, NULL, swapper, NULL);
+	int r = connect(s, (struct sockaddr *)&swap_addr, sizeof(swap_addr)) < 0 ? errno : 0;
+	pthread_join(t, NULL);
+	printf("%d\n", r);
+	return 0;
+}
+
+/* connect6 PORT: to ::ffff:127.0.0.1 */
+static int mode_connect6(char **argv)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6,
+				  .sin6_port = htons((uint16_t)atoi(argv[2])) };
+	int s = socket(AF_INET6, SOCK_STREAM, 0);
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &a.sin6_addr);
+	printf("%d\n", s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
+	return 0;
+}
+
+/* mmsg PORT PORT2: two UDP datagrams, one to each */
+static int mode_mmsg(char **argv)
+{
+	struct sockaddr_in a[2] = { { .sin_family = AF_INET }, { .sin_family = AF_INET } };
+	char x = 0x78;
+	struct iovec iov = { .iov_base = &x, .iov_len = 1 };
+	struct mmsghdr m[2] = { 0 };
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	for (int i = 0; i < 2; i++) {
+		a[i].sin_port = htons((uint16_t)atoi(argv[2 + i]));
+		inet_pton(AF_INET, "127.0.0.1", &a[i].sin_addr);
+		m[i].msg_hdr = (struct msghdr){ .msg_name = &a[i],
+						.msg_namelen = sizeof(a[i]),
+						.msg_iov = &iov,
+						.msg_iovlen = 1 };
+	}
+	int n = sendmmsg(s, m, 2, 0);
+	printf("%d\n", n < 0 ? errno : 1000 + n);
+	return 0;
+}
+
+/* open PATH with O_NOCTTY, the handler's mark */
+static int mode_open(char **argv)
+{
+	int fd = open(argv[2], O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	printf("%d\n", fd < 0 ? errno : 0);
+	return 0;
+}
+
+/* exec /bin/echo WORD with an AIO context mapped */
+static int mode_aio(char **argv)
+{
+	unsigned long ctx = 0;
+	if (syscall(SYS_io_setup, 1, &ctx) < 0) {
+		printf("io_setup %d\n", errno);
+		return 0;
+	}
+	char echo[] = "/bin/echo";
+	char *const v[] = { echo, argv[2], NULL };
+	execv(v[0], v);
+	printf("%d\n", errno);
+	return 0;
+}
+
+/* posix_spawn /bin/echo WORD: a vfork-style clone */
+static int mode_spawn(char **argv)
+{
+	char echo[] = "/bin/echo";
+	char *const v[] = { echo, argv[2], NULL };
+	pid_t pid;
+	int r = posix_spawn(&pid, v[0], NULL, NULL, v, NULL);
+	if (r == 0)
+		waitpid(pid, &r, 0);
+	fflush(stdout);
+	return r;
+}
+
+/* bind PROTO PORT: the errno */
+static int mode_bind(char **argv)
+{
+	inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
+	bind_addr.sin_port = htons((uint16_t)atoi(argv[3]));
+	int r = do_bind(argv[2]);
+	printf("%d\n", r < 0 ? -r : 0);
+	return 0;
+}
+
+/* capbind PORT: without CAP_NET_BIND_SERVICE */
+static int mode_capbind(char **argv)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 2;
+	d[0].effective &= ~(1u << CAP_NET_BIND_SERVICE);
+	if (syscall(SYS_capset, &h, d) < 0)
+		return 3;
+	inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
+	bind_addr.sin_port = htons((uint16_t)atoi(argv[2]));
+	int r = do_bind("tcp");
+	printf("%d\n", r < 0 ? -r : 0);
+	return 0;
+}
+
+/* unixbind PATH THREADS: bind a UNIX socket there */
+static int mode_unixbind(char **argv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	pthread_t t;
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[2]);
+	if (atoi(argv[3]))
+		pthread_create(&t, NULL, bind_flipper, NULL); /* a thread sharing the table */
+	printf("%d\n", bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
+	atomic_store(&race_stop, 1);
+	if (atoi(argv[3]))
+		pthread_join(t, NULL);
+	return 0;
+}
+
+/* bindrace PROTO ALLOWED,DENIED: binds, port flipped */
+static int mode_bindrace(char **argv)
+{
+	pthread_t t;
+	int bound[2] = { 0, 0 }, other = 0, other_r = 0;
+	atomic_store(&bind_ports[0], (uint16_t)atoi(argv[3]));
+	atomic_store(&bind_ports[1], (uint16_t)atoi(strchr(argv[3], ',') + 1));
+	inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
+	bind_addr.sin_port = htons(atomic_load(&bind_ports[0]));
+	pthread_create(&t, NULL, bind_flipper, NULL);
+	for (int i = 0; i < 400; i++) {
+		int r = do_bind(argv[2]);
+		if (r == atomic_load(&bind_ports[0]) || r == atomic_load(&bind_ports[1]))
+			bound[r == atomic_load(&bind_ports[1])]++;
+		else if (r != -EPERM)
+			other++, other_r = r;
+	}
+	atomic_store(&race_stop, 1);
+	pthread_join(t, NULL);
+	printf("allowed %d denied %d other %d (%d)\n", bound[0], bound[1], other, other_r);
+	return 0;
+}
+
+/* exec /bin/echo with a word another thread rewrites */
+static int mode_race(char **argv)
+{
+	(void)argv;
+	pthread_t t;
+	char echo[] = "/bin/echo";
+	char *const v[] = { echo, race_buf, NULL };
+	pthread_create(&t, NULL, racer, NULL);
+	usleep(1000);
+	execv(v[0], v);
+	printf("%d\n", errno);
+	atomic_store(&race_stop, 1);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+/* The helper modes, by their first argument. */
+static const struct {
+	const char *name;
+	int (*run)(char **argv);
+} modes[] = {
+	{ "connect", mode_connect },   { "mmap", mode_mmap },	      { "fork", mode_fork },
+	{ "exec", mode_exec },	       { "swap", mode_swap },	      { "connect6", mode_connect6 },
+	{ "mmsg", mode_mmsg },	       { "open", mode_open },	      { "aio", mode_aio },
+	{ "spawn", mode_spawn },       { "bind", mode_bind },	      { "capbind", mode_capbind },
+	{ "unixbind", mode_unixbind }, { "bindrace", mode_bindrace }, { "race", mode_race },
+};
+
 static int helper(int argc, char **argv)
 {
-	const char *mode = argv[1];
-
-	if (strcmp(mode, "connect") == 0) { /* connect PORT N: the errno of each, one a line */
-		for (int i = 0; i < atoi(argv[3]); i++)
-			printf("%d\n", do_connect(atoi(argv[2])));
-		return 0;
-	}
-	if (strcmp(mode, "mmap") == 0) { /* mmap MIB */
-		size_t len = (size_t)atoi(argv[2]) << 20;
-		void *p =
-			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		printf("%d\n", p == MAP_FAILED ? errno : 0);
-		return 0;
-	}
-	if (strcmp(mode, "fork") == 0) {
-		pid_t pid = fork();
-		if (pid == 0)
-			_exit(0);
-		printf("%d\n", pid < 0 ? errno : 0);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		return 0;
-	}
-	if (strcmp(mode, "exec") == 0) { /* exec WORD: /bin/echo WORD */
-		char echo[] = "/bin/echo";
-		char *const v[] = { echo, argv[2], NULL };
-		execv(v[0], v);
-		printf("%d\n", errno);
-		return 0;
-	}
-	if (strcmp(mode, "swap") == 0) { /* swap SHOWN TO: connect, the port changed meanwhile */
-		pthread_t t;
-		int s = socket(AF_INET, SOCK_STREAM, 0);
-		swap_addr.sin_port = htons((uint16_t)atoi(argv[2]));
-		swap_to = (uint16_t)atoi(argv[3]);
-		inet_pton(AF_INET, "127.0.0.1", &swap_addr.sin_addr);
-		pthread_create(&t, NULL, swapper, NULL);
-		int r = connect(s, (struct sockaddr *)&swap_addr, sizeof(swap_addr)) < 0 ? errno : 0;
-		pthread_join(t, NULL);
-		printf("%d\n", r);
-		return 0;
-	}
-	if (strcmp(mode, "connect6") == 0) { /* connect6 PORT: to ::ffff:127.0.0.1 */
-		struct sockaddr_in6 a = { .sin6_family = AF_INET6,
-					  .sin6_port = htons((uint16_t)atoi(argv[2])) };
-		int s = socket(AF_INET6, SOCK_STREAM, 0);
-		inet_pton(AF_INET6, "::ffff:127.0.0.1", &a.sin6_addr);
-		printf("%d\n", s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
-		return 0;
-	}
-	if (strcmp(mode, "mmsg") == 0) { /* mmsg PORT PORT2: two UDP datagrams, one to each */
-		struct sockaddr_in a[2] = { { .sin_family = AF_INET }, { .sin_family = AF_INET } };
-		char x = 0x78;
-		struct iovec iov = { .iov_base = &x, .iov_len = 1 };
-		struct mmsghdr m[2] = { 0 };
-		int s = socket(AF_INET, SOCK_DGRAM, 0);
-		for (int i = 0; i < 2; i++) {
-			a[i].sin_port = htons((uint16_t)atoi(argv[2 + i]));
-			inet_pton(AF_INET, "127.0.0.1", &a[i].sin_addr);
-			m[i].msg_hdr = (struct msghdr){ .msg_name = &a[i], .msg_namelen = sizeof(a[i]),
-							.msg_iov = &iov, .msg_iovlen = 1 };
-		}
-		int n = sendmmsg(s, m, 2, 0);
-		printf("%d\n", n < 0 ? errno : 1000 + n);
-		return 0;
-	}
-	if (strcmp(mode, "open") == 0) { /* open PATH with O_NOCTTY, the handler's mark */
-		int fd = open(argv[2], O_RDONLY | O_NOCTTY | O_CLOEXEC);
-		printf("%d\n", fd < 0 ? errno : 0);
-		return 0;
-	}
-	if (strcmp(mode, "aio") == 0) { /* exec /bin/echo WORD with an AIO context mapped */
-		unsigned long ctx = 0;
-		if (syscall(SYS_io_setup, 1, &ctx) < 0) {
-			printf("io_setup %d\n", errno);
-			return 0;
-		}
-		char echo[] = "/bin/echo";
-		char *const v[] = { echo, argv[2], NULL };
-		execv(v[0], v);
-		printf("%d\n", errno);
-		return 0;
-	}
-	if (strcmp(mode, "spawn") == 0) { /* posix_spawn /bin/echo WORD: a vfork-style clone */
-		char echo[] = "/bin/echo";
-		char *const v[] = { echo, argv[2], NULL };
-		pid_t pid;
-		int r = posix_spawn(&pid, v[0], NULL, NULL, v, NULL);
-		if (r == 0)
-			waitpid(pid, &r, 0);
-		fflush(stdout);
-		return r;
-	}
-	if (strcmp(mode, "bind") == 0) { /* bind PROTO PORT: the errno */
-		inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
-		bind_addr.sin_port = htons((uint16_t)atoi(argv[3]));
-		int r = do_bind(argv[2]);
-		printf("%d\n", r < 0 ? -r : 0);
-		return 0;
-	}
-	if (strcmp(mode, "capbind") == 0) { /* capbind PORT: without CAP_NET_BIND_SERVICE */
-		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-		struct __user_cap_data_struct d[2] = { 0 };
-		if (syscall(SYS_capget, &h, d) < 0)
-			return 2;
-		d[0].effective &= ~(1u << CAP_NET_BIND_SERVICE);
-		if (syscall(SYS_capset, &h, d) < 0)
-			return 3;
-		inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
-		bind_addr.sin_port = htons((uint16_t)atoi(argv[2]));
-		int r = do_bind("tcp");
-		printf("%d\n", r < 0 ? -r : 0);
-		return 0;
-	}
-	if (strcmp(mode, "unixbind") == 0) { /* unixbind PATH THREADS: bind a UNIX socket there */
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		pthread_t t;
-		int s = socket(AF_UNIX, SOCK_STREAM, 0);
-		snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[2]);
-		if (atoi(argv[3]))
-			pthread_create(&t, NULL, bind_flipper, NULL); /* a thread sharing the table */
-		printf("%d\n", bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0);
-		atomic_store(&race_stop, 1);
-		if (atoi(argv[3]))
-			pthread_join(t, NULL);
-		return 0;
-	}
-	if (strcmp(mode, "bindrace") == 0) { /* bindrace PROTO ALLOWED,DENIED: binds, port flipped */
-		pthread_t t;
-		int bound[2] = { 0, 0 }, other = 0, other_r = 0;
-		atomic_store(&bind_ports[0], (uint16_t)atoi(argv[3]));
-		atomic_store(&bind_ports[1], (uint16_t)atoi(strchr(argv[3], ',') + 1));
-		inet_pton(AF_INET, "127.0.0.1", &bind_addr.sin_addr);
-		bind_addr.sin_port = htons(atomic_load(&bind_ports[0]));
-		pthread_create(&t, NULL, bind_flipper, NULL);
-		for (int i = 0; i < 400; i++) {
-			int r = do_bind(argv[2]);
-			if (r == atomic_load(&bind_ports[0]) || r == atomic_load(&bind_ports[1]))
-				bound[r == atomic_load(&bind_ports[1])]++;
-			else if (r != -EPERM)
-				other++, other_r = r;
-		}
-		atomic_store(&race_stop, 1);
-		pthread_join(t, NULL);
-		printf("allowed %d denied %d other %d (%d)\n", bound[0], bound[1], other, other_r);
-		return 0;
-	}
-	if (strcmp(mode, "race") == 0) { /* exec /bin/echo with a word another thread rewrites */
-		pthread_t t;
-		char echo[] = "/bin/echo";
-		char *const v[] = { echo, race_buf, NULL };
-		pthread_create(&t, NULL, racer, NULL);
-		usleep(1000);
-		execv(v[0], v);
-		printf("%d\n", errno);
-		atomic_store(&race_stop, 1);
-		pthread_join(t, NULL);
-		return 0;
-	}
 	(void)argc;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(argv[1], modes[i].name) == 0)
+			return modes[i].run(argv);
 	return 127;
 }
 
@@ -328,7 +389,7 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 static const sandlock_handler_reg_t *run_regs; /* extension handlers of the next runs */
 static uint32_t run_n_regs;
 static uint32_t run_events; /* SANDLOCK_EVENTS_* of the next runs */
-static int last_signal; /* the signal that ended the last run, 0: it exited */
+static int last_signal;	    /* the signal that ended the last run, 0: it exited */
 
 /* Run the helper @mode (@a1, @a2) under @p: its stdout in @out. Returns the spawn's result. */
 static int run(const sandlock_policy_t *p, const char *mode, const char *a1, const char *a2,
@@ -430,7 +491,8 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 		if (net)
 			atomic_store(&c->pid_r,
 				     sandlock_policy_ctx_restrict_pid_network(
-					     ctx, c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000,
+					     ctx,
+					     c->rule == PID_OVERRIDE ? ev->pid : ev->pid + 1000000,
 					     &lo2, 1));
 		return 0;
 	case MEMORY:
@@ -456,8 +518,9 @@ static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *
 				return SANDLOCK_POLICY_DENY;
 		return 0;
 	case DENY_BIND:
-		return strcmp(ev->syscall, "bind") == 0 && ev->port == bind_denied ? SANDLOCK_POLICY_DENY
-										  : 0;
+		return strcmp(ev->syscall, "bind") == 0 && ev->port == bind_denied
+			       ? SANDLOCK_POLICY_DENY
+			       : 0;
 	case PATH:
 		atomic_store(&c->path_r, sandlock_policy_ctx_deny_path(ctx, "/etc/hostname"));
 		return 0;
@@ -730,7 +793,8 @@ static void bind_binding(void)
 		sandlock_policy_t *p = base_policy();
 		sandlock_policy_set(p, "net_allow_bind", both, NULL);
 		run(p, "bind", proto, denied, out, sizeof(out), NULL);
-		is_str(out, "0\n", "%s: control: without the policy_fn the denied port binds", proto);
+		is_str(out, "0\n", "%s: control: without the policy_fn the denied port binds",
+		       proto);
 		run(p, "bind", proto, allowed, out, sizeof(out), NULL);
 		is_str(out, "0\n", "%s: control: and so does the allowed one", proto);
 		sandlock_policy_free(p);
@@ -746,8 +810,8 @@ static void bind_binding(void)
 		sscanf(out, "allowed %d denied %d other %d", &a, &d, &o);
 		is_int(d, 0, "%s: a thread flipping the port never gets the denied one bound (%s)",
 		       proto, strtok(out, "\n") ? out : "");
-		ok(a > 0 && o == 0, "%s: the binds of the allowed port went through, no other answer",
-		   proto);
+		ok(a > 0 && o == 0,
+		   "%s: the binds of the allowed port went through, no other answer", proto);
 		sandlock_policy_free(p);
 	}
 
