@@ -4,9 +4,9 @@
  * memory unreadable when the callback's event was built) is never made with an address another
  * thread puts there while the callback decides, through the public header only. The sandboxed
  * command is this program again: a bind or a connect whose address lies on a PROT_NONE page,
- * which a second thread makes readable, with a denied port in it, once the callback is deciding. The callback
- * and the thread meet through two directories of a temporary one (mkdir is an observed call:
- * answered before the callback sees it, so it never waits for the bind's verdict). Each case
+ * which a second thread makes readable, with a denied port in it, once the callback is deciding.
+ * The callback and the thread meet through two directories of a temporary one (mkdir is an observed
+ * call: answered before the callback sees it, so it never waits for the bind's verdict). Each case
  * has its control.
  */
 #include <arpa/inet.h>
@@ -154,24 +154,12 @@ static void run(const sandlock_policy_t *p, const char *mode, const char *port, 
 	const char *argv[] = { self_path, mode, dir, port, wait, NULL };
 	sandlock_spawn_opts_t o = { .size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE };
 	char go[PATH_MAX + 8], mapped[PATH_MAX + 8];
-	sandlock_sandbox_t *sb = NULL;
-	sandlock_error_t *err = NULL;
-	size_t len = 0;
 
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(mapped, sizeof(mapped), "%s/mapped", dir);
 	rmdir(go);
 	rmdir(mapped);
-	out[0] = '\0';
-	if (sandlock_spawn(p, argv, &o, &sb, &err) < 0)
-		diag("spawn: %s", err ? sandlock_error_message(err) : "?");
-	sandlock_error_free(err);
-	if (!sb)
-		return;
-	sandlock_sandbox_wait(sb, -1);
-	const uint8_t *b = sandlock_sandbox_stdout(sb, &len);
-	snprintf(out, size, "%.*s", (int)len, b ? (const char *)b : "");
-	sandlock_sandbox_free(sb);
+	(void)spawn_output(p, argv, &o, out, size, NULL, NULL);
 }
 
 /* Two ports, each with a listening socket of this process on 127.0.0.1 (@fds): what the

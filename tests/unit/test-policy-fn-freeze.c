@@ -168,8 +168,8 @@ static int helper(const char *mode, char *word, char *kind)
 
 static char self_path[PATH_MAX], self_dir[PATH_MAX], out[4096];
 static atomic_int unfrozen, handled; /* denials that say the freeze failed, or could not be */
-static uint32_t run_events;		/* SANDLOCK_EVENTS_* of the next runs */
-static int exit_code;			/* the last run's, -1: not an exit */
+static uint32_t run_events;	     /* SANDLOCK_EVENTS_* of the next runs */
+static int exit_code;		     /* the last run's, -1: not an exit */
 
 static int32_t policy(const sandlock_policy_event_t *ev, sandlock_policy_ctx_t *ctx, void *ud)
 {
@@ -200,27 +200,9 @@ static void on_event(const sandlock_event_t *ev, void *user_data)
 static void run(const sandlock_policy_t *p, const char *mode, const char *a1, const char *a2)
 {
 	const char *argv[] = { self_path, mode, a1, a2, NULL };
-	sandlock_spawn_opts_t o = {
-		.size = sizeof(o), .stdout_mode = SANDLOCK_STDIO_PIPE, .on_event = on_event, .events = run_events
-	};
-	sandlock_sandbox_t *sb = NULL;
-	sandlock_error_t *err = NULL;
-	size_t len = 0;
+	sandlock_spawn_opts_t o = { .size = sizeof(o), .on_event = on_event, .events = run_events };
 
-	out[0] = '\0';
-	int r = sandlock_spawn(p, argv, &o, &sb, &err);
-	if (r < 0)
-		diag("spawn: %s", err ? sandlock_error_message(err) : strerror(-r));
-	sandlock_error_free(err);
-	if (!sb)
-		return;
-	sandlock_sandbox_wait(sb, -1);
-	const uint8_t *b = sandlock_sandbox_stdout(sb, &len);
-	snprintf(out, sizeof(out), "%.*s", (int)len, b ? (const char *)b : "");
-	exit_code = sandlock_sandbox_exit_kind(sb) == SANDLOCK_EXIT_CODE
-			    ? sandlock_sandbox_exit_code(sb)
-			    : -1;
-	sandlock_sandbox_free(sb);
+	(void)spawn_output(p, argv, &o, out, sizeof(out), &exit_code, NULL);
 }
 
 static void racing(const sandlock_policy_t *p)
@@ -263,7 +245,8 @@ static void threaded(const sandlock_policy_t *p)
 static void zombie_leader(const sandlock_policy_t *p)
 {
 	run(p, "zleader", "alone", "");
-	is_str(out, "lateok\n", "a CLONE_VM peer whose leader exited is frozen (single-threaded caller)");
+	is_str(out, "lateok\n",
+	       "a CLONE_VM peer whose leader exited is frozen (single-threaded caller)");
 	run(p, "zleader", "thread", "");
 	is_str(out, "lateok\n", "the same with a second thread in the caller");
 }
@@ -303,7 +286,8 @@ static void not_dumpable(const sandlock_policy_t *p)
 {
 	run(p, "nodump", "allowed", "idle");
 	if (geteuid() == 0) {
-		is_str(out, "allowed\n", "as root, a process that is not dumpable is frozen: it runs");
+		is_str(out, "allowed\n",
+		       "as root, a process that is not dumpable is frozen: it runs");
 		return;
 	}
 	is_str(out, "1\n", "a process that is not dumpable cannot be frozen: EPERM");

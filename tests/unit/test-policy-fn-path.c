@@ -240,8 +240,7 @@ static void run(struct ctl *c, const char *const *args)
 {
 	const char *argv[12] = { self_path };
 	sandlock_policy_t *p = system_policy();
-	sandlock_sandbox_t *sb = NULL;
-	size_t len = 0, n = 1;
+	size_t n = 1;
 
 	for (; args[n - 1] && n < 11; n++)
 		argv[n] = args[n - 1];
@@ -261,20 +260,8 @@ static void run(struct ctl *c, const char *const *args)
 	}
 	if (c)
 		sandlock_policy_set_policy_fn(p, policy, c, NULL);
-	sandlock_spawn_opts_t o = { .size = sizeof(o),
-				    .stdout_mode = SANDLOCK_STDIO_PIPE,
-				    .on_event = on_event };
-	out[0] = '\0';
-	sandlock_error_t *err = NULL;
-	if (sandlock_spawn(p, argv, &o, &sb, &err) < 0)
-		diag("spawn: %s", err ? sandlock_error_message(err) : "?");
-	sandlock_error_free(err);
-	if (sb) {
-		sandlock_sandbox_wait(sb, -1);
-		const uint8_t *b = sandlock_sandbox_stdout(sb, &len);
-		snprintf(out, sizeof(out), "%.*s", (int)len, b ? (const char *)b : "");
-		sandlock_sandbox_free(sb);
-	}
+	sandlock_spawn_opts_t o = { .size = sizeof(o), .on_event = on_event };
+	(void)spawn_output(p, argv, &o, out, sizeof(out), NULL, NULL);
 	sandlock_policy_free(p);
 }
 
@@ -353,8 +340,8 @@ static void files(void)
 	run(&none, (const char *[]){ "read", at("dir/inner"), at("to-inner"), NULL });
 	is_str(out, "0\n0\n", "control: the file beneath the directory, and through a symlink");
 	run(&c, (const char *[]){ "read", at("dir/inner"), at("to-inner"), at("ok"), NULL });
-	EXPECT(out, "a directory denied: beneath it and through a symlink EACCES",
-	       "%d\n%d\n0\n", EACCES, EACCES);
+	EXPECT(out, "a directory denied: beneath it and through a symlink EACCES", "%d\n%d\n0\n",
+	       EACCES, EACCES);
 
 	/* Out from under a denied directory: a link or rename made after the deny is refused. */
 	run(&none, (const char *[]){ "link", at("dir/inner"), at("out"), NULL });
@@ -373,7 +360,8 @@ static void files(void)
 	run(&c, (const char *[]){ "create", at("made"), NULL });
 	is_str(out, "640\n", "O_CREAT while a deny is in force: made with the child's umask");
 
-	c = (struct ctl){ .deny = { at("secret") }, .allow = at("secret"),
+	c = (struct ctl){ .deny = { at("secret") },
+			  .allow = at("secret"),
 			  .allow_unknown = at("ok") };
 	run(&c, (const char *[]){ "read", at("secret"), NULL });
 	is_str(out, "0\n", "allow_path restores access");
@@ -573,7 +561,8 @@ static void nested(void)
 	EXPECT(out, "control: a domain of its own, nothing denied: its reads EACCES", "0\n%d\n",
 	       EACCES);
 	run(&c, (const char *[]){ "nest-read", at("ok"), NULL });
-	EXPECT(out, "while a deny is in force the domain is refused (EPERM), the read the sandbox's",
+	EXPECT(out,
+	       "while a deny is in force the domain is refused (EPERM), the read the sandbox's",
 	       "%d\n0\n", EPERM);
 	is_str(last_reason,
 	       "a Landlock domain of the sandbox's own is refused while deny_path is in force",

@@ -403,25 +403,7 @@ static int run(const sandlock_policy_t *p, const char *mode, const char *a1, con
 				    .events = run_events,
 				    .handlers = run_regs,
 				    .n_handlers = run_n_regs };
-	sandlock_sandbox_t *sb = NULL;
-	sandlock_error_t *err = NULL;
-	size_t len = 0;
-
-	out[0] = '\0';
-	int r = sandlock_spawn(p, argv, &o, &sb, &err);
-	if (r < 0)
-		diag("spawn: %s", err ? sandlock_error_message(err) : strerror(-r));
-	sandlock_error_free(err);
-	if (!sb)
-		return r;
-	sandlock_sandbox_wait(sb, -1);
-	const uint8_t *b = sandlock_sandbox_stdout(sb, &len);
-	snprintf(out, size, "%.*s", (int)len, b ? (const char *)b : "");
-	last_signal = sandlock_sandbox_exit_kind(sb) == SANDLOCK_EXIT_SIGNAL
-			      ? sandlock_sandbox_exit_signal(sb)
-			      : 0;
-	sandlock_sandbox_free(sb);
-	return 0;
+	return spawn_output(p, argv, &o, out, size, NULL, &last_signal);
 }
 
 /* ---- the callbacks ----------------------------------------------------------------------- */
