@@ -29,10 +29,12 @@ from . import _policy, _schema
 
 # The directory holding the sandlock package (a source tree or site-packages), readable in
 # every call's sandbox. The worker runs as a script (python3 -I: no PYTHONPATH, no user site,
-# no working directory on sys.path) and imports nothing of sandlock unless the tool does, so
-# a call costs an interpreter's start and little more.
+# no working directory on sys.path; -S: the site directories only when an import needs them)
+# and imports nothing of sandlock unless the tool does, so a call costs an interpreter's start
+# and little more.
 _PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
+_WORKER_ARGV = (sys.executable, "-I", "-S", _WORKER)
 
 
 _BUILTIN = "sandlock.mcp.builtin"
@@ -222,7 +224,7 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
     with call.lock:
         if call.cancelled:
             raise ToolError(f"tool {name!r}: cancelled")
-        proc = policy.popen([sys.executable, "-I", _WORKER],
+        proc = policy.popen(list(_WORKER_ARGV),
                             stdin=StdioMode.PIPED, stdout=StdioMode.PIPED,
                             stderr=StdioMode.PIPED)
         call.proc = proc
