@@ -280,3 +280,22 @@ def test_any_text_comes_back_intact(ws):
     assert str(e.value) == f"RuntimeError: {text}"
     with pytest.raises(ToolError, match="TypeError: add.. got an unexpected keyword argument"):
         run(m.call_tool("add", {"a": 1, "c": 2}))
+
+
+def test_a_call_leaves_no_descriptor_open(ws):
+    """A call closes its worker's pipes itself: none is left for the garbage collector."""
+    import gc
+
+    m = mcp_for(ws)
+    m.add_tool("add", mcp_tools.add)
+    run(m.call_tool("add", {"a": 1}))  # the pool's thread and the library loaded once
+    gc.collect()
+    gc.disable()
+    try:
+        before = sorted(os.listdir("/proc/self/fd"))
+        for _ in range(3):
+            assert run(m.call_tool("add", {"a": 1})) == "3"
+        assert sorted(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
+        m.close()

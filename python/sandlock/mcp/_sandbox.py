@@ -259,15 +259,24 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
 
 
 def _feed(stream: Any, data: bytes) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(data)
-        stream.close()
+    """Write @data and close @stream, whether the worker read it all or not: the worker sees
+    end-of-file, and no descriptor is left for the garbage collector to close."""
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            stream.write(data)
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
 
 
 def _drain(stream: Any, into: list[bytes]) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        while chunk := stream.read(65536):
-            into.append(chunk)
+    """Read @stream to its end and close it."""
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := stream.read(65536):
+                into.append(chunk)
+    finally:
+        stream.close()
 
 
 async def _call_remote(t: _Remote, name: str, args: dict[str, Any]) -> str:
