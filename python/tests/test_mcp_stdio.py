@@ -195,3 +195,19 @@ def test_batch_calls_run_concurrently_and_cancel_alone(client, ws):
     assert client.recv() == [{"jsonrpc": "2.0", "id": 2, "result": {
         "content": [{"type": "text", "text": ""}], "isError": False}}]
     assert (ws / "mark.txt").read_text() == "marked\n"
+
+
+def test_arguments_checked_before_the_call(client, ws):
+    client.initialize()
+    write = {"name": "write_file", "arguments": {"path": "w.txt", "content": 5}}
+    r = client.request(1, "tools/call", write)
+    assert r["result"] == {"content": [{"type": "text", "text": 'tool \'write_file\': argument '
+                                        '"content": expected string, got integer'}],
+                           "isError": True}
+    assert not (ws / "w.txt").exists()
+    r = client.request(2, "tools/call", {"name": "list_files", "arguments": {"dir": "."}})
+    assert r["result"]["content"][0]["text"] == \
+        'tool \'list_files\': argument "dir": not a known argument (known: subdir)'
+    write["arguments"]["content"] = "5"
+    assert client.request(3, "tools/call", write)["result"]["isError"] is False
+    assert (ws / "w.txt").read_text() == "5"
