@@ -329,7 +329,6 @@ class _Server:
         self.send(writer, 202)
         return True
 
-
     @staticmethod
     def _legacy_batch(session: Session, q: asyncio.Queue[Any], items: list[Any]) -> None:
         """A batch on the older transport: its answers as one event of the session's stream."""
