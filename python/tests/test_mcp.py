@@ -97,7 +97,8 @@ def test_workspace_injected_hidden_and_not_overridable(ws):
     m = mcp_for(ws)
     m.add_tool("where", mcp_tools.where)
     (d,) = m.tool_definitions_openai()
-    assert d["function"]["parameters"] == {"type": "object", "properties": {}}
+    assert d["function"]["parameters"] == {"type": "object", "properties": {},
+                                           "additionalProperties": False}
     assert run(m.call_tool("where")) == str(ws)
     with pytest.raises(ToolError, match="workspace is set by the sandbox"):
         run(m.call_tool("where", {"workspace": "/etc"}))
@@ -124,7 +125,7 @@ def test_schema_and_result_text(ws):
     (d,) = m.tool_definitions_openai()
     assert d == {"type": "function", "function": {
         "name": "add", "description": "Add two integers",
-        "parameters": {"type": "object", "required": ["a"],
+        "parameters": {"type": "object", "required": ["a"], "additionalProperties": False,
                        "properties": {"a": {"type": "integer"},
                                       "b": {"type": "integer", "default": 2}}}}}
     assert run(m.call_tool("add", {"a": 40})) == "42"
@@ -278,5 +279,27 @@ def test_any_text_comes_back_intact(ws):
     with pytest.raises(ToolError) as e:
         run(m.call_tool("fail", {"message": text}))
     assert str(e.value) == f"RuntimeError: {text}"
-    with pytest.raises(ToolError, match="TypeError: add.. got an unexpected keyword argument"):
+    # A name the function does not take is refused before its worker starts.
+    with pytest.raises(ToolError) as e:
         run(m.call_tool("add", {"a": 1, "c": 2}))
+    assert str(e.value) == 'tool \'add\': argument "c": not a known argument (known: a, b)'
+
+
+
+def test_a_call_leaves_no_descriptor_open(ws):
+    """A call closes its worker's pipes itself: none is left for the garbage collector."""
+    import gc
+
+    m = mcp_for(ws)
+    m.add_tool("add", mcp_tools.add)
+    run(m.call_tool("add", {"a": 1}))  # the pool's thread and the library loaded once
+    gc.collect()
+    gc.disable()
+    try:
+        before = sorted(os.listdir("/proc/self/fd"))
+        for _ in range(3):
+            assert run(m.call_tool("add", {"a": 1})) == "3"
+        assert sorted(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
+        m.close()

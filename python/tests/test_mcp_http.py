@@ -156,3 +156,117 @@ def test_sessions_are_bounded(monkeypatch, ws):
     for i in range(5):
         srv.keep(f"s{i}", _protocol.Session(srv.mcp))
     assert list(srv.sessions) == ["s2", "s3", "s4"]  # the oldest ended first
+
+
+def urlopen(url, body, headers):
+    """POST @body with urllib: (status, content type, body bytes)."""
+    import urllib.error
+    import urllib.request
+
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    h = {"Content-Type": "application/json", "Accept": "application/json"}
+    h.update(headers)
+    req = urllib.request.Request(url, data=data, headers=h, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type"), r.read()
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.headers.get("Content-Type"), e.read()
+
+
+def session_at(server, version):
+    init = dict(INIT, params=dict(INIT["params"], protocolVersion=version))
+    status, headers, raw = post(server.url, init)
+    assert status == 200 and json.loads(raw)["result"]["protocolVersion"] == version
+    return {"Mcp-Session-Id": headers["Mcp-Session-Id"], "MCP-Protocol-Version": version}
+
+
+def rpc(msg_id, method, params=None):
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params}
+                                                                    if params else {})}
+
+
+READ_OK = {"name": "read_file", "arguments": {"path": "ok.txt"}}
+OK_RESULT = {"content": [{"type": "text", "text": "fine\n"}], "isError": False}
+NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def test_batch_as_one_json_array(server):
+    h = session_at(server, "2025-03-26")
+    status, ctype, raw = urlopen(server.url, [rpc(1, "ping"), NOTE, 7,
+                                              rpc(2, "initialize", {"protocolVersion": "x"}),
+                                              rpc(3, "tools/call", READ_OK)], h)
+    assert (status, ctype) == (200, "application/json")
+    assert json.loads(raw) == [
+        {"jsonrpc": "2.0", "id": 1, "result": {}},
+        {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "invalid request: not a JSON-RPC 2.0 message"}},
+        {"jsonrpc": "2.0", "id": 2, "error": {
+            "code": -32600, "message": "invalid request: initialize cannot be in a batch"}},
+        {"jsonrpc": "2.0", "id": 3, "result": OK_RESULT}]
+    # Only notifications (and responses): accepted, nothing to answer.
+    assert urlopen(server.url, [NOTE, {"jsonrpc": "2.0", "id": 9, "result": {}}], h) == \
+        (202, None, b"")
+    status, _, raw = urlopen(server.url, [], h)
+    assert status == 400 and json.loads(raw)["error"] == {
+        "code": -32600, "message": "invalid request: an empty batch"}
+    status, _, raw = urlopen(server.url, [rpc(i, "ping") for i in range(1025)], h)
+    assert status == 400 and json.loads(raw)["error"]["message"] == \
+        "invalid request: a batch of 1025 messages (at most 1024)"
+
+
+def test_batch_in_an_sse_stream(server):
+    h = session_at(server, "2025-03-26")
+    status, ctype, raw = urlopen(server.url, [rpc(1, "ping"), 7, rpc(3, "tools/call", READ_OK)],
+                                 dict(h, Accept="application/json, text/event-stream"))
+    assert (status, ctype) == (200, "text/event-stream")
+    events = [e.split("\n") for e in raw.decode().strip().split("\n\n")]
+    assert all(e[0] == "event: message" for e in events)
+    got = sorted((json.loads(e[1].removeprefix("data: ")) for e in events),
+                 key=lambda r: r["id"] or 0)
+    assert got == [{"jsonrpc": "2.0", "id": None, "error": {
+                        "code": -32600, "message": "invalid request: not a JSON-RPC 2.0 message"}},
+                   {"jsonrpc": "2.0", "id": 1, "result": {}},
+                   {"jsonrpc": "2.0", "id": 3, "result": OK_RESULT}]
+
+
+def test_batch_refused_at_2025_06_18(server):
+    h = session_at(server, "2025-06-18")
+    status, _, raw = urlopen(server.url, [rpc(1, "ping"), rpc(3, "tools/call", READ_OK)], h)
+    assert status == 400 and json.loads(raw) == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "invalid request: batches are not supported at this protocol "
+                                   "version (they are at 2025-03-26 and 2024-11-05; this "
+                                   "session's is 2025-06-18)"}}
+    assert urlopen(server.url, rpc(1, "ping"), h)[0] == 200
+
+
+def test_batch_on_the_older_sse_transport(server):
+    """GET /sse, then a batch POSTed to its endpoint: the answers as one event of the stream."""
+    u = urllib.parse.urlsplit(server.base)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request("GET", "/sse", headers={"Accept": "text/event-stream"})
+    stream = c.getresponse()
+
+    def event():
+        lines = []
+        while (line := stream.readline().decode().rstrip("\n")) != "":
+            lines.append(line)
+        return lines
+
+    try:
+        kind, endpoint = event()
+        assert kind == "event: endpoint"
+        url = server.base + endpoint.removeprefix("data: ")
+        init = dict(INIT, params=dict(INIT["params"], protocolVersion="2024-11-05"))
+        assert post(url, init)[0] == 202
+        assert json.loads(event()[1].removeprefix("data: "))["id"] == 1
+        assert post(url, [rpc(2, "ping"), NOTE, rpc(3, "tools/call", READ_OK)])[0] == 202
+        kind, data = event()
+        assert kind == "event: message"
+        assert json.loads(data.removeprefix("data: ")) == [
+            {"jsonrpc": "2.0", "id": 2, "result": {}},
+            {"jsonrpc": "2.0", "id": 3, "result": OK_RESULT}]
+    finally:
+        stream.close()
+        c.close()

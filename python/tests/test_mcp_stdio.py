@@ -111,3 +111,103 @@ def test_requests_from_a_file(ws, tmp_path):
     replies = [json.loads(line) for line in p.stdout.splitlines()]
     assert [r["id"] for r in replies] == [1, 2]
     assert replies[1]["result"]["content"][0]["text"] == "fine\n"
+
+
+def rpc(msg_id, method, params=None):
+    msg = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+READ_OK = {"name": "read_file", "arguments": {"path": "ok.txt"}}
+OK_RESULT = {"content": [{"type": "text", "text": "fine\n"}], "isError": False}
+BATCH_REFUSED = ("invalid request: batches are not supported at this protocol version (they "
+                 "are at 2025-03-26 and 2024-11-05; this session's is 2025-06-18)")
+
+
+def send_batch(client, batch):
+    client.send_raw(json.dumps(batch).encode() + b"\n")
+    return client.recv()
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2024-11-05"])
+def test_batch_answered_as_one_array(client, version):
+    client.initialize(version)
+    reply = send_batch(client, [
+        rpc(1, "ping"),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        5,
+        rpc(2, "initialize", {"protocolVersion": version}),
+        rpc(3, "tools/call", READ_OK),
+        rpc(4, "nope/nope")])
+    assert reply == [
+        {"jsonrpc": "2.0", "id": 1, "result": {}},
+        {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "invalid request: not a JSON-RPC 2.0 message"}},
+        {"jsonrpc": "2.0", "id": 2, "error": {
+            "code": -32600, "message": "invalid request: initialize cannot be in a batch"}},
+        {"jsonrpc": "2.0", "id": 3, "result": OK_RESULT},
+        {"jsonrpc": "2.0", "id": 4, "error": {"code": -32601,
+                                              "message": "method not found: nope/nope"}}]
+
+
+def test_batch_refused_at_2025_06_18(client):
+    client.initialize("2025-06-18")
+    reply = send_batch(client, [rpc(1, "ping"), rpc(3, "tools/call", READ_OK)])
+    assert reply == {"jsonrpc": "2.0", "id": None,
+                     "error": {"code": -32600, "message": BATCH_REFUSED}}
+    assert client.request(5, "ping") == {"jsonrpc": "2.0", "id": 5, "result": {}}
+
+
+def test_batch_edges(client, monkeypatch):
+    client.initialize("2025-03-26")
+    assert send_batch(client, []) == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "invalid request: an empty batch"}}
+    assert send_batch(client, [rpc(i, "ping") for i in range(1025)]) == {
+        "jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "invalid request: a batch of 1025 messages (at most 1024)"}}
+    assert len(send_batch(client, [rpc(i, "ping") for i in range(1024)])) == 1024
+    # Notifications only: nothing is written for the batch; the ping after it answers first.
+    client.send_raw(json.dumps([{"jsonrpc": "2.0", "method": "notifications/initialized"}])
+                    .encode() + b"\n")
+    assert client.request(7, "ping") == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    with pytest.raises(queue.Empty):
+        client.recv(timeout=0.5)
+
+
+def test_batch_calls_run_concurrently_and_cancel_alone(client, ws):
+    client.initialize("2025-03-26")
+    argv = ["sleep", f"27.{time.monotonic_ns() % 10**6}"]
+    hang = {"name": "shell", "arguments": {"command": " ".join(argv)}}
+    mark = {"name": "shell", "arguments": {"command": "echo marked > mark.txt"}}
+    client.send_raw(json.dumps([rpc(1, "tools/call", hang), rpc(2, "tools/call", mark)])
+                    .encode() + b"\n")
+    # The second call of the batch has run while the first still runs.
+    assert wait_until(lambda: (ws / "mark.txt").exists(), timeout=10)
+    assert wait_until(lambda: pids_with_argv(argv), timeout=10)
+    # And so do separate requests.
+    assert client.request(3, "ping")["id"] == 3
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": 1, "reason": "test"}})
+    assert wait_until(lambda: not pids_with_argv(argv), timeout=10)
+    # The batch answers with the call that ran, nothing for the cancelled one.
+    assert client.recv() == [{"jsonrpc": "2.0", "id": 2, "result": {
+        "content": [{"type": "text", "text": ""}], "isError": False}}]
+    assert (ws / "mark.txt").read_text() == "marked\n"
+
+
+def test_arguments_checked_before_the_call(client, ws):
+    client.initialize()
+    write = {"name": "write_file", "arguments": {"path": "w.txt", "content": 5}}
+    r = client.request(1, "tools/call", write)
+    assert r["result"] == {"content": [{"type": "text", "text": 'tool \'write_file\': argument '
+                                        '"content": expected string, got integer'}],
+                           "isError": True}
+    assert not (ws / "w.txt").exists()
+    r = client.request(2, "tools/call", {"name": "list_files", "arguments": {"dir": "."}})
+    assert r["result"]["content"][0]["text"] == \
+        'tool \'list_files\': argument "dir": not a known argument (known: subdir)'
+    write["arguments"]["content"] = "5"
+    assert client.request(3, "tools/call", write)["result"]["isError"] is False
+    assert (ws / "w.txt").read_text() == "5"

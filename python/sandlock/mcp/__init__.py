@@ -10,6 +10,7 @@ tool is registered with.
 """
 
 from ._policy import capabilities_from_mcp_tool, policy_for_tool
-from ._sandbox import McpSandbox, ToolError
+from ._sandbox import ArgumentError, McpSandbox, ToolError
 
-__all__ = ["McpSandbox", "ToolError", "capabilities_from_mcp_tool", "policy_for_tool"]
+__all__ = ["ArgumentError", "McpSandbox", "ToolError", "capabilities_from_mcp_tool",
+           "policy_for_tool"]

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """MCP over HTTP, on the standard library's asyncio streams: the Streamable HTTP transport
-(POST /mcp answered with JSON or an SSE stream, Mcp-Session-Id, DELETE ends a session) and the
-older HTTP+SSE transport (GET /sse, POST /messages?sessionId=...).
+(POST /mcp answered with JSON or an SSE stream, Mcp-Session-Id, DELETE ends a session; GET
+/mcp is 405, since this server never starts a message of its own) and the older HTTP+SSE
+transport (GET /sse, POST /messages?sessionId=...). A POST body may be a batch (an array), for
+the sessions whose protocol version has them.
 
 Only what these transports need of HTTP/1.1 is parsed: a request line, headers and a body of
 Content-Length bytes, each bounded. With a token, every request must carry
@@ -20,7 +22,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from ._protocol import VERSIONS, Session, error, is_request, parse
+from ._protocol import VERSIONS, Session, answers, check, error, is_request, load
 from ._sandbox import McpSandbox
 
 _MAX_BODY = 16 << 20
@@ -88,13 +90,18 @@ def _sse(event: str, data: str) -> bytes:
     return f"event: {event}\ndata: {data}\n\n".encode()
 
 
+def _stream_head(sid: str) -> bytes:
+    return _head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                       "Mcp-Session-Id": sid, "Connection": "close"})
+
+
 class _Server:
     def __init__(self, mcp: McpSandbox, host: str, token: str | None) -> None:
         self.mcp = mcp
         self.host = host
         self.token = token
         self.sessions: dict[str, Session] = {}
-        self.legacy: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
+        self.legacy: dict[str, asyncio.Queue[Any]] = {}
 
     def keep(self, sid: str, session: Session) -> None:
         """Hold @session; past _MAX_SESSIONS the oldest ends (its client gets 404 and starts
@@ -171,12 +178,15 @@ class _Server:
         return True
 
     async def post(self, req: _Request, writer: asyncio.StreamWriter) -> bool:
-        msg, err = parse(req.body)
-        if msg is None:
+        value, err = load(req.body)
+        msg, batch = None, err is None and isinstance(value, list)
+        if err is None and not batch:
+            msg, err = check(value)
+        if err is not None:
             self.send(writer, 400, err)
             return True
         sid = req.headers.get("mcp-session-id")
-        new = msg.get("method") == "initialize" and is_request(msg)
+        new = msg is not None and msg.get("method") == "initialize" and is_request(msg)
         if new:
             session, sid = Session(self.mcp), secrets.token_urlsafe(24)
         else:
@@ -192,6 +202,8 @@ class _Server:
             if session is None:
                 self.send(writer, 404, error(None, -32001, "no such session"))
                 return True
+        if msg is None:
+            return await self._post_batch(req, writer, session, sid, value)
         if not is_request(msg):
             await session.handle(msg)
             self.send(writer, 202)
@@ -205,12 +217,47 @@ class _Server:
         self.send(writer, 200 if reply is not None else 202, reply, {"Mcp-Session-Id": sid})
         return True
 
+    async def _post_batch(self, req: _Request, writer: asyncio.StreamWriter, session: Session,
+                          sid: str, items: list[Any]) -> bool:
+        """A batch: 202 when it holds only notifications and responses, else its answers as
+        one JSON array or, when the client takes one, an SSE stream of an event each."""
+        started = session.batch(items)
+        if isinstance(started, dict):
+            self.send(writer, 400, started)  # refused as a whole
+            return True
+        if not started:
+            self.send(writer, 202)
+            return True
+        if "text/event-stream" in req.headers.get("accept", "") and \
+                any(isinstance(s, asyncio.Task) for s in started):
+            return await self._stream_batch(writer, started, sid)
+        replies = await answers(started)
+        self.send(writer, 200 if replies else 202, replies, {"Mcp-Session-Id": sid})
+        return True
+
+    async def _stream_batch(self, writer: asyncio.StreamWriter, slots: list[Any],
+                            sid: str) -> bool:
+        """A batch's answers as an SSE stream, an event each as it is ready (none for a
+        cancelled request), the connection closed after the last."""
+        writer.write(_stream_head(sid))
+        for err in (s for s in slots if isinstance(s, dict)):
+            writer.write(_sse("message", json.dumps(err)))
+        await writer.drain()
+        pending = {s for s in slots if isinstance(s, asyncio.Task)}
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for t in done:
+                reply = None if t.cancelled() else t.result()
+                if reply is not None:
+                    writer.write(_sse("message", json.dumps(reply)))
+            await writer.drain()
+        return False
+
     async def _stream_reply(self, writer: asyncio.StreamWriter, task: asyncio.Task[Any],
                             sid: str, new: Session | None) -> bool:
         """The answer to one request as an SSE stream of one event (none when the request
         was cancelled), the connection closed after it. @new: the session it initializes."""
-        writer.write(_head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                 "Mcp-Session-Id": sid, "Connection": "close"}))
+        writer.write(_stream_head(sid))
         await writer.drain()
         reply = await task
         if new is not None and reply is not None and "result" in reply:
@@ -233,7 +280,7 @@ class _Server:
     async def legacy_stream(self, writer: asyncio.StreamWriter) -> None:
         """The older transport's event stream: its first event names where to POST."""
         sid = secrets.token_urlsafe(24)
-        q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        q: asyncio.Queue[Any] = asyncio.Queue()
         self.legacy[sid] = q
         self.keep(sid, Session(self.mcp))
         writer.write(_head(200, {"Content-Type": "text/event-stream",
@@ -263,7 +310,12 @@ class _Server:
         if q is None or session is None:
             self.send(writer, 404, {"error": "no such session"})
             return True
-        msg, err = parse(req.body)
+        value, err = load(req.body)
+        if err is None and isinstance(value, list):
+            self._legacy_batch(session, q, value)
+            self.send(writer, 202)
+            return True
+        msg, err = (None, err) if err is not None else check(value)
         if msg is None:
             q.put_nowait(err)
         elif is_request(msg):
@@ -276,6 +328,20 @@ class _Server:
             await session.handle(msg)
         self.send(writer, 202)
         return True
+
+    @staticmethod
+    def _legacy_batch(session: Session, q: asyncio.Queue[Any], items: list[Any]) -> None:
+        """A batch on the older transport: its answers as one event of the session's stream."""
+        started = session.batch(items)
+        if isinstance(started, dict):
+            q.put_nowait(started)
+            return
+
+        async def answer(slots: list[Any]) -> None:
+            replies = await answers(slots)
+            if replies is not None:
+                q.put_nowait(replies)
+        asyncio.create_task(answer(started))
 
 
 async def serve(mcp: McpSandbox, host: str, port: int, token: str | None, *, sse: bool) -> None:

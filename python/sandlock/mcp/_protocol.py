@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The server side of the MCP subset sandlock-mcp speaks, independent of the transport:
 JSON-RPC 2.0 messages in, responses out. initialize (with protocol-version negotiation),
-notifications/initialized, ping, tools/list, tools/call and notifications/cancelled.
+notifications/initialized, ping, tools/list, tools/call and notifications/cancelled; JSON-RPC
+batches for the sessions whose protocol version has them (BATCH_VERSIONS).
 
 A transport gives each request its own task running Session.handle(), so calls run
 concurrently and a cancellation can reach the one it names.
@@ -23,6 +24,11 @@ VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 NOT_INITIALIZED = -32002
 
+# The versions whose sessions take JSON-RPC batches: 2025-03-26 requires servers to receive
+# them, 2024-11-05 follows JSON-RPC 2.0, which has them; 2025-06-18 removed them.
+BATCH_VERSIONS = ("2025-03-26", "2024-11-05")
+MAX_BATCH = 1024
+
 
 class RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
@@ -34,14 +40,16 @@ def error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
-def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(message, None) for one valid JSON-RPC message, else (None, the error response)."""
+def load(data: bytes | str) -> tuple[Any, dict[str, Any] | None]:
+    """(the JSON value of @data, None), or (None, the parse error response)."""
     try:
-        msg = json.loads(data)
+        return json.loads(data), None
     except (ValueError, UnicodeDecodeError) as e:
         return None, error(None, PARSE_ERROR, f"parse error: {e}")
-    if isinstance(msg, list):
-        return None, error(None, INVALID_REQUEST, "invalid request: batches are not supported")
+
+
+def check(msg: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(@msg, None) when it is one valid JSON-RPC message, else (None, the error response)."""
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
         return None, error(msg.get("id") if isinstance(msg, dict) else None, INVALID_REQUEST,
                            "invalid request: not a JSON-RPC 2.0 message")
@@ -53,8 +61,33 @@ def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | No
     return msg, None
 
 
+def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(message, None) for one valid JSON-RPC message, else (None, the error response); a
+    batch is an error here (Session.batch() takes one)."""
+    msg, err = load(data)
+    if err is not None:
+        return None, err
+    if isinstance(msg, list):
+        return None, error(None, INVALID_REQUEST, "invalid request: batches are not supported")
+    return check(msg)
+
+
 def is_request(msg: dict[str, Any]) -> bool:
     return "method" in msg and "id" in msg
+
+
+async def answers(slots: list[Any]) -> list[dict[str, Any]] | None:
+    """The answers of a started batch (Session.batch()) as one list, None when it has none
+    (only cancelled requests): then nothing is sent."""
+    tasks = [s for s in slots if isinstance(s, asyncio.Task)]
+    if tasks:
+        await asyncio.wait(tasks)
+    out = [s if isinstance(s, dict) else _result(s) for s in slots]
+    return [r for r in out if r is not None] or None
+
+
+def _result(task: asyncio.Task[Any]) -> dict[str, Any] | None:
+    return None if task.cancelled() else task.result()
 
 
 class Session:
@@ -69,10 +102,8 @@ class Session:
     async def handle(self, msg: dict[str, Any]) -> dict[str, Any] | None:
         """The response to @msg (None for a notification, a response, or a request cancelled
         while it ran: the client was told it is abandoned, so nothing is sent)."""
-        if "method" not in msg:
-            return None  # a response to a request this server never sends
         if not is_request(msg):
-            self._notification(msg)
+            self.notify(msg)
             return None
         msg_id = msg["id"]
         task = asyncio.current_task()
@@ -87,6 +118,59 @@ class Session:
             return None
         finally:
             self.calls.pop(msg_id, None)
+
+    def notify(self, msg: dict[str, Any]) -> None:
+        """Take in a notification, or a response (to a request this server never sends:
+        nothing to do)."""
+        if "method" in msg:
+            self._notification(msg)
+
+    def batch(self, items: list[Any]) -> dict[str, Any] | list[Any]:
+        """Start the batch @items: the one error answering all of it, or a slot for each member
+        that gets an answer, in order: the error of an invalid member, or the task answering a
+        request (answers() waits for them). Notifications and responses are taken in at once,
+        and their requests run concurrently, as separate ones do."""
+        refused = self._batch_refused(items)
+        if refused is not None:
+            return error(None, INVALID_REQUEST, f"invalid request: {refused}")
+        slots: list[Any] = []
+        for item in items:
+            msg, err = check(item)
+            if msg is None:
+                slots.append(err)
+            elif not is_request(msg):
+                self.notify(msg)
+            elif msg["method"] == "initialize":
+                slots.append(error(msg["id"], INVALID_REQUEST,
+                                   "invalid request: initialize cannot be in a batch"))
+            else:
+                slots.append(self._start(msg))
+        return slots
+
+    def _batch_refused(self, items: list[Any]) -> str | None:
+        if self.version not in BATCH_VERSIONS:
+            now = f"this session's is {self.version}" if self.version else \
+                "this session is not initialized"
+            return ("batches are not supported at this protocol version (they are at "
+                    f"{' and '.join(BATCH_VERSIONS)}; {now})")
+        if not items:
+            return "an empty batch"
+        if len(items) > MAX_BATCH:
+            return f"a batch of {len(items)} messages (at most {MAX_BATCH})"
+        return None
+
+    def _start(self, msg: dict[str, Any]) -> asyncio.Task[Any]:
+        """The task answering the request @msg, known by its id at once: a cancellation later
+        in the same batch finds it, even before it has started."""
+        msg_id = msg["id"]
+        task = asyncio.create_task(self.handle(msg))
+        self.calls[msg_id] = task
+
+        def forget(t: asyncio.Task[Any]) -> None:
+            if self.calls.get(msg_id) is t:
+                del self.calls[msg_id]
+        task.add_done_callback(forget)
+        return task
 
     def _notification(self, msg: dict[str, Any]) -> None:
         method, params = msg["method"], msg.get("params") or {}

@@ -25,7 +25,7 @@ from .. import _ffi
 from .._core import ExitReason
 from .._process import StdioMode
 from ..sandbox import Sandbox
-from . import _policy, _schema
+from . import _policy, _schema, _validate
 
 # The directory holding the sandlock package (a source tree or site-packages), readable in
 # every call's sandbox. The worker runs as a script (python3 -I: no PYTHONPATH, no user site,
@@ -42,6 +42,11 @@ _BUILTIN = "sandlock.mcp.builtin"
 
 class ToolError(Exception):
     """A tool call failed: the tool raised, timed out, or its worker could not run it."""
+
+
+class ArgumentError(ToolError, ValueError):
+    """A call's arguments do not match its tool's input schema: refused before any worker
+    starts."""
 
 
 @dataclasses.dataclass
@@ -119,18 +124,21 @@ class McpSandbox:
                  capabilities: Mapping[str, Any] | None = None,
                  input_schema: Mapping[str, Any] | None = None) -> None:
         """Register @func as the tool @name. ValueError if it is not a top-level function of
-        an importable module, for a capability that is not a Sandbox field, or for a name
-        registered already."""
+        an importable module, for a capability that is not a Sandbox field, for a name
+        registered already, or for an @input_schema using a JSON Schema keyword that call_tool
+        does not check."""
         if not isinstance(name, str) or not name:
             raise ValueError("add_tool: the name must be a non-empty string")
         if name in self._tools:
             raise ValueError(f"add_tool: a tool named {name!r} is registered already")
         module, function, root = _schema.check_importable(name, func)
         schema, takes_workspace = _schema.schema_of(func)
+        if input_schema is not None:
+            schema = dict(input_schema)
+        _validate.check_schema(schema, name)  # every keyword checked at each call, or refused
         caps = dict(capabilities or {})
         _policy.build(self.workspace, caps, ())  # an unknown or bad capability fails here
-        self._tools[name] = _Local(func, description or (func.__doc__ or "").strip(),
-                                   dict(input_schema) if input_schema is not None else schema,
+        self._tools[name] = _Local(func, description or (func.__doc__ or "").strip(), schema,
                                    caps, module, function, root, takes_workspace)
 
     async def add_mcp_session(self, session: Any) -> None:
@@ -185,14 +193,19 @@ class McpSandbox:
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
                         timeout: float | None = None) -> str:
         """Run the tool @name with @arguments and return its text. KeyError for an unknown
-        tool; ToolError when the tool fails or runs past @timeout (the tool's default: the
-        sandbox's), which kills it. A cancelled call kills its process."""
+        tool; ArgumentError (a ToolError and a ValueError) when @arguments do not match the
+        tool's input schema, before any worker starts; ToolError when the tool fails or runs
+        past @timeout (the tool's default: the sandbox's), which kills it. A cancelled call
+        kills its process. A remote tool's arguments are its server's to check."""
         t = self._tools[name]
         args = dict(arguments or {})
         if isinstance(t, _Remote):
             return await _call_remote(t, name, args)
         if t.takes_workspace and "workspace" in args:
             raise ToolError(f"tool {name!r}: workspace is set by the sandbox, not by the caller")
+        why = _validate.problem(t.schema, args)
+        if why is not None:
+            raise ArgumentError(f"tool {name!r}: {why}")
         limit = self.timeout if timeout is None else float(timeout)
         if not (limit > 0 and math.isfinite(limit)):
             raise ValueError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
@@ -261,15 +274,24 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
 
 
 def _feed(stream: Any, data: bytes) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(data)
-        stream.close()
+    """Write @data and close @stream, whether the worker read it all or not: the worker sees
+    end-of-file, and no descriptor is left for the garbage collector to close."""
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            stream.write(data)
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
 
 
 def _drain(stream: Any, into: list[bytes]) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        while chunk := stream.read(65536):
-            into.append(chunk)
+    """Read @stream to its end and close it."""
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := stream.read(65536):
+                into.append(chunk)
+    finally:
+        stream.close()
 
 
 async def _call_remote(t: _Remote, name: str, args: dict[str, Any]) -> str:

@@ -55,12 +55,27 @@ def import_root(module: types.ModuleType) -> str:
 
 
 def _type_of(hint: Any) -> dict[str, Any]:
+    """The schema of a parameter annotated @hint: {} (any value) for what JSON cannot say."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        return _type_of(args[0]) if len(args) == 1 else {}
+        choices = [_type_of(a) for a in typing.get_args(hint)]
+        return {} if not all(choices) else {"anyOf": choices}
+    if origin is typing.Literal:
+        values = list(typing.get_args(hint))
+        plain = all(v is None or isinstance(v, (str, int, float, bool)) for v in values)
+        return {"enum": values} if plain else {}
+    if hint is type(None):
+        return {"type": "null"}
     t = _JSON.get(origin or hint)
-    return {"type": t} if t else {}
+    if t is None:
+        return {}
+    args = typing.get_args(hint)
+    if t == "array" and (origin is list and len(args) == 1 or
+                         origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        items = _type_of(args[0])
+        if items:
+            return {"type": t, "items": items}
+    return {"type": t}
 
 
 def schema_of(func: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
@@ -72,11 +87,13 @@ def schema_of(func: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
     props: dict[str, Any] = {}
     required: list[str] = []
     takes_workspace = False
+    more = False  # **kwargs: any other name is the function's to take
     for p in inspect.signature(func).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY):
             raise ValueError(f"tool {func.__name__}: parameter {p.name!r} cannot be given "
                              "by name (tools are called with named arguments)")
         if p.kind == p.VAR_KEYWORD:
+            more = True
             continue
         if p.name == "workspace":
             takes_workspace = True
@@ -89,4 +106,6 @@ def schema_of(func: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
     schema: dict[str, Any] = {"type": "object", "properties": props}
     if required:
         schema["required"] = required
+    if not more:
+        schema["additionalProperties"] = False
     return schema, takes_workspace

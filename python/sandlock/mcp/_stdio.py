@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""MCP over stdio: one JSON-RPC message a line on stdin, the answers a line each on stdout."""
+"""MCP over stdio: one JSON-RPC message (or batch) a line on stdin, the answers a line each on
+stdout (a batch's as one JSON array)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-from ._protocol import Session, is_request, parse
+from ._protocol import Session, answers, check, is_request, load
 from ._sandbox import McpSandbox
 
 _LINE_LIMIT = 64 << 20
@@ -38,13 +39,21 @@ async def serve(mcp: McpSandbox) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, me.cancel)  # type: ignore[union-attr]
 
-    def send(reply: dict[str, Any] | None) -> None:
+    def send(reply: dict[str, Any] | list[Any] | None) -> None:
         if reply is not None:
             out.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
             out.flush()
 
     async def answer(msg: dict[str, Any]) -> None:
         send(await session.handle(msg))
+
+    async def answer_batch(slots: list[Any]) -> None:
+        send(await answers(slots))
+
+    def spawn(coro: Any) -> None:
+        t = asyncio.create_task(coro)
+        tasks.add(t)
+        t.add_done_callback(tasks.discard)
 
     try:
         while True:
@@ -58,15 +67,26 @@ async def serve(mcp: McpSandbox) -> None:
                 break
             if not line.strip():
                 continue
-            msg, err = parse(line)
+            value, err = load(line)
+            if err is None and isinstance(value, list):
+                # Started here, in the order of the lines: its notifications count at once.
+                started = session.batch(value)
+                if isinstance(started, dict):
+                    send(started)
+                else:
+                    spawn(answer_batch(started))
+                continue
+            msg, err = (None, err) if err is not None else check(value)
             if msg is None:
                 send(err)
+            elif is_request(msg) and msg["method"] == "initialize":
+                # Answered before the next line is read: the version it settles decides
+                # whether a batch that follows is taken.
+                await answer(msg)
             elif is_request(msg):
-                t = asyncio.create_task(answer(msg))
-                tasks.add(t)
-                t.add_done_callback(tasks.discard)
+                spawn(answer(msg))
             else:
-                await session.handle(msg)
+                session.notify(msg)
     except asyncio.CancelledError:
         session.cancel_all()
     if tasks:
