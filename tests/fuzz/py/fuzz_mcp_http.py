@@ -8,7 +8,8 @@ The contract: _read_request() gives a request, None at the end, or _HttpError wi
 status it has a reason for (asyncio.IncompleteReadError for a body cut short); the handler
 never lets an exception out and writes only well-formed HTTP/1.1 responses: a status line, the
 headers, a JSON body of Content-Length bytes or an SSE stream of JSON events. Session ids are
-made "FUZZSID", so that an input can initialize a session and then use it."""
+made "FUZZSID", so that an input can initialize a session and then use it; and an older
+transport's session "LEGACY" is open, whose event stream must carry JSON-RPC responses only."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from sandlock.mcp import _http as H
 NAME = "mcp_http"
 TOKEN = "T0K"
 TOKENS = [b"POST ", b"GET ", b"DELETE ", b"PUT ", b" HTTP/1.1\r\n", b"/mcp", b"/sse",
-          b"/messages?sessionId=FUZZSID", b"Content-Length: ", b"Transfer-Encoding: chunked",
+          b"/messages?sessionId=LEGACY", b"Content-Length: ", b"Transfer-Encoding: chunked",
           b"Authorization: Bearer T0K\r\n", b"Origin: http://localhost\r\n",
           b"Origin: http://evil.example\r\n", b"Accept: text/event-stream\r\n",
           b"Mcp-Session-Id: FUZZSID\r\n", b"Mcp-Protocol-Version: 2025-06-18\r\n",
@@ -122,10 +123,19 @@ def _responses(out: bytes) -> tuple[int, ...]:
 
 async def _connection(data: bytes) -> tuple[int, ...]:
     server = H._Server(_mcp, "127.0.0.1", TOKEN)
+    stream: asyncio.Queue[Any] = asyncio.Queue()
+    server.legacy["LEGACY"] = stream  # what GET /sse on another connection would have made
+    server.keep("LEGACY", H.Session(_mcp))
     reader = _reader(data)
     writer = _Writer()
     await server.connection(reader, writer)
     assert writer.closed, "the handler left the connection open"
+    for _ in range(16):  # the answers to POST /messages come from tasks of their own
+        await asyncio.sleep(0)
+    while not stream.empty():
+        event = stream.get_nowait()
+        json.dumps(event, allow_nan=False)
+        assert event["jsonrpc"] == "2.0" and ("result" in event) != ("error" in event), event
     return _responses(bytes(writer.out))
 
 
