@@ -30,6 +30,23 @@ os.close(_fd)
 atexit.register(os.unlink, _PATH)
 
 
+def _reference(clf: C.StatisticalClassifier, text: str) -> float:
+    """The score as the package docs define it, computed the slow way: the sigmoid of the bias
+    plus the mean weight of a window's n-grams, the highest over the windows."""
+    s = C.prepare(text)
+    starts = [0] if len(s) <= clf.window else \
+        sorted(set(range(0, len(s) - clf.window + 1, clf.stride)) | {len(s) - clf.window})
+    best = 0.0
+    for a in starts:
+        w = s[a: a + clf.window]
+        grams = [w[i: i + n] for n in range(clf.ngram_min, clf.ngram_max + 1)
+                 for i in range(len(w) - n + 1)]
+        mean = math.fsum(clf.weights.get(g, 0.0) / len(grams) for g in grams) if grams else 0.0
+        z = max(-60.0, min(60.0, clf.bias + mean))
+        best = max(best, 1.0 / (1.0 + math.exp(-z)))
+    return best
+
+
 def _check(clf: C.StatisticalClassifier) -> tuple[Any, ...]:
     assert 1 <= clf.ngram_min <= clf.ngram_max <= C.MAX_NGRAM, clf.__dict__
     assert 16 <= clf.window <= 65536 and 1 <= clf.stride <= clf.window, clf.__dict__
@@ -40,6 +57,8 @@ def _check(clf: C.StatisticalClassifier) -> tuple[Any, ...]:
     for text in _TEXTS:
         s = clf.score(text)
         assert isinstance(s, float) and 0.0 <= s <= 1.0, (text, s)
+        ref = _reference(clf, text)
+        assert abs(s - ref) < 1e-6, f"score {s} of {text[:20]!r}, by the definition {ref}"
         scores.append(s >= clf.threshold)
     return ("model", clf.ngram_min, clf.ngram_max, *scores)
 

@@ -35,6 +35,7 @@ TOKENS = [b"POST ", b"GET ", b"DELETE ", b"PUT ", b" HTTP/1.1\r\n", b"/mcp", b"/
           b'{"jsonrpc":"2.0","id":1,"method":"ping"}']
 
 _READER_ERRORS = (asyncio.IncompleteReadError,)
+_DIGITS = re.compile(r"[0-9]+")  # RFC 9112: Content-Length = 1*DIGIT
 _loop = asyncio.new_event_loop()
 _mcp = mcpfake.make_mcp(_loop, ("echo", "fail"))
 # A fixed session id, so that a corpus entry can name the session it initialized.
@@ -62,7 +63,9 @@ async def _requests(data: bytes) -> tuple[Any, ...]:
             return (*seen, ("end",))
         assert isinstance(req.method, str) and isinstance(req.path, str), req
         assert all(k == k.strip().lower() for k in req.headers), req.headers
-        assert len(req.body) == int(req.headers.get("content-length", "0")), req.headers
+        length = req.headers.get("content-length", "0")
+        assert _DIGITS.fullmatch(length), f"Content-Length {length!r} is not digits"
+        assert len(req.body) == int(length), req.headers
         seen.append(("req", req.method[:8], req.path[:16]))
 
 
