@@ -38,8 +38,9 @@ _READER_ERRORS = (asyncio.IncompleteReadError,)
 _DIGITS = re.compile(r"[0-9]+")  # RFC 9112: Content-Length = 1*DIGIT
 _loop = asyncio.new_event_loop()
 _mcp = mcpfake.make_mcp(_loop, ("echo", "fail"))
-# A fixed session id, so that a corpus entry can name the session it initialized.
-H.secrets = types.SimpleNamespace(token_urlsafe=lambda n: "FUZZSID")
+# A fixed session id, so that a corpus entry can name the session it initialized (only while
+# a run goes: the tests of the real server share the process).
+_SECRETS = types.SimpleNamespace(token_urlsafe=lambda n: "FUZZSID")
 
 
 def _reader(data: bytes) -> asyncio.StreamReader:
@@ -143,11 +144,13 @@ async def _connection(data: bytes) -> tuple[int, ...]:
 
 
 def fuzz(data: bytes) -> Any:
+    real, H.secrets = H.secrets, _SECRETS
     try:
         parsed = _loop.run_until_complete(_requests(data))
         answered = _loop.run_until_complete(_connection(data))
     finally:
         mcpfake.settle(_loop)
+        H.secrets = real
     return parsed[:4], answered[:4]
 
 

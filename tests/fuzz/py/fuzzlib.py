@@ -36,7 +36,8 @@ _INTERESTING = [b"\x00", b"\xff", b"\x7f", b"\x80", b"\xc3", b"\xed\xa0\x80", b"
                 b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b"\r", b"\n", b"\r\n", b" ",
                 b"\t", b"%", b"&", b"=", b"?", b"#", b"/", b"0", b"-1", b"1e400", b"NaN",
                 b"-Infinity", b"null", b"true", b"false", b"[]", b"{}", b'""', b"\\u0000",
-                b"\\ud800", b"99999999999999999999", b"0.5", b"1" * 5000]
+                b"\\ud800", b"99999999999999999999", b"0.5", b"1" * 5000,
+                b"1" + b"0" * 400]
 
 
 class Hang(BaseException):
