@@ -41,7 +41,7 @@ def _decode(data: bytes) -> Any:
 def _check(guard: Any, cfg: dict[str, Any]) -> tuple[Any, ...]:
     assert isinstance(guard, sandlock_guard.PromptGuard), guard
     assert guard.threshold == cfg["threshold"] and guard.max_bytes == cfg["max_bytes"], cfg
-    assert guard.scan_timeout == cfg["scan_timeout"], cfg
+    assert guard.scan_timeout == float(cfg["scan_timeout"]), cfg
     assert [[r.id, r.pattern, r.severity, r.message] for r in guard.rules] == \
         [list(r) for r in cfg["rules"]], cfg["rules"]
     assert (guard.classifier is None) == (cfg.get("model") is None), cfg
@@ -51,6 +51,16 @@ def _check(guard: Any, cfg: dict[str, Any]) -> tuple[Any, ...]:
         return ("guard", "scan-error", e.code)
     assert isinstance(report, sandlock_guard.ScanReport), report
     return ("guard", report.flagged, len(guard.rules), guard.classifier is not None)
+
+
+def _raw_rules(rules: Any) -> None:
+    """PromptGuard's own check of its rules argument, given JSON values rather than Rules:
+    TypeError, unless there are none."""
+    try:
+        guard = sandlock_guard.PromptGuard(rules=rules)
+    except TypeError:
+        return
+    assert guard.rules == () and not tuple(rules), rules
 
 
 def fuzz(data: bytes) -> Any:
@@ -65,6 +75,8 @@ def _fuzz(data: bytes) -> Any:
         cfg = _decode(data)
     except (ValueError, RecursionError) as e:  # the worker's "config" error, exit 2
         return ("json", type(e).__name__)
+    if isinstance(cfg, dict) and "rules" in cfg:
+        _raw_rules(cfg["rules"])
     try:
         guard = W._guard_from(sandlock_guard, cfg)
     except _ERRORS as e:
