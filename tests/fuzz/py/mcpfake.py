@@ -10,7 +10,7 @@ import asyncio
 import json
 from typing import Any
 
-import fuzzlib  # noqa: F401  (puts python/ on sys.path)
+import fuzzlib  # first: it puts python/ on sys.path
 from sandlock.mcp._sandbox import McpSandbox
 
 TOOLS = ("echo", "fail", "wait")
@@ -32,7 +32,8 @@ class FakeSession:
 
 
 def make_mcp(loop: asyncio.AbstractEventLoop, tools: tuple[str, ...] = TOOLS) -> McpSandbox:
-    mcp = McpSandbox(workspace="/tmp/sandlock-fuzz-workspace")
+    # No tool runs here: the workspace is only named in initialize's instructions.
+    mcp = McpSandbox(workspace=str(fuzzlib.ROOT / "build" / "fuzz-workspace"))
     loop.run_until_complete(mcp.add_mcp_session(FakeSession(tools)))
     return mcp
 
