@@ -28,7 +28,7 @@ VIEW_CHARS_FACTOR = 8
 VIEW_CHARS_SLACK = 65536
 MIN_BLOB_TEXT = 8  # shorter decoded texts are not worth a view
 REGION_GAP = 64  # escapes closer than this share one region (fewer, longer regions)
-NORMALIZE_BLOCK = 4096
+NORMALIZE_BLOCK = 1024  # the text is normalized in blocks this long, cut before ASCII
 
 _INVISIBLE = (list(range(0x200B, 0x2010)) + list(range(0x202A, 0x202F))
               + list(range(0x2060, 0x2065)) + list(range(0x2066, 0x206A))
