@@ -276,8 +276,8 @@ def markdown_of(size):
 @pytest.mark.pure
 def test_spliced_into_markdown_flags_what_alone_does():
     """Each family's examples and each benign text, plain and HTML-entity, %XX, base64 and
-    %XX-escaped base64 encoded, spliced into 128 KiB of markdown (which has escapes of its own, so its
-    unescaped view is scanned by regions) at one of several offsets: at the start, just
+    %XX-escaped base64 encoded, spliced into 128 KiB of markdown (which has escapes of its
+    own, so its unescaped view is scanned by regions) at one of several offsets: at the start, just
     after one of the markdown's own escapes (inside a region it already has), in the middle,
     near the end and at the end. The spliced text is flagged with the rule ids that the
     plainest scan of the example alone finds (reference_ids), and the benign texts stay
