@@ -165,6 +165,9 @@ LEADS = {
                                                 "put"),
 }
 _UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-control"})
+# The rules with a top-level alternative that opens with a literal newline (test_guard.py
+# checks this against the patterns): only they need trying at each newline itself.
+NEWLINE_OPENS = frozenset({"forged-conversation-turn"})
 
 
 def _occurrences(view: str | bytes, lead: str, start: int = 0,
@@ -276,15 +279,18 @@ class TextRule:
             flags = self.compiled.flags
             if body.startswith("(?m)"):
                 body, flags = body[4:], flags | re.MULTILINE
-            # After a newline, and at one: the lookbehind steps back onto the newline and
-            # looks ahead for the pattern from there.
-            self.lines = (re.compile(rf"\n(?:{body})", flags),
-                          re.compile(rf"\n(?<=(?=(?:{body}))\n)", flags))
+            # After a newline; and at one, for a pattern with an alternative that opens with
+            # a newline: the lookbehind steps back onto the newline and looks ahead for the
+            # pattern from there. (A "^" alternative at a newline that starts a line is the
+            # same try as just after the newline before it.)
+            self.lines = (re.compile(rf"\n(?:{body})", flags),)
+            if rule.id in NEWLINE_OPENS:
+                self.lines += (re.compile(rf"\n(?<=(?=(?:{body}))\n)", flags),)
 
     def search(self, leads: Leads) -> bool:
         match, view = self.compiled.match, leads.view
-        if self.lines is not None and (match(view, 0) or self.lines[0].search(view)
-                                       or self.lines[1].search(view)):
+        if self.lines is not None and (match(view, 0)
+                                       or any(p.search(view) for p in self.lines)):
             return True
         return any(match(view, i) for lead in self.words for i in leads[lead])
 

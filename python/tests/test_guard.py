@@ -416,7 +416,7 @@ def test_every_alternative_starts_with_a_lead():
     literal that begins with a lead, or a line start for the "\\n" lead."""
     from re import _parser
 
-    from sandlock_guard._rules import TEXT_RULES
+    from sandlock_guard._rules import NEWLINE_OPENS, TEXT_RULES
 
     for r in TEXT_RULES:
         starts = literal_starts(list(_parser.parse(r.compiled.pattern)))
@@ -425,6 +425,8 @@ def test_every_alternative_starts_with_a_lead():
                      if not any(p.startswith(lead) for lead in r.leads if lead != "\n")
                      and not (line and p[:1] in ("^", "\n"))]
         assert starts and not uncovered, (r.rule.id, uncovered)
+        # Only the rules listed in NEWLINE_OPENS are also tried at each newline itself.
+        assert any(p[:1] == "\n" for p in starts) == (r.rule.id in NEWLINE_OPENS), r.rule.id
 
 
 # ---- thresholds and custom rules ---------------------------------------------------------------
