@@ -65,6 +65,21 @@ def _folded(views: list[tuple[str, bool, Derived | None]]) -> list[Leads]:
     return list(by_text.values())
 
 
+def _suspects(views: list[tuple[str, bool, Derived | None]]) -> list[str]:
+    """The views other than the normalized ones that hold a character a Unicode rule looks
+    for. An unescaped view of a text that holds none can hold one only in its unescaped
+    pieces, the rest being the text's."""
+    found: dict[str, bool] = {}
+    for v, norm, derived in views:
+        if norm:
+            continue
+        if derived is not None and found.get(derived.base) is False:
+            found[v] = any(has_suspects(p) for _, _, _, p in derived.parts if p is not None)
+        else:
+            found[v] = has_suspects(v)
+    return [v for v, hit in found.items() if hit]
+
+
 def _matching(views: list[tuple[str, bool, Derived | None]],
               custom: tuple[Rule, ...]) -> list[Rule]:
     """The rules that match some view: built-in text rules on the normalized views, the
@@ -75,8 +90,7 @@ def _matching(views: list[tuple[str, bool, Derived | None]],
     for text_rule in TEXT_RULES:
         if any(text_rule.search(leads) for leads in folded):
             found.append(text_rule.rule)
-    suspect = [v for v, norm, _ in views
-               if not norm and has_suspects(v)]
+    suspect = _suspects(views)
     for rule, compiled in UNICODE_RULES:
         if any(compiled.search(v) for v in suspect):
             found.append(rule)

@@ -308,14 +308,19 @@ class _Child:
     normalized pieces and the child's pieces (None where it kept the text's). @blobs_seen:
     the text's blobs are views already, so only the unescaped pieces can add any."""
 
-    __slots__ = ("text", "norm_parts", "parts", "blobs_seen")
+    __slots__ = ("text", "norm_parts", "parts", "blobs_seen", "cut")
 
     def __init__(self, cut: list[tuple[str, bool]], norm_parts: list[str],
                  blobs_seen: bool) -> None:
+        self.cut = cut
         self.parts = [_unescape_all(p) if esc else None for p, esc in cut]
         self.text = "".join(p if q is None else q for (p, _), q in zip(cut, self.parts))
         self.norm_parts = norm_parts
         self.blobs_seen = blobs_seen
+
+    def raw(self) -> Derived:
+        """How the child lines up with the text it was unescaped from."""
+        return _aligned([p for p, _ in self.cut], self.parts)[1]
 
     def normalized(self) -> tuple[str, Derived]:
         return _aligned(self.norm_parts, [None if p is None else normalize(p)
@@ -335,8 +340,9 @@ class _Child:
 
 def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
     """Every text to scan, as (text, normalized, derived), the input first; a text that
-    normalizing leaves alone is listed both ways; derived, for the normalized form of an
-    unescaped view, says how it lines up with its parent's. Raises
+    normalizing leaves alone is listed both ways; derived, for an unescaped view, says how it
+    lines up with the text it was unescaped from, and for its normalized form how that lines
+    up with the text's normalized form. Raises
     ScanError("processing_limit") past a bound."""
     budget = _Budget(text)
     decoded: dict[str, list[str]] = {}
@@ -347,7 +353,7 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
         cur, depth, child = work.pop()
         if cur is not text:
             budget.take(cur)
-        out.append((cur, False, None))
+        out.append((cur, False, None if child is None else child.raw()))
         cut = pieces(cur, escape_regions(cur))
         if child is not None:
             norm, derived = child.normalized()
