@@ -15,9 +15,10 @@ from ._rules import (
     RULESET_VERSION,
     TEXT_RULES,
     UNICODE_RULES,
-    UNICODE_SUSPECTS,
+    has_suspects,
     Leads,
 )
+from ._views import Derived
 from ._types import RANK, RESERVED_IDS, Finding, Rule, ScanError, ScanReport, check_level
 
 
@@ -53,22 +54,48 @@ def _check_classifier(model: Any, classifier: Any) -> Any:
     return classifier
 
 
-def _matching(views: list[tuple[str, bool]], custom: tuple[Rule, ...]) -> list[Rule]:
+def _folded(views: list[tuple[str, bool, Derived | None]]) -> list[Leads]:
+    """The Leads of each normalized view; an unescaped view's come from its parent's."""
+    by_text: dict[str, Leads] = {}
+    for v, norm, derived in views:
+        if norm:
+            base = by_text.get(derived.base) if derived is not None else None
+            by_text[v] = (Leads(v) if base is None
+                          else Leads(v, base, derived.parts))
+    return list(by_text.values())
+
+
+def _suspects(views: list[tuple[str, bool, Derived | None]]) -> list[str]:
+    """The views other than the normalized ones that hold a character a Unicode rule looks
+    for. An unescaped view of a text that holds none can hold one only in its unescaped
+    pieces, the rest being the text's."""
+    found: dict[str, bool] = {}
+    for v, norm, derived in views:
+        if norm:
+            continue
+        if derived is not None and found.get(derived.base) is False:
+            found[v] = any(has_suspects(p) for _, _, _, p in derived.parts if p is not None)
+        else:
+            found[v] = has_suspects(v)
+    return [v for v, hit in found.items() if hit]
+
+
+def _matching(views: list[tuple[str, bool, Derived | None]],
+              custom: tuple[Rule, ...]) -> list[Rule]:
     """The rules that match some view: built-in text rules on the normalized views, the
     invisible-character ones on the others (normalizing removes what they look for), custom
     rules on every view."""
     found = []
-    folded = [Leads(v) for v, norm in views if norm]
+    folded = _folded(views)
     for text_rule in TEXT_RULES:
         if any(text_rule.search(leads) for leads in folded):
             found.append(text_rule.rule)
-    suspect = [v for v, norm in views
-               if not norm and not v.isascii() and UNICODE_SUSPECTS.search(v)]
+    suspect = _suspects(views)
     for rule, compiled in UNICODE_RULES:
         if any(compiled.search(v) for v in suspect):
             found.append(rule)
     for rule in custom:
-        if any(rule.compiled.search(v) for v, _ in views):
+        if any(rule.compiled.search(v) for v, _, _ in views):
             found.append(rule)
     return found
 
@@ -113,12 +140,12 @@ class PromptGuard:
         if not isinstance(text, str):
             raise TypeError(f"scan: a str, not {type(text).__name__}")
         n = self._input_bytes(text)
-        views = _views.views(text)
+        views = _views.derive(text)
         findings = [Finding(r.id, r.severity, r.message) for r in _matching(views, self.rules)]
         score = digest = None
         clf = self.classifier
         if clf is not None:
-            score = max(clf.score_prepared(prepare(v)) for v, norm in views if not norm)
+            score = max(clf.score_prepared(prepare(v)) for v, norm, _ in views if not norm)
             digest = clf.digest
             if score >= clf.threshold:
                 findings.append(Finding(clf.rule_id, "high",

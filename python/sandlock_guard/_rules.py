@@ -8,6 +8,7 @@ pattern changes: reports carry it so a verdict can be traced to the rules that m
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 from ._types import Rule
 
@@ -164,34 +165,106 @@ LEADS = {
                                                 "put"),
 }
 _UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-control"})
+# The rules with a top-level alternative that opens with a literal newline (test_guard.py
+# checks this against the patterns): only they need trying at each newline itself.
+NEWLINE_OPENS = frozenset({"forged-conversation-turn"})
 
 
-def _starts(view: str, lead: str):
-    if lead == "\n":
-        yield 0
-    i = view.find(lead)
+def _occurrences(view: str | bytes, lead: str, start: int = 0,
+                 end: int | None = None) -> list[int]:
+    find, out = view.find, []
+    end = len(view) if end is None else end
+    i = find(lead.encode() if isinstance(view, bytes) else lead, start, end)
     while i >= 0:
-        yield i
-        if lead == "\n":
-            yield i + 1
-        i = view.find(lead, i + 1)
+        out.append(i)
+        i = find(lead.encode() if isinstance(view, bytes) else lead, i + 1, end)
+    return out
+
+
+def _starts(lead: str, found: list[int]) -> list[int]:
+    """Where a match can start, given where @lead occurs: at it, or for a newline also at
+    the line's start (and at the start of the text)."""
+    if lead != "\n":
+        return found
+    return [0] + [j for i in found for j in (i, i + 1)]
 
 
 class Leads:
-    """The positions of each lead in one view, found once for all the rules."""
+    """The positions of each lead in one view, found once for all the rules. A view derived
+    from another by replacing some of its pieces (an unescaped view's normalized form) takes
+    the positions in the pieces it kept from the other's Leads and searches only the rest:
+    no lead holds ASCII whitespace but the newline itself, and every piece boundary has some
+    on its kept side, so no lead occurrence straddles one."""
 
-    def __init__(self, view: str) -> None:
+    def __init__(self, view: str, base: "Leads | None" = None, parts=None) -> None:
         self.view = view
+        self.base = base
+        self.raw: dict[str, list[int]] = {}
         self.found: dict[str, list[int]] = {}
+        self.searched: str | bytes | None = None
+        if base is not None:
+            self._split(parts)
+
+    def _split(self, parts) -> None:
+        # The kept pieces as (base_start, base_end, shift); the others joined by NULs, which
+        # no lead holds, so that one search per lead covers them all.
+        self.kept = [(b0, b1, at - b0) for b0, b1, at, part in parts if part is None]
+        self.kept_starts = [b0 for b0, _, _ in self.kept]
+        joined, offsets, starts, pos = [], [], [], 0
+        for _, _, at, part in parts:
+            if part is not None:
+                joined.append(part)
+                offsets.append(pos)
+                starts.append(at)
+                pos += len(part) + 1
+        self.joined = "\0".join(joined)
+        self.joined_offsets = offsets
+        self.joined_starts = starts
+
+    def occurrences(self, lead: str) -> list[int]:
+        if lead not in self.raw:
+            self.raw[lead] = (_occurrences(self._haystack(), lead) if self.base is None
+                              else self._mapped(lead))
+        return self.raw[lead]
+
+    def _haystack(self) -> str | bytes:
+        """The view to search for leads: a text with characters past Latin-1 is stored two
+        or four bytes a character, and bytes.find goes faster over its ASCII bytes (every
+        other character one "?", which no lead holds, so the positions are the same)."""
+        if self.searched is None:
+            v = self.view
+            self.searched = v if v.isascii() else v.encode("ascii", "replace")
+        return self.searched
+
+    def _mapped(self, lead: str) -> list[int]:
+        base = self.base.occurrences(lead)
+        out: list[int] = []
+        if len(base) < len(self.kept):
+            for i in base:
+                k = bisect_right(self.kept_starts, i) - 1
+                if k >= 0 and i < self.kept[k][1]:
+                    out.append(i + self.kept[k][2])
+        else:
+            for b0, b1, shift in self.kept:
+                lo = bisect_left(base, b0)
+                hi = bisect_left(base, b1, lo)
+                out += [i + shift for i in base[lo:hi]]
+        for j in _occurrences(self.joined, lead):
+            k = bisect_right(self.joined_offsets, j) - 1
+            out.append(j - self.joined_offsets[k] + self.joined_starts[k])
+        return out
 
     def __getitem__(self, lead: str) -> list[int]:
         if lead not in self.found:
-            self.found[lead] = list(_starts(self.view, lead))
+            self.found[lead] = _starts(lead, self.occurrences(lead))
         return self.found[lead]
 
 
 class TextRule:
-    """A built-in rule's pattern, compiled for case-folded text, tried at its leads."""
+    """A built-in rule's pattern, compiled for case-folded text, tried at its leads. The
+    newline lead is not tried one position at a time (a MiB of markdown has some 20,000
+    lines): two searches that open with a literal newline, which the regex engine skips to
+    in C, try the pattern at each newline and just after it."""
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
@@ -200,10 +273,26 @@ class TextRule:
         body = rule.pattern.replace(r"|\b", "|")
         self.compiled = re.compile(body[2:] if body.startswith(r"\b") else body)
         self.leads = LEADS[rule.id]
+        self.words = tuple(lead for lead in self.leads if lead != "\n")
+        self.lines = None
+        if "\n" in LEADS[rule.id]:
+            flags = self.compiled.flags
+            if body.startswith("(?m)"):
+                body, flags = body[4:], flags | re.MULTILINE
+            # After a newline; and at one, for a pattern with an alternative that opens with
+            # a newline: the lookbehind steps back onto the newline and looks ahead for the
+            # pattern from there. (A "^" alternative at a newline that starts a line is the
+            # same try as just after the newline before it.)
+            self.lines = (re.compile(rf"\n(?:{body})", flags),)
+            if rule.id in NEWLINE_OPENS:
+                self.lines += (re.compile(rf"\n(?<=(?=(?:{body}))\n)", flags),)
 
     def search(self, leads: Leads) -> bool:
         match, view = self.compiled.match, leads.view
-        return any(match(view, i) for lead in self.leads for i in leads[lead])
+        if self.lines is not None and (match(view, 0)
+                                       or any(p.search(view) for p in self.lines)):
+            return True
+        return any(match(view, i) for lead in self.words for i in leads[lead])
 
 
 TEXT_RULES = tuple(TextRule(r) for r in BUILTIN_RULES if r.id not in _UNICODE)
@@ -212,3 +301,20 @@ UNICODE_RULES = tuple((r, r.compiled) for r in BUILTIN_RULES if r.id in _UNICODE
 # them at all (the invisible-unicode pattern's lookarounds are slow on a MiB that has none).
 UNICODE_SUSPECTS = re.compile("[\u00ad\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064"
                               "\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+# The ones below U+10000: a str.find for each rules out most views far faster than the
+# character-class search above; the tag characters are past U+FFFF, so a view without any
+# such character (its UTF-16 is as long as it is) has none.
+_BMP_SUSPECTS = tuple(chr(c) for c in [0xAD, 0x180E, 0x200B, 0x200C, 0x200D, 0xFEFF]
+                      + list(range(0x202A, 0x202F)) + list(range(0x2060, 0x2065))
+                      + list(range(0x2066, 0x206A)))
+
+
+def has_suspects(view: str) -> bool:
+    """Whether @view holds a character that a Unicode rule looks for."""
+    if view.isascii():
+        return False
+    if not any(c in view for c in _BMP_SUSPECTS):
+        astral = len(view.encode("utf-16-le", "surrogatepass")) > 2 * len(view)
+        if not astral:
+            return False
+    return UNICODE_SUSPECTS.search(view) is not None

@@ -237,6 +237,152 @@ def test_rules_tried_at_their_leads_find_what_a_search_finds():
     assert checked > 1000 and hits > 60
 
 
+SPLICE_ENCODINGS = {
+    "plain": lambda s: s,
+    "html entities": ENCODINGS["html entities"],
+    "percent": ENCODINGS["percent"],
+    "base64": lambda s: b64(s),
+    "percent-escaped base64": lambda s: ENCODINGS["percent"](b64(s)),
+}
+
+
+def reference_ids(text):
+    """What the guard finds in @text by the plainest means: every view derived whole (the
+    whole text normalized and unescaped at once, base64 candidates by their regex) and every
+    built-in rule searched for over the whole of each view, leads or no leads."""
+    from sandlock_guard._rules import TEXT_RULES, UNICODE_RULES
+
+    seen, work, raw, folded = {text}, [(text, 0)], [], []
+    while work:
+        cur, depth = work.pop()
+        raw.append(cur)
+        norm = _views._normalize_all(cur)
+        folded.append(norm)
+        subs = [_views._unescape_all(cur), _views._unescape_all(norm)]
+        subs += [d for b in _views._BASE64.findall(cur) for d in _views._decode_blob(b)]
+        for sub in subs:
+            if sub not in seen and depth < _views.MAX_DEPTH:
+                seen.add(sub)
+                work.append((sub, depth + 1))
+    found = {r.rule.id for r in TEXT_RULES if any(r.compiled.search(v) for v in folded)}
+    return found | {rule.id for rule, c in UNICODE_RULES if any(c.search(v) for v in raw)}
+
+
+def markdown_of(size):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return (text * (size // len(text) + 1))[:size]
+
+
+@pytest.mark.pure
+def test_spliced_into_markdown_flags_what_alone_does():
+    """Each family's examples and each benign text, plain and HTML-entity, %XX, base64 and
+    %XX-escaped base64 encoded, spliced into 128 KiB of markdown (which has escapes of its
+    own, so its unescaped view is scanned by regions) at one of several offsets: at the start, just
+    after one of the markdown's own escapes (inside a region it already has), in the middle,
+    near the end and at the end. The spliced text is flagged with the rule ids that the
+    plainest scan of the example alone finds (reference_ids), and the benign texts stay
+    clean: a region of the unescaped view, or a blob in one, that the scan left out would
+    lose the example's findings."""
+    base = markdown_of(128 * 1024)
+    guard = PromptGuard()
+    assert guard.scan(base).findings == ()
+    amp = base.index("&", len(base) // 3)
+    offsets = [0, amp + 1, base.index("\n", len(base) // 2) + 1, len(base) - 3000, len(base)]
+    examples = [t for ts in FAMILIES.values() for t in ts] + BENIGN
+    checked = flagged = 0
+    for i, example in enumerate(examples):
+        for j, encode in enumerate(SPLICE_ENCODINGS.values()):
+            text = encode(example)
+            at = offsets[(i + j) % len(offsets)]
+            alone = guard.scan(text)
+            spliced = guard.scan(base[:at] + "\n" + text + "\n" + base[at:])
+            expected = reference_ids(text)
+            assert ids(alone) == expected, (example, list(SPLICE_ENCODINGS)[j])
+            assert ids(spliced) == expected, (example, at, list(SPLICE_ENCODINGS)[j])
+            assert spliced.flagged == alone.flagged
+            assert not (spliced.flagged and example in BENIGN), example
+            checked += 1
+            flagged += spliced.flagged
+    assert checked == len(examples) * len(SPLICE_ENCODINGS)
+    # Every attack is flagged in every encoding but some Unicode ones in the two base64 ones
+    # (a decoded blob must be mostly printable), so the comparisons above are about
+    # findings, not about empty reports.
+    unicode = sum(len(FAMILIES[r]) for r in ("invisible-unicode", "unicode-tag-characters",
+                                               "bidi-control"))
+    attacks = sum(len(ts) for ts in FAMILIES.values())
+    assert flagged >= len(SPLICE_ENCODINGS) * attacks - 2 * unicode
+
+
+@pytest.mark.pure
+def test_normalize_by_runs_is_whole_text_normalization(monkeypatch):
+    """normalize() runs Unicode normalization over non-ASCII runs only, in blocks: on random
+    text of combining marks, compositions, case-folding oddities, invisible and tag characters
+    it gives what normalizing the whole text at once gives."""
+    monkeypatch.setattr(_views, "NORMALIZE_BLOCK", 2)
+    rng = random.Random(5)
+    alphabet = ("aAeEiIsS=<> \n\t\u0301\u0338\u0327\u00df\u0130\u03a3\u1e9e\u200b\u200d"
+                "\ufeff\U000e0041\u1100\u1161\u11a8\uac00\ufb01\u2474\uff21\u0345\u0399"
+                "\u0307\u00e9\u212b\u2126\u0f73\u0cc6\u0cc2\u3000\u00a0")
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(14)))
+        assert _views.normalize(text) == _views._normalize_all(text), ascii(text)
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize("gap", [0, 1, 3, _views.REGION_GAP])
+def test_unescape_by_regions_is_whole_text_unescape(monkeypatch, gap):
+    """Unescaping region by region, and normalizing piece by piece along the same cuts,
+    give what doing the whole text at once gives, on random text of escape fragments,
+    ASCII and other whitespace."""
+    monkeypatch.setattr(_views, "REGION_GAP", gap)
+    rng = random.Random(gap)
+    alphabet = ["&", "%", "\\", "#", ";", "x", "4", "1", "A", "c", "3", "a", "9", " ", "\n",
+                "\t", "\r", "\x0b", "\x0c", "\u00a0", "\u3000", "\u0301", "é", "u", "n", "amp",
+                "lt", "&#", "%C3", "%A9", "%E2%80", "\\u00", "\\x", "&#x", "&amp;", "&lt",
+                "\\\\", "&Counter"]
+    for _ in range(10000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
+        cut = _views.pieces(text, _views.escape_regions(text))
+        assert "".join(p for p, _ in cut) == text
+        assert _views.unescape(text) == _views._unescape_all(text), ascii(text)
+        assert "".join(_views.normalize(p) for p, _ in cut) == _views.normalize(text)
+
+
+@pytest.mark.pure
+def test_base64_candidates_are_the_regex_matches():
+    rng = random.Random(3)
+    alphabet = "aZ09+/_-= \n.é\u200b"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) * rng.randrange(1, 9)
+                       for _ in range(rng.randrange(12)))
+        assert list(_views._candidates(text)) == _views._BASE64.findall(text), ascii(text)
+
+
+@pytest.mark.pure
+def test_leads_read_off_the_parent_are_a_fresh_search():
+    """An unescaped view's normalized form takes its lead positions in the pieces it kept
+    from its parent's: the same positions as searching it afresh."""
+    from sandlock_guard._rules import TEXT_RULES, Leads
+
+    leads = sorted({lead for r in TEXT_RULES for lead in r.leads})
+    texts = [markdown_of(200000), "C:\\new &amp; 100% %20\n" * 50 + ATTACK,
+             ENCODINGS["html entities"](ATTACK) + " do " + ENCODINGS["percent"](CLEAN)]
+    derived = 0
+    for text in texts:
+        by_text = {}
+        for view, norm, how in _views.derive(text):
+            if not norm:
+                continue
+            fresh = by_text[view] = Leads(view)
+            if how is None or how.base not in by_text:
+                continue
+            mapped = Leads(view, by_text[how.base], how.parts)
+            for lead in leads:
+                assert sorted(mapped[lead]) == sorted(fresh[lead]), lead
+            derived += 1
+    assert derived >= len(texts)
+
+
 def literal_starts(items):
     """The literal strings a parsed regex can start with: its literals up to the first item
     that is something else, through groups and alternations, both ways through an optional
@@ -270,7 +416,7 @@ def test_every_alternative_starts_with_a_lead():
     literal that begins with a lead, or a line start for the "\\n" lead."""
     from re import _parser
 
-    from sandlock_guard._rules import TEXT_RULES
+    from sandlock_guard._rules import NEWLINE_OPENS, TEXT_RULES
 
     for r in TEXT_RULES:
         starts = literal_starts(list(_parser.parse(r.compiled.pattern)))
@@ -279,6 +425,8 @@ def test_every_alternative_starts_with_a_lead():
                      if not any(p.startswith(lead) for lead in r.leads if lead != "\n")
                      and not (line and p[:1] in ("^", "\n"))]
         assert starts and not uncovered, (r.rule.id, uncovered)
+        # Only the rules listed in NEWLINE_OPENS are also tried at each newline itself.
+        assert any(p[:1] == "\n" for p in starts) == (r.rule.id in NEWLINE_OPENS), r.rule.id
 
 
 # ---- thresholds and custom rules ---------------------------------------------------------------
