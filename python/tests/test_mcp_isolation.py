@@ -250,6 +250,15 @@ def test_server_limit_flags_reach_the_builtins(ws):
     assert p.returncode == 2 and p.stderr.endswith("--max-processes: 0: a whole number >= 1\n")
 
 
+def test_builtin_process_limit(ws):
+    m = McpSandbox(workspace=str(ws))
+    builtin.register(m, max_processes=4)  # the worker, sh and what sh starts
+    two = "for i in 1 2; do sleep 1 & done; wait; echo ok"
+    assert run(m.call_tool("shell", {"command": two})) == "ok\n"  # the negative control
+    with pytest.raises(ToolError, match=r"^RuntimeError: exit status 2\n.*: Cannot fork\n$"):
+        run(m.call_tool("shell", {"command": two.replace("1 2", "1 2 3 4 5 6")}))
+
+
 def test_builtin_output_bounded(server):
     assert run(server.call_tool("shell", {"command": "printf hi"})) == "hi"
     # Endless output: stopped at the limit, not read until the timeout.
