@@ -20,8 +20,7 @@ from sandlock.mcp import McpSandbox, ToolError, builtin
 from sandlock.mcp import _sandbox
 
 PY = "/usr/bin/python3"
-PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(builtin.__file__)))
-PKG_PARENT = os.path.dirname(PKG_PARENT)
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(builtin.__file__))))
 
 
 def run(coro):
@@ -268,11 +267,11 @@ def test_builtin_output_bounded(server):
                             "it to a file of the workspace and read that in parts")
 
 
-def test_builtin_environment_has_no_library_path(server):
+def test_builtin_environment_has_no_library_path(server, ws):
     env = run(server.call_tool("shell", {"command": "env"}))
     assert "SANDLOCK_LIB" not in env and "HOME=" in env
     # The negative control: the file tools still find the library to confine themselves with.
-    (server_ws := server.workspace) and open(os.path.join(server_ws, "ok.txt"), "w").write("ok")
+    (ws / "ok.txt").write_text("ok")
     assert run(server.call_tool("read_file", {"path": "ok.txt"})) == "ok"
 
 
