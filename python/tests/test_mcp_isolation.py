@@ -219,6 +219,17 @@ def test_each_call_has_a_fresh_private_home(ws):
     assert m.get_policy("state").env["HOME"] == "/nonexistent"
 
 
+def test_temporary_directory_inside_the_workspace_refused(ws, monkeypatch):
+    (ws / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(ws / "tmp"))
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(ws))
+    assert str(e.value) == (f"McpSandbox: the workspace {ws} holds the temporary directory "
+                            f"{ws / 'tmp'}: set TMPDIR outside the workspace")
+    monkeypatch.undo()  # the negative control: the usual temporary directory
+    McpSandbox(workspace=str(ws))
+
+
 # -- the built-in tools ------------------------------------------------------------------------
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import itertools
 import json
 import marshal
 import math
@@ -22,7 +21,6 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from typing import Any, Callable, Mapping
 
 from .. import _ffi
@@ -129,7 +127,6 @@ class McpSandbox:
         self.timeout = float(timeout)
         self._tools: dict[str, _Local | _Remote] = {}
         self._homes = _Homes(real)
-        weakref.finalize(self, self._homes.remove)
         self._pool = concurrent.futures.ThreadPoolExecutor(32, thread_name_prefix="sandlock-mcp")
 
     @property
@@ -268,7 +265,6 @@ class McpSandbox:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._homes.remove()
 
 
 def _writable_of(caps: Mapping[str, Any]) -> list[str]:
@@ -291,28 +287,22 @@ def _check_root(name: str, root: str) -> None:
 
 
 class _Homes:
-    """Each call's private directory (0700), its HOME and TMPDIR: made under one directory of
-    this McpSandbox outside the workspace, removed after the call, so nothing one call leaves
-    there configures a later one."""
+    """Each call's private directory (0700, a new name in the temporary directory, outside the
+    workspace), its HOME and TMPDIR, removed after the call: nothing one call leaves there
+    configures a later one. Made per call, so a server that is killed leaves at most the
+    directories of the calls it was running."""
 
     def __init__(self, workspace: str) -> None:
-        self.base = os.path.realpath(tempfile.mkdtemp(prefix="sandlock-mcp-"))
-        if _workspace.overlap(self.base, workspace):
-            os.rmdir(self.base)
+        self.top = os.path.realpath(tempfile.gettempdir())
+        if _workspace.beneath(self.top, workspace):
             raise ValueError(f"McpSandbox: the workspace {workspace} holds the temporary "
-                             f"directory ({self.base}); set TMPDIR outside it")
-        self._next = itertools.count()
+                             f"directory {self.top}: set TMPDIR outside the workspace")
 
     def make(self) -> str:
-        path = os.path.join(self.base, str(next(self._next)))
-        os.mkdir(path, 0o700)
-        return path
+        return tempfile.mkdtemp(prefix="sandlock-mcp-home-", dir=self.top)
 
     def drop(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
-
-    def remove(self) -> None:
-        shutil.rmtree(self.base, ignore_errors=True)
 
 
 def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) -> str:
