@@ -278,8 +278,20 @@ _lib: ctypes.CDLL | None = None
 _late: dict[str, Callable[..., object]] = {}
 
 
+_chosen: str | None = None
+
+
+def use_library(path: str) -> None:
+    """Load libsandlock from @path, before $SANDLOCK_LIB (a process that must not pass the
+    path on to the programs it runs gives it here, not in its environment)."""
+    global _chosen
+    _chosen = path
+
+
 def library_path() -> str:
     """Where libsandlock is loaded from (see the module docstring)."""
+    if _chosen:
+        return _chosen
     env = os.environ.get("SANDLOCK_LIB")
     if env:
         return env

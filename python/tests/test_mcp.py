@@ -87,8 +87,9 @@ def test_env_capability_and_nothing_of_the_callers(ws, monkeypatch):
     m.add_tool("env_caller", mcp_tools.environment, capabilities={"clean_env": False})
     env = json.loads(run(m.call_tool("env")))
     assert env["MCP_TOKEN"] == "t0k"
-    assert set(env) == {"PATH", "HOME", "LANG", "TERM", "USER", "MCP_TOKEN"}
-    assert env["HOME"] == str(ws) and env["USER"] == "sandlock"
+    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "TERM", "USER", "MCP_TOKEN"}
+    assert env["HOME"] == env["TMPDIR"] and env["USER"] == "sandlock"
+    assert not env["HOME"].startswith(str(ws))
     # The negative control: with the caller's environment granted, the variable is there.
     assert json.loads(run(m.call_tool("env_caller")))["MCP_TEST_CALLER_SECRET"] == "leaked"
 

@@ -12,6 +12,7 @@ import os
 import sys
 
 from . import builtin
+from ..sandbox import Sandbox
 from ._sandbox import McpSandbox
 
 
@@ -31,10 +32,22 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: a whole number >= 1")
+    return value
+
+
 def _args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="sandlock-mcp", description=__doc__)
     p.add_argument("--workspace", default="/tmp/sandlock",
-                   help="the directory the tools work in (made if missing; default %(default)s)")
+                   help="the directory the tools work in: made (mode 0700) if missing, "
+                        "refused unless this user owns it and only this user can write it "
+                        "(default %(default)s)")
     p.add_argument("--timeout", type=_seconds, default=30.0,
                    help="seconds a tool call may run before it is killed (default %(default)s)")
     p.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio",
@@ -46,6 +59,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="bearer token HTTP clients must send (default $SANDLOCK_MCP_TOKEN, "
                         "which other users cannot read as they can a command line); required "
                         "unless the host is a loopback address")
+    p.add_argument("--max-memory", default=builtin.DEFAULT_MAX_MEMORY,
+                   help="memory each shell or python call may use (default %(default)s)")
+    p.add_argument("--max-processes", type=_count, default=builtin.DEFAULT_MAX_PROCESSES,
+                   help="processes each shell or python call may run at once "
+                        "(default %(default)s)")
     return p.parse_args(argv)
 
 
@@ -55,9 +73,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sandlock-mcp: --host {a.host} is not a loopback address: a bearer token is "
               "required (--token or SANDLOCK_MCP_TOKEN)", file=sys.stderr)
         return 2
-    os.makedirs(a.workspace, exist_ok=True)
-    mcp = McpSandbox(workspace=os.path.realpath(a.workspace), timeout=a.timeout)
-    builtin.register(mcp)
+    try:
+        Sandbox(max_memory=a.max_memory)
+    except ValueError as e:
+        print(f"sandlock-mcp: --max-memory {a.max_memory}: {e}", file=sys.stderr)
+        return 2
+    try:
+        mcp = McpSandbox(workspace=a.workspace, timeout=a.timeout)
+        builtin.register(mcp, max_memory=a.max_memory, max_processes=a.max_processes)
+    except ValueError as e:
+        print(f"sandlock-mcp: {str(e).removeprefix('McpSandbox: ')}", file=sys.stderr)
+        return 2
     try:
         if a.transport == "stdio":
             from . import _stdio

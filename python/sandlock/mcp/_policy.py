@@ -57,9 +57,15 @@ def policy_for_tool(*, workspace: str, capabilities: Mapping[str, Any] | None = 
     return build(workspace, capabilities, ())
 
 
+# HOME when a policy has no private directory of a call (policy_for_tool alone): a path that
+# does not exist, so that nothing reads or writes a home directory.
+NO_HOME = "/nonexistent"
+
+
 def build(workspace: str, capabilities: Mapping[str, Any] | None,
-          readable: tuple[str, ...]) -> Sandbox:
-    """policy_for_tool with @readable granted too (the code a worker imports)."""
+          readable: tuple[str, ...], *, home: str | None = None) -> Sandbox:
+    """policy_for_tool with @readable granted too (the code a worker imports), and @home (a
+    call's private directory) as HOME and TMPDIR, writable."""
     if not isinstance(workspace, str) or not workspace:
         raise ValueError("policy_for_tool: workspace must be a path")
     caps = dict(capabilities or {})
@@ -72,11 +78,18 @@ def build(workspace: str, capabilities: Mapping[str, Any] | None,
     read = [workspace] + system_paths()
     read += [p for p in readable if p not in read]
     read += [p for p in caps.pop("fs_readable", ()) if p not in read]
-    env = dict(_BASE_ENV, HOME=workspace)
+    # HOME is never the workspace: files an agent writes there (.gitconfig, .npmrc) would
+    # configure the programs of every later call, of tools granted more too.
+    env = dict(_BASE_ENV, HOME=home or NO_HOME)
+    if home:
+        env["TMPDIR"] = home
     env.update(caps.pop("env", {}) or {})
     values: dict[str, Any] = {"fs_readable": read, "env": env, "clean_env": True,
               "cwd": workspace}
     values.update(caps)
+    grants = values.get("fs_writable")
+    if home and (grants is None or isinstance(grants, (list, tuple))):
+        values["fs_writable"] = [*(grants or ()), home]  # any other type fails in Sandbox
     return Sandbox(**values)
 
 

@@ -16,7 +16,9 @@ import json
 import marshal
 import math
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, Callable, Mapping
@@ -25,7 +27,7 @@ from .. import _ffi
 from .._core import ExitReason
 from .._process import StdioMode
 from ..sandbox import Sandbox
-from . import _policy, _schema, _validate
+from . import _policy, _schema, _validate, _workspace
 
 # The directory holding the sandlock package (a source tree or site-packages), readable in
 # every call's sandbox. The worker runs as a script (python3 -I: no PYTHONPATH, no user site,
@@ -38,6 +40,12 @@ _WORKER_ARGV = (sys.executable, "-I", "-S", _WORKER)
 
 
 _BUILTIN = "sandlock.mcp.builtin"
+
+# The most a worker may write on stdout (its answer line: a built-in tool's 1 MiB of text is at
+# most 6 MiB once JSON-escaped); past it the worker is killed and the call fails. Of its
+# stderr (what the tool printed) the last 64 KiB are kept, for the error of a failed call.
+ANSWER_LIMIT = 8 << 20
+_STDERR_TAIL = 64 << 10
 
 
 class ToolError(Exception):
@@ -110,9 +118,20 @@ class McpSandbox:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
                 not (timeout > 0 and math.isfinite(timeout)):
             raise ValueError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
-        self.workspace = os.path.abspath(workspace)
+        try:
+            real = _workspace.prepare(workspace)
+        except ValueError as e:
+            raise ValueError(f"McpSandbox: {e}") from None
+        found = _workspace.on_import_path(real, [_PKG_PARENT])
+        if found is not None:
+            raise ValueError(f"McpSandbox: the workspace {real} is on this process's import "
+                             f"path ({found}): a tool could plant a module this process "
+                             "imports; use another directory, and never start the server "
+                             "from inside its workspace")
+        self.workspace = real
         self.timeout = float(timeout)
         self._tools: dict[str, _Local | _Remote] = {}
+        self._homes = _Homes(real)
         self._pool = concurrent.futures.ThreadPoolExecutor(32, thread_name_prefix="sandlock-mcp")
 
     @property
@@ -138,8 +157,28 @@ class McpSandbox:
         _validate.check_schema(schema, name)  # every keyword checked at each call, or refused
         caps = dict(capabilities or {})
         _policy.build(self.workspace, caps, ())  # an unknown or bad capability fails here
+        _check_root(name, root)
+        self._check_writable(name, root, _writable_of(caps))
         self._tools[name] = _Local(func, description or (func.__doc__ or "").strip(), schema,
                                    caps, module, function, root, takes_workspace)
+
+    def _check_writable(self, name: str, root: str, grants: list[str]) -> None:
+        """ValueError when a tool's module directory and a directory tools may write overlap:
+        a tool could then rewrite the code of a tool granted more (the network, say). @root
+        and @grants are the new tool's; both are checked against every registered tool."""
+        writable = [(self.workspace, "the workspace")]
+        writable += [(w, f"granted to {n!r}") for n, t in self._tools.items()
+                     if isinstance(t, _Local) for w in _writable_of(t.capabilities)]
+        writable += [(w, f"granted to {name!r}") for w in grants]
+        # Every worker runs _worker.py from the package's directory, whichever tool it calls.
+        roots = [(repr(n), t.root) for n, t in self._tools.items() if isinstance(t, _Local)]
+        for tool, r in [(repr(name), root), ("the sandlock package", _PKG_PARENT), *roots]:
+            for w, whose in writable:
+                if _workspace.overlap(r, w):
+                    raise ValueError(f"add_tool {name!r}: the module directory {r} of "
+                                     f"{tool} overlaps {w}, writable by tools ({whose}): "
+                                     "a tool could rewrite that code; move the module out of "
+                                     "every writable directory")
 
     async def add_mcp_session(self, session: Any) -> None:
         """Register the tools of a remote MCP server (@session: a ClientSession of the mcp
@@ -165,7 +204,7 @@ class McpSandbox:
                              "which this process cannot sandbox (no policy applies here)")
         return self._policy(t)
 
-    def _policy(self, t: _Local) -> Sandbox:
+    def _policy(self, t: _Local, home: str | None = None) -> Sandbox:
         readable = [_PKG_PARENT, t.root]
         lib = _library_path() if t.module == _BUILTIN else None
         if lib is not None:
@@ -177,7 +216,16 @@ class McpSandbox:
             preload = {"LD_PRELOAD": " ".join(_mapped("libasan.so", "libubsan.so")),
                        "ASAN_OPTIONS": "detect_leaks=0"}
             caps = dict(caps, env=dict(caps.get("env") or {}, **preload))
-        return _policy.build(self.workspace, caps, tuple(readable))
+        return _policy.build(self.workspace, caps, tuple(readable), home=home)
+
+    def _call_in_home(self, t: _Local, name: str, request: bytes, limit: float,
+                      call: _Call) -> str:
+        """One call in a pool thread, with a private directory of its own as HOME."""
+        home = self._homes.make()
+        try:
+            return _run(self._policy(t, home), name, request, limit, call)
+        finally:
+            self._homes.drop(home)
 
     def tool_definitions_openai(self) -> list[dict[str, Any]]:
         """Every tool in the OpenAI function-calling format."""
@@ -218,7 +266,7 @@ class McpSandbox:
             raise ToolError(f"tool {name!r}: the arguments must be JSON values") from None
         call = _Call()
         loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(self._pool, _run, self._policy(t), name, request,
+        fut = loop.run_in_executor(self._pool, self._call_in_home, t, name, request,
                                    limit, call)
         try:
             return await asyncio.shield(fut)
@@ -232,6 +280,44 @@ class McpSandbox:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _writable_of(caps: Mapping[str, Any]) -> list[str]:
+    """The resolved fs_writable grants of @caps (a lone string counts as one path here, to be
+    safe; Sandbox refuses it)."""
+    grants = caps.get("fs_writable") or ()
+    if isinstance(grants, (str, os.PathLike)):
+        grants = [grants]
+    return [os.path.realpath(os.fspath(g)) for g in grants if isinstance(g, (str, os.PathLike))]
+
+
+def _check_root(name: str, root: str) -> None:
+    """ValueError when a tool's import root is / or the home directory: the tool could read
+    all of it (~/.ssh, say)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if root in ("/", home):
+        raise ValueError(f"add_tool {name!r}: its module is imported from {root}, which each "
+                         "call would then read whole: put the tools in a package directory "
+                         "of their own")
+
+
+class _Homes:
+    """Each call's private directory (0700, a new name in the temporary directory, outside the
+    workspace), its HOME and TMPDIR, removed after the call: nothing one call leaves there
+    configures a later one. Made per call, so a server that is killed leaves at most the
+    directories of the calls it was running."""
+
+    def __init__(self, workspace: str) -> None:
+        self.top = os.path.realpath(tempfile.gettempdir())
+        if _workspace.beneath(self.top, workspace):
+            raise ValueError(f"McpSandbox: the workspace {workspace} holds the temporary "
+                             f"directory {self.top}: set TMPDIR outside the workspace")
+
+    def make(self) -> str:
+        return tempfile.mkdtemp(prefix="sandlock-mcp-home-", dir=self.top)
+
+    def drop(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) -> str:
     """Run one call's worker in @policy (a thread of the pool) and return its result."""
     with call.lock:
@@ -241,11 +327,11 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
                             stdin=StdioMode.PIPED, stdout=StdioMode.PIPED,
                             stderr=StdioMode.PIPED)
         call.proc = proc
-    out: list[bytes] = []
-    err: list[bytes] = []
+    out = _Capture(ANSWER_LIMIT, proc.kill)
+    err = _Capture(_STDERR_TAIL, None)
     threads = [threading.Thread(target=_feed, args=(proc.stdin, request), daemon=True),
-               threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
-               threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)]
+               threading.Thread(target=out.drain, args=(proc.stdout,), daemon=True),
+               threading.Thread(target=err.drain, args=(proc.stderr,), daemon=True)]
     for th in threads:
         th.start()
     deadline = time.monotonic() + limit
@@ -257,14 +343,16 @@ def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) 
         raise ToolError(f"tool {name!r}: cancelled")
     if result.reason == ExitReason.TIMEOUT:
         raise ToolError(f"tool {name!r}: timed out after {limit:g} s (killed)")
+    if out.over:
+        raise ToolError(f"tool {name!r}: its answer is over {ANSWER_LIMIT} bytes (killed)")
     try:
         # The last line, split at b"\n" only: the text may hold other line breaks (U+2028).
-        line = b"".join(out).rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        line = bytes(out.data).rstrip(b"\n").rsplit(b"\n", 1)[-1]
         reply = json.loads(line.decode("utf-8", "surrogatepass"))
         if not isinstance(reply, dict):
             raise ValueError("not an object")
     except ValueError:
-        tail = b"".join(err).decode("utf-8", "replace").strip()[-2000:]
+        tail = bytes(err.data).decode("utf-8", "replace").strip()[-2000:]
         why = result.error or f"exit code {result.exit_code}"
         raise ToolError(f"tool {name!r}: its worker gave no answer ({why})"
                         f"{': ' + tail if tail else ''}") from None
@@ -284,14 +372,35 @@ def _feed(stream: Any, data: bytes) -> None:
             stream.close()
 
 
-def _drain(stream: Any, into: list[bytes]) -> None:
-    """Read @stream to its end and close it."""
-    try:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := stream.read(65536):
-                into.append(chunk)
-    finally:
-        stream.close()
+class _Capture:
+    """What one of a worker's pipes gave, bounded: past @cap bytes, @kill (given) stops the
+    worker and marks the capture over; without @kill only the last @cap bytes are kept."""
+
+    def __init__(self, cap: int, kill: Callable[[], None] | None) -> None:
+        self.cap = cap
+        self.kill = kill
+        self.data = bytearray()
+        self.over = False
+
+    def drain(self, stream: Any) -> None:
+        """Read @stream to its end and close it."""
+        try:
+            with contextlib.suppress(OSError, ValueError):
+                while chunk := stream.read(65536):
+                    if self.over:
+                        continue  # read on, so that the worker is never stuck on a full pipe
+                    self.data += chunk
+                    if len(self.data) <= self.cap:
+                        continue
+                    if self.kill is None:
+                        del self.data[:-self.cap]
+                    else:
+                        self.over = True
+                        self.data.clear()
+                        with contextlib.suppress(OSError, ValueError):
+                            self.kill()
+        finally:
+            stream.close()
 
 
 async def _call_remote(t: _Remote, name: str, args: dict[str, Any]) -> str:

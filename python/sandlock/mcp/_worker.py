@@ -72,7 +72,11 @@ def _call(request):
     if request.get("library"):
         import os
 
-        os.environ["SANDLOCK_LIB"] = request["library"]  # the built-in tools' confine() loads it
+        # The built-in tools' confine() loads it: given to the loader directly, not in the
+        # environment, which the programs a tool runs inherit.
+        from sandlock import _ffi
+
+        _ffi.use_library(request["library"])
         # A sanitizer build of it came preloaded into this process; the programs a tool runs
         # must not inherit it.
         os.environ.pop("LD_PRELOAD", None)

@@ -1,0 +1,357 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""McpSandbox and sandlock-mcp keep tools apart from the server and from each other: the
+workspace is checked (owner, mode, import path), no tool's code is writable by a tool, each
+call has a private HOME, the built-ins are bounded and keep the agent's text off argv."""
+
+import asyncio
+import importlib
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import mcp_isolation_tools
+import mcp_tools
+from sandlock.mcp import McpSandbox, ToolError, builtin
+from sandlock.mcp import _sandbox
+
+PY = "/usr/bin/python3"
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(builtin.__file__))))
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def ws(tmp_path):
+    d = tmp_path / "ws"
+    d.mkdir(mode=0o700)
+    return d
+
+
+def server_env():
+    return {"PYTHONPATH": PKG_PARENT, "PATH": "/usr/bin:/bin",
+            "SANDLOCK_LIB": os.path.abspath(os.environ["SANDLOCK_LIB"])}
+
+
+def start_server(workspace, cwd, *extra):
+    """sandlock-mcp (python3 -m) on stdio with no request: it checks, then ends at EOF."""
+    return subprocess.run([PY, "-m", "sandlock.mcp", "--workspace", workspace, *extra],
+                          cwd=cwd, env=server_env(), input="", capture_output=True, text=True,
+                          timeout=60)
+
+
+# -- the workspace and the server's import path ------------------------------------------------
+
+def test_server_refuses_its_working_directory_as_workspace(ws, tmp_path):
+    p = start_server(".", str(ws))
+    assert p.returncode == 2
+    assert p.stderr == (f"sandlock-mcp: the workspace {ws} is on this process's import path "
+                        f"({ws}): a tool could plant a module this process imports; use "
+                        "another directory, and never start the server from inside its "
+                        "workspace\n")
+    # The negative control: started from another directory, the server serves and ends at EOF.
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    p = start_server(str(ws), str(other))
+    assert (p.returncode, p.stderr) == (0, "")
+
+
+def test_workspace_on_or_around_the_import_path_refused(ws, monkeypatch):
+    McpSandbox(workspace=str(ws))  # the negative control: not on the import path
+    inner = ws / "lib"
+    inner.mkdir()
+    for entry in (str(ws), str(inner), os.path.relpath(ws)):
+        monkeypatch.setattr(sys, "path", [entry] + sys.path)
+        with pytest.raises(ValueError, match=r"^McpSandbox: the workspace .* is on this "
+                                             r"process's import path"):
+            McpSandbox(workspace=str(ws))
+        monkeypatch.undo()
+    monkeypatch.setattr(sys, "path", [str(ws.parent)] + sys.path)
+    with pytest.raises(ValueError, match="import path"):
+        McpSandbox(workspace=str(ws))  # inside an entry
+
+
+def test_workspace_holding_the_running_script_refused(ws, monkeypatch):
+    script = ws / "server.py"
+    script.write_text("")
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    with pytest.raises(ValueError, match=f"is on this process's import path \\({ws}\\)"):
+        McpSandbox(workspace=str(ws))
+    monkeypatch.setattr(sys, "argv", [str(ws.parent / "other.py")])
+    McpSandbox(workspace=str(ws))
+
+
+# -- who owns the workspace --------------------------------------------------------------------
+
+def test_missing_workspace_made_0700(tmp_path):
+    m = McpSandbox(workspace=str(tmp_path / "new" / "ws"))
+    assert m.workspace == str(tmp_path / "new" / "ws")
+    assert os.stat(m.workspace).st_mode & 0o777 == 0o700
+
+
+def test_workspace_writable_by_others_refused(ws):
+    os.chmod(ws, 0o777)
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(ws))
+    assert str(e.value) == (f"McpSandbox: the workspace {ws} is writable by other users (mode "
+                            f"0777): chmod go-w {ws}, or choose a directory only you can write")
+    p = start_server(str(ws), "/")
+    assert p.returncode == 2
+    assert p.stderr == (f"sandlock-mcp: the workspace {ws} is writable by other users (mode "
+                        f"0777): chmod go-w {ws}, or choose a directory only you can write\n")
+    os.chmod(ws, 0o755)  # the negative control
+    assert McpSandbox(workspace=str(ws)).workspace == str(ws)
+
+
+def test_workspace_of_another_user_refused(ws):
+    if os.geteuid() == 0:
+        os.chown(ws, 65534, 65534)
+        path, owner = str(ws), 65534
+    else:
+        path, owner = "/usr/share/doc", 0
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=path)
+    assert str(e.value) == (f"McpSandbox: the workspace {path} is owned by uid {owner}, not by "
+                            f"this user (uid {os.geteuid()}): choose a directory you own")
+    if os.geteuid() == 0:
+        os.chown(ws, 0, 0)  # the negative control
+        McpSandbox(workspace=path)
+
+
+def test_symlink_in_a_shared_sticky_directory_refused(tmp_path, ws):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "ws").symlink_to(ws)
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(shared / "ws"))
+    assert str(e.value) == (f"McpSandbox: the workspace {shared / 'ws'} goes through the "
+                            f"symlink {shared / 'ws'} in a directory every user can write "
+                            "(another user may have planted it): give the real path")
+    mine = tmp_path / "mine"  # the negative control: a symlink in a directory of this user
+    mine.mkdir()
+    (mine / "ws").symlink_to(ws)
+    assert McpSandbox(workspace=str(mine / "ws")).workspace == str(ws)
+
+
+# -- a tool's code is never writable by a tool -------------------------------------------------
+
+def _module(monkeypatch, top, name, body="def run() -> str:\n    return 'ran'\n"):
+    top.mkdir(parents=True, exist_ok=True)
+    (top / f"{name}.py").write_text(body)
+    monkeypatch.syspath_prepend(str(top))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    mod = importlib.import_module(name)
+    monkeypatch.setitem(sys.modules, name, mod)
+    return mod
+
+
+def test_tool_module_in_the_workspace_refused(ws, monkeypatch):
+    m = McpSandbox(workspace=str(ws))
+    mod = _module(monkeypatch, ws, "f1_in_workspace")
+    with pytest.raises(ValueError) as e:
+        m.add_tool("fetch", mod.run, capabilities={"net_allow": ["127.0.0.1:1"]})
+    assert str(e.value) == (f"add_tool 'fetch': the module directory {ws} of 'fetch' overlaps "
+                            f"{ws}, writable by tools (the workspace): a tool could rewrite that "
+                            "code; move the module out of every writable directory")
+    assert "fetch" not in m.tools
+
+
+def test_tool_module_in_another_tools_writable_grant_refused(ws, tmp_path, monkeypatch):
+    tools = tmp_path / "project" / "tools"
+    mod = _module(monkeypatch, tools, "f1_granted")
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("run", mod.run)  # the negative control: outside every writable directory
+    assert run(m.call_tool("run")) == "ran"
+    with pytest.raises(ValueError, match=r"^add_tool 'writer': the module directory "
+                                         f"{tools} of 'run' overlaps {tmp_path / 'project'}, "
+                                         r"writable by tools \(granted to 'writer'\)"):
+        m.add_tool("writer", mcp_tools.write,
+                   capabilities={"fs_writable": [str(tmp_path / "project")]})
+    m2 = McpSandbox(workspace=str(ws))
+    m2.add_tool("writer", mcp_tools.write, capabilities={"fs_writable": [str(tools / "sub")]})
+    with pytest.raises(ValueError, match=r"overlaps .*/tools/sub, writable by tools "
+                                         r"\(granted to 'writer'\)"):
+        m2.add_tool("run", mod.run)
+    # Every worker's own script is in the package's directory.
+    with pytest.raises(ValueError, match=f"^add_tool 'pkg': the module directory {PKG_PARENT} "
+                                         "of the sandlock package overlaps"):
+        McpSandbox(workspace=str(ws)).add_tool("pkg", mod.run,
+                                               capabilities={"fs_writable": [PKG_PARENT]})
+
+
+def test_tool_module_in_the_home_directory_refused(ws, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    mod = _module(monkeypatch, home, "f1_in_home")
+    m = McpSandbox(workspace=str(ws))
+    with pytest.raises(ValueError) as e:
+        m.add_tool("t", mod.run)
+    assert str(e.value) == (f"add_tool 't': its module is imported from {home}, which each call "
+                            "would then read whole: put the tools in a package directory of "
+                            "their own")
+    mod = _module(monkeypatch, home / "tools", "f1_home_pkg")  # the negative control
+    m.add_tool("t", mod.run)
+    assert run(m.call_tool("t")) == "ran"
+
+
+# -- each call's HOME --------------------------------------------------------------------------
+
+def test_each_call_has_a_fresh_private_home(ws):
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("state", mcp_isolation_tools.home_state, capabilities={"net_allow": []})
+    (ws / ".gitconfig").write_text("[core]\n\tfsmonitor = agent\n")  # what an agent wrote
+    first = json.loads(run(m.call_tool("state")))
+    second = json.loads(run(m.call_tool("state")))
+    for s in (first, second):
+        assert not s["home"].startswith(str(ws) + "/") and s["home"] != str(ws)
+        assert s["tmpdir"] == s["home"] and s["mode"] == 0o700
+        # The negative control: what the tool wrote to its own HOME in this call it reads back.
+        assert s["found"] == [] and s["back"] == "mine"
+    assert first["home"] != second["home"]
+    assert not os.path.exists(first["home"]) and not os.path.exists(second["home"])
+    assert m.get_policy("state").env["HOME"] == "/nonexistent"
+
+
+def test_temporary_directory_inside_the_workspace_refused(ws, monkeypatch):
+    (ws / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(ws / "tmp"))
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(ws))
+    assert str(e.value) == (f"McpSandbox: the workspace {ws} holds the temporary directory "
+                            f"{ws / 'tmp'}: set TMPDIR outside the workspace")
+    monkeypatch.undo()  # the negative control: the usual temporary directory
+    McpSandbox(workspace=str(ws))
+
+
+# -- the built-in tools ------------------------------------------------------------------------
+
+@pytest.fixture
+def server(ws):
+    m = McpSandbox(workspace=str(ws), timeout=60)
+    builtin.register(m)
+    yield m
+    m.close()
+
+
+def test_builtin_memory_limit(server):
+    assert run(server.call_tool("python", {"code": "print(len(bytearray(1 << 20)))"})) == \
+        "1048576\n"
+    with pytest.raises(ToolError) as e:  # the sandbox kills a process past its memory limit
+        run(server.call_tool("python", {"code": "bytearray(1 << 30)"}))
+    assert str(e.value) == "RuntimeError: exit status -9\n"
+    p = server.get_policy("shell")
+    assert (p.max_memory, p.max_processes) == ("512M", 64)
+
+
+def test_server_limit_flags_reach_the_builtins(ws):
+    m = McpSandbox(workspace=str(ws))
+    builtin.register(m, max_memory="2G", max_processes=7)
+    assert (m.get_policy("python").max_memory, m.get_policy("shell").max_processes) == ("2G", 7)
+    assert run(m.call_tool("python", {"code": "print(len(bytearray(1 << 30)))"})) == \
+        "1073741824\n"
+    p = start_server(str(ws), "/", "--max-processes", "0")
+    assert p.returncode == 2 and p.stderr.endswith("--max-processes: 0: a whole number >= 1\n")
+
+
+def test_builtin_process_limit(ws):
+    m = McpSandbox(workspace=str(ws))
+    builtin.register(m, max_processes=4)  # the worker, sh and what sh starts
+    two = "for i in 1 2; do sleep 1 & done; wait; echo ok"
+    assert run(m.call_tool("shell", {"command": two})) == "ok\n"  # the negative control
+    with pytest.raises(ToolError, match=r"^RuntimeError: exit status 2\n.*: Cannot fork\n$"):
+        run(m.call_tool("shell", {"command": two.replace("1 2", "1 2 3 4 5 6")}))
+
+
+def test_builtin_output_bounded(server):
+    assert run(server.call_tool("shell", {"command": "printf hi"})) == "hi"
+    # Endless output: stopped at the limit, not read until the timeout.
+    with pytest.raises(ToolError) as e:
+        run(server.call_tool("shell", {"command": "yes"}))
+    assert str(e.value) == ("RuntimeError: the output is over 1048576 bytes (stopped): write "
+                            "it to a file of the workspace and read that in parts")
+
+
+def test_builtin_environment_has_no_library_path(server, ws):
+    env = run(server.call_tool("shell", {"command": "env"}))
+    assert "SANDLOCK_LIB" not in env and "HOME=" in env
+    # The negative control: the file tools still find the library to confine themselves with.
+    (ws / "ok.txt").write_text("ok")
+    assert run(server.call_tool("read_file", {"path": "ok.txt"})) == "ok"
+
+
+def _cmdlines():
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    out.append(f.read())
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.parametrize("tool,text", [
+    ("shell", ": F1-MARKER-7d1; echo > started; stat -c %a \"$0\"; "
+              "while [ ! -e go ]; do sleep 0.05; done"),
+    ("python", "import os, stat, sys, time\n# F1-MARKER-7d1\nopen('started', 'w').close()\n"
+               "print(oct(stat.S_IMODE(os.stat(sys.argv[0]).st_mode)))\n"
+               "while not os.path.exists('go'):\n    time.sleep(0.05)\n"),
+])
+def test_builtin_text_not_on_any_command_line(server, ws, tool, text):
+    key = "command" if tool == "shell" else "code"
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault(
+        "out", run(server.call_tool(tool, {key: text}))))
+    t.start()
+    try:
+        while not (ws / "started").exists() and t.is_alive():
+            t.join(0.05)
+        assert (ws / "started").exists()
+        seen = [c for c in _cmdlines() if b"F1-MARKER-7d1" in c]
+        assert seen == []
+    finally:
+        (ws / "go").write_text("")
+        t.join()
+    assert result["out"] in ("600\n", "0o600\n")
+    # The negative control: the marker is in the text the tool ran, and findable where it is.
+    assert b"F1-MARKER-7d1" in text.encode()
+
+
+# -- what the server keeps of a worker's output -----------------------------------------------
+
+class _Flood(io.RawIOBase):
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def read(self, n=-1):
+        if not self.chunks:
+            return b""
+        self.chunks -= 1
+        return (b"e" * 65535 + b"\n") if self.chunks else b"the last line"
+
+
+def test_stderr_keeps_only_its_tail():
+    cap = _sandbox._Capture(64 << 10, None)
+    cap.drain(_Flood(300 * 16))  # 300 MiB
+    assert len(cap.data) == 64 << 10 and bytes(cap.data).endswith(b"\nthe last line")
+    assert not cap.over
+
+
+def test_worker_answer_over_the_limit_fails(ws):
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("big", mcp_isolation_tools.big_answer)
+    m.add_tool("loud", mcp_isolation_tools.loud_failure)
+    assert len(run(m.call_tool("big", {"size": 1 << 20}))) == 1 << 20  # the negative control
+    with pytest.raises(ToolError) as e:
+        run(m.call_tool("big", {"size": _sandbox.ANSWER_LIMIT + 1}))
+    assert str(e.value) == f"tool 'big': its answer is over {_sandbox.ANSWER_LIMIT} bytes (killed)"
+    with pytest.raises(ToolError, match="^RuntimeError: failed after noise$"):
+        run(m.call_tool("loud", {"size": 4 << 20}))
