@@ -7,13 +7,20 @@ only when cancelled (for notifications/cancelled)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import shutil
+import tempfile
 from typing import Any
 
 import fuzzlib  # first: it puts python/ on sys.path
 from sandlock.mcp._sandbox import McpSandbox
 
 TOOLS = ("echo", "fail", "wait")
+# No tool runs here: the workspace is only named in initialize's instructions. It is a private
+# directory off the source tree, since McpSandbox refuses a workspace on the import path.
+_WORKSPACE = tempfile.mkdtemp(prefix="sandlock-fuzz-")
+atexit.register(shutil.rmtree, _WORKSPACE, True)
 
 
 class FakeSession:
@@ -32,8 +39,7 @@ class FakeSession:
 
 
 def make_mcp(loop: asyncio.AbstractEventLoop, tools: tuple[str, ...] = TOOLS) -> McpSandbox:
-    # No tool runs here: the workspace is only named in initialize's instructions.
-    mcp = McpSandbox(workspace=str(fuzzlib.ROOT / "build" / "fuzz-workspace"))
+    mcp = McpSandbox(workspace=_WORKSPACE)
     loop.run_until_complete(mcp.add_mcp_session(FakeSession(tools)))
     return mcp
 
