@@ -111,3 +111,53 @@ def test_requests_from_a_file(ws, tmp_path):
     replies = [json.loads(line) for line in p.stdout.splitlines()]
     assert [r["id"] for r in replies] == [1, 2]
     assert replies[1]["result"]["content"][0]["text"] == "fine\n"
+
+
+def test_deep_json_is_a_parse_error(client):
+    client.send_raw(b"[" * 100000 + b"]" * 100000 + b"\n")
+    assert client.recv() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32700, "message": "parse error: nested too deeply"}}
+    client.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + b"[" * 100000)
+    client.send_raw(b"]" * 100000 + b"}\n")
+    assert client.recv()["error"]["message"] == "parse error: nested too deeply"
+    # The server goes on: the next request is answered.
+    assert client.initialize()["result"]["serverInfo"]["name"] == "sandlock-mcp"
+
+
+class _Broken:
+    """A stand-in for McpSandbox whose tool call fails as no tool error does."""
+
+    workspace = "/nonexistent"
+    tools = {"t": None}
+
+    def mcp_tool_definitions(self):
+        return {}["no such key"]
+
+    async def call_tool(self, name, arguments=None):
+        raise AttributeError("'NoneType' object has no attribute 'content'")
+
+
+@pytest.mark.pure
+def test_unexpected_exception_is_an_internal_error():
+    import asyncio
+
+    from sandlock.mcp._protocol import Session
+
+    async def run(session, msg_id, method, params=None):
+        return await session.handle({"jsonrpc": "2.0", "id": msg_id, "method": method,
+                                     "params": params or {}})
+
+    async def main():
+        s = Session(_Broken())
+        init = await run(s, 0, "initialize", {"protocolVersion": "2025-06-18"})
+        return (init, await run(s, 1, "tools/call", {"name": "t"}),
+                await run(s, 2, "tools/list"), await run(s, 3, "ping"))
+
+    init, call, listed, ping = asyncio.run(main())
+    assert "result" in init
+    assert call == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message":
+                    "internal error: AttributeError: 'NoneType' object has no attribute "
+                    "'content'"}}
+    assert listed == {"jsonrpc": "2.0", "id": 2, "error": {
+        "code": -32603, "message": "internal error: KeyError: 'no such key'"}}
+    assert ping == {"jsonrpc": "2.0", "id": 3, "result": {}}  # and the session goes on

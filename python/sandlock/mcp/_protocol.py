@@ -21,6 +21,7 @@ from ._sandbox import McpSandbox, ToolError
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
 NOT_INITIALIZED = -32002
 
 
@@ -40,6 +41,8 @@ def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | No
         msg = json.loads(data)
     except (ValueError, UnicodeDecodeError) as e:
         return None, error(None, PARSE_ERROR, f"parse error: {e}")
+    except RecursionError:  # arrays or objects nested past the interpreter's recursion limit
+        return None, error(None, PARSE_ERROR, "parse error: nested too deeply")
     if isinstance(msg, list):
         return None, error(None, INVALID_REQUEST, "invalid request: batches are not supported")
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
@@ -85,6 +88,8 @@ class Session:
             return error(msg_id, e.code, str(e))
         except asyncio.CancelledError:
             return None
+        except Exception as e:  # noqa: BLE001 - a client waits for an answer to every request
+            return error(msg_id, INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
         finally:
             self.calls.pop(msg_id, None)
 
