@@ -461,3 +461,14 @@ def test_empty_token_refused(ws, env_token, argv, message):
                         "--port", "0", *argv], env=env, capture_output=True, text=True,
                        timeout=30)
     assert p.returncode == 2 and f"sandlock-mcp: {message}" in p.stderr
+
+
+@pytest.mark.pure
+def test_docs_say_loopback_is_shared():
+    import pathlib
+
+    root = pathlib.Path(PKG_PARENT).parent
+    for doc in (root / "README.md", root / "python" / "README.md"):
+        text = " ".join(doc.read_text().split())
+        assert "any local user can connect" in text, doc
+        assert "share its workspace" in text or "shares its one workspace" in text, doc
