@@ -30,7 +30,7 @@ from ._sandbox import McpSandbox
 
 _MAX_BODY = 16 << 20
 _MAX_HEADERS = 100
-_MAX_HEAD = 64 << 10  # the request line and the headers together, which the reader's limit is
+_MAX_HEAD = 64 << 10  # the request line and the headers together; also the reader's line limit
 _MAX_SESSIONS = 1024
 _MAX_CONNECTIONS = 256
 _MAX_STREAMS = 64  # open GET /sse streams, each with its own session of the older transport
@@ -393,7 +393,7 @@ async def serve(mcp: McpSandbox, host: str, port: int, token: str | None, *, sse
     """Serve until cancelled. Both transports answer on every server; --transport sse names
     the endpoint printed."""
     srv = _Server(mcp, host, token)
-    server = await asyncio.start_server(srv.connection, host, port, limit=1 << 16)
+    server = await asyncio.start_server(srv.connection, host, port, limit=_MAX_HEAD)
     bound = server.sockets[0].getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     path = "/sse" if sse else "/mcp"
