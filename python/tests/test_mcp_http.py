@@ -340,7 +340,7 @@ def test_ambiguous_framing_refused(inproc, framing, message):
     s = inproc()
     body = json.dumps(INIT).encode()
     n = str(len(body))
-    head = (f"POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n"
+    head = ("POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n"
             + framing.format(n=n, u=n[0] + "_" + n[1:]) + "\r\n")
     got = exchange(s.connect(), head.encode() + body)
     assert status_of(got) == "HTTP/1.1 400 Bad Request" and message in got
