@@ -4,6 +4,7 @@ bearer token, driven by a plain HTTP client (http.client)."""
 
 import http.client
 import json
+import socket
 import subprocess
 import threading
 import time
@@ -270,3 +271,317 @@ def test_batch_on_the_older_sse_transport(server):
     finally:
         stream.close()
         c.close()
+
+class InProcess:
+    """A _Server on 127.0.0.1 in a thread of this process, so that a test can make its limits
+    and timeouts small (monkeypatch) and read its counters."""
+
+    def __init__(self, ws, token=None):
+        import asyncio
+
+        from sandlock.mcp import McpSandbox, _http
+
+        self.loop = asyncio.new_event_loop()
+        self.srv = _http._Server(McpSandbox(workspace=str(ws)), "127.0.0.1", token)
+        started = threading.Event()
+
+        async def main():
+            self.server = await asyncio.start_server(self.srv.connection, "127.0.0.1", 0,
+                                                     limit=1 << 16)
+            self.port = self.server.sockets[0].getsockname()[1]
+            started.set()
+            async with self.server:
+                await self.server.serve_forever()
+
+        self.thread = threading.Thread(target=self._run, args=(main,), daemon=True)
+        self.thread.start()
+        assert started.wait(10)
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    def _run(self, main):
+        import asyncio
+        asyncio.set_event_loop(self.loop)
+        self.task = self.loop.create_task(main())
+        try:
+            self.loop.run_until_complete(self.task)
+        except asyncio.CancelledError:
+            pass
+        rest = asyncio.all_tasks(self.loop)  # the connections still open
+        for t in rest:
+            t.cancel()
+        self.loop.run_until_complete(asyncio.gather(*rest, return_exceptions=True))
+        self.loop.close()
+
+    def connect(self):
+        s = socket.create_connection(("127.0.0.1", self.port))
+        s.settimeout(20)  # a server that never answers fails the test, it does not hang it
+        return s
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.task.cancel)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def inproc(ws):
+    servers = []
+
+    def make(token=None):
+        servers.append(InProcess(ws, token))
+        return servers[-1]
+    yield make
+    for s in servers:
+        s.close()
+
+
+def exchange(s, data):
+    """Send @data and read one answer: its head and its Content-Length bytes of body (b"" when
+    the server closes without one)."""
+    s.sendall(data)
+    out = b""
+    while b"\r\n\r\n" not in out and (chunk := s.recv(65536)):
+        out += chunk
+    head, _, body = out.partition(b"\r\n\r\n")
+    n = [int(ln.split(b":")[1]) for ln in head.split(b"\r\n")
+         if ln.lower().startswith(b"content-length:")]
+    while n and len(body) < n[0] and (chunk := s.recv(65536)):
+        body += chunk
+    return out if not n else head + b"\r\n\r\n" + body
+
+
+def closed(s):
+    """Whether the server closed @s (or reset it) after what was read."""
+    try:
+        return s.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+
+
+def request(body=None, headers="", method="POST", path="/mcp"):
+    body = json.dumps(INIT).encode() if body is None else body
+    return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Connection: close\r\n{headers}Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def status_of(answer):
+    return answer.split(b"\r\n", 1)[0].decode()
+
+
+@pytest.mark.pure
+def test_token_checked_before_the_body(inproc):
+    s = inproc(token="s3cret")
+    c = s.connect()
+    # A body announced and never sent: the answer comes from the headers alone, then it closes.
+    head = f"POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {16 << 20}"
+    got = exchange(c, head.encode() + b"\r\n\r\n")
+    assert status_of(got) == "HTTP/1.1 401 Unauthorized"
+    assert b"Connection: close" in got and b"WWW-Authenticate: Bearer" in got and closed(c)
+    # The same with the token is read to its body and answered.
+    got = exchange(s.connect(), request(headers="Authorization: Bearer s3cret\r\n"))
+    assert status_of(got) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.pure
+def test_slow_and_idle_connections_are_closed(inproc, monkeypatch):
+    from sandlock.mcp import _http
+
+    for name in ("_HEAD_TIMEOUT", "_BODY_TIMEOUT", "_IDLE_TIMEOUT"):
+        monkeypatch.setattr(_http, name, 0.2)
+    s = inproc()
+    assert s.connect().recv(100) == b""  # nothing sent: closed, no answer
+    c = s.connect()
+    got = exchange(c, b"POST /mcp HTTP/1.1\r\nContent-Type: appl")
+    assert status_of(got) == "HTTP/1.1 408 Request Timeout" and b"the headers took" in got
+    assert closed(c)
+    c = s.connect()
+    got = exchange(c, request()[:-10])
+    assert status_of(got) == "HTTP/1.1 408 Request Timeout" and b"the body took" in got
+    assert closed(c)
+    # Kept alive after an answer, then idle: closed.
+    c = s.connect()
+    c.sendall(request().replace(b"Connection: close\r\n", b""))
+    got = b""
+    while chunk := c.recv(65536):
+        got += chunk
+    assert status_of(got) == "HTTP/1.1 200 OK" and got.count(b"HTTP/1.1") == 1
+    # Negative control: a request sent at once is answered.
+    assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.pure
+def test_connections_are_capped(inproc, monkeypatch):
+    from sandlock.mcp import _http
+
+    monkeypatch.setattr(_http, "_MAX_CONNECTIONS", 2)
+    s = inproc()
+    held = [s.connect(), s.connect()]
+    assert wait_until(lambda: s.srv.open == 2, timeout=10)
+    got = exchange(s.connect(), request())
+    assert status_of(got) == "HTTP/1.1 503 Service Unavailable" and b"over 2 connections" in got
+    held.pop().close()
+    assert wait_until(lambda: s.srv.open == 1, timeout=10)
+    assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
+    held.pop().close()
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize("headers,message", [
+    ("X: " + "A" * 70000 + "\r\n", b"header line over 64 KiB"),
+    ("".join(f"X-{i}: {'a' * 1000}\r\n" for i in range(80)), b"headers over 64 KiB"),
+])
+def test_header_block_is_capped(inproc, headers, message):
+    s = inproc()
+    got = exchange(s.connect(), request(headers=headers))
+    assert status_of(got) == "HTTP/1.1 431 Request Header Fields Too Large" and message in got
+    # Negative control: 50 headers of 1000 bytes are within the cap.
+    fine = "".join(f"X-{i}: {'a' * 1000}\r\n" for i in range(50))
+    assert status_of(exchange(s.connect(), request(headers=fine))) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize("framing,message", [
+    ("Content-Length: 5\r\nContent-Length: {n}\r\n", b"Content-Length given more than once"),
+    ("Content-Length: {n}\r\nContent-Length: {n}\r\n", b"Content-Length given more than once"),
+    ("Content-Length: {u}\r\n", b"bad Content-Length"),
+    ("Content-Length: +{n}\r\n", b"bad Content-Length"),
+    ("Content-Length: 0x10\r\n", b"bad Content-Length"),
+    ("Content-Length : {n}\r\n", b"malformed header name"),
+    ("Bad Name: 1\r\nContent-Length: {n}\r\n", b"malformed header name"),
+    ("X-A: 1\r\n folded\r\nContent-Length: {n}\r\n", b"obs-fold"),
+])
+def test_ambiguous_framing_refused(inproc, framing, message):
+    s = inproc()
+    body = json.dumps(INIT).encode()
+    n = str(len(body))
+    head = ("POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n"
+            + framing.format(n=n, u=n[0] + "_" + n[1:]) + "\r\n")
+    got = exchange(s.connect(), head.encode() + body)
+    assert status_of(got) == "HTTP/1.1 400 Bad Request" and message in got
+    # Negative control: one Content-Length of digits (OWS around the value is allowed).
+    head = (f"POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            f"Content-Length:  {n} \r\n\r\n")
+    assert status_of(exchange(s.connect(), head.encode() + body)) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.pure
+def test_other_sites_refused(inproc):
+    s = inproc()
+    for site in ("cross-site", "same-site", "Cross-Site"):
+        got = exchange(s.connect(), request(headers=f"Sec-Fetch-Site: {site}\r\n"))
+        assert status_of(got) == "HTTP/1.1 403 Forbidden" and b"from another site" in got
+    got = exchange(s.connect(), request(method="GET", path="/sse", body=b"",
+                                        headers="Sec-Fetch-Site: cross-site\r\n"))
+    assert status_of(got) == "HTTP/1.1 403 Forbidden"
+    for site in ("same-origin", "none"):
+        got = exchange(s.connect(), request(headers=f"Sec-Fetch-Site: {site}\r\n"))
+        assert status_of(got) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize("origin,status", [
+    ("http://evil.com\\@localhost", 403), ("http://localhost:80@evil.com", 403),
+    ("http://localhost/path", 403), ("http://127.0.0.1.evil.com", 403), ("null", 403),
+    ("ftp://localhost", 403), ("http://localhost:3000", 200), ("http://LOCALHOST", 200),
+    ("https://127.0.0.1:8443", 200), ("http://[::1]:8080", 200),
+])
+def test_origin_grammar(inproc, origin, status):
+    s = inproc()
+    got = exchange(s.connect(), request(headers=f"Origin: {origin}\r\n"))
+    assert status_of(got).split(" ")[1] == str(status)
+
+
+@pytest.mark.pure
+def test_post_needs_json_content_type(inproc):
+    s = inproc()
+    for ctype in ("text/plain", "application/x-www-form-urlencoded", None):
+        raw = request()
+        raw = raw.replace(b"application/json", ctype.encode()) if ctype else \
+            raw.replace(b"Content-Type: application/json\r\n", b"")
+        got = exchange(s.connect(), raw)
+        assert status_of(got) == "HTTP/1.1 415 Unsupported Media Type"
+    raw = request().replace(b"application/json", b"application/json; charset=utf-8")
+    assert status_of(exchange(s.connect(), raw)) == "HTTP/1.1 200 OK"
+
+
+def sse_stream(s):
+    c = s.connect()
+    c.sendall(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    got = b""
+    while b"\n\n" not in got.partition(b"\r\n\r\n")[2]:  # the first event, or a close
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    return c, got
+
+
+@pytest.mark.pure
+def test_sse_streams_never_evict_sessions(inproc, monkeypatch):
+    from sandlock.mcp import _http
+
+    monkeypatch.setattr(_http, "_MAX_SESSIONS", 3)
+    monkeypatch.setattr(_http, "_MAX_STREAMS", 4)
+    s = inproc()
+    got = exchange(s.connect(), request())
+    sid = [ln.split(b": ")[1] for ln in got.split(b"\r\n")
+           if ln.startswith(b"Mcp-Session-Id")][0].decode()
+    ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
+    held = []
+    for _ in range(4):
+        c, got = sse_stream(s)
+        assert status_of(got) == "HTTP/1.1 200 OK" and b"event: endpoint" in got
+        held.append(c)
+    c, got = sse_stream(s)  # one stream too many
+    assert status_of(got) == "HTTP/1.1 503 Service Unavailable" and b"over 4 open /sse" in got
+    got = exchange(s.connect(), request(ping, f"Mcp-Session-Id: {sid}\r\n"))
+    assert status_of(got) == "HTTP/1.1 200 OK" and b'"result": {}' in got
+    for c in held:
+        c.close()
+
+
+@pytest.mark.pure
+def test_deep_json_is_a_parse_error(inproc):
+    s = inproc()
+    got = exchange(s.connect(), request(b"[" * 100000 + b"]" * 100000))
+    assert status_of(got) == "HTTP/1.1 400 Bad Request"
+    assert b'"code": -32700, "message": "parse error: nested too deeply"' in got
+    assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
+
+
+def test_tokenless_start_says_so(ws):
+    for extra, said in (((), True), (("--token", "s3cret"), False)):
+        s = start(ws, *extra)
+        try:
+            assert post(s.url, INIT, {"Authorization": "Bearer s3cret"})[0] == 200
+        finally:
+            s.proc.terminate()
+            rest = s.proc.stderr.read()
+            s.close()
+        assert ("sandlock-mcp: no bearer token: any local user can connect" in rest) == said
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize("env_token,argv,message", [
+    ("", [], "SANDLOCK_MCP_TOKEN is empty: unset it or give a token"),
+    (None, ["--token", ""], '--token "" is empty: give a token or leave --token out'),
+    ("s3cret", ["--token="], '--token "" is empty'),
+])
+def test_empty_token_refused(ws, env_token, argv, message):
+    env = {"PYTHONPATH": PKG_PARENT, "PATH": "/usr/bin:/bin"}
+    if env_token is not None:
+        env["SANDLOCK_MCP_TOKEN"] = env_token
+    p = subprocess.run([PY, "-m", "sandlock.mcp", "--workspace", str(ws), "--transport", "http",
+                        "--port", "0", *argv], env=env, capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 2 and f"sandlock-mcp: {message}" in p.stderr
+
+
+@pytest.mark.pure
+def test_docs_say_loopback_is_shared():
+    import pathlib
+
+    root = pathlib.Path(PKG_PARENT).parent
+    for doc in (root / "README.md", root / "python" / "README.md"):
+        text = " ".join(doc.read_text().split())
+        assert "any local user can connect" in text, doc
+        assert "share its workspace" in text or "shares its one workspace" in text, doc

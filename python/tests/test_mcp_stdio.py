@@ -211,3 +211,93 @@ def test_arguments_checked_before_the_call(client, ws):
     write["arguments"]["content"] = "5"
     assert client.request(3, "tools/call", write)["result"]["isError"] is False
     assert (ws / "w.txt").read_text() == "5"
+
+def test_deep_json_is_a_parse_error(client):
+    client.send_raw(b"[" * 100000 + b"]" * 100000 + b"\n")
+    assert client.recv() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32700, "message": "parse error: nested too deeply"}}
+    client.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + b"[" * 100000)
+    client.send_raw(b"]" * 100000 + b"}\n")
+    assert client.recv()["error"]["message"] == "parse error: nested too deeply"
+    # The server goes on: the next request is answered.
+    assert client.initialize()["result"]["serverInfo"]["name"] == "sandlock-mcp"
+
+
+class _Broken:
+    """A stand-in for McpSandbox whose tool call fails as no tool error does."""
+
+    workspace = "/nonexistent"
+    tools = {"t": None}
+
+    def mcp_tool_definitions(self):
+        return {}["no such key"]
+
+    async def call_tool(self, name, arguments=None):
+        raise AttributeError("'NoneType' object has no attribute 'content'")
+
+
+@pytest.mark.pure
+def test_unexpected_exception_is_an_internal_error():
+    import asyncio
+
+    from sandlock.mcp._protocol import Session
+
+    async def run(session, msg_id, method, params=None):
+        return await session.handle({"jsonrpc": "2.0", "id": msg_id, "method": method,
+                                     "params": params or {}})
+
+    async def main():
+        s = Session(_Broken())
+        init = await run(s, 0, "initialize", {"protocolVersion": "2025-06-18"})
+        return (init, await run(s, 1, "tools/call", {"name": "t"}),
+                await run(s, 2, "tools/list"), await run(s, 3, "ping"))
+
+    init, call, listed, ping = asyncio.run(main())
+    assert "result" in init
+    assert call == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message":
+                    "internal error: AttributeError: 'NoneType' object has no attribute "
+                    "'content'"}}
+    assert listed == {"jsonrpc": "2.0", "id": 2, "error": {
+        "code": -32603, "message": "internal error: KeyError: 'no such key'"}}
+    assert ping == {"jsonrpc": "2.0", "id": 3, "result": {}}  # and the session goes on
+
+
+@pytest.mark.parametrize("line, message", [
+    (b'{"jsonrpc": "2.0", "id": [1], "method": "ping"}',
+     "invalid request: an id is a string, a number or null"),
+    (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+     "invalid request: an id is a string, a number or null"),
+    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}',
+     "invalid request: an id is a string, a number or null"),
+    (b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}', "parse error: NaN is not JSON"),
+    (b'{"jsonrpc": "2.0", "id": -Infinity, "method": "ping"}',
+     "parse error: -Infinity is not JSON")])
+def test_an_id_that_cannot_be_answered_is_refused(client, line, message):
+    client.send_raw(line + b"\n")
+    reply = client.recv()
+    assert reply["id"] is None and reply["error"]["message"] == message, reply
+    # Negative control: the same request with a string id is answered.
+    assert client.request("a", "ping") == {"jsonrpc": "2.0", "id": "a", "result": {}}
+
+
+def test_an_id_in_flight_is_not_taken_twice(client, ws):
+    client.initialize("2025-06-18")
+    argv = ["sleep", f"28.{time.monotonic_ns() % 10**6}"]
+    client.send(rpc(1, "tools/call", {"name": "shell",
+                                      "arguments": {"command": " ".join(argv)}}))
+    assert wait_until(lambda: pids_with_argv(argv), timeout=10)
+    assert client.request(1, "ping") == {"jsonrpc": "2.0", "id": 1, "error": {
+        "code": -32600, "message": "invalid request: id 1 is in use by a request in flight"}}
+    # The first call kept its place: a cancellation by its id still reaches it.
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": 1}})
+    assert wait_until(lambda: not pids_with_argv(argv), timeout=10)
+    # Once it is over, the id is free again.
+    assert client.request(1, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_a_cancellation_naming_no_id_is_ignored(client):
+    client.initialize("2025-06-18")
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": {"not": "an id"}}})
+    assert client.request(2, "ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}

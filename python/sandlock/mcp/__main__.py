@@ -64,11 +64,22 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-processes", type=_count, default=builtin.DEFAULT_MAX_PROCESSES,
                    help="processes each shell or python call may run at once "
                         "(default %(default)s)")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    a.token_given = p.parse_known_args(argv, argparse.Namespace(token=None))[0].token
+    return a
 
 
 def main(argv: list[str] | None = None) -> int:
     a = _args(argv)
+    if a.token == "":
+        # An empty token would be no token to the loopback rule and yet match no request.
+        if os.environ.get("SANDLOCK_MCP_TOKEN") == "" and a.token_given is None:
+            print("sandlock-mcp: SANDLOCK_MCP_TOKEN is empty: unset it or give a token",
+                  file=sys.stderr)
+        else:
+            print('sandlock-mcp: --token "" is empty: give a token or leave --token out',
+                  file=sys.stderr)
+        return 2
     if a.transport != "stdio" and not a.token and not _loopback(a.host):
         print(f"sandlock-mcp: --host {a.host} is not a loopback address: a bearer token is "
               "required (--token or SANDLOCK_MCP_TOKEN)", file=sys.stderr)

@@ -22,6 +22,7 @@ from ._sandbox import McpSandbox, ToolError
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
 NOT_INITIALIZED = -32002
 
 # The versions whose sessions take JSON-RPC batches: 2025-03-26 requires servers to receive
@@ -40,12 +41,18 @@ def error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # an id of NaN could not be answered in JSON
+
+
 def load(data: bytes | str) -> tuple[Any, dict[str, Any] | None]:
     """(the JSON value of @data, None), or (None, the parse error response)."""
     try:
-        return json.loads(data), None
+        return json.loads(data, parse_constant=_no_constant), None
     except (ValueError, UnicodeDecodeError) as e:
         return None, error(None, PARSE_ERROR, f"parse error: {e}")
+    except RecursionError:  # arrays or objects nested past the interpreter's recursion limit
+        return None, error(None, PARSE_ERROR, "parse error: nested too deeply")
 
 
 def check(msg: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -58,7 +65,16 @@ def check(msg: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
                            "invalid request: method is not a string")
     if "method" not in msg and "id" not in msg:
         return None, error(None, INVALID_REQUEST, "invalid request: neither a method nor an id")
+    if "id" in msg and not _is_id(msg["id"]):
+        return None, error(None, INVALID_REQUEST,
+                           "invalid request: an id is a string, a number or null")
     return msg, None
+
+
+def _is_id(value: Any) -> bool:
+    """JSON-RPC's id: a string, a number or null (so that it can key the calls in flight)."""
+    return value is None or isinstance(value, (str, float)) or \
+        (isinstance(value, int) and not isinstance(value, bool))
 
 
 def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -86,6 +102,13 @@ async def answers(slots: list[Any]) -> list[dict[str, Any]] | None:
     return [r for r in out if r is not None] or None
 
 
+def _in_use(msg_id: Any) -> dict[str, Any]:
+    # Two requests in flight under one id could not be told apart by their answers, nor by a
+    # cancellation: the second is refused, and the first keeps its place.
+    return error(msg_id, INVALID_REQUEST, f"invalid request: id {json.dumps(msg_id)} is in use "
+                                          "by a request in flight")
+
+
 def _result(task: asyncio.Task[Any]) -> dict[str, Any] | None:
     return None if task.cancelled() else task.result()
 
@@ -107,6 +130,8 @@ class Session:
             return None
         msg_id = msg["id"]
         task = asyncio.current_task()
+        if self.calls.get(msg_id, task) is not task:
+            return _in_use(msg_id)
         if task is not None:
             self.calls[msg_id] = task
         try:
@@ -116,8 +141,11 @@ class Session:
             return error(msg_id, e.code, str(e))
         except asyncio.CancelledError:
             return None
+        except Exception as e:  # noqa: BLE001 - a client waits for an answer to every request
+            return error(msg_id, INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
         finally:
-            self.calls.pop(msg_id, None)
+            if self.calls.get(msg_id) is task:
+                del self.calls[msg_id]
 
     def notify(self, msg: dict[str, Any]) -> None:
         """Take in a notification, or a response (to a request this server never sends:
@@ -143,6 +171,8 @@ class Session:
             elif msg["method"] == "initialize":
                 slots.append(error(msg["id"], INVALID_REQUEST,
                                    "invalid request: initialize cannot be in a batch"))
+            elif msg["id"] in self.calls:
+                slots.append(_in_use(msg["id"]))
             else:
                 slots.append(self._start(msg))
         return slots
@@ -177,7 +207,8 @@ class Session:
         if method == "notifications/initialized":
             self.initialized = True
         elif method == "notifications/cancelled" and isinstance(params, dict):
-            task = self.calls.get(params.get("requestId"))
+            request_id = params.get("requestId")
+            task = self.calls.get(request_id) if _is_id(request_id) else None
             if task is not None:
                 task.cancel()
 

@@ -4,8 +4,8 @@
 then the server's connection handler (routing, the bearer token, Origin, sessions, both
 transports) answering them.
 
-The contract: _read_request() gives a request, None at the end, or _HttpError with a 4xx
-status it has a reason for (asyncio.IncompleteReadError for a body cut short); the handler
+The contract: _read_request() and _read_body() give a request, None at the end, or _HttpError
+with a 4xx status it has a reason for (asyncio.IncompleteReadError for a body cut short); the handler
 never lets an exception out and writes only well-formed HTTP/1.1 responses: a status line, the
 headers, a JSON body of Content-Length bytes or an SSE stream of JSON events. Session ids are
 made "FUZZSID", so that an input can initialize a session and then use it; and an older
@@ -54,7 +54,9 @@ async def _requests(data: bytes) -> tuple[Any, ...]:
     reader, seen = _reader(data), []
     while True:
         try:
-            req = await H._read_request(reader)
+            req = await H._read_request(reader, not seen)
+            if req is not None:
+                await H._read_body(reader, req)
         except H._HttpError as e:
             assert 400 <= e.status < 500 and e.status in H._REASONS, e.status
             return (*seen, ("http", e.status))
@@ -83,6 +85,9 @@ class _Writer:
         # (its posts would come on other connections).
         if b"event: endpoint" in self.out:
             raise ConnectionResetError("the fuzz client is gone")
+
+    def write_eof(self) -> None:
+        pass
 
     def close(self) -> None:
         self.closed = True
@@ -129,7 +134,7 @@ async def _connection(data: bytes) -> tuple[int, ...]:
     server = H._Server(_mcp, "127.0.0.1", TOKEN)
     stream: asyncio.Queue[Any] = asyncio.Queue()
     server.legacy["LEGACY"] = stream  # what GET /sse on another connection would have made
-    server.keep("LEGACY", H.Session(_mcp))
+    server.legacy_sessions["LEGACY"] = H.Session(_mcp)
     reader = _reader(data)
     writer = _Writer()
     await server.connection(reader, writer)

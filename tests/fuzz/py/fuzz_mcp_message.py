@@ -27,7 +27,8 @@ TOKENS = [b'"jsonrpc"', b'"2.0"', b'"id"', b'"method"', b'"params"', b'"initiali
           b'"result"', b'"error"']
 
 _PARSE_CODES = {P.PARSE_ERROR, P.INVALID_REQUEST}
-_CALL_CODES = {P.INVALID_PARAMS, P.METHOD_NOT_FOUND, P.NOT_INITIALIZED}
+# INVALID_REQUEST: a request whose id is that of one in flight.
+_CALL_CODES = {P.INVALID_PARAMS, P.METHOD_NOT_FOUND, P.NOT_INITIALIZED, P.INVALID_REQUEST}
 _loop = asyncio.new_event_loop()
 _mcp = mcpfake.make_mcp(_loop)
 
