@@ -355,3 +355,26 @@ def test_worker_answer_over_the_limit_fails(ws):
     assert str(e.value) == f"tool 'big': its answer is over {_sandbox.ANSWER_LIMIT} bytes (killed)"
     with pytest.raises(ToolError, match="^RuntimeError: failed after noise$"):
         run(m.call_tool("loud", {"size": 4 << 20}))
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("read_file", {"path": "/proc/self/fd/1"}),  # the worker's own stdout pipe
+    ("read_file", {"path": "fifo"}),
+    ("write_file", {"path": "/proc/self/fd/1", "content": "forged"}),
+    ("write_file", {"path": "fifo", "content": "x"})])
+def test_file_tools_refuse_what_is_not_a_regular_file(tmp_path, tool, args):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "fifo")
+    (ws / "plain").write_text("plain\n")
+    m = McpSandbox(workspace=str(ws), timeout=20)
+    builtin.register(m)
+    # Refused at once (not left waiting on the pipe until the timeout): a FIFO opened for
+    # writing with no reader is ENXIO, anything else opened is not a regular file.
+    with pytest.raises(ToolError, match=r"not a regular file|\[Errno 6\] No such device"):
+        asyncio.run(m.call_tool(tool, args))
+    # Negative control: a regular file of the workspace reads and writes.
+    assert asyncio.run(m.call_tool("read_file", {"path": "plain"})) == "plain\n"
+    assert asyncio.run(m.call_tool("write_file", {"path": "plain", "content": "new"})) == \
+        "wrote 3 characters to plain"
+    m.close()
