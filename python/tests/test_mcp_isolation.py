@@ -35,8 +35,11 @@ def ws(tmp_path):
 
 
 def server_env():
-    return {"PYTHONPATH": PKG_PARENT, "PATH": "/usr/bin:/bin",
-            "SANDLOCK_LIB": os.path.abspath(os.environ["SANDLOCK_LIB"])}
+    env = {"PYTHONPATH": PKG_PARENT, "PATH": "/usr/bin:/bin",
+           "SANDLOCK_LIB": os.path.abspath(os.environ["SANDLOCK_LIB"])}
+    # A sanitizer build of the library loads only after its runtimes (the runner's preload).
+    env.update({k: os.environ[k] for k in ("LD_PRELOAD", "ASAN_OPTIONS") if k in os.environ})
+    return env
 
 
 def start_server(workspace, cwd, *extra):

@@ -206,7 +206,7 @@ class McpSandbox:
 
     def _policy(self, t: _Local, home: str | None = None) -> Sandbox:
         readable = [_PKG_PARENT, t.root]
-        lib = _library_path() if t.module == _BUILTIN else None
+        lib = _library_path() if _confines_itself(t) else None
         if lib is not None:
             readable.append(lib)  # the built-in file tools confine themselves further with it
         caps = t.capabilities
@@ -260,7 +260,7 @@ class McpSandbox:
         try:
             request = marshal.dumps({
                 "module": t.module, "function": t.function, "arguments": args, "path": [t.root],
-                "library": _library_path() if t.module == _BUILTIN else None,
+                "library": _library_path() if _confines_itself(t) else None,
                 "workspace": self.workspace if t.takes_workspace else None})
         except ValueError:
             raise ToolError(f"tool {name!r}: the arguments must be JSON values") from None
@@ -316,6 +316,12 @@ class _Homes:
 
     def drop(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _confines_itself(t: _Local) -> bool:
+    """Whether @t is a built-in file tool, whose worker loads libsandlock to confine itself to
+    the workspace (shell and python do not: their programs need the system)."""
+    return t.module == _BUILTIN and t.function in ("read_file", "write_file", "list_files")
 
 
 def _run(policy: Sandbox, name: str, request: bytes, limit: float, call: _Call) -> str:
