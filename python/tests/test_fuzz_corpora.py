@@ -56,20 +56,6 @@ KNOWN_BUGS = {
          "allows digits only", "is not digits"),
     ("mcp_http", "bug-content-length-underscore"):
         ("Content-Length 1_0 is read as 10", "is not digits"),
-    ("guard_model", "bug-weights-overflow"):
-        ("weights near the float limit overflow the prefix sums (inf - inf = nan): a window "
-         "of n-grams all weighted -1e308 scores 1.0", "by the definition"),
-    ("guard_model", "bug-weight-huge-int"):
-        ("an integer weight past the float range: math.isfinite() raises OverflowError, not "
-         "the documented ValueError", "int too large to convert to float"),
-    ("guard_model", "bug-bias-huge-int"):
-        ("the same for an integer bias", "int too large to convert to float"),
-    ("guard_config", "bug-scan-timeout-huge-int"):
-        ("PromptGuard's scan_timeout as an integer past the float range: math.isfinite() "
-         "raises OverflowError, not ValueError", "int too large to convert to float"),
-    ("guard_config", "bug-model-threshold-huge-int"):
-        ("the same for the model's threshold (float() in _threshold)",
-         "int too large to convert to float"),
 }
 # Other messages of the same bugs, met by mutation.
 SAME_BUGS = {"mcp_http": ("chunk exceed the limit",)}

@@ -501,6 +501,7 @@ def test_rule_is_immutable_and_accepts_the_longest_id():
     ({"scan_timeout": 0}, ValueError, "positive finite"),
     ({"scan_timeout": float("inf")}, ValueError, "positive finite"),
     ({"scan_timeout": float("nan")}, ValueError, "positive finite"),
+    ({"scan_timeout": 10 ** 400}, ValueError, "scan_timeout an integer of 1329 bits: a positive"),
     ({"scan_timeout": "1"}, TypeError, "seconds"),
     ({"rules": ["not a rule"]}, TypeError, "not a Rule"),
     ({"rules": "abc"}, TypeError, "iterable of Rule"),
@@ -651,6 +652,12 @@ def test_model_digest_and_score():
     ({"weights": {}}, "weights"),
     ({"weights": {"abc": "x"}}, "weights"),
     ({"weights": {"abcdefghi": 1.0}}, "n-gram"),
+    # Integers past the float range, and weights whose sums would overflow.
+    ({"bias": 10 ** 400}, "bias: a number from -1e\\+06 to 1e\\+06, not an integer of"),
+    ({"weights": {"abc": -10 ** 400}}, "weights\\['abc'\\]: a number from"),
+    ({"weights": {"abc": -1e308}}, "weights\\['abc'\\]: a number from .* not -1e\\+308"),
+    ({"bias": 1000000.5}, "bias"),
+    ({"threshold": 10 ** 400}, "threshold an integer of|threshold 1000"),
 ])
 def test_model_validation(tmp_path, changes, match):
     with pytest.raises(ValueError, match=match):
