@@ -222,8 +222,9 @@ def escape_regions(text: str) -> list[tuple[int, int]]:
     """The spans of @text that unescaping can change: each starts after ASCII whitespace (or
     at the start) and ends before it (or at the end), holds every run of non-whitespace with
     an escape character (&, %, \\, the < of <br> or </p>) in it, and stretches of plain text
-    between such runs when they are closer than REGION_GAP. No escape reaches across ASCII whitespace (entities, %XX
-    runs and backslash escapes hold none, and ASCII bytes end any UTF-8 sequence), so
+    between such runs when they are closer than REGION_GAP. No escape reaches across ASCII
+    whitespace (entities, %XX runs, HTML line breaks without a space and backslash escapes
+    hold none, and ASCII bytes end any UTF-8 sequence), so
     unescaping each span alone and keeping the text between them as it is gives the same text
     as unescaping the whole; normalizing is the same piecewise too (see normalize)."""
     out: list[tuple[int, int]] = []
