@@ -82,9 +82,7 @@ _SEGMENT = re.compile(r"([\x00-\x7f]?[^\x00-\x7f]+)")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _B64_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 _B64_MASK = bytes(ord("a") if c in _B64_LETTERS else ord(" ") for c in range(256))
-# The same with line breaks kept: the wrapped-base64 search looks for them.
-_B64_NL_MASK = bytes(ord("a") if c in _B64_LETTERS else ord("\n") if c in b"\r\n" else
-                     ord(" ") for c in range(256))
+_LINE_BREAK_BYTES = (b"\n", b"\r")
 _B64_RUN = b"a" * 16
 _HEX = re.compile(r"[0-9A-Fa-f]{24,}")
 _B64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{1,15}={0,2}(?![A-Za-z0-9+/_=-])")
@@ -371,18 +369,11 @@ def _line_break_after(text: str, end: int) -> int:
 def _wrapped(text: str, spans: list[tuple[int, int]], encoded: bytes):
     """Base64 wrapped over lines (MIME, PEM): candidates that fill lines of a length a
     multiple of 4, one line break apart, with the short last line, as (start, end, letters).
-    Only the candidates with a line break right after them can start one: a search of
-    @encoded (the text as ASCII bytes) with line breaks kept finds them."""
-    nl = encoded.translate(_B64_NL_MASK)
-    hit = nl.find(_B64_RUN + b"\n")
-    if hit < 0:
-        return
-    by_end = {end: k for k, (_, end) in enumerate(spans)}
+    Only a candidate with a line break right after it (in @encoded, the text as ASCII bytes)
+    can start one."""
     done = -1
-    while hit >= 0:
-        k = by_end.get(hit + len(_B64_RUN), -1)
-        hit = nl.find(_B64_RUN + b"\n", hit + len(_B64_RUN) + 1)
-        if k > done:
+    for k, (_, end) in enumerate(spans):
+        if k > done and encoded[end:end + 1] in _LINE_BREAK_BYTES:
             done, found = _wrapped_from(text, spans, k)
             if found is not None:
                 yield found
@@ -515,13 +506,14 @@ def _vs_byte(c: str) -> int:
     return o - 0xFE00 if o < 0xFE10 else o - 0xE0100 + 16
 
 
-def smuggled(text: str) -> list[str]:
+def smuggled(text: str, spans: list[tuple[int, int]] | None = None) -> list[str]:
     """The texts that runs of variation selectors spell, a byte each ("emoji smuggling":
-    U+FE00-FE0F for 0-15, U+E0100-E01EF for 16-255, after one visible character)."""
+    U+FE00-FE0F for 0-15, U+E0100-E01EF for 16-255, after one visible character). @spans:
+    the text's non_ascii_spans() when known."""
     if text.isascii():
         return []
     found = []
-    for start, end in non_ascii_spans(text):
+    for start, end in non_ascii_spans(text) if spans is None else spans:
         for m in _VS_RUN.finditer(text, start, end):
             s = _as_text(bytes(map(_vs_byte, m.group(0))))
             if s is not None:
@@ -529,16 +521,16 @@ def smuggled(text: str) -> list[str]:
     return found
 
 
-def loose_pieces(text: str) -> list[str]:
+def loose_pieces(text: str, spans: list[tuple[int, int]] | None = None) -> list[str]:
     """The pieces of @text that NFKC normalization and removing invisible characters change,
     in that form and not case folded, each from ASCII whitespace to ASCII whitespace (no
     blob reaches across it): where a full-width or zero-width-split base64 blob reads as
     one. Only the non-ASCII spans are normalized, each with the character before it, which a
-    combining mark may join."""
+    combining mark may join. @spans: the text's non_ascii_spans() when known."""
     if text.isascii():
         return []
     out = []
-    for start, end in non_ascii_spans(text):
+    for start, end in non_ascii_spans(text) if spans is None else spans:
         start = max(start - 1, 0)
         seg = text[start:end]
         new = _nfkc(seg)
@@ -636,8 +628,11 @@ def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list
         return []
     found = []
     for t in texts:
-        found += smuggled(t)
-        for piece in loose_pieces(t):
+        if t.isascii():
+            continue
+        spans = non_ascii_spans(t)
+        found += smuggled(t, spans)
+        for piece in loose_pieces(t, spans):
             found += blobs(piece, cache)
     return found
 
