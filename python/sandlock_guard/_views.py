@@ -582,18 +582,20 @@ def _aligned(base_parts: list[str], parts: list[str | None]) -> tuple[str, Deriv
 
 class _Child:
     """An unescaped child of a text, with what its scan can take from the text's: the text's
-    normalized pieces and the child's pieces (None where it kept the text's). @blobs_seen:
-    the text's blobs are views already, so only the unescaped pieces can add any."""
+    normalized pieces and the child's pieces (None where it kept the text's). @folded: the
+    text is a normalized one, whose blobs are its parent's case folded: a hex blob gives the
+    bytes it gave there, already a view, and a base64 one nothing readable (a mixed-case
+    alphabet), so for either kind of text only the unescaped pieces can add blobs."""
 
-    __slots__ = ("text", "norm_parts", "parts", "blobs_seen", "cut")
+    __slots__ = ("text", "norm_parts", "parts", "folded", "cut")
 
     def __init__(self, cut: list[tuple[str, bool]], norm_parts: list[str],
-                 blobs_seen: bool) -> None:
+                 folded: bool) -> None:
         self.cut = cut
         self.parts = [_unescape_all(p) if esc else None for p, esc in cut]
         self.text = "".join(p if q is None else q for (p, _), q in zip(cut, self.parts))
         self.norm_parts = norm_parts
-        self.blobs_seen = blobs_seen
+        self.folded = folded
 
     def raw(self) -> Derived:
         """How the child lines up with the text it was unescaped from."""
@@ -606,8 +608,6 @@ class _Child:
     def new_blobs(self, cache: dict[str, list[str]]) -> list[str]:
         """The blobs of the unescaped pieces: those of the kept pieces are the parent's,
         already views (no blob reaches across whitespace, which bounds every piece)."""
-        if not self.blobs_seen:
-            return blobs(self.text, cache)
         found = []
         for p in self.parts:
             if p is not None:
@@ -622,7 +622,7 @@ def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list
     (normalizing removes both)."""
     if child is None:
         texts = [cur]
-    elif child.blobs_seen:
+    elif not child.folded:
         texts = [p for p in child.parts if p is not None]
     else:
         return []
@@ -671,7 +671,7 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
             budget.take(norm)
             out.append((norm, True, derived))
         found += _hidden(cur, child, decoded)
-        first = _Child(cut, norm_parts, True)
+        first = _Child(cut, norm_parts, False)
         children = [(first.text, first)] + [(b, None) for b in found]
         if found:
             joined = spliced(cur, decoded)
@@ -679,7 +679,7 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
                 children.append((joined, None))
         if norm != cur:
             norm_cut = pieces(norm, escape_regions(norm))
-            last = _Child(norm_cut, [_fold(p) for p, _ in norm_cut], False)
+            last = _Child(norm_cut, [_fold(p) for p, _ in norm_cut], True)
             children.append((last.text, last))
         for sub, hint in children:
             if sub in seen:
