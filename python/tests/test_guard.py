@@ -343,6 +343,30 @@ def test_every_line_break_starts_a_line(name):
 
 
 @pytest.mark.pure
+def test_suspect_search_by_blocks_finds_what_the_rules_find(monkeypatch):
+    """has_suspects() searches only the blocks that are not all ASCII: it says yes wherever a
+    Unicode rule matches, for every character the rules can match (alone and doubled, in
+    ASCII context), and as its whole-text search does on random text in 3-character blocks."""
+    from sandlock_guard import _rules
+
+    codes = list(range(0x80, 0x10000)) + list(range(0x1BC00, 0x1D200))
+    codes += list(range(0xE0000, 0xE1000))
+    hits = 0
+    for c in codes:
+        for text in (f"a{chr(c)}b", f"a{chr(c)}{chr(c)}b"):
+            if any(compiled.search(text) for _, compiled in _rules.UNICODE_RULES):
+                hits += 1
+                assert _rules.has_suspects(text), hex(c)
+    assert hits > 2 * 4000
+    monkeypatch.setattr(_rules, "SUSPECT_BLOCK", 3)
+    rng = random.Random(11)
+    alphabet = "ab \n\u00e9\u200b\ufe0f\u061c\u2800\U0001f600\U000e0041\U000e0100"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        assert _rules.has_suspects(text) == bool(_rules.UNICODE_SUSPECTS.search(text)), text
+
+
+@pytest.mark.pure
 def test_binary_blobs_are_not_views():
     # Bytes with no run of 8 text characters: no view. Control: the same bytes around a
     # printable run give the run as a view, and nothing else of them.
