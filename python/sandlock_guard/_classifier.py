@@ -21,6 +21,9 @@ FORMAT = "sandlock-guard-ngram-logreg"
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_WEIGHTS = 500_000
 MAX_NGRAM = 8
+# The largest |weight| and |bias|: a MiB's prefix sums of weights this large stay exact enough
+# and far from the float range, where a sum would overflow to inf and a window read nan.
+MAX_ABS_WEIGHT = 1e6
 _KEYS = {"format", "version", "ngram_min", "ngram_max", "window", "stride", "bias",
          "threshold", "weights"}
 _SPACES = re.compile(r"\s+")
@@ -29,7 +32,9 @@ _SPACES = re.compile(r"\s+")
 def _threshold(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{what}: a number strictly between 0 and 1")
-    if not 0.0 < float(value) < 1.0:
+    # Compared before float(): an integer past the float range is out of range, not an
+    # OverflowError.
+    if not 0.0 < value < 1.0:
         raise ValueError(f"{what} {value!r}: strictly between 0 and 1")
     return float(value)
 
@@ -50,10 +55,21 @@ def _int_field(doc: dict, key: str, lo: int, hi: int) -> int:
     return v
 
 
-def _finite(v: object, what: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise ValueError(f"{what}: a finite number, not {v!r}")
+def _bounded(v: object, what: str) -> float:
+    """@v as a float, from -MAX_ABS_WEIGHT to MAX_ABS_WEIGHT (an integer is compared as it
+    is, so one past the float range is out of bounds, not an OverflowError)."""
+    if (isinstance(v, bool) or not isinstance(v, (int, float))
+            or not -MAX_ABS_WEIGHT <= v <= MAX_ABS_WEIGHT):
+        raise ValueError(f"{what}: a number from -{MAX_ABS_WEIGHT:g} to {MAX_ABS_WEIGHT:g}, "
+                         f"not {_short(v)}")
     return float(v)
+
+
+def _short(v: object) -> str:
+    if isinstance(v, int) and v.bit_length() > 128:  # repr() refuses the longest ones
+        return f"an integer of {v.bit_length()} bits"
+    s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
 
 
 def _parse(data: bytes) -> dict[str, Any]:
@@ -84,7 +100,7 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
     hi = _int_field(doc, "ngram_max", lo, MAX_NGRAM)
     window = _int_field(doc, "window", 16, 65536)
     _int_field(doc, "stride", 1, window)
-    _finite(doc["bias"], "bias")
+    _bounded(doc["bias"], "bias")
     _threshold(doc["threshold"], "threshold")
     weights = doc["weights"]
     if not isinstance(weights, dict) or not 1 <= len(weights) <= MAX_WEIGHTS:
@@ -92,7 +108,7 @@ def _check(doc: dict[str, Any]) -> dict[str, Any]:
     for gram, w in weights.items():
         if not lo <= len(gram) <= hi:
             raise ValueError(f"weights: n-gram {gram!r} is not {lo} to {hi} characters")
-        _finite(w, f"weights[{gram!r}]")
+        _bounded(w, f"weights[{gram!r}]")
     return doc
 
 

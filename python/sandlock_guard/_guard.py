@@ -22,6 +22,13 @@ from ._views import Derived
 from ._types import RANK, RESERVED_IDS, Finding, Rule, ScanError, ScanReport, check_level
 
 
+def _short(v: object) -> str:
+    if isinstance(v, int) and v.bit_length() > 128:  # repr() refuses the longest ones
+        return f"an integer of {v.bit_length()} bits"
+    s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
 def _check_rules(rules: Iterable[Rule]) -> tuple[Rule, ...]:
     if isinstance(rules, (str, bytes, Rule)):
         raise TypeError("rules: an iterable of Rule objects")
@@ -119,9 +126,13 @@ class PromptGuard:
         if isinstance(scan_timeout, bool) or not isinstance(scan_timeout, (int, float)):
             raise TypeError(f"scan_timeout: a number of seconds, not "
                             f"{type(scan_timeout).__name__}")
-        if not math.isfinite(scan_timeout) or scan_timeout <= 0:
-            raise ValueError(f"scan_timeout {scan_timeout!r}: a positive finite number")
-        self.scan_timeout = float(scan_timeout)
+        try:
+            seconds = float(scan_timeout)
+        except OverflowError:  # an integer past the float range
+            seconds = math.inf
+        if not math.isfinite(seconds) or seconds <= 0:
+            raise ValueError(f"scan_timeout {_short(scan_timeout)}: a positive finite number")
+        self.scan_timeout = seconds
         self.rules = _check_rules(rules)
         self.classifier = _check_classifier(model, classifier)
 

@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 
 from ._types import Rule
 
-RULESET_VERSION = "sandlock-guard-1"
+RULESET_VERSION = "sandlock-guard-2"
 
 _PRIOR = (r"(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|"
           r"existing|old|system|developer)")
@@ -31,6 +31,16 @@ _DEST = (r"(?:to|at|into|via)\s+(?:https?://|ftp://|\S+@\S+\.\w+|[\w-]+(?:\.[\w-
 _CONVO = (r"(?:conversation|chat(?:\s+history|\s+log)?|message\s+history|(?:previous|prior|"
           r"earlier|past|other)\s+messages|transcript|context\s+window|dialog(?:ue)?|"
           r"user'?s?\s+(?:messages|data|files|history))")
+
+# The invisible (default-ignorable) characters and blanks that the Unicode rules look for next
+# to ASCII: all of them but the bidirectional ones, the tag characters and the variation
+# selectors, which have rules or alternatives of their own. A variation selector after an
+# emoji, a joiner between emoji and the non-joiner between Persian letters are not next to
+# ASCII; a keycap (#, digits) is followed by U+20E3.
+_HIDDEN = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2065"
+           "\u206a-\u206f\u2800\u3164\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+           "\U0001d173-\U0001d17a\U000e0080-\U000e00ff\U000e01f0-\U000e0fff")
+_VS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("override-previous-instructions",
@@ -122,15 +132,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"{_CONVO}\s+(?:in|into|to|as)\s+(?:the\s+|a\s+)?(?:url|link|image|query)",
          "high", "exfiltration: asks to send the conversation out"),
     Rule("invisible-unicode",
-         r"(?<=[\x21-\x7e])[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]"
-         r"|[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad](?=[\x21-\x7e])",
+         rf"(?<=[\x21-\x7e])[{_HIDDEN}]|[{_HIDDEN}](?=[\x21-\x7e])"
+         rf"|(?<=[\x21-\x7e])[{_VS}](?!\u20e3)",
          "medium", "hidden text: invisible characters inside words"),
     Rule("unicode-tag-characters",
          r"[\U000e0000-\U000e007f]",
          "high", "hidden text: Unicode tag characters (invisible ASCII)"),
     Rule("bidi-control",
-         r"[\u202a-\u202e\u2066-\u2069]",
+         r"[\u202a-\u202e\u2066-\u2069]|(?<=[\x21-\x7e])[\u061c\u200e\u200f](?=[\x21-\x7e])",
          "high", "hidden text: bidirectional override characters"),
+    Rule("variation-selector-smuggling",
+         rf"[{_VS}]{{2,}}",
+         "high", "hidden text: bytes smuggled as a run of variation selectors"),
 )
 
 
@@ -164,7 +177,8 @@ LEADS = {
     "conversation-exfiltration": _SEND_LEADS + ("![", "append", "embed", "encode", "include",
                                                 "put"),
 }
-_UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-control"})
+_UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-control",
+                      "variation-selector-smuggling"})
 # The rules with a top-level alternative that opens with a literal newline (test_guard.py
 # checks this against the patterns): only they need trying at each newline itself.
 NEWLINE_OPENS = frozenset({"forged-conversation-turn"})
@@ -299,22 +313,19 @@ TEXT_RULES = tuple(TextRule(r) for r in BUILTIN_RULES if r.id not in _UNICODE)
 UNICODE_RULES = tuple((r, r.compiled) for r in BUILTIN_RULES if r.id in _UNICODE)
 # Every character the Unicode rules look for: one search for these decides whether a view needs
 # them at all (the invisible-unicode pattern's lookarounds are slow on a MiB that has none).
-UNICODE_SUSPECTS = re.compile("[\u00ad\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064"
-                              "\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
-# The ones below U+10000: a str.find for each rules out most views far faster than the
-# character-class search above; the tag characters are past U+FFFF, so a view without any
-# such character (its UTF-16 is as long as it is) has none.
-_BMP_SUSPECTS = tuple(chr(c) for c in [0xAD, 0x180E, 0x200B, 0x200C, 0x200D, 0xFEFF]
-                      + list(range(0x202A, 0x202F)) + list(range(0x2060, 0x2065))
-                      + list(range(0x2066, 0x206A)))
+UNICODE_SUSPECTS = re.compile(rf"[{_HIDDEN}{_VS}\u061c\u200e\u200f\u202a-\u202e"
+                              rf"\u2066-\u2069\U000e0000-\U000e007f]")
+SUSPECT_BLOCK = 1024
 
 
 def has_suspects(view: str) -> bool:
-    """Whether @view holds a character that a Unicode rule looks for."""
+    """Whether @view holds a character that a Unicode rule looks for. The search runs over
+    the blocks of SUSPECT_BLOCK characters that are not all ASCII (in most texts, a few)."""
     if view.isascii():
         return False
-    if not any(c in view for c in _BMP_SUSPECTS):
-        astral = len(view.encode("utf-16-le", "surrogatepass")) > 2 * len(view)
-        if not astral:
-            return False
-    return UNICODE_SUSPECTS.search(view) is not None
+    search, n = UNICODE_SUSPECTS.search, len(view)
+    for start in range(0, n, SUSPECT_BLOCK):
+        end = start + SUSPECT_BLOCK
+        if not view[start:end].isascii() and search(view, start, end) is not None:
+            return True
+    return False

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Derived views of an input: the texts the rules also run on, so that an instruction hidden
 by encoding is seen in the clear. From each text come its normalized form (NFKC, case folding,
-the confusables table, invisible characters removed and Unicode tag characters read as the
-ASCII they smuggle), its unescaped form (HTML entities, %XX, backslash escapes) and the text of
-each base64 or hex blob in it, and each of those is taken apart the same way in turn.
+the confusables table, default-ignorable characters removed, blanks read as spaces, line
+breaks as \n and Unicode tag characters read as the ASCII they smuggle), its unescaped form
+(HTML entities and line breaks, %XX, %uXXXX, backslash escapes), the text of each base64 or hex
+blob in it, the bytes a run of variation selectors spells, and one view with each blob's text
+in place; each of those is taken apart the same way in turn.
 
 The work is bounded: decoding nests at most MAX_DEPTH levels, at most MAX_VIEWS texts come out,
 and their total size is at most VIEW_CHARS_FACTOR times the input plus VIEW_CHARS_SLACK
@@ -27,15 +29,52 @@ MAX_VIEWS = 256
 VIEW_CHARS_FACTOR = 8
 VIEW_CHARS_SLACK = 65536
 MIN_BLOB_TEXT = 8  # shorter decoded texts are not worth a view
+SPLICE_CONTEXT = 256  # the clear text kept either side of a blob in the spliced view
 REGION_GAP = 64  # escapes closer than this share one region (fewer, longer regions)
 NORMALIZE_BLOCK = 1024  # the text is normalized in blocks this long, cut before ASCII
 
-_INVISIBLE = (list(range(0x200B, 0x2010)) + list(range(0x202A, 0x202F))
-              + list(range(0x2060, 0x2065)) + list(range(0x2066, 0x206A))
-              + [0xFEFF, 0x00AD, 0x180E, 0xE0000, 0xE0001, 0xE007F])
+# Unicode's Default_Ignorable_Code_Point characters: invisible, and read through by models.
+# The Hangul fillers are listed with the blanks below instead (they render as a space).
+_INVISIBLE = ([0x00AD, 0x034F, 0x061C, 0x17B4, 0x17B5, 0xFEFF]
+              + list(range(0x180B, 0x1810)) + list(range(0x200B, 0x2010))
+              + list(range(0x202A, 0x202F)) + list(range(0x2060, 0x2070))
+              + list(range(0xFE00, 0xFE10)) + list(range(0xFFF0, 0xFFF9))
+              + list(range(0x1BCA0, 0x1BCA4)) + list(range(0x1D173, 0x1D17B))
+              + list(range(0xE0000, 0xE1000)))
+# Characters that show as a blank but are no Unicode space: read as one.
+BLANKS = (0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0)
+# Line breaks other than \n (those of str.splitlines): read as \n, for the line-anchored rules.
+_BREAKS = (0x0D, 0x0B, 0x0C, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029)
+_ASCII_BREAKS = tuple(chr(c) for c in _BREAKS if c < 0x80)
+_ASCII_BREAK = re.compile("[%s]" % "".join(_ASCII_BREAKS))
+_BREAK_TABLE = {c: "\n" for c in _BREAKS}
+# For reading blobs: invisible characters removed, tag characters as their ASCII, case kept.
+_STRIP: dict[int, str | None] = {c: None for c in _INVISIBLE}
+_STRIP.update({0xE0000 + c: chr(c) for c in range(0x20, 0x7F)})
+
+
+def _char_class(codes) -> re.Pattern:
+    """A character class of @codes, written as ranges (a class of single characters is
+    tried one by one)."""
+    out, codes = [], sorted(codes)
+    lo = prev = codes[0]
+    for c in codes[1:] + [None]:
+        if c is not None and c == prev + 1:
+            prev = c
+            continue
+        out.append(re.escape(chr(lo)) + ("-" + re.escape(chr(prev)) if prev > lo else ""))
+        if c is not None:
+            lo = prev = c
+    return re.compile("[%s]" % "".join(out))
+
+
+_STRIPPED = _char_class(_STRIP)
 _TABLE: dict[int, str | None] = {ord(k): v for k, v in CONFUSABLES.items()}
 _TABLE.update({c: None for c in _INVISIBLE})
-_TABLE.update({0xE0000 + c: chr(c) for c in range(0x20, 0x7F)})
+_TABLE.update({c: " " for c in BLANKS})
+_TABLE.update(_BREAK_TABLE)
+# Tag characters smuggle ASCII: read as it, case folded like the rest of the text.
+_TABLE.update({0xE0000 + c: chr(c).lower() for c in range(0x20, 0x7F)})
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII = re.compile(r"[\x00-\x7f]")
@@ -43,11 +82,25 @@ _SEGMENT = re.compile(r"([\x00-\x7f]?[^\x00-\x7f]+)")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _B64_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 _B64_MASK = bytes(ord("a") if c in _B64_LETTERS else ord(" ") for c in range(256))
+_LINE_BREAK_BYTES = (b"\n", b"\r")
 _B64_RUN = b"a" * 16
 _HEX = re.compile(r"[0-9A-Fa-f]{24,}")
+_B64_TAIL = re.compile(r"[A-Za-z0-9+/_-]{1,15}={0,2}(?![A-Za-z0-9+/_=-])")
+_HEX_DIGIT = ord("h")
+_HEX_MASK = bytes(_HEX_DIGIT if chr(c) in "0123456789abcdefABCDEF" else ord(":")
+                  if chr(c) in " :" else ord(" ") for c in range(256))
+_HEX_SEP_RUN = b"hh:" * 11 + b"hh"
+_HEX_SEP_MIN = len(_HEX_SEP_RUN)
+_HEX_SEPARATED = re.compile(r"[0-9A-Fa-f]{2}([ :])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2})*"
+                            r"(?![0-9A-Fa-f])")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_PERCENT_U = re.compile(r"%[uU]([0-9A-Fa-f]{4})")
+# The HTML line breaks, as \n: the line-anchored rules must see the lines a page shows. Only
+# the forms without whitespace (no escape reaches across ASCII whitespace; see
+# escape_regions).
+_HTML_BREAK = re.compile(r"<(?:br/?|/p)>", re.IGNORECASE)
+_TAG_STARTS = ("br", "BR", "Br", "bR", "/p", "/P")
 _BACKSLASH = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|[ntr\"'\\])")
-_ESCAPES = re.compile(r"[&%\\]")
 _WS = re.compile(r"[ \t\n\r\f\v]")
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
 
@@ -62,11 +115,21 @@ def _mapped(m: re.Match) -> str:
     return m.group(0).translate(_TABLE)
 
 
+def _ascii_breaks(text: str) -> str:
+    """@text with its ASCII line breaks other than \n as \n (one str.find each for the
+    text that has none, nearly all)."""
+    if len(text) < 4096:  # one search costs less than six finds on a short text
+        return text if _ASCII_BREAK.search(text) is None else text.translate(_BREAK_TABLE)
+    if any(c in text for c in _ASCII_BREAKS):
+        return text.translate(_BREAK_TABLE)
+    return text
+
+
 def _normalize_all(text: str) -> str:
     folded = _nfkc(text).casefold()
-    if folded.isascii():
-        return folded
-    return _nfkc(_NON_ASCII.sub(_mapped, folded))
+    if not folded.isascii():
+        folded = _nfkc(_NON_ASCII.sub(_mapped, folded))
+    return _ascii_breaks(folded)
 
 
 def _normalize_block(text: str) -> str:
@@ -81,13 +144,20 @@ def _normalize_block(text: str) -> str:
 
 
 def normalize(text: str) -> str:
-    """NFKC, case folded, confusables mapped, invisible characters removed. Only the runs of
+    """NFKC, case folded, confusables mapped, invisible (default-ignorable) characters
+    removed, blank-looking ones read as a space, every line break as \n. Only the runs of
     non-ASCII characters (each with the ASCII character before it, which a combining mark may
     join) go through Unicode normalization; the ASCII between them is only lowered. That is
     the same text: no character composes with an ASCII one that follows it, and case folding
     and the table map one character at a time (test_guard.py compares both on random text).
     The text is taken in blocks cut before ASCII characters, so that the all-ASCII ones, most
     of them, skip the search for non-ASCII runs."""
+    return _ascii_breaks(_fold(text))
+
+
+def _fold(text: str) -> str:
+    """normalize() but for the ASCII line breaks, which a scan maps once per view (they map
+    one character to one, so the pieces of a view line up the same either way)."""
     if text.isascii():
         return text.lower()
     out, start, n = [], 0, len(text)
@@ -109,10 +179,20 @@ def _backslash(m: re.Match) -> str:
     return chr(c)
 
 
+def _percent_u(m: re.Match) -> str:
+    c = int(m.group(1), 16)
+    return m.group(0) if 0xD800 <= c <= 0xDFFF else chr(c)
+
+
 def _unescape_all(text: str) -> str:
     out = html.unescape(text) if "&" in text else text
-    if "%" in out and _PERCENT.search(out):
-        out = unquote(out, errors="replace")
+    if "<" in out:
+        out = _HTML_BREAK.sub("\n", out)
+    if "%" in out:
+        if "%u" in out or "%U" in out:
+            out = _PERCENT_U.sub(_percent_u, out)
+        if _PERCENT.search(out):
+            out = unquote(out, errors="replace")
     if "\\" in out:
         out = _BACKSLASH.sub(_backslash, out)
     return out
@@ -139,9 +219,10 @@ def _run_end(text: str, i: int) -> int:
 def escape_regions(text: str) -> list[tuple[int, int]]:
     """The spans of @text that unescaping can change: each starts after ASCII whitespace (or
     at the start) and ends before it (or at the end), holds every run of non-whitespace with
-    an escape character (&, %, \\) in it, and stretches of plain text between such runs when
-    they are closer than REGION_GAP. No escape reaches across ASCII whitespace (entities, %XX
-    runs and backslash escapes hold none, and ASCII bytes end any UTF-8 sequence), so
+    an escape character (&, %, \\, the < of <br> or </p>) in it, and stretches of plain text
+    between such runs when they are closer than REGION_GAP. No escape reaches across ASCII
+    whitespace (entities, %XX runs, HTML line breaks without a space and backslash escapes
+    hold none, and ASCII bytes end any UTF-8 sequence), so
     unescaping each span alone and keeping the text between them as it is gives the same text
     as unescaping the whole; normalizing is the same piecewise too (see normalize)."""
     out: list[tuple[int, int]] = []
@@ -164,13 +245,20 @@ class _Escapes:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.next = {c: -2 for c in "&%\\"}
+        self.next = {c: -2 for c in "&%\\<"}
+
+    def _find(self, c: str, pos: int) -> int:
+        i = self.text.find(c, pos)
+        if c == "<":  # only an HTML line break is an escape
+            while i >= 0 and not self.text.startswith(_TAG_STARTS, i + 1):
+                i = self.text.find(c, i + 1)
+        return i
 
     def at(self, pos: int) -> int:
         best = -1
         for c, i in self.next.items():
             if -1 < i < pos or i == -2:
-                i = self.next[c] = self.text.find(c, pos)
+                i = self.next[c] = self._find(c, pos)
             if i >= 0 and (best < 0 or i < best):
                 best = i
         return best
@@ -188,20 +276,29 @@ def pieces(text: str, regions: list[tuple[int, int]]) -> list[tuple[str, bool]]:
 
 
 def unescape(text: str) -> str:
-    """One round of HTML entity, %XX and backslash-escape decoding."""
+    """One round of HTML entity, HTML line break, %XX, %uXXXX and backslash-escape decoding."""
     return "".join(_unescape_all(p) if esc else p
                    for p, esc in pieces(text, escape_regions(text)))
 
 
+# The characters a decoded blob's text runs are made of: all but the C0 and C1 controls (tab
+# and line breaks kept) and the replacement character that stands for bytes not UTF-8.
+_TEXT_RUN = re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]{%d,}" % MIN_BLOB_TEXT)
+
+
 def _as_text(data: bytes) -> str | None:
-    try:
-        s = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    """The text @data holds: all of it when it is UTF-8 and nine tenths printable, else its
+    runs of MIN_BLOB_TEXT or more text characters, one a line (a model reads through a junk
+    byte, so the scan must too); None when there are none."""
+    s = data.decode("utf-8", "replace")
     if len(s) < MIN_BLOB_TEXT:
         return None
-    good = sum(1 for c in s if c.isprintable() or c in "\n\r\t")
-    return s if good * 10 >= len(s) * 9 else None
+    if "\ufffd" not in s:
+        good = sum(1 for c in s if c.isprintable() or c in "\n\r\t")
+        if good * 10 >= len(s) * 9:
+            return s
+    runs = _TEXT_RUN.findall(s)
+    return "\n".join(runs) if runs else None
 
 
 def _b64(blob: str) -> bytes | None:
@@ -232,11 +329,8 @@ def _decode_blob(blob: str) -> list[str]:
     return found
 
 
-def _candidates(text: str):
-    """The base64 candidates of @text: what _BASE64.finditer finds (maximal runs of 16 or
-    more base64 letters, and up to two "=" after), found by str.find on a mask of the text
-    where each base64 letter reads "a" and every other character " "."""
-    mask = text.encode("ascii", "replace").translate(_B64_MASK)
+def _spans(text: str, mask: bytes):
+    """The spans of the base64 candidates of @text (see _candidates) in its @mask."""
     find, n, pos = mask.find, len(text), 0
     while True:
         start = find(_B64_RUN, pos)
@@ -247,7 +341,111 @@ def _candidates(text: str):
         pos = end
         while end < n and end - pos < 2 and text[end] == "=":
             end += 1
+        yield start, end
+
+
+def _mask(text: str) -> bytes:
+    return text.encode("ascii", "replace").translate(_B64_MASK)
+
+
+def _candidates(text: str):
+    """The base64 candidates of @text: what _BASE64.finditer finds (maximal runs of 16 or
+    more base64 letters, and up to two "=" after), found by str.find on a mask of the text
+    where each base64 letter reads "a" and every other character " "."""
+    for start, end in _spans(text, _mask(text)):
         yield text[start:end]
+
+
+def _line_break_after(text: str, end: int) -> int:
+    """Where the next line starts when a single line break (\n or \r\n) is at @end; -1 if
+    none is."""
+    if text.startswith("\n", end):
+        return end + 1
+    if text.startswith("\r\n", end):
+        return end + 2
+    return -1
+
+
+def _wrapped(text: str, spans: list[tuple[int, int]], encoded: bytes):
+    """Base64 wrapped over lines (MIME, PEM): candidates that fill lines of a length a
+    multiple of 4, one line break apart, with the short last line, as (start, end, letters).
+    Only a candidate with a line break right after it (in @encoded, the text as ASCII bytes)
+    can start one."""
+    done = -1
+    for k, (_, end) in enumerate(spans):
+        if k > done and encoded[end:end + 1] in _LINE_BREAK_BYTES:
+            done, found = _wrapped_from(text, spans, k)
+            if found is not None:
+                yield found
+
+
+def _wrapped_from(text: str, spans: list[tuple[int, int]], k: int):
+    """The wrapped base64 that starts with candidate @k, as (the last candidate in it,
+    (start, end, letters) or None when it has one line only)."""
+    start, end = spans[k]
+    lines, j = [text[start:end]], k
+    while (end - spans[j][0]) % 4 == 0 and text[end - 1] != "=":
+        nxt = _line_break_after(text, end)
+        if nxt < 0:
+            break
+        if j + 1 < len(spans) and spans[j + 1][0] == nxt:
+            j += 1
+            end = spans[j][1]
+            lines.append(text[nxt:end])
+            continue
+        m = _B64_TAIL.match(text, nxt)
+        if m is not None:
+            lines.append(m.group(0))
+            end = m.end()
+        break
+    return j, ((start, end, "".join(lines)) if len(lines) > 1 else None)
+
+
+def _hex_spans(text: str, encoded: bytes):
+    """Hex bytes with a space or a colon between each two, 12 or more (a MAC address is 6),
+    as (start, end, digits)."""
+    mask = encoded.translate(_HEX_MASK)
+    pos = 0
+    while True:
+        i = mask.find(_HEX_SEP_RUN, pos)
+        if i < 0:
+            return
+        if i > 0 and mask[i - 1] == _HEX_DIGIT:
+            pos = i + 1
+            continue
+        m = _HEX_SEPARATED.match(text, i)
+        if m is None:
+            pos = i + 1
+            continue
+        pos = m.end()
+        yield i, m.end(), m.group(0).replace(m.group(1), "")
+
+
+def _decoded_spans(text: str, cache: dict[str, list[str]]):
+    """Each blob of @text that decodes to text, as (start, end, texts): the base64 and hex
+    candidates, base64 wrapped over lines, hex bytes with separators."""
+    if len(text) < len(_B64_RUN):
+        return []
+    encoded = text.encode("ascii", "replace")
+    mask = encoded.translate(_B64_MASK)
+    spans = list(_spans(text, mask))
+    found = [(s, e, text[s:e]) for s, e in spans]
+    if spans:
+        found += _wrapped(text, spans, encoded)
+    out = []
+    for start, end, blob in found:
+        decoded = cache.get(blob)
+        if decoded is None:
+            decoded = cache[blob] = _decode_blob(blob)
+        if decoded:
+            out.append((start, end, decoded))
+    if len(text) < _HEX_SEP_MIN:
+        return out
+    for start, end, digits in _hex_spans(text, encoded):
+        s = _as_text(bytes.fromhex(digits))
+        if s is not None:
+            out.append((start, end, [s]))
+    return out
 
 
 def blobs(text: str, cache: dict[str, list[str]] | None = None) -> list[str]:
@@ -255,13 +453,92 @@ def blobs(text: str, cache: dict[str, list[str]] | None = None) -> list[str]:
     @cache keeps each candidate's decoding for the other views of one scan, which share
     most of their candidates."""
     cache = {} if cache is None else cache
+    return [s for _, _, decoded in _decoded_spans(text, cache) for s in decoded]
+
+
+def spliced(text: str, cache: dict[str, list[str]]) -> str | None:
+    """The blobs of @text that decode to text, each in place in its context (SPLICE_CONTEXT
+    characters either side, out to ASCII whitespace), so that a phrase begun in the clear
+    and ended in a blob reads whole; one context per group of nearby blobs, a line each.
+    The longest blob wins where two overlap (wrapped base64 over its lines). None when no
+    blob decodes."""
+    spans = sorted(_decoded_spans(text, cache), key=lambda s: (s[0], -s[1]))
+    groups: list[list[tuple[int, int, list[str]]]] = []
+    for span in spans:
+        if groups and span[0] < groups[-1][-1][1]:
+            continue
+        if groups and span[0] - groups[-1][-1][1] <= 2 * SPLICE_CONTEXT:
+            groups[-1].append(span)
+        else:
+            groups.append([span])
+    out = []
+    for group in groups:
+        prev = _run_start(text, max(0, group[0][0] - SPLICE_CONTEXT))
+        parts = []
+        for start, end, decoded in group:
+            parts += [text[prev:start], decoded[0]]
+            prev = end
+        parts.append(text[prev:_run_end(text, min(len(text), prev + SPLICE_CONTEXT))])
+        out.append("".join(parts))
+    return "\n".join(out) if out else None
+
+
+_VS_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+
+
+def non_ascii_spans(text: str, block: int = 1024) -> list[tuple[int, int]]:
+    """The spans of @text, in blocks of @block characters, that are not all ASCII; adjacent
+    ones joined, so that a run of non-ASCII characters lies inside one span."""
+    spans: list[tuple[int, int]] = []
+    for start in range(0, len(text), block):
+        end = start + block
+        if not text[start:end].isascii():
+            end = min(end, len(text))
+            if spans and spans[-1][1] == start:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+    return spans
+
+
+def _vs_byte(c: str) -> int:
+    o = ord(c)
+    return o - 0xFE00 if o < 0xFE10 else o - 0xE0100 + 16
+
+
+def smuggled(text: str, spans: list[tuple[int, int]] | None = None) -> list[str]:
+    """The texts that runs of variation selectors spell, a byte each ("emoji smuggling":
+    U+FE00-FE0F for 0-15, U+E0100-E01EF for 16-255, after one visible character). @spans:
+    the text's non_ascii_spans() when known."""
+    if text.isascii():
+        return []
     found = []
-    for blob in _candidates(text):
-        decoded = cache.get(blob)
-        if decoded is None:
-            decoded = cache[blob] = _decode_blob(blob)
-        found += decoded
+    for start, end in non_ascii_spans(text) if spans is None else spans:
+        for m in _VS_RUN.finditer(text, start, end):
+            s = _as_text(bytes(map(_vs_byte, m.group(0))))
+            if s is not None:
+                found.append(s)
     return found
+
+
+def loose_pieces(text: str, spans: list[tuple[int, int]] | None = None) -> list[str]:
+    """The pieces of @text that NFKC normalization and removing invisible characters change,
+    in that form and not case folded, each from ASCII whitespace to ASCII whitespace (no
+    blob reaches across it): where a full-width or zero-width-split base64 blob reads as
+    one. Only the non-ASCII spans are normalized, each with the character before it, which a
+    combining mark may join. @spans: the text's non_ascii_spans() when known."""
+    if text.isascii():
+        return []
+    out = []
+    for start, end in non_ascii_spans(text) if spans is None else spans:
+        start = max(start - 1, 0)
+        seg = text[start:end]
+        new = _nfkc(seg)
+        if _STRIPPED.search(new):
+            new = new.translate(_STRIP)
+        if new != seg:
+            out.append(text[_run_start(text, start):start] + new + text[end:_run_end(text, end)])
+    return out
 
 
 class _Budget:
@@ -305,37 +582,59 @@ def _aligned(base_parts: list[str], parts: list[str | None]) -> tuple[str, Deriv
 
 class _Child:
     """An unescaped child of a text, with what its scan can take from the text's: the text's
-    normalized pieces and the child's pieces (None where it kept the text's). @blobs_seen:
-    the text's blobs are views already, so only the unescaped pieces can add any."""
+    normalized pieces and the child's pieces (None where it kept the text's). @folded: the
+    text is a normalized one, whose blobs are its parent's case folded: a hex blob gives the
+    bytes it gave there, already a view, and a base64 one nothing readable (a mixed-case
+    alphabet), so for either kind of text only the unescaped pieces can add blobs."""
 
-    __slots__ = ("text", "norm_parts", "parts", "blobs_seen", "cut")
+    __slots__ = ("text", "norm_parts", "parts", "folded", "cut")
 
     def __init__(self, cut: list[tuple[str, bool]], norm_parts: list[str],
-                 blobs_seen: bool) -> None:
+                 folded: bool) -> None:
         self.cut = cut
         self.parts = [_unescape_all(p) if esc else None for p, esc in cut]
         self.text = "".join(p if q is None else q for (p, _), q in zip(cut, self.parts))
         self.norm_parts = norm_parts
-        self.blobs_seen = blobs_seen
+        self.folded = folded
 
     def raw(self) -> Derived:
         """How the child lines up with the text it was unescaped from."""
         return _aligned([p for p, _ in self.cut], self.parts)[1]
 
     def normalized(self) -> tuple[str, Derived]:
-        return _aligned(self.norm_parts, [None if p is None else normalize(p)
+        return _aligned(self.norm_parts, [None if p is None else _fold(p)
                                           for p in self.parts])
 
     def new_blobs(self, cache: dict[str, list[str]]) -> list[str]:
         """The blobs of the unescaped pieces: those of the kept pieces are the parent's,
         already views (no blob reaches across whitespace, which bounds every piece)."""
-        if not self.blobs_seen:
-            return blobs(self.text, cache)
         found = []
         for p in self.parts:
             if p is not None:
                 found += blobs(p, cache)
         return found
+
+
+def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list[str]:
+    """What @cur smuggles past its blobs: runs of variation selectors, and the blobs that
+    read as one only after NFKC and invisible characters removed. An unescaped child of a
+    text holds new ones only in its unescaped pieces; one of a normalized text holds none
+    (normalizing removes both)."""
+    if child is None:
+        texts = [cur]
+    elif not child.folded:
+        texts = [p for p in child.parts if p is not None]
+    else:
+        return []
+    found = []
+    for t in texts:
+        if t.isascii():
+            continue
+        spans = non_ascii_spans(t)
+        found += smuggled(t, spans)
+        for piece in loose_pieces(t, spans):
+            found += blobs(piece, cache)
+    return found
 
 
 def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
@@ -358,23 +657,29 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
         if child is not None:
             norm, derived = child.normalized()
             found = child.new_blobs(decoded)
-            norm_parts = [norm] if len(cut) == 1 else [normalize(p) for p, _ in cut]
+            norm_parts = [norm] if len(cut) == 1 else [_fold(p) for p, _ in cut]
         else:
             derived = None
             found = blobs(cur, decoded)
-            norm_parts = [normalize(p) for p, _ in cut]
+            norm_parts = [_fold(p) for p, _ in cut]
             norm = "".join(norm_parts)
+        norm = _ascii_breaks(norm)
         if norm == cur:
             out.append((cur, True, derived))
         elif norm not in seen:
             seen.add(norm)
             budget.take(norm)
             out.append((norm, True, derived))
-        first = _Child(cut, norm_parts, True)
+        found += _hidden(cur, child, decoded)
+        first = _Child(cut, norm_parts, False)
         children = [(first.text, first)] + [(b, None) for b in found]
+        if found:
+            joined = spliced(cur, decoded)
+            if joined is not None:
+                children.append((joined, None))
         if norm != cur:
             norm_cut = pieces(norm, escape_regions(norm))
-            last = _Child(norm_cut, [normalize(p) for p, _ in norm_cut], False)
+            last = _Child(norm_cut, [_fold(p) for p, _ in norm_cut], True)
             children.append((last.text, last))
         for sub, hint in children:
             if sub in seen:
