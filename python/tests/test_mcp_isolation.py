@@ -381,3 +381,33 @@ def test_file_tools_refuse_what_is_not_a_regular_file(tmp_path, tool, args):
     assert asyncio.run(m.call_tool("write_file", {"path": "plain", "content": "new"})) == \
         "wrote 3 characters to plain"
     m.close()
+
+
+def test_symlink_planted_while_the_workspace_is_made_refused(tmp_path, ws, monkeypatch):
+    # Another user plants the link between the server's mkdir and its checks: the checks are
+    # made on what the lookup opened, so the link is seen.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    real_makedirs = os.makedirs
+
+    def plant(path, *a, **kw):
+        os.symlink(ws, path)
+        return real_makedirs(path, *a, **kw)
+
+    monkeypatch.setattr(os, "makedirs", plant)
+    with pytest.raises(ValueError, match=r"goes through the symlink .*/shared/late in a "
+                                         r"directory every user can write"):
+        McpSandbox(workspace=str(shared / "late"))
+    monkeypatch.undo()
+    # A link of this user's that leads through a planted one is refused the same way, and
+    # the negative control: the same chain with no shared directory in it is taken.
+    (shared / "planted").symlink_to(ws)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "via").symlink_to(shared / "planted")
+    with pytest.raises(ValueError, match=r"goes through the symlink .*/shared/planted"):
+        McpSandbox(workspace=str(mine / "via"))
+    (mine / "direct").symlink_to(ws)
+    (mine / "chain").symlink_to(mine / "direct")
+    assert McpSandbox(workspace=str(mine / "chain")).workspace == str(ws)

@@ -10,6 +10,7 @@ at its next start.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -26,43 +27,80 @@ def overlap(a: str, b: str) -> bool:
     return beneath(a, b) or beneath(b, a)
 
 
-def _symlink_in_shared_dir(path: str) -> str | None:
-    """The first component of @path (absolute) that is a symlink in a sticky directory every
-    user can write (/tmp), where any user may have planted it; None when there is none."""
-    cur = "/"
-    for name in [p for p in path.split("/") if p]:
-        nxt = os.path.join(cur, name)
-        try:
-            st = os.lstat(nxt)
-        except FileNotFoundError:
-            return None
-        if stat.S_ISLNK(st.st_mode):
-            parent = os.stat(cur).st_mode
-            if parent & stat.S_ISVTX and parent & stat.S_IWOTH:
-                return nxt
-            nxt = os.path.realpath(nxt)
-        cur = nxt
-    return None
+_MAX_LINKS = 40  # the kernel's own bound on the symlinks of one lookup
+_DIR = os.O_PATH | os.O_CLOEXEC
 
 
 def _refuse(path: str, why: str) -> ValueError:
     return ValueError(f"the workspace {path} {why}")
 
 
+def _shared(mode: int) -> bool:
+    """Whether a directory of @mode is sticky and every user's to write (/tmp)."""
+    return bool(mode & stat.S_ISVTX and mode & stat.S_IWOTH)
+
+
+def _open_dir(path: str) -> int:
+    """An O_PATH descriptor of @path (absolute), looked up one component at a time, symlinks
+    read and followed here: one met in a directory every user can write is refused (any user
+    may have planted it). The checks that follow are made on this descriptor, so nothing
+    swapped in after the lookup can pass them. ValueError for such a link, OSError for a
+    lookup that fails."""
+    fd = os.open("/", _DIR | os.O_DIRECTORY)
+    todo = [p for p in path.split("/") if p][::-1]
+    links = 0
+    try:
+        while todo:
+            name = todo.pop()
+            if name == ".":
+                continue
+            nfd = os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+            if not stat.S_ISLNK(os.fstat(nfd).st_mode):
+                os.close(fd)
+                fd = nfd
+                continue
+            os.close(nfd)
+            if _shared(os.fstat(fd).st_mode):
+                where = os.path.join(os.readlink(f"/proc/self/fd/{fd}"), name)
+                raise _refuse(path, f"goes through the symlink {where} in a directory every "
+                                    "user can write (another user may have planted it): give "
+                                    "the real path")
+            links += 1
+            if links > _MAX_LINKS:
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+            target = os.readlink(name, dir_fd=fd)
+            if target.startswith("/"):
+                nfd = os.open("/", _DIR | os.O_DIRECTORY)
+                os.close(fd)
+                fd = nfd
+            todo += [p for p in target.split("/") if p][::-1]
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def prepare(path: str) -> str:
     """@path made (mode 0700) when missing, checked when found; its resolved form.
     ValueError naming the path, what is wrong with it and what to do."""
     path = os.path.abspath(path)
-    link = _symlink_in_shared_dir(path)
-    if link is not None:
-        raise _refuse(path, f"goes through the symlink {link} in a directory every user can "
-                            "write (another user may have planted it): give the real path")
     try:
+        # mkdir follows no symlink: a planted one makes it fail, and the lookup refuses it.
         os.makedirs(path, mode=0o700)
     except FileExistsError:
         pass
-    real = os.path.realpath(path)
-    st = os.stat(real)
+    except OSError as e:
+        raise _refuse(path, f"cannot be made: {e.strerror}: choose another directory") from None
+    try:
+        fd = _open_dir(path)
+    except OSError as e:
+        raise _refuse(path, f"cannot be opened: {e.strerror}: choose another directory") \
+            from None
+    try:
+        st = os.fstat(fd)
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
     if not stat.S_ISDIR(st.st_mode):
         raise _refuse(path, "is not a directory: choose a directory")
     if st.st_uid != os.geteuid():
