@@ -125,10 +125,16 @@ def _ascii_breaks(text: str) -> str:
     return text
 
 
+def _without_marks(text: str) -> str:
+    """@text decomposed and without its combining marks: "ígnóré" reads "ignore", as a model
+    reads it. The rules are English; a mark changes no word they look for."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
 def _normalize_all(text: str) -> str:
     folded = _nfkc(text).casefold()
     if not folded.isascii():
-        folded = _nfkc(_NON_ASCII.sub(_mapped, folded))
+        folded = _nfkc(_without_marks(_NON_ASCII.sub(_mapped, folded)))
     return _ascii_breaks(folded)
 
 
@@ -144,8 +150,8 @@ def _normalize_block(text: str) -> str:
 
 
 def normalize(text: str) -> str:
-    """NFKC, case folded, confusables mapped, invisible (default-ignorable) characters
-    removed, blank-looking ones read as a space, every line break as \n. Only the runs of
+    """NFKC, case folded, confusables mapped, combining marks (accents) and invisible
+    (default-ignorable) characters removed, blank-looking ones read as a space, every line break as \n. Only the runs of
     non-ASCII characters (each with the ASCII character before it, which a combining mark may
     join) go through Unicode normalization; the ASCII between them is only lowered. That is
     the same text: no character composes with an ASCII one that follows it, and case folding
