@@ -411,3 +411,23 @@ def test_symlink_planted_while_the_workspace_is_made_refused(tmp_path, ws, monke
     (mine / "direct").symlink_to(ws)
     (mine / "chain").symlink_to(mine / "direct")
     assert McpSandbox(workspace=str(mine / "chain")).workspace == str(ws)
+
+
+def test_workspace_holding_the_user_site_or_the_library_refused(tmp_path, monkeypatch):
+    import site
+    from sandlock.mcp import _sandbox as sandbox_module
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    McpSandbox(workspace=str(home))  # the negative control: nothing of this process in it
+    # A user site directory that does not exist yet: a tool could make it, and a .pth file
+    # in it would run in the server's next start.
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+    monkeypatch.setattr(site, "getusersitepackages",
+                        lambda: str(home / ".local/lib/python3/site-packages"))
+    with pytest.raises(ValueError, match=r"is on this process's import path \(.*/home/\.local"):
+        McpSandbox(workspace=str(home))
+    monkeypatch.undo()
+    lib = home / "lib" / "libsandlock.so"
+    monkeypatch.setattr(sandbox_module, "_library_path", lambda: str(lib))
+    with pytest.raises(ValueError, match=r"is on this process's import path \(.*/libsandlock"):
+        McpSandbox(workspace=str(home))

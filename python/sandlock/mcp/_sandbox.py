@@ -122,7 +122,8 @@ class McpSandbox:
             real = _workspace.prepare(workspace)
         except ValueError as e:
             raise ValueError(f"McpSandbox: {e}") from None
-        found = _workspace.on_import_path(real, [_PKG_PARENT])
+        # The library the built-in tools load is code this process runs as well.
+        found = _workspace.on_import_path(real, [_PKG_PARENT, *filter(None, [_library_path()])])
         if found is not None:
             raise ValueError(f"McpSandbox: the workspace {real} is on this process's import "
                              f"path ({found}): a tool could plant a module this process "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import site
 import stat
 import sys
 from typing import Iterable
@@ -119,6 +120,10 @@ def import_paths() -> list[str]:
     script = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
     if script and os.path.exists(script):
         entries.append(os.path.dirname(os.path.abspath(script)))
+    # The user's site directory is on the path of the next start once it exists: a tool that
+    # made it (and a .pth file in it) would run code in that start.
+    if getattr(site, "ENABLE_USER_SITE", False):
+        entries.append(site.getusersitepackages())
     return [os.path.realpath(p) for p in entries]
 
 
