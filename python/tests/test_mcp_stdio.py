@@ -292,8 +292,10 @@ def test_an_id_in_flight_is_not_taken_twice(client, ws):
     client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                  "params": {"requestId": 1}})
     assert wait_until(lambda: not pids_with_argv(argv), timeout=10)
-    # Once it is over, the id is free again.
-    assert client.request(1, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    # Once it is over (its process is gone first, its answer slot a moment later), the id is
+    # free again.
+    assert wait_until(lambda: client.request(1, "ping") ==
+                      {"jsonrpc": "2.0", "id": 1, "result": {}}, timeout=10)
 
 
 def test_a_cancellation_naming_no_id_is_ignored(client):
