@@ -3,7 +3,7 @@
 by encoding is seen in the clear. From each text come its normalized form (NFKC, case folding,
 the confusables table, default-ignorable characters removed, blanks read as spaces, line
 breaks as \n and Unicode tag characters read as the ASCII they smuggle), its unescaped form
-(HTML entities and line breaks, %XX, %uXXXX, backslash escapes), the text of each base64 or hex
+(HTML entities and line breaks, %XX, %uHHHH, backslash escapes), the text of each base64 or hex
 blob in it, the bytes a run of variation selectors spells, and one view with each blob's text
 in place; each of those is taken apart the same way in turn.
 
@@ -282,7 +282,7 @@ def pieces(text: str, regions: list[tuple[int, int]]) -> list[tuple[str, bool]]:
 
 
 def unescape(text: str) -> str:
-    """One round of HTML entity, HTML line break, %XX, %uXXXX and backslash-escape decoding."""
+    """One round of HTML entity, HTML line break, %XX, %uHHHH and backslash-escape decoding."""
     return "".join(_unescape_all(p) if esc else p
                    for p, esc in pieces(text, escape_regions(text)))
 

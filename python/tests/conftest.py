@@ -9,6 +9,7 @@ fails the test instead of skipping it. Every test starts and ends with no child 
 ours: a sandbox the test leaves running (or unreaped) fails it.
 """
 
+import asyncio
 import os
 import pathlib
 import signal
@@ -105,6 +106,11 @@ def our_children():
             if st is not None and st[1] == me:
                 out.append((int(e), st[0], cmdline(e)))
     return out
+
+
+def run(coro):
+    """@coro run to its end on a fresh event loop (the MCP tests' calls)."""
+    return asyncio.run(coro)
 
 
 def wait_until(predicate, timeout=5.0, interval=0.01):

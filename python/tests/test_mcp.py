@@ -12,13 +12,10 @@ import time
 import pytest
 
 import mcp_tools
+from conftest import run
 from mcp_client import StdioClient
 from sandlock.mcp import McpSandbox, ToolError, capabilities_from_mcp_tool, policy_for_tool
 from sandlock.mcp import builtin
-
-
-def run(coro):
-    return asyncio.run(coro)
 
 
 @pytest.fixture

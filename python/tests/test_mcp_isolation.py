@@ -3,7 +3,6 @@
 workspace is checked (owner, mode, import path), no tool's code is writable by a tool, each
 call has a private HOME, the built-ins are bounded and keep the agent's text off argv."""
 
-import asyncio
 import importlib
 import io
 import json
@@ -15,16 +14,11 @@ import threading
 import pytest
 
 import mcp_isolation_tools
+from conftest import PKG_PARENT, PY, run
 import mcp_tools
 from sandlock.mcp import McpSandbox, ToolError, builtin
 from sandlock.mcp import _sandbox
 
-PY = "/usr/bin/python3"
-PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(builtin.__file__))))
-
-
-def run(coro):
-    return asyncio.run(coro)
 
 
 @pytest.fixture
@@ -375,10 +369,10 @@ def test_file_tools_refuse_what_is_not_a_regular_file(tmp_path, tool, args):
     # Refused at once (not left waiting on the pipe until the timeout): a FIFO opened for
     # writing with no reader is ENXIO, anything else opened is not a regular file.
     with pytest.raises(ToolError, match=r"not a regular file|\[Errno 6\] No such device"):
-        asyncio.run(m.call_tool(tool, args))
+        run(m.call_tool(tool, args))
     # Negative control: a regular file of the workspace reads and writes.
-    assert asyncio.run(m.call_tool("read_file", {"path": "plain"})) == "plain\n"
-    assert asyncio.run(m.call_tool("write_file", {"path": "plain", "content": "new"})) == \
+    assert run(m.call_tool("read_file", {"path": "plain"})) == "plain\n"
+    assert run(m.call_tool("write_file", {"path": "plain", "content": "new"})) == \
         "wrote 3 characters to plain"
     m.close()
 

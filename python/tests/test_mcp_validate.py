@@ -3,24 +3,18 @@
 each keyword of the subset with an argument it takes (the worker runs) and one it refuses (an
 ArgumentError naming the argument, and no worker); other keywords refused at add_tool."""
 
-import asyncio
 import json
 
 import pytest
 
 import mcp_tools
+from conftest import run
 from sandlock.mcp import ArgumentError, McpSandbox, ToolError
-
-
-def run(coro):
-    return asyncio.run(coro)
 
 
 @pytest.fixture
 def ws(tmp_path):
-    d = tmp_path / "ws"
-    d.mkdir()
-    return d
+    return tmp_path
 
 
 def marker_tool(ws, schema):

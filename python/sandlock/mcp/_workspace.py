@@ -48,11 +48,11 @@ def _open_dir(path: str) -> int:
     swapped in after the lookup can pass them. ValueError for such a link, OSError for a
     lookup that fails."""
     fd = os.open("/", _DIR | os.O_DIRECTORY)
-    todo = [p for p in path.split("/") if p][::-1]
+    left = [p for p in path.split("/") if p][::-1]  # the components still to look up, next last
     links = 0
     try:
-        while todo:
-            name = todo.pop()
+        while left:
+            name = left.pop()
             if name == ".":
                 continue
             nfd = os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
@@ -74,7 +74,7 @@ def _open_dir(path: str) -> int:
                 nfd = os.open("/", _DIR | os.O_DIRECTORY)
                 os.close(fd)
                 fd = nfd
-            todo += [p for p in target.split("/") if p][::-1]
+            left += [p for p in target.split("/") if p][::-1]
         return fd
     except BaseException:
         os.close(fd)
