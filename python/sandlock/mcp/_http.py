@@ -27,7 +27,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from ._protocol import VERSIONS, Session, answers, check, error, is_request, load
+from ._protocol import VERSIONS, Session, answers, error, is_request, read, task_answer
 from ._sandbox import McpSandbox
 
 _MAX_BODY = 16 << 20
@@ -287,10 +287,8 @@ class _Server:
         return True
 
     async def post(self, req: _Request, writer: asyncio.StreamWriter) -> bool:
-        value, err = load(req.body)
-        msg, batch = None, err is None and isinstance(value, list)
-        if err is None and not batch:
-            msg, err = check(value)
+        value, err = read(req.body)
+        msg = value if isinstance(value, dict) else None
         if err is not None:
             self.send(writer, 400, err)
             return True
@@ -356,7 +354,7 @@ class _Server:
         while pending:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for t in done:
-                reply = None if t.cancelled() else t.result()
+                reply = task_answer(t)
                 if reply is not None:
                     writer.write(_sse("message", json.dumps(reply)))
             await writer.drain()
@@ -424,12 +422,11 @@ class _Server:
         if q is None or session is None:
             self.send(writer, 404, {"error": "no such session"})
             return True
-        value, err = load(req.body)
-        if err is None and isinstance(value, list):
-            self._legacy_batch(session, q, value)
+        msg, err = read(req.body)
+        if isinstance(msg, list):
+            self._legacy_batch(session, q, msg)
             self.send(writer, 202)
             return True
-        msg, err = (None, err) if err is not None else check(value)
         if msg is None:
             q.put_nowait(err)
         elif is_request(msg):

@@ -77,15 +77,13 @@ def _is_id(value: Any) -> bool:
         (isinstance(value, int) and not isinstance(value, bool))
 
 
-def parse(data: bytes | str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(message, None) for one valid JSON-RPC message, else (None, the error response); a
-    batch is an error here (Session.batch() takes one)."""
-    msg, err = load(data)
-    if err is not None:
-        return None, err
-    if isinstance(msg, list):
-        return None, error(None, INVALID_REQUEST, "invalid request: batches are not supported")
-    return check(msg)
+def read(data: bytes | str) -> tuple[dict[str, Any] | list[Any] | None, dict[str, Any] | None]:
+    """What one line or body of a transport holds: (a batch, as the list Session.batch()
+    takes, None), (one valid JSON-RPC message, None), or (None, the error response)."""
+    value, err = load(data)
+    if err is not None or isinstance(value, list):
+        return value, err
+    return check(value)
 
 
 def is_request(msg: dict[str, Any]) -> bool:
@@ -98,7 +96,7 @@ async def answers(slots: list[Any]) -> list[dict[str, Any]] | None:
     tasks = [s for s in slots if isinstance(s, asyncio.Task)]
     if tasks:
         await asyncio.wait(tasks)
-    out = [s if isinstance(s, dict) else _result(s) for s in slots]
+    out = [s if isinstance(s, dict) else task_answer(s) for s in slots]
     return [r for r in out if r is not None] or None
 
 
@@ -109,7 +107,8 @@ def _in_use(msg_id: Any) -> dict[str, Any]:
                                           "by a request in flight")
 
 
-def _result(task: asyncio.Task[Any]) -> dict[str, Any] | None:
+def task_answer(task: asyncio.Task[Any]) -> dict[str, Any] | None:
+    """The answer of a request's finished task: None when it was cancelled (nothing is sent)."""
     return None if task.cancelled() else task.result()
 
 

@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-from ._protocol import Session, answers, check, is_request, load
+from ._protocol import Session, answers, is_request, read
 from ._sandbox import McpSandbox
 
 _LINE_LIMIT = 64 << 20
@@ -67,16 +67,15 @@ async def serve(mcp: McpSandbox) -> None:
                 break
             if not line.strip():
                 continue
-            value, err = load(line)
-            if err is None and isinstance(value, list):
+            msg, err = read(line)
+            if isinstance(msg, list):
                 # Started here, in the order of the lines: its notifications count at once.
-                started = session.batch(value)
+                started = session.batch(msg)
                 if isinstance(started, dict):
                     send(started)
                 else:
                     spawn(answer_batch(started))
                 continue
-            msg, err = (None, err) if err is not None else check(value)
             if msg is None:
                 send(err)
             elif is_request(msg) and msg["method"] == "initialize":

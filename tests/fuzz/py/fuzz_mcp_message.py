@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Fuzz target: MCP JSON-RPC messages, one a line as the stdio transport reads them, through
-parse() and one Session's dispatch (initialize, ping, tools/list, tools/call, notifications).
+read() and one Session's dispatch (initialize, ping, tools/list, tools/call, notifications).
 
-The contract: parse() gives a message or a JSON-RPC error response (-32700 parse error,
--32600 invalid request), never an exception; every request gets a response with its id and
+The contract: read() gives a batch (its answers each a valid response), a message or a
+JSON-RPC error response (-32700 parse error, -32600 invalid request), never an exception; every request gets a response with its id and
 either a result of the method's shape or an error of -32602, -32601 or -32002 (a tools/call
 answered by nothing only when cancelled); every response is valid JSON (no NaN)."""
 
@@ -79,12 +79,35 @@ def _check_reply(msg: dict[str, Any], reply: Any) -> tuple[Any, ...]:
     return ("result", msg["method"], reply["result"].get("isError"))
 
 
+async def _batch(session: P.Session, items: list[Any]) -> tuple[Any, ...]:
+    """A batch, as the transports give it to the session: one error for all of it, or the
+    answers of its members, each a valid response."""
+    started = session.batch(items)
+    if isinstance(started, dict):
+        _valid_json(started)
+        assert started["error"]["code"] == P.INVALID_REQUEST, started
+        return ("batch refused",)
+    for _ in range(16):  # as for single requests: the echo tool answers in a few turns
+        await asyncio.sleep(0)
+    for s in started:
+        if isinstance(s, asyncio.Task):
+            s.cancel()  # a member waiting on the "wait" tool would never end
+    replies = await P.answers(started) or []
+    for r in replies:
+        _valid_json(r)
+        assert r["jsonrpc"] == "2.0" and ("result" in r) != ("error" in r), r
+    return ("batch", len(replies))
+
+
 async def _session(lines: list[bytes]) -> list[tuple[Any, ...]]:
     session = P.Session(_mcp)
     outcomes: list[tuple[Any, ...]] = []
     asked: list[tuple[dict[str, Any], asyncio.Task[Any]]] = []
     for line in lines:
-        msg, err = P.parse(line)
+        msg, err = P.read(line)
+        if isinstance(msg, list):
+            outcomes.append(await _batch(session, msg))
+            continue
         _check_parse(msg, err)
         if msg is None:
             outcomes.append(("parse", err["error"]["code"]))
