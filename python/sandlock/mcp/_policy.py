@@ -12,6 +12,7 @@ import sys
 from typing import Any, Mapping
 
 from ..sandbox import Sandbox
+from . import _workspace
 
 # What a Python worker needs to start: the interpreter, its standard library and the shared
 # libraries it loads. /etc stays closed (nothing an interpreter needs to start lives there).
@@ -39,14 +40,11 @@ def system_paths() -> list[str]:
     this interpreter when it lives elsewhere (a virtual environment, /opt)."""
     paths = [p for p in _SYSTEM if os.path.exists(p)]
     for p in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))}:
-        if p and os.path.isdir(p) and not any(_beneath(p, s) for s in paths):
+        if p and os.path.isdir(p) and \
+                not any(_workspace.beneath(os.path.realpath(p), os.path.realpath(s))
+                        for s in paths):
             paths.append(p)
     return paths
-
-
-def _beneath(path: str, top: str) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(top)
-    return real == top or real.startswith(top.rstrip("/") + "/")
 
 
 def policy_for_tool(*, workspace: str, capabilities: Mapping[str, Any] | None = None) -> Sandbox:

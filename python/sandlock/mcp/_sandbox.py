@@ -123,7 +123,8 @@ class McpSandbox:
         except ValueError as e:
             raise ValueError(f"McpSandbox: {e}") from None
         # The library the built-in tools load is code this process runs as well.
-        found = _workspace.on_import_path(real, [_PKG_PARENT, *filter(None, [_library_path()])])
+        self._library = _library_path()  # the same for every call: looked up once
+        found = _workspace.on_import_path(real, [_PKG_PARENT, *filter(None, [self._library])])
         if found is not None:
             raise ValueError(f"McpSandbox: the workspace {real} is on this process's import "
                              f"path ({found}): a tool could plant a module this process "
@@ -207,7 +208,7 @@ class McpSandbox:
 
     def _policy(self, t: _Local, home: str | None = None) -> Sandbox:
         readable = [_PKG_PARENT, t.root]
-        lib = _library_path() if _confines_itself(t) else None
+        lib = self._library if _confines_itself(t) else None
         if lib is not None:
             readable.append(lib)  # the built-in file tools confine themselves further with it
         caps = t.capabilities
@@ -261,7 +262,7 @@ class McpSandbox:
         try:
             request = marshal.dumps({
                 "module": t.module, "function": t.function, "arguments": args, "path": [t.root],
-                "library": _library_path() if _confines_itself(t) else None,
+                "library": self._library if _confines_itself(t) else None,
                 "workspace": self.workspace if t.takes_workspace else None})
         except ValueError:
             raise ToolError(f"tool {name!r}: the arguments must be JSON values") from None
