@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import accumulate, repeat
 from typing import Any
 
-from ._types import ScanError
+from ._types import ScanError, short
 
 FORMAT = "sandlock-guard-ngram-logreg"
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -61,15 +61,8 @@ def _bounded(v: object, what: str) -> float:
     if (isinstance(v, bool) or not isinstance(v, (int, float))
             or not -MAX_ABS_WEIGHT <= v <= MAX_ABS_WEIGHT):
         raise ValueError(f"{what}: a number from -{MAX_ABS_WEIGHT:g} to {MAX_ABS_WEIGHT:g}, "
-                         f"not {_short(v)}")
+                         f"not {short(v)}")
     return float(v)
-
-
-def _short(v: object) -> str:
-    if isinstance(v, int) and v.bit_length() > 128:  # repr() refuses the longest ones
-        return f"an integer of {v.bit_length()} bits"
-    s = repr(v)
-    return s if len(s) <= 40 else s[:37] + "..."
 
 
 def _parse(data: bytes) -> dict[str, Any]:

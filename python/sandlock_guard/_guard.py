@@ -19,14 +19,7 @@ from ._rules import (
     Leads,
 )
 from ._views import Derived
-from ._types import RANK, RESERVED_IDS, Finding, Rule, ScanError, ScanReport, check_level
-
-
-def _short(v: object) -> str:
-    if isinstance(v, int) and v.bit_length() > 128:  # repr() refuses the longest ones
-        return f"an integer of {v.bit_length()} bits"
-    s = repr(v)
-    return s if len(s) <= 40 else s[:37] + "..."
+from ._types import RANK, RESERVED_IDS, Finding, Rule, ScanError, ScanReport, check_level, short
 
 
 def _check_rules(rules: Iterable[Rule]) -> tuple[Rule, ...]:
@@ -131,7 +124,7 @@ class PromptGuard:
         except OverflowError:  # an integer past the float range
             seconds = math.inf
         if not math.isfinite(seconds) or seconds <= 0:
-            raise ValueError(f"scan_timeout {_short(scan_timeout)}: a positive finite number")
+            raise ValueError(f"scan_timeout {short(scan_timeout)}: a positive finite number")
         self.scan_timeout = seconds
         self.rules = _check_rules(rules)
         self.classifier = _check_classifier(model, classifier)

@@ -79,3 +79,11 @@ class ScanReport:
     ruleset_version: str
     model_score: float | None = None
     model_digest: str | None = None
+
+
+def short(v: object) -> str:
+    """@v as an error message quotes it: its repr, cut at 40 characters."""
+    if isinstance(v, int) and v.bit_length() > 128:  # repr() refuses the longest ones
+        return f"an integer of {v.bit_length()} bits"
+    s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."

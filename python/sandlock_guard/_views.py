@@ -151,13 +151,14 @@ def _normalize_block(text: str) -> str:
 
 def normalize(text: str) -> str:
     """NFKC, case folded, confusables mapped, combining marks (accents) and invisible
-    (default-ignorable) characters removed, blank-looking ones read as a space, every line break as \n. Only the runs of
-    non-ASCII characters (each with the ASCII character before it, which a combining mark may
-    join) go through Unicode normalization; the ASCII between them is only lowered. That is
-    the same text: no character composes with an ASCII one that follows it, and case folding
-    and the table map one character at a time (test_guard.py compares both on random text).
-    The text is taken in blocks cut before ASCII characters, so that the all-ASCII ones, most
-    of them, skip the search for non-ASCII runs."""
+    (default-ignorable) characters removed, blank-looking ones read as a space, every line
+    break as \n. Only the runs of non-ASCII characters (each with the ASCII character before
+    it, which a combining mark may join) go through Unicode normalization; the ASCII between
+    them is only lowered. That is the same text: no character composes with an ASCII one
+    that follows it, and case folding and the table map one character at a time
+    (test_guard.py compares both on random text). The text is taken in blocks cut before
+    ASCII characters, so that the all-ASCII ones, most of them, skip the search for non-ASCII
+    runs."""
     return _ascii_breaks(_fold(text))
 
 
@@ -462,13 +463,14 @@ def blobs(text: str, cache: dict[str, list[str]] | None = None) -> list[str]:
     return [s for _, _, decoded in _decoded_spans(text, cache) for s in decoded]
 
 
-def spliced(text: str, cache: dict[str, list[str]]) -> str | None:
-    """The blobs of @text that decode to text, each in place in its context (SPLICE_CONTEXT
+def spliced(text: str, spans: list[tuple[int, int, list[str]]]) -> str | None:
+    """The blobs of @text that decode to text (@spans, from _decoded_spans), each in place in
+    its context (SPLICE_CONTEXT
     characters either side, out to ASCII whitespace), so that a phrase begun in the clear
     and ended in a blob reads whole; one context per group of nearby blobs, a line each.
     The longest blob wins where two overlap (wrapped base64 over its lines). None when no
     blob decodes."""
-    spans = sorted(_decoded_spans(text, cache), key=lambda s: (s[0], -s[1]))
+    spans = sorted(spans, key=lambda s: (s[0], -s[1]))
     groups: list[list[tuple[int, int, list[str]]]] = []
     for span in spans:
         if groups and span[0] < groups[-1][-1][1]:
@@ -663,10 +665,12 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
         if child is not None:
             norm, derived = child.normalized()
             found = child.new_blobs(decoded)
+            spans = None
             norm_parts = [norm] if len(cut) == 1 else [_fold(p) for p, _ in cut]
         else:
             derived = None
-            found = blobs(cur, decoded)
+            spans = _decoded_spans(cur, decoded)
+            found = [s for _, _, texts in spans for s in texts]
             norm_parts = [_fold(p) for p, _ in cut]
             norm = "".join(norm_parts)
         norm = _ascii_breaks(norm)
@@ -680,7 +684,7 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
         first = _Child(cut, norm_parts, False)
         children = [(first.text, first)] + [(b, None) for b in found]
         if found:
-            joined = spliced(cur, decoded)
+            joined = spliced(cur, _decoded_spans(cur, decoded) if spans is None else spans)
             if joined is not None:
                 children.append((joined, None))
         if norm != cur:
