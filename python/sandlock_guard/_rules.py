@@ -40,7 +40,7 @@ _CONVO = (r"(?:conversation|chat(?:\s+history|\s+log)?|message\s+history|(?:prev
 _HIDDEN = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2065"
            "\u206a-\u206f\u2800\u3164\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
            "\U0001d173-\U0001d17a\U000e0080-\U000e00ff\U000e01f0-\U000e0fff")
-_VS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("override-previous-instructions",
@@ -133,7 +133,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          "high", "exfiltration: asks to send the conversation out"),
     Rule("invisible-unicode",
          rf"(?<=[\x21-\x7e])[{_HIDDEN}]|[{_HIDDEN}](?=[\x21-\x7e])"
-         rf"|(?<=[\x21-\x7e])[{_VS}](?!\u20e3)",
+         rf"|(?<=[\x21-\x7e])[{VARIATION_SELECTORS}](?!\u20e3)",
          "medium", "hidden text: invisible characters inside words"),
     Rule("unicode-tag-characters",
          r"[\U000e0000-\U000e007f]",
@@ -142,7 +142,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"[\u202a-\u202e\u2066-\u2069]|(?<=[\x21-\x7e])[\u061c\u200e\u200f](?=[\x21-\x7e])",
          "high", "hidden text: bidirectional override characters"),
     Rule("variation-selector-smuggling",
-         rf"[{_VS}]{{2,}}",
+         rf"[{VARIATION_SELECTORS}]{{2,}}",
          "high", "hidden text: bytes smuggled as a run of variation selectors"),
 )
 
@@ -184,14 +184,13 @@ _UNICODE = frozenset({"invisible-unicode", "unicode-tag-characters", "bidi-contr
 NEWLINE_OPENS = frozenset({"forged-conversation-turn"})
 
 
-def _occurrences(view: str | bytes, lead: str, start: int = 0,
-                 end: int | None = None) -> list[int]:
+def _occurrences(view: str | bytes, lead: str) -> list[int]:
     find, out = view.find, []
-    end = len(view) if end is None else end
-    i = find(lead.encode() if isinstance(view, bytes) else lead, start, end)
+    needle = lead.encode() if isinstance(view, bytes) else lead
+    i = find(needle)
     while i >= 0:
         out.append(i)
-        i = find(lead.encode() if isinstance(view, bytes) else lead, i + 1, end)
+        i = find(needle, i + 1)
     return out
 
 
@@ -313,7 +312,7 @@ TEXT_RULES = tuple(TextRule(r) for r in BUILTIN_RULES if r.id not in _UNICODE)
 UNICODE_RULES = tuple((r, r.compiled) for r in BUILTIN_RULES if r.id in _UNICODE)
 # Every character the Unicode rules look for: one search for these decides whether a view needs
 # them at all (the invisible-unicode pattern's lookarounds are slow on a MiB that has none).
-UNICODE_SUSPECTS = re.compile(rf"[{_HIDDEN}{_VS}\u061c\u200e\u200f\u202a-\u202e"
+UNICODE_SUSPECTS = re.compile(rf"[{_HIDDEN}{VARIATION_SELECTORS}\u061c\u200e\u200f\u202a-\u202e"
                               rf"\u2066-\u2069\U000e0000-\U000e007f]")
 SUSPECT_BLOCK = 1024
 

@@ -22,6 +22,7 @@ import unicodedata
 from urllib.parse import unquote
 
 from ._confusables import CONFUSABLES
+from ._rules import VARIATION_SELECTORS
 from ._types import ScanError
 
 MAX_DEPTH = 4
@@ -491,7 +492,7 @@ def spliced(text: str, spans: list[tuple[int, int, list[str]]]) -> str | None:
     return "\n".join(out) if out else None
 
 
-_VS_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+_VS_RUN = re.compile(f"[{VARIATION_SELECTORS}]{{2,}}")
 
 
 def non_ascii_spans(text: str, block: int = 1024) -> list[tuple[int, int]]:
