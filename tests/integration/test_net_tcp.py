@@ -155,10 +155,29 @@ def test_bind_denied_by_default():
     s.close()
 
 
-def test_bind_exact_and_range():
-    p = free_port()
-    while p > 65000:
+def _free_run(n):
+    """A port p with p .. p + n - 1 all free now (an ephemeral port's neighbours may be
+    another process's connection)."""
+    while True:
         p = free_port()
+        if p > 65000:
+            continue
+        socks = []
+        try:
+            for q in range(p, p + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", q))
+            return p
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+
+
+def test_bind_exact_and_range():
+    p = _free_run(5)
     got = binds("--net-allow-bind", str(p), "--net-allow-bind", f"{p + 2}-{p + 3}",
                 ports=[p, p + 1, p + 2, p + 3, p + 4])
     assert got == {str(p): "ok", str(p + 1): "13", str(p + 2): "ok", str(p + 3): "ok",
