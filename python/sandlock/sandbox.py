@@ -485,6 +485,8 @@ class Sandbox:
             h._not_from_callback("wait")  # before another thread's claim is looked at
         with self._lock:
             h = self._handle
+            if h is not None:  # a callback that began before spawn() returned sees it now
+                h._not_from_callback("wait")
             if h is None or h is self._waited:
                 raise RuntimeError("no process to wait for in this sandbox")
             if self._parked_now():
@@ -641,6 +643,9 @@ class Sandbox:
             if x is not None:
                 x._not_from_callback("close")
         with self._lock:
+            for x in (self._handle, self._pending):  # as wait() does, once spawn() has returned
+                if x is not None:
+                    x._not_from_callback("close")
             h, self._handle = self._handle, None
             p, self._pending = self._pending, None
             self._parked = False
