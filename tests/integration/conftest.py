@@ -161,6 +161,15 @@ def pids_with_argv(argv):
     return found
 
 
+def forwards_signal(pid, sig):
+    """Whether sandlock (@pid) holds @sig blocked for its signalfd, to pass it on. While it
+    starts a thread it blocks every signal for a moment (SIGUSR1 too, which it never passes
+    on): a signal then ends it by its default action once the moment is over."""
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigBlk:"))
+    return bool(mask & (1 << (int(sig) - 1))) and not mask & (1 << (signal.SIGUSR1 - 1))
+
+
 def wait_until(predicate, timeout=10.0, interval=0.02):
     """Poll @predicate until it returns a true value (returned) or @timeout seconds pass
     (returns the last false value)."""

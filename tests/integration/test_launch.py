@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from conftest import (SANDLOCK, SYSTEM_READ, default_signals, pids_with_argv, pids_with_cmdline,
-                      require, run, wait_until)
+from conftest import (SANDLOCK, SYSTEM_READ, default_signals, forwards_signal, pids_with_argv,
+                      pids_with_cmdline, require, run, wait_until)
 
 # The hard bound of every run here: a launch that hangs fails the test instead of the suite.
 HARD = 20
@@ -147,12 +147,6 @@ def test_signal_during_the_launch_ends_it(leased, sig):
             p.wait()
 
 
-def blocks(pid, sig):
-    with open(f"/proc/{pid}/status") as f:
-        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigBlk:"))
-    return bool(mask & (1 << (sig - 1)))
-
-
 def test_control_signal_after_the_launch_is_passed_on(unique_sleep):
     argv = unique_sleep()
     p = subprocess.Popen([SANDLOCK, "run", *SYSTEM_READ, "--", *argv],
@@ -160,7 +154,7 @@ def test_control_signal_after_the_launch_is_passed_on(unique_sleep):
     try:
         assert wait_until(lambda: pids_with_argv(argv), timeout=10)
         # sandlock waits for the command: it holds SIGTERM for its signalfd again.
-        assert wait_until(lambda: blocks(p.pid, signal.SIGTERM), timeout=10)
+        assert wait_until(lambda: forwards_signal(p.pid, signal.SIGTERM), timeout=10)
         p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=10) == 128 + signal.SIGTERM  # the command's own death
     finally:

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (PRELUDE, PY, SANDLOCK, SYSTEM_READ, default_signals, pids_with_argv,
-                      py_inside, py_outside, result_json, run, wait_until)
+from conftest import (PRELUDE, PY, SANDLOCK, SYSTEM_READ, default_signals, forwards_signal,
+                      pids_with_argv, py_inside, py_outside, result_json, run, wait_until)
 
 
 def env_of(*flags, env):
@@ -316,12 +316,6 @@ except OSError as e:
 
 # ---- signals to sandlock; no orphans ----------------------------------------------------------
 
-def sandlock_blocks(pid, sig):
-    with open(f"/proc/{pid}/status") as f:
-        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigBlk:"))
-    return bool(mask & (1 << (int(sig) - 1)))
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signal_to_sandlock_reaches_sandbox(sig, unique_sleep):
     argv = unique_sleep()
@@ -332,7 +326,7 @@ def test_signal_to_sandlock_reaches_sandbox(sig, unique_sleep):
         assert pids, "the sandboxed sleep never started"
         # The command runs a moment before sandlock_spawn returns; until sandlock blocks the
         # signal again (to pass it on), a signal ends sandlock by its default action.
-        assert wait_until(lambda: sandlock_blocks(p.pid, sig), timeout=10)
+        assert wait_until(lambda: forwards_signal(p.pid, sig), timeout=10)
         p.send_signal(sig)
         assert p.wait(timeout=10) == 128 + int(sig)
         assert not pids_with_argv(argv)
