@@ -52,6 +52,15 @@ static void *second(void *arg)
 	return NULL;
 }
 
+/* The kind lives as long as the thread: string literals and argv, never the helper's stack
+ * (the thread runs on after a failed exec, while the helper returns). */
+static void start_second(const char *kind)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, second, (void *)kind);
+}
+
 static char *thexec_word;
 
 /* A thread other than the leader execs: the exec ends the leader, and takes its id. */
@@ -100,11 +109,10 @@ static int zleader(const char *kind)
 {
 	char echo[] = "/bin/echo";
 	char *const v[] = { echo, race_buf, NULL };
-	pthread_t t;
 
 	snprintf(race_buf, sizeof(race_buf), "lateok");
 	if (strcmp(kind, "thread") == 0)
-		pthread_create(&t, NULL, second, (char[]){ "idle" });
+		start_second("idle");
 	if (clone(zl_leader, zl_stack[0] + sizeof(zl_stack[0]), CLONE_VM | SIGCHLD, NULL) < 0)
 		return 126;
 	usleep(20 * 1000);
@@ -124,8 +132,7 @@ static int helper(const char *mode, char *word, char *kind)
 		mode = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? "thread" : "prctl failed";
 	if (strcmp(mode, "thread") == 0 || strcmp(mode, "race") == 0) {
 		/* thread WORD idle|busy, race: exec /bin/echo with a second thread */
-		char race[] = "race";
-		pthread_create(&t, NULL, second, strcmp(mode, "race") == 0 ? race : kind);
+		start_second(strcmp(mode, "race") == 0 ? "race" : kind);
 		usleep(1000);
 		execv(v[0], v);
 		printf("%d\n", errno);
@@ -134,7 +141,7 @@ static int helper(const char *mode, char *word, char *kind)
 	if (strcmp(mode, "missing") == 0) { /* missing WORD: a failed exec, a thread counting */
 		char none[] = "/nonexistent/echo";
 		char *const m[] = { none, word, NULL };
-		pthread_create(&t, NULL, second, (char[]){ "count" });
+		start_second("count");
 		execv(m[0], m);
 		long before = atomic_load(&counter);
 		printf("%d\n", errno);
@@ -152,7 +159,7 @@ static int helper(const char *mode, char *word, char *kind)
 		return zleader(word);
 	if (strcmp(mode, "spawnmt") == 0) { /* spawnmt WORD: posix_spawn, a thread counting */
 		pid_t pid;
-		pthread_create(&t, NULL, second, (char[]){ "count" });
+		start_second("count");
 		int r = posix_spawn(&pid, v[0], NULL, NULL, v, NULL);
 		if (r == 0)
 			waitpid(pid, &r, 0);
