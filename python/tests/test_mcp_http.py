@@ -497,6 +497,23 @@ def test_a_peer_makes_room_from_its_own_pending_connections(inproc, monkeypatch)
 
 
 @pytest.mark.pure
+@pytest.mark.parametrize("peername,peer", [
+    (("192.0.2.7", 5000), "192.0.2.7"),
+    (("2001:db8:1:2:3:4:5:6", 5000, 0, 0), "2001:db8:1:2::/64"),  # a host's /64 counts as one
+    (("2001:db8:1:3::9", 5000, 0, 0), "2001:db8:1:3::/64"),
+    (("::ffff:192.0.2.7", 5000, 0, 0), "192.0.2.7"),  # IPv4 on a dual-stack socket
+    (("fe80::1%eth0", 5000, 0, 2), "fe80::/64"),
+])
+def test_peers_counted_by_address(peername, peer):
+    from sandlock.mcp import _http
+
+    class Writer:
+        def get_extra_info(self, name):
+            return peername if name == "peername" else None
+    assert _http._peer(Writer()) == peer
+
+
+@pytest.mark.pure
 def test_one_deadline_for_the_request_line_and_headers(inproc, monkeypatch):
     from sandlock.mcp import _http
 

@@ -324,7 +324,9 @@ class _Server:
                     req = await _read_request(reader, _IDLE_TIMEOUT)
                 else:
                     req = await _read_request(reader, _HEAD_TIMEOUT, conn.deadline)
-                if req is None:
+                if req is None or conn.answered:
+                    # Answered: closed for a newer connection, a cancel that a read which
+                    # finished at the same moment kept from this task (wait_for before 3.12).
                     return
                 self._check(req)  # before the body, which an intruder must not make us hold
                 if not conn.admitted:
