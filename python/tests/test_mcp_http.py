@@ -97,11 +97,17 @@ def test_sessions(server):
 
 
 def test_foreign_origin_refused(server):
+    port = urllib.parse.urlsplit(server.url).port
     assert post(server.url, INIT, {"Origin": "http://evil.example"})[0] == 403
     # DNS rebinding: the page's name in both the Origin and the Host header.
     assert post(server.url, INIT, {"Origin": "http://evil.example:8080",
                                    "Host": "evil.example:8080"})[0] == 403
-    assert post(server.url, INIT, {"Origin": "http://127.0.0.1:3000"})[0] == 200
+    # A page on another port of this machine is someone else's page.
+    status, _, raw = post(server.url, INIT, {"Origin": "http://127.0.0.1:3000"})
+    assert status == 403 and json.loads(raw)["error"] == \
+        f"origin http://127.0.0.1:3000 is not allowed: only a loopback name or 127.0.0.1, " \
+        f"with port {port}"
+    assert post(server.url, INIT, {"Origin": f"http://127.0.0.1:{port}"})[0] == 200
 
 
 def test_bearer_token(ws):
@@ -296,6 +302,7 @@ class InProcess:
         self.thread = threading.Thread(target=self._run, args=(main,), daemon=True)
         self.thread.start()
         assert started.wait(10)
+        self.srv.port = self.port  # as serve() sets it
         self.url = f"http://127.0.0.1:{self.port}/mcp"
 
     def _run(self, main):
@@ -312,8 +319,9 @@ class InProcess:
         self.loop.run_until_complete(asyncio.gather(*rest, return_exceptions=True))
         self.loop.close()
 
-    def connect(self):
-        s = socket.create_connection(("127.0.0.1", self.port))
+    def connect(self, source="127.0.0.1"):
+        """A connection to the server, from the loopback address @source."""
+        s = socket.create_connection(("127.0.0.1", self.port), source_address=(source, 0))
         s.settimeout(20)  # a server that never answers fails the test, it does not hang it
         return s
 
@@ -391,7 +399,8 @@ def test_slow_and_idle_connections_are_closed(inproc, monkeypatch):
     assert s.connect().recv(100) == b""  # nothing sent: closed, no answer
     c = s.connect()
     got = exchange(c, b"POST /mcp HTTP/1.1\r\nContent-Type: appl")
-    assert status_of(got) == "HTTP/1.1 408 Request Timeout" and b"the headers took" in got
+    assert status_of(got) == "HTTP/1.1 408 Request Timeout"
+    assert b"the request line and headers took over 0.2 s" in got
     assert closed(c)
     c = s.connect()
     got = exchange(c, request()[:-10])
@@ -408,13 +417,21 @@ def test_slow_and_idle_connections_are_closed(inproc, monkeypatch):
     assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
 
 
+def kept_alive(s, headers=""):
+    """A connection to @s whose one request was answered and which is then kept open."""
+    c = s.connect()
+    got = exchange(c, request(headers=headers).replace(b"Connection: close\r\n", b""))
+    assert status_of(got) == "HTTP/1.1 200 OK"
+    return c
+
+
 @pytest.mark.pure
 def test_connections_are_capped(inproc, monkeypatch):
     from sandlock.mcp import _http
 
     monkeypatch.setattr(_http, "_MAX_CONNECTIONS", 2)
     s = inproc()
-    held = [s.connect(), s.connect()]
+    held = [kept_alive(s), kept_alive(s)]
     assert wait_until(lambda: s.srv.open == 2, timeout=10)
     got = exchange(s.connect(), request())
     assert status_of(got) == "HTTP/1.1 503 Service Unavailable" and b"over 2 connections" in got
@@ -422,6 +439,98 @@ def test_connections_are_capped(inproc, monkeypatch):
     assert wait_until(lambda: s.srv.open == 1, timeout=10)
     assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
     held.pop().close()
+
+
+AUTH = "Authorization: Bearer s3cret\r\n"
+
+
+def pending_closed(c, why):
+    """Whether @c, a connection that sent nothing, was closed with the 503 that makes room for
+    a newer connection, for @why."""
+    got = exchange(c, b"")
+    return status_of(got) == "HTTP/1.1 503 Service Unavailable" and \
+        f"closed for a newer connection: {why} without an accepted request yet".encode() in got \
+        and closed(c)
+
+
+@pytest.mark.pure
+def test_pending_connections_never_keep_an_authenticated_one_out(inproc, monkeypatch):
+    from sandlock.mcp import _http
+
+    monkeypatch.setattr(_http, "_MAX_CONNECTIONS", 2)
+    monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 4)
+    s = inproc(token="s3cret")
+    idle = [s.connect() for _ in range(4)]  # connected, never a byte sent: no token shown
+    assert wait_until(lambda: len(s.srv.pending) == 4, timeout=10)
+    assert s.srv.open == 0  # not counted against the connection cap
+    # One more from the same address, with the token: its peer's oldest idle one makes room.
+    got = exchange(s.connect(), request(headers=AUTH))
+    assert status_of(got) == "HTTP/1.1 200 OK"
+    assert pending_closed(idle[0], "over 4 connections from 127.0.0.1")
+    # The others are still open, and still answered.
+    assert wait_until(lambda: len(s.srv.pending) == 3, timeout=10)
+    assert status_of(exchange(idle[1], request(headers=AUTH))) == "HTTP/1.1 200 OK"
+    for c in idle:
+        c.close()
+
+
+@pytest.mark.pure
+def test_a_peer_makes_room_from_its_own_pending_connections(inproc, monkeypatch):
+    from sandlock.mcp import _http
+
+    monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 2)
+    monkeypatch.setattr(_http, "_MAX_PENDING", 3)
+    s = inproc(token="s3cret")
+    a = [s.connect("127.0.0.2"), s.connect("127.0.0.2")]
+    b = s.connect()
+    assert wait_until(lambda: len(s.srv.pending) == 3, timeout=10)
+    a.append(s.connect("127.0.0.2"))  # a third from 127.0.0.2 ends its own oldest, not b
+    assert pending_closed(a[0], "over 2 connections from 127.0.0.2")
+    assert wait_until(lambda: len(s.srv.pending) == 3, timeout=10)
+    assert status_of(exchange(b, request(headers=AUTH))) == "HTTP/1.1 200 OK"
+    # Past the bound of all pending connections, the oldest of all ends (a[1]).
+    rest = [s.connect(), s.connect()]
+    assert pending_closed(a[1], "over 3 connections")
+    assert wait_until(lambda: len(s.srv.pending) == 3, timeout=10)
+    for c in [a[2], *rest]:
+        assert status_of(exchange(c, request(headers=AUTH))) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.pure
+@pytest.mark.parametrize("peername,peer", [
+    (("192.0.2.7", 5000), "192.0.2.7"),
+    (("2001:db8:1:2:3:4:5:6", 5000, 0, 0), "2001:db8:1:2::/64"),  # a host's /64 counts as one
+    (("2001:db8:1:3::9", 5000, 0, 0), "2001:db8:1:3::/64"),
+    (("::ffff:192.0.2.7", 5000, 0, 0), "192.0.2.7"),  # IPv4 on a dual-stack socket
+    (("fe80::1%eth0", 5000, 0, 2), "fe80::/64"),
+])
+def test_peers_counted_by_address(peername, peer):
+    from sandlock.mcp import _http
+
+    class Writer:
+        def get_extra_info(self, name):
+            return peername if name == "peername" else None
+    assert _http._peer(Writer()) == peer
+
+
+@pytest.mark.pure
+def test_one_deadline_for_the_request_line_and_headers(inproc, monkeypatch):
+    from sandlock.mcp import _http
+
+    monkeypatch.setattr(_http, "_HEAD_TIMEOUT", 1.0)
+    s = inproc()
+    c = s.connect()
+    assert wait_until(lambda: len(s.srv.pending) == 1, timeout=10)  # its deadline is set
+    # The line, then the headers, each sent within the budget of 1 s, but not both.
+    head, _, rest = request().partition(b"\r\n")
+    time.sleep(0.6)
+    c.sendall(head + b"\r\n")
+    time.sleep(0.6)
+    got = exchange(c, rest)
+    assert status_of(got) == "HTTP/1.1 408 Request Timeout"
+    assert b"the request line and headers took over 1 s" in got
+    # Negative control: the same request sent at once.
+    assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
 
 
 @pytest.mark.pure
@@ -458,8 +567,8 @@ def test_ambiguous_framing_refused(inproc, framing, message):
     got = exchange(s.connect(), head.encode() + body)
     assert status_of(got) == "HTTP/1.1 400 Bad Request" and message in got
     # Negative control: one Content-Length of digits (OWS around the value is allowed).
-    head = (f"POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
-            f"Content-Length:  {n} \r\n\r\n")
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Connection: close\r\nContent-Length:  {n} \r\n\r\n")
     assert status_of(exchange(s.connect(), head.encode() + body)) == "HTTP/1.1 200 OK"
 
 
@@ -481,11 +590,16 @@ def test_other_sites_refused(inproc):
 @pytest.mark.parametrize("origin,status", [
     ("http://evil.com\\@localhost", 403), ("http://localhost:80@evil.com", 403),
     ("http://localhost/path", 403), ("http://127.0.0.1.evil.com", 403), ("null", 403),
-    ("ftp://localhost", 403), ("http://localhost:3000", 200), ("http://LOCALHOST", 200),
-    ("https://127.0.0.1:8443", 200), ("http://[::1]:8080", 200),
+    ("ftp://localhost:{port}", 403), ("http://localhost:{port}", 200),
+    ("http://LOCALHOST:{port}", 200), ("https://127.0.0.1:{port}", 200),
+    ("http://[::1]:{port}", 200), ("http://[0:0::1]:{port}", 200),
+    # Another port, or none (80), is another page's.
+    ("http://localhost:3000", 403), ("http://LOCALHOST", 403), ("https://127.0.0.1:8443", 403),
+    ("http://[::1]:8080", 403), ("http://localhost:{port}0", 403),
 ])
 def test_origin_grammar(inproc, origin, status):
     s = inproc()
+    origin = origin.format(port=s.port)
     got = exchange(s.connect(), request(headers=f"Origin: {origin}\r\n"))
     assert status_of(got).split(" ")[1] == str(status)
 
@@ -503,9 +617,10 @@ def test_post_needs_json_content_type(inproc):
     assert status_of(exchange(s.connect(), raw)) == "HTTP/1.1 200 OK"
 
 
-def sse_stream(s):
+def sse_stream(s, host="127.0.0.1", headers=""):
     c = s.connect()
-    c.sendall(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    host = "" if host is None else f"Host: {host}\r\n"
+    c.sendall(f"GET /sse HTTP/1.1\r\n{host}{headers}\r\n".encode())
     got = b""
     while b"\n\n" not in got.partition(b"\r\n\r\n")[2]:  # the first event, or a close
         chunk = c.recv(65536)
@@ -537,6 +652,52 @@ def test_sse_streams_never_evict_sessions(inproc, monkeypatch):
     assert status_of(got) == "HTTP/1.1 200 OK" and b'"result": {}' in got
     for c in held:
         c.close()
+
+
+@pytest.mark.pure
+def test_tokenless_server_serves_only_its_own_names(inproc):
+    s = inproc()
+    # DNS rebinding: a page of rebind.example whose name now points at 127.0.0.1 reads
+    # /sse with a same-origin GET, which carries no Origin and no Sec-Fetch-Site.
+    for host in ("rebind.example:8080", "rebind.example", "127.0.0.1.rebind.example",
+                 "localhost.", "user@127.0.0.1", "127.0.0.1:80:80"):
+        c, got = sse_stream(s, host)
+        assert status_of(got) == "HTTP/1.1 403 Forbidden", host
+        assert f"Host {host} is not this server's name: without a bearer token only " \
+               f"localhost, 127.0.0.1, [::1] (any port) are served".encode() in got, got
+        c.close()
+    got = exchange(s.connect(), request().replace(b"Host: 127.0.0.1", b"Host: rebind.example"))
+    assert status_of(got) == "HTTP/1.1 403 Forbidden"
+    c, got = sse_stream(s, None)
+    assert status_of(got) == "HTTP/1.1 400 Bad Request" and b"a request needs a Host" in got
+    # Negative control: the server's own names, on its port or any other, are served.
+    for host in (f"127.0.0.1:{s.port}", "localhost:8080", "LOCALHOST", "[::1]", "[0::1]:9"):
+        c, got = sse_stream(s, host)
+        assert status_of(got) == "HTTP/1.1 200 OK" and b"event: endpoint" in got, host
+        c.close()
+
+
+@pytest.mark.pure
+def test_with_a_token_any_host_is_served(inproc):
+    s = inproc(token="s3cret")
+    c, got = sse_stream(s, "mcp.example:8080", AUTH)
+    assert status_of(got) == "HTTP/1.1 200 OK" and b"event: endpoint" in got
+    c.close()
+    c, got = sse_stream(s, "mcp.example:8080")
+    assert status_of(got) == "HTTP/1.1 401 Unauthorized"
+
+
+@pytest.mark.pure
+def test_the_bound_address_is_a_name_of_the_server(ws):
+    from sandlock.mcp import McpSandbox, _http
+
+    mcp = McpSandbox(workspace=str(ws))
+    req = _http._Request("GET", "/sse", {"host": "127.0.0.2:9"}, b"")
+    _http._Server(mcp, "127.0.0.2", None)._check(req)  # served
+    with pytest.raises(_http._HttpError, match=r"^Host 127.0.0.2:9 is not this server's name: "
+                                               r"without a bearer token only localhost, "
+                                               r"127.0.0.1, \[::1\] \(any port\) are served"):
+        _http._Server(mcp, "127.0.0.1", None)._check(req)
 
 
 @pytest.mark.pure

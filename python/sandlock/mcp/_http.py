@@ -10,16 +10,23 @@ Content-Length bytes, each bounded in size and in time, and strictly framed (one
 Content-Length of digits, header names that are tokens, no folded lines), so that a proxy in
 front cannot read request boundaries differently. The token and the origin are checked as soon
 as the headers are in, before any body is read. With a token, every request must carry
-"Authorization: Bearer <token>" (401 otherwise); a browser page's request (an Origin header)
-is refused unless its origin is a loopback name or the address the server is bound to, against
-DNS rebinding, and so is any request a browser marks as coming from another site
+"Authorization: Bearer <token>" (401 otherwise); without one, its Host must name a loopback
+address or the one the server is bound to, against DNS rebinding. A browser page's request (an
+Origin header) is refused unless its origin is a loopback name or the bound address with the
+bound port, and so is any request a browser marks as coming from another site
 (Sec-Fetch-Site), which it sends even where it sends no Origin.
+
+A connection counts against the connection cap only once its first request has passed these
+checks; until then it is one of a bounded set of pending connections, in all and per peer
+address, in which a new connection closes the oldest, so that connections which never show a
+token cannot keep a client that has one out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import json
 import re
 import secrets
@@ -34,12 +41,16 @@ _MAX_BODY = 16 << 20
 _MAX_HEADERS = 100
 _MAX_HEAD = 64 << 10  # the request line and the headers together; also the reader's line limit
 _MAX_SESSIONS = 1024
-_MAX_CONNECTIONS = 256
+_MAX_CONNECTIONS = 256  # connections whose first request passed the checks
+# Connections whose first request has not passed them yet, in all and from one peer address.
+_MAX_PENDING = 128
+_MAX_PENDING_PER_PEER = 16
 _MAX_STREAMS = 64  # open GET /sse streams, each with its own session of the older transport
-# Seconds: for a request line and its headers, for its body, and for the next request on a
-# kept-alive connection. Past any, the connection closes, so a client that trickles bytes or
-# sends nothing cannot hold one of the connections for long.
-_HEAD_TIMEOUT = 10.0
+# Seconds: for a connection's first request line and its headers together, for a body, and
+# from an answer to the next request's line and headers on a kept-alive connection. Past any,
+# the connection closes, so a client that trickles bytes or sends nothing cannot hold one of
+# the connections for long.
+_HEAD_TIMEOUT = 5.0
 _BODY_TIMEOUT = 30.0
 _IDLE_TIMEOUT = 60.0
 _REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
@@ -49,8 +60,12 @@ _REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
             431: "Request Header Fields Too Large", 503: "Service Unavailable"}
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _LENGTH = re.compile(r"[0-9]{1,9}")
-# What a browser serializes as an Origin: a scheme, a host and maybe a port, nothing else.
-_ORIGIN = re.compile(r"(?:http|https)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?")
+# A host and maybe a port, as in a Host header; an Origin is a scheme and that, nothing else.
+_AUTHORITY = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?"
+_HOST = re.compile(_AUTHORITY)
+_ORIGIN = re.compile(r"(http|https)://" + _AUTHORITY)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 class _Request:
@@ -79,20 +94,28 @@ async def _readline(reader: asyncio.StreamReader, what: str) -> bytes:
         raise _HttpError(431, f"{what} over {_MAX_HEAD >> 10} KiB") from None
 
 
-async def _read_request(reader: asyncio.StreamReader, first: bool = True) -> _Request | None:
-    """The request line and headers of the next request (its body is read by _read_body once
-    the request is allowed); None when the client closed or stayed idle past the timeout."""
+async def _read_request(reader: asyncio.StreamReader, limit: float,
+                        deadline: float | None = None) -> _Request | None:
+    """The request line and headers of the next request, both within @limit seconds, or by
+    @deadline (the loop's clock) for a limit that began before the call (its body is read by
+    _read_body once the request is allowed); None when the client closed, or sent no whole
+    request line in that time."""
+    seconds = limit if deadline is None else deadline - asyncio.get_running_loop().time()
+    lines: list[bytes] = []
     try:
-        line = await asyncio.wait_for(_readline(reader, "request line"),
-                                      _HEAD_TIMEOUT if first else _IDLE_TIMEOUT)
+        return await asyncio.wait_for(_read_head(reader, lines), max(seconds, 0.0))
     except asyncio.TimeoutError:
-        return None
+        if not lines:
+            return None
+        raise _HttpError(408, f"the request line and headers took over {limit:g} s") from None
+
+
+async def _read_head(reader: asyncio.StreamReader, lines: list[bytes]) -> _Request | None:
+    line = await _readline(reader, "request line")
     if not line:
         return None
-    try:
-        return await asyncio.wait_for(_read_headers(reader, line), _HEAD_TIMEOUT)
-    except asyncio.TimeoutError:
-        raise _HttpError(408, f"the headers took over {_HEAD_TIMEOUT:g} s") from None
+    lines.append(line)
+    return await _read_headers(reader, line)
 
 
 async def _read_headers(reader: asyncio.StreamReader, line: bytes) -> _Request:
@@ -177,17 +200,98 @@ def _stream_head(sid: str) -> bytes:
                        "Mcp-Session-Id": sid, "Connection": "close"})
 
 
+def _name(host: str) -> str:
+    """@host (a name, an IPv4 address or a bracketed IPv6 one) as it compares: an address in
+    its one canonical spelling, a name in lower case."""
+    host = host.strip("[]")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host.lower()
+
+
+def _peer(writer: Any) -> str:
+    """The address a connection counts against: its peer's, or for IPv6 the /64 the peer's is
+    in, since one host commonly holds a whole /64 of addresses to connect from."""
+    name = writer.get_extra_info("peername")
+    host = name[0] if isinstance(name, tuple) and name else str(name)
+    try:
+        addr = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.ip_network((addr, 64), strict=False))
+    return str(addr)
+
+
+class _Conn:
+    """One client connection, as the connection bounds see it."""
+
+    __slots__ = ("peer", "writer", "task", "deadline", "admitted", "answered")
+
+    def __init__(self, writer: asyncio.StreamWriter, deadline: float) -> None:
+        self.peer = _peer(writer)
+        self.writer = writer
+        self.task = asyncio.current_task()
+        self.deadline = deadline  # for its first request's line and headers, the loop's clock
+        self.admitted = False  # its first request passed the checks
+        self.answered = False  # an answer went out (a refusal), so none other may follow
+
+
+class _Pending:
+    """The connections whose first request has not passed the checks yet, oldest first: all
+    of them, and by peer address."""
+
+    def __init__(self) -> None:
+        self.all: dict[_Conn, None] = {}
+        self.by_peer: dict[str, dict[_Conn, None]] = {}
+
+    def __len__(self) -> int:
+        return len(self.all)
+
+    def add(self, conn: _Conn) -> list[tuple[_Conn, str]]:
+        """Hold @conn. Returns the connections that must close to make room for it, each with
+        why, and holds them no more: its peer's oldest past _MAX_PENDING_PER_PEER, so that a
+        peer's idle connections end its own first, and the oldest of all past _MAX_PENDING."""
+        out = []
+        mine = self.by_peer.get(conn.peer, {})
+        if len(mine) >= _MAX_PENDING_PER_PEER:
+            out.append((next(iter(mine)), f"over {_MAX_PENDING_PER_PEER} connections from "
+                                          f"{conn.peer}"))
+            self.remove(out[-1][0])
+        if len(self.all) >= _MAX_PENDING:
+            out.append((next(iter(self.all)), f"over {_MAX_PENDING} connections"))
+            self.remove(out[-1][0])
+        self.by_peer.setdefault(conn.peer, {})[conn] = None
+        self.all[conn] = None
+        return out
+
+    def remove(self, conn: _Conn) -> None:
+        self.all.pop(conn, None)
+        mine = self.by_peer.get(conn.peer)
+        if mine is not None:
+            mine.pop(conn, None)
+            if not mine:
+                del self.by_peer[conn.peer]
+
+
 class _Server:
     def __init__(self, mcp: McpSandbox, host: str, token: str | None) -> None:
         self.mcp = mcp
         self.host = host
         self.token = token
+        # The names a tokenless server answers to (Host), and a page's origin may have.
+        self.names = dict.fromkeys(_name(n) for n in (*_LOOPBACK_NAMES, host))
+        self.port: int | None = None  # the bound port, once bound; an Origin must have it
         self.sessions: dict[str, Session] = {}
         self.legacy: dict[str, asyncio.Queue[Any]] = {}
         # The older transport's sessions, apart: each lives as long as its stream, and the
         # streams are bounded, so they never push a Streamable HTTP session out.
         self.legacy_sessions: dict[str, Session] = {}
-        self.open = 0
+        self.open = 0  # admitted connections, against _MAX_CONNECTIONS
+        self.pending = _Pending()
 
     def keep(self, sid: str, session: Session) -> None:
         """Hold @session; past _MAX_SESSIONS the oldest ends (its client gets 404 and starts
@@ -199,37 +303,64 @@ class _Server:
 
     async def connection(self, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
-        if self.open >= _MAX_CONNECTIONS:
-            self.send(writer, 503, {"error": f"over {_MAX_CONNECTIONS} connections: retry "
-                                             "later"}, close=True)
-            await _linger(reader, writer)
-            return
-        self.open += 1
+        conn = _Conn(writer, asyncio.get_running_loop().time() + _HEAD_TIMEOUT)
+        for old, why in self.pending.add(conn):
+            self._close_pending(old, why)
         try:
-            first = True
-            while True:
-                try:
-                    req = await _read_request(reader, first)
-                    if req is None:
-                        break
-                    first = False
-                    self._check(req)  # before the body, which an intruder must not make us hold
-                    await _read_body(reader, req)
-                    if not await self.route(req, writer):
-                        break
-                    if req.headers.get("connection", "").lower() == "close":
-                        break
-                except _HttpError as e:
-                    extra = {"WWW-Authenticate": "Bearer"} if e.status == 401 else {}
-                    self.send(writer, e.status, {"error": str(e)}, extra, close=True)
-                    await _linger(reader, writer)
-                    break
-                await writer.drain()
+            await self._serve(conn, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
-            self.open -= 1
+            self.pending.remove(conn)
+            if conn.admitted:
+                self.open -= 1
             writer.close()
+
+    async def _serve(self, conn: _Conn, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                if conn.admitted:
+                    req = await _read_request(reader, _IDLE_TIMEOUT)
+                else:
+                    req = await _read_request(reader, _HEAD_TIMEOUT, conn.deadline)
+                if req is None or conn.answered:
+                    # Answered: closed for a newer connection, a cancel that a read which
+                    # finished at the same moment kept from this task (wait_for before 3.12).
+                    return
+                self._check(req)  # before the body, which an intruder must not make us hold
+                if not conn.admitted:
+                    self._admit(conn)
+                await _read_body(reader, req)
+                if not await self.route(req, writer):
+                    return
+                if req.headers.get("connection", "").lower() == "close":
+                    return
+            except _HttpError as e:
+                conn.answered = True
+                extra = {"WWW-Authenticate": "Bearer"} if e.status == 401 else {}
+                self.send(writer, e.status, {"error": str(e)}, extra, close=True)
+                await _linger(reader, writer)
+                return
+            await writer.drain()
+
+    def _admit(self, conn: _Conn) -> None:
+        """Count @conn, whose first request passed the checks, against _MAX_CONNECTIONS."""
+        if self.open >= _MAX_CONNECTIONS:
+            raise _HttpError(503, f"over {_MAX_CONNECTIONS} connections: retry later")
+        self.pending.remove(conn)
+        conn.admitted = True
+        self.open += 1
+
+    def _close_pending(self, conn: _Conn, why: str) -> None:
+        """End @conn, the oldest of the pending ones, to make room for a newer one."""
+        if not conn.answered:
+            conn.answered = True
+            self.send(conn.writer, 503, {"error": f"closed for a newer connection: {why} "
+                                                  "without an accepted request yet; send the "
+                                                  "request as soon as connected"}, close=True)
+        if conn.task is not None:
+            conn.task.cancel()  # its handler closes the connection
 
     def send(self, writer: asyncio.StreamWriter, status: int, body: Any = None,
              headers: dict[str, str] | None = None, close: bool = False) -> None:
@@ -247,6 +378,8 @@ class _Server:
             got = req.headers.get("authorization", "")
             if not hmac.compare_digest(got.encode(), f"Bearer {self.token}".encode()):
                 raise _HttpError(401, "unauthorized: a bearer token is required")
+        else:
+            self._check_host(req)
         site = req.headers.get("sec-fetch-site", "").lower()
         if site in ("cross-site", "same-site"):
             # A browser sends this on every request, no-cors ones (an <img src>) included,
@@ -254,13 +387,9 @@ class _Server:
             raise _HttpError(403, f"a request from another site (Sec-Fetch-Site: {site}) "
                                   "is not allowed")
         origin = req.headers.get("origin")
-        if origin is not None:
-            # Not the Host header's name: under DNS rebinding, the page's origin and the Host
-            # it sends are both the attacker's name.
-            m = _ORIGIN.fullmatch(origin)
-            host = m.group(1).strip("[]").lower() if m else ""
-            if host not in ("localhost", "127.0.0.1", "::1", self.host):
-                raise _HttpError(403, f"origin {origin} is not allowed")
+        if origin is not None and not self._own_origin(origin):
+            raise _HttpError(403, f"origin {origin[:64]} is not allowed: only a loopback name "
+                                  f"or {self.host}, with port {self.port}")
         if req.method == "POST":
             ctype = req.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if ctype != "application/json":
@@ -268,6 +397,30 @@ class _Server:
                 # the JSON parser.
                 raise _HttpError(415, f"Content-Type {ctype or '(none)'} is not "
                                       "application/json")
+
+    def _check_host(self, req: _Request) -> None:
+        """Without a token, only requests for one of this server's names are served: a page
+        that DNS rebinding points at 127.0.0.1 sends its own name as Host, and its same-origin
+        GET carries no Origin and, from a plain-http name, no Sec-Fetch-Site."""
+        host = req.headers.get("host")
+        if host is None:
+            raise _HttpError(400, "a request needs a Host header")
+        m = _HOST.fullmatch(host)
+        if m is None or _name(m.group(1)) not in self.names:
+            names = ", ".join(f"[{n}]" if ":" in n else n for n in self.names)
+            raise _HttpError(403, f"Host {host[:64]} is not this server's name: without a "
+                                  f"bearer token only {names} (any port) are served; use one "
+                                  "of them, or give the server a token")
+
+    def _own_origin(self, origin: str) -> bool:
+        """Whether @origin is a page of this server's own address: a loopback name or the
+        bound address, and the bound port (a page on another port is someone else's)."""
+        m = _ORIGIN.fullmatch(origin)
+        if m is None:
+            return False
+        scheme, host, port = m.groups()
+        return _name(host) in self.names and \
+            (int(port) if port else _DEFAULT_PORTS[scheme]) == self.port
 
     async def route(self, req: _Request, writer: asyncio.StreamWriter) -> bool:
         """Answer @req, which _check allowed; False when the connection must close after it."""
@@ -461,6 +614,7 @@ async def serve(mcp: McpSandbox, host: str, port: int, token: str | None, *, sse
     srv = _Server(mcp, host, token)
     server = await asyncio.start_server(srv.connection, host, port, limit=_MAX_HEAD)
     bound = server.sockets[0].getsockname()
+    srv.port = bound[1]
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     path = "/sse" if sse else "/mcp"
     print(f"sandlock-mcp: listening on http://{shown}:{bound[1]}{path}", file=sys.stderr,

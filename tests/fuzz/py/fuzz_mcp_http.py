@@ -54,7 +54,7 @@ async def _requests(data: bytes) -> tuple[Any, ...]:
     reader, seen = _reader(data), []
     while True:
         try:
-            req = await H._read_request(reader, not seen)
+            req = await H._read_request(reader, H._IDLE_TIMEOUT if seen else H._HEAD_TIMEOUT)
             if req is not None:
                 await H._read_body(reader, req)
         except H._HttpError as e:
@@ -88,6 +88,9 @@ class _Writer:
 
     def write_eof(self) -> None:
         pass
+
+    def get_extra_info(self, name: str) -> Any:
+        return ("127.0.0.1", 40000) if name == "peername" else None
 
     def close(self) -> None:
         self.closed = True
@@ -132,6 +135,7 @@ def _responses(out: bytes) -> tuple[int, ...]:
 
 async def _connection(data: bytes) -> tuple[int, ...]:
     server = H._Server(_mcp, "127.0.0.1", TOKEN)
+    server.port = 80  # so that the Origin of the tokens, on no port, is the server's own
     stream: asyncio.Queue[Any] = asyncio.Queue()
     server.legacy["LEGACY"] = stream  # what GET /sse on another connection would have made
     server.legacy_sessions["LEGACY"] = H.Session(_mcp)
