@@ -114,6 +114,55 @@ def test_workspace_of_another_user_refused(ws):
         path, owner = "/usr/share/doc", 0
     with pytest.raises(ValueError) as e:
         McpSandbox(workspace=path)
+
+
+def test_workspace_under_a_directory_others_can_write_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)  # anyone may rename the workspace away and put theirs there
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(shared / "ws"))
+    assert str(e.value) == (f"McpSandbox: the workspace {shared / 'ws'} lies inside {shared}, "
+                            "which other users can write (mode 0777, not sticky): they could "
+                            "rename the workspace away and put another in its place; chmod "
+                            f"go-w {shared} (or +t), or choose another directory")
+    os.chmod(shared, 0o775)
+    with pytest.raises(ValueError, match=r"which other users can write \(mode 0775, not"):
+        McpSandbox(workspace=str(shared / "ws"))  # a group may hold other users too
+    # The negative controls: sticky (as /tmp is), others rename only their own entries; and
+    # the same directory once only its owner can write it.
+    os.chmod(shared, 0o1777)
+    assert McpSandbox(workspace=str(shared / "ws")).workspace == str(shared / "ws")
+    os.chmod(shared, 0o755)
+    assert McpSandbox(workspace=str(shared / "ws")).workspace == str(shared / "ws")
+    if os.geteuid() == 0:
+        # A directory of another user: that user may rename what it holds, sticky or not.
+        os.chmod(shared, 0o1777)
+        os.chown(shared, 65534, 65534)
+        with pytest.raises(ValueError) as e:
+            McpSandbox(workspace=str(shared / "ws"))
+        assert str(e.value) == (f"McpSandbox: the workspace {shared / 'ws'} lies inside "
+                                f"{shared}, owned by uid 65534, who could rename the workspace "
+                                "away and put another in its place: choose a directory whose "
+                                "parents are yours or root's")
+        os.chown(shared, 0, 0)
+        McpSandbox(workspace=str(shared / "ws"))
+
+
+def test_symlink_in_a_shared_sticky_directory_refused(tmp_path, ws):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "ws").symlink_to(ws)
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(shared / "ws"))
+    assert str(e.value) == (f"McpSandbox: the workspace {shared / 'ws'} goes through the "
+                            f"symlink {shared / 'ws'} in a directory every user can write "
+                            "(another user may have planted it): give the real path")
+    mine = tmp_path / "mine"  # the negative control: a symlink in a directory of this user
+    mine.mkdir()
+    (mine / "ws").symlink_to(ws)
+    assert McpSandbox(workspace=str(mine / "ws")).workspace == str(ws)
     assert str(e.value) == (f"McpSandbox: the workspace {path} is owned by uid {owner}, not by "
                             f"this user (uid {os.geteuid()}): choose a directory you own")
     if os.geteuid() == 0:
