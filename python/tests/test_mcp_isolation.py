@@ -331,6 +331,29 @@ def test_close_waits_for_the_running_calls_to_remove_their_directory(ws):
     assert str(e.value) == "tool 'gated': the McpSandbox is closed: make another to call tools"
 
 
+def test_capabilities_copied_at_registration(ws, tmp_path):
+    (tmp_path / "a").mkdir()
+    grants = [str(tmp_path / "a")]
+    caps = {"fs_writable": grants, "env": {"X": "1"}}
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("w", mcp_tools.write, capabilities=caps)
+    p = m.get_policy("w")  # the negative control: what was given is granted
+    assert (list(p.fs_writable), p.env["X"]) == ([str(tmp_path / "a")], "1")
+    # Changed after add_tool, which checked the grants, the caller's objects change nothing.
+    grants.append(tempfile.gettempdir())
+    caps["env"]["X"] = "2"
+    caps["net_allow"] = ["127.0.0.1"]
+    p = m.get_policy("w")
+    assert (list(p.fs_writable), p.env["X"], list(p.net_allow)) == \
+        ([str(tmp_path / "a")], "1", [])
+    with pytest.raises(TypeError):
+        m._tools["w"].capabilities["fs_writable"] += ("/",)  # frozen here too
+    # An iterator is read once, at registration: every call keeps its grants.
+    m.add_tool("it", mcp_tools.write, capabilities={"fs_writable": iter(grants[:1])})
+    assert list(m.get_policy("it").fs_writable) == [str(tmp_path / "a")]
+    assert list(m.get_policy("it").fs_writable) == [str(tmp_path / "a")]
+
+
 def test_temporary_directory_inside_the_workspace_refused(ws, monkeypatch):
     (ws / "tmp").mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(ws / "tmp"))

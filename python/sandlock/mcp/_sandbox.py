@@ -21,7 +21,9 @@ import sys
 import tempfile
 import threading
 import time
+import types
 import weakref
+from collections.abc import Iterator
 from typing import Any, Callable, Mapping
 
 from .. import _ffi
@@ -63,7 +65,7 @@ class _Local:
     func: Callable[..., Any]
     description: str
     schema: dict[str, Any]
-    capabilities: dict[str, Any]
+    capabilities: Mapping[str, Any]  # frozen (_frozen): the caller's objects are not kept
     module: str
     function: str
     root: str
@@ -158,7 +160,7 @@ class McpSandbox:
         if input_schema is not None:
             schema = dict(input_schema)
         _validate.check_schema(schema, name)  # every keyword checked at each call, or refused
-        caps = dict(capabilities or {})
+        caps = _frozen(capabilities or {})
         _policy.build(self.workspace, caps, ())  # an unknown or bad capability fails here
         _check_root(name, root)
         grants = _writable_of(caps)
@@ -293,6 +295,17 @@ class McpSandbox:
 
 def _closed(name: str) -> str:
     return f"tool {name!r}: the McpSandbox is closed: make another to call tools"
+
+
+def _frozen(value: Any) -> Any:
+    """A copy of @value that no one else holds and no one can change: mappings as read-only
+    dicts, lists, tuples, sets and iterators as tuples, all the way down. A tool's grants are
+    checked once, at add_tool; a caller that kept its list could otherwise widen them after."""
+    if isinstance(value, Mapping):
+        return types.MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple, set, frozenset, Iterator)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _writable_of(caps: Mapping[str, Any]) -> list[str]:
