@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Which directory may be a workspace: one this user owns and only this user can write, and
-that holds none of the code this process or a tool imports.
+"""Which directory may be a workspace: one this user owns and only this user can write, in
+directories no other user can change, and that holds none of the code this process or a tool
+imports.
 
 Tools write the workspace. A directory another user made (or a symlink one planted in /tmp)
 would let that user read what the agent writes and plant what it reads; a directory on this
@@ -116,7 +117,7 @@ def prepare(path: str) -> str:
 
 def _check_parents(path: str, real: str) -> None:
     """ValueError when a directory above @real (the workspace, resolved) lets another user
-    rename the workspace away and put one of theirs in its place: one owned by another user
+    rename the workspace away and put one of theirs in its place: one owned by a user other
     than this one or root, or one group or others can write without the sticky bit. Checked
     from / down: each directory's owner and mode are in its parent, which is checked first, so
     no other user can change what a later step reads."""
