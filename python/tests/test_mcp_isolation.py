@@ -9,6 +9,7 @@ import importlib
 import io
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 import mcp_isolation_tools
 from conftest import PKG_PARENT, PY, run
+from mcp_client import HttpServer, StdioClient
 import mcp_tools
 from sandlock.mcp import McpSandbox, ToolError, builtin
 from sandlock.mcp import _sandbox
@@ -301,6 +303,24 @@ def test_calls_directory_removed_with_the_sandbox(ws, tmp_path):
     left, there = p.stdout.split()
     assert there == "True" and os.path.dirname(left) == os.path.realpath(tempfile.gettempdir())
     assert not os.path.exists(left)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_server_stopped_by_sigterm_leaves_no_directory(ws, tmp_path, monkeypatch, transport):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # this server's temporary directory alone
+    server = StdioClient(ws) if transport == "stdio" else HttpServer(ws)
+    try:
+        if transport == "stdio":
+            assert "result" in server.initialize()
+        made = os.listdir(tmp)  # the negative control: there while the server runs
+        assert len(made) == 1 and made[0].startswith("sandlock-mcp-")
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=30) == 0
+    finally:
+        server.close()
+    assert os.listdir(tmp) == []
 
 
 def test_close_waits_for_the_running_calls_to_remove_their_directory(ws):
