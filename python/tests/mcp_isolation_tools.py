@@ -27,3 +27,10 @@ def big_answer(size: int) -> str:
 def loud_failure(size: int) -> str:
     sys.stderr.write("n" * size + "THE-END")
     raise RuntimeError("failed after noise")
+
+
+def gated(gate: str) -> str:
+    """Wait for a line on the FIFO @gate, then say whether this call's HOME still exists."""
+    with open(gate) as f:
+        word = f.read()
+    return f"{word} {os.path.isdir(os.environ['HOME'])}"

@@ -3,18 +3,24 @@
 workspace is checked (owner, mode, import path), no tool's code is writable by a tool, each
 call has a private HOME, the built-ins are bounded and keep the agent's text off argv."""
 
+import asyncio
+import gc
 import importlib
 import io
 import json
 import os
+import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 
 import pytest
 
 import mcp_isolation_tools
 from conftest import PKG_PARENT, PY, run
+from mcp_client import HttpServer, StdioClient
 import mcp_tools
 from sandlock.mcp import McpSandbox, ToolError, builtin
 from sandlock.mcp import _sandbox
@@ -121,6 +127,39 @@ def test_workspace_of_another_user_refused(ws):
         McpSandbox(workspace=path)
 
 
+def test_workspace_under_a_directory_others_can_write_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)  # anyone may rename the workspace away and put theirs there
+    with pytest.raises(ValueError) as e:
+        McpSandbox(workspace=str(shared / "ws"))
+    assert str(e.value) == (f"McpSandbox: the workspace {shared / 'ws'} lies inside {shared}, "
+                            "which other users can write (mode 0777, not sticky): they could "
+                            "rename the workspace away and put another in its place; chmod "
+                            f"go-w {shared} (or +t), or choose another directory")
+    os.chmod(shared, 0o775)
+    with pytest.raises(ValueError, match=r"which other users can write \(mode 0775, not"):
+        McpSandbox(workspace=str(shared / "ws"))  # a group may hold other users too
+    # The negative controls: sticky (as /tmp is), others rename only their own entries; and
+    # the same directory once only its owner can write it.
+    os.chmod(shared, 0o1777)
+    assert McpSandbox(workspace=str(shared / "ws")).workspace == str(shared / "ws")
+    os.chmod(shared, 0o755)
+    assert McpSandbox(workspace=str(shared / "ws")).workspace == str(shared / "ws")
+    if os.geteuid() == 0:
+        # A directory of another user: that user may rename what it holds, sticky or not.
+        os.chmod(shared, 0o1777)
+        os.chown(shared, 65534, 65534)
+        with pytest.raises(ValueError) as e:
+            McpSandbox(workspace=str(shared / "ws"))
+        assert str(e.value) == (f"McpSandbox: the workspace {shared / 'ws'} lies inside "
+                                f"{shared}, owned by uid 65534, who could rename the workspace "
+                                "away and put another in its place: choose a directory whose "
+                                "parents are yours or root's")
+        os.chown(shared, 0, 0)
+        McpSandbox(workspace=str(shared / "ws"))
+
+
 def test_symlink_in_a_shared_sticky_directory_refused(tmp_path, ws):
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -206,7 +245,10 @@ def test_each_call_has_a_fresh_private_home(ws):
     (ws / ".gitconfig").write_text("[core]\n\tfsmonitor = agent\n")  # what an agent wrote
     first = json.loads(run(m.call_tool("state")))
     second = json.loads(run(m.call_tool("state")))
+    parent = m._homes.parent
+    assert stat.S_IMODE(os.stat(parent).st_mode) == 0o700
     for s in (first, second):
+        assert os.path.dirname(s["home"]) == parent  # this McpSandbox's own directory
         assert not s["home"].startswith(str(ws) + "/") and s["home"] != str(ws)
         assert s["tmpdir"] == s["home"] and s["mode"] == 0o700
         # The negative control: what the tool wrote to its own HOME in this call it reads back.
@@ -214,6 +256,122 @@ def test_each_call_has_a_fresh_private_home(ws):
     assert first["home"] != second["home"]
     assert not os.path.exists(first["home"]) and not os.path.exists(second["home"])
     assert m.get_policy("state").env["HOME"] == "/nonexistent"
+
+
+def test_write_grant_over_the_calls_homes_refused(ws, tmp_path):
+    m = McpSandbox(workspace=str(ws))
+    parent = m._homes.parent
+    os.mkdir(os.path.join(parent, "inner"))
+    top = os.path.realpath(tempfile.gettempdir())
+    # A grant of the temporary directory holds every call's HOME: a tool could write into
+    # the HOME of another call running beside it (a .gitconfig for a tool with the network).
+    for grant in (tempfile.gettempdir(), parent, os.path.join(parent, "inner")):
+        real = os.path.realpath(grant)
+        with pytest.raises(ValueError) as e:
+            m.add_tool("w", mcp_tools.write, capabilities={"fs_writable": [grant]})
+        assert str(e.value) == (f"add_tool 'w': the fs_writable grant {real} overlaps {parent}, "
+                                "which holds each call's private HOME: a tool could write into "
+                                "the HOME of another call; narrow the grant, or set TMPDIR "
+                                "elsewhere")
+        assert "w" not in m.tools
+    assert os.path.dirname(parent) == top
+    # The negative control: a grant beside the calls' directory, in the same /tmp.
+    (tmp_path / "out").mkdir()
+    m.add_tool("w", mcp_tools.write, capabilities={"fs_writable": [str(tmp_path / "out")]})
+    assert "w" in m.tools
+
+
+def test_calls_directory_removed_with_the_sandbox(ws, tmp_path):
+    m = McpSandbox(workspace=str(ws))
+    parent = m._homes.parent
+    assert os.path.isdir(parent)  # the negative control: there while the sandbox is
+    m.close()
+    assert not os.path.exists(parent)
+    m = McpSandbox(workspace=str(ws))
+    parent = m._homes.parent
+    del m
+    gc.collect()
+    assert not os.path.exists(parent)
+    # Never closed, still referenced when the interpreter exits.
+    code = ("import os, sys; from sandlock.mcp import McpSandbox; "
+            f"m = McpSandbox(workspace={str(ws)!r}); "
+            "print(m._homes.parent, os.path.isdir(m._homes.parent))")
+    (tmp_path / "elsewhere").mkdir()  # -c puts the working directory on the import path
+    p = subprocess.run([PY, "-c", code], env=server_env(), cwd=tmp_path / "elsewhere",
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    left, there = p.stdout.split()
+    assert there == "True" and os.path.dirname(left) == os.path.realpath(tempfile.gettempdir())
+    assert not os.path.exists(left)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_server_stopped_by_sigterm_leaves_no_directory(ws, tmp_path, monkeypatch, transport):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # this server's temporary directory alone
+    server = StdioClient(ws) if transport == "stdio" else HttpServer(ws)
+    try:
+        if transport == "stdio":
+            assert "result" in server.initialize()
+        made = os.listdir(tmp)  # the negative control: there while the server runs
+        assert len(made) == 1 and made[0].startswith("sandlock-mcp-")
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=30) == 0
+    finally:
+        server.close()
+    assert os.listdir(tmp) == []
+
+
+def test_close_waits_for_the_running_calls_to_remove_their_directory(ws):
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("gated", mcp_isolation_tools.gated)
+    parent = m._homes.parent
+    gate = ws / "gate"
+    os.mkfifo(gate)
+
+    async def main():
+        call = asyncio.create_task(m.call_tool("gated", {"gate": str(gate)}))
+        opened = asyncio.create_task(asyncio.to_thread(open, gate, "w"))
+        await asyncio.wait({call, opened}, return_when=asyncio.FIRST_COMPLETED)
+        if not opened.done():  # the call ended before it read the gate: free the writer
+            os.close(os.open(gate, os.O_RDONLY | os.O_NONBLOCK))
+            (await opened).close()
+            return await call
+        m.close()  # while the call waits at its gate
+        during = os.path.isdir(parent)
+        with await opened as w:
+            w.write("go")
+        return during, await call
+
+    assert run(main()) == (True, "go True")  # its HOME kept until it ended
+    assert not os.path.exists(parent)
+    with pytest.raises(ToolError) as e:
+        run(m.call_tool("gated", {"gate": str(gate)}))
+    assert str(e.value) == "tool 'gated': the McpSandbox is closed: make another to call tools"
+
+
+def test_capabilities_copied_at_registration(ws, tmp_path):
+    (tmp_path / "a").mkdir()
+    grants = [str(tmp_path / "a")]
+    caps = {"fs_writable": grants, "env": {"X": "1"}}
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("w", mcp_tools.write, capabilities=caps)
+    p = m.get_policy("w")  # the negative control: what was given is granted
+    assert (list(p.fs_writable), p.env["X"]) == ([str(tmp_path / "a")], "1")
+    # Changed after add_tool, which checked the grants, the caller's objects change nothing.
+    grants.append(tempfile.gettempdir())
+    caps["env"]["X"] = "2"
+    caps["net_allow"] = ["127.0.0.1"]
+    p = m.get_policy("w")
+    assert (list(p.fs_writable), p.env["X"], list(p.net_allow)) == \
+        ([str(tmp_path / "a")], "1", [])
+    with pytest.raises(TypeError):
+        m._tools["w"].capabilities["fs_writable"] += ("/",)  # frozen here too
+    # An iterator is read once, at registration: every call keeps its grants.
+    m.add_tool("it", mcp_tools.write, capabilities={"fs_writable": iter(grants[:1])})
+    assert list(m.get_policy("it").fs_writable) == [str(tmp_path / "a")]
+    assert list(m.get_policy("it").fs_writable) == [str(tmp_path / "a")]
 
 
 def test_temporary_directory_inside_the_workspace_refused(ws, monkeypatch):

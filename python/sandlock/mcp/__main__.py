@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import math
 import os
+import signal
 import sys
+from typing import Any, Coroutine
 
 from . import builtin
 from ..sandbox import Sandbox
@@ -69,6 +72,18 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
+async def _until_terminated(coro: Coroutine[Any, Any, None]) -> None:
+    """Run @coro until it ends or SIGTERM (how a service is stopped) cancels it, as Ctrl-C
+    does: main() then closes the McpSandbox, which removes the calls' directory; the default
+    action would end the process on the spot and leave it. (The stdio transport cancels
+    itself.)"""
+    me = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, me.cancel)  # type: ignore[union-attr]
+    with contextlib.suppress(asyncio.CancelledError):
+        await coro
+
+
 def main(argv: list[str] | None = None) -> int:
     a = _args(argv)
     if a.token == "":
@@ -101,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(_stdio.serve(mcp))
         else:
             from . import _http
-            asyncio.run(_http.serve(mcp, a.host, a.port, a.token, sse=a.transport == "sse"))
+            asyncio.run(_until_terminated(
+                _http.serve(mcp, a.host, a.port, a.token, sse=a.transport == "sse")))
     except KeyboardInterrupt:
         pass
     finally:

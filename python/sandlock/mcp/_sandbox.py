@@ -21,6 +21,9 @@ import sys
 import tempfile
 import threading
 import time
+import types
+import weakref
+from collections.abc import Iterator
 from typing import Any, Callable, Mapping
 
 from .. import _ffi
@@ -62,7 +65,7 @@ class _Local:
     func: Callable[..., Any]
     description: str
     schema: dict[str, Any]
-    capabilities: dict[str, Any]
+    capabilities: Mapping[str, Any]  # frozen (_frozen): the caller's objects are not kept
     module: str
     function: str
     root: str
@@ -157,10 +160,12 @@ class McpSandbox:
         if input_schema is not None:
             schema = dict(input_schema)
         _validate.check_schema(schema, name)  # every keyword checked at each call, or refused
-        caps = dict(capabilities or {})
+        caps = _frozen(capabilities or {})
         _policy.build(self.workspace, caps, ())  # an unknown or bad capability fails here
         _check_root(name, root)
-        self._check_writable(name, root, _writable_of(caps))
+        grants = _writable_of(caps)
+        self._homes.check_grants(name, grants)
+        self._check_writable(name, root, grants)
         self._tools[name] = _Local(func, description or (func.__doc__ or "").strip(), schema,
                                    caps, module, function, root, takes_workspace)
 
@@ -223,7 +228,7 @@ class McpSandbox:
     def _call_in_home(self, t: _Local, name: str, request: bytes, limit: float,
                       call: _Call) -> str:
         """One call in a pool thread, with a private directory of its own as HOME."""
-        home = self._homes.make()
+        home = self._homes.make(name)
         try:
             return _run(self._policy(t, home), name, request, limit, call)
         finally:
@@ -268,8 +273,11 @@ class McpSandbox:
             raise ToolError(f"tool {name!r}: the arguments must be JSON values") from None
         call = _Call()
         loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(self._pool, self._call_in_home, t, name, request,
-                                   limit, call)
+        try:
+            fut = loop.run_in_executor(self._pool, self._call_in_home, t, name, request,
+                                       limit, call)
+        except RuntimeError:  # the pool is shut down
+            raise ToolError(_closed(name)) from None
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:
@@ -279,7 +287,25 @@ class McpSandbox:
             raise
 
     def close(self) -> None:
+        """Start no more calls; the calls' private directory goes once the running ones end
+        (garbage collection and the interpreter's exit remove it as well)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._homes.close()
+
+
+def _closed(name: str) -> str:
+    return f"tool {name!r}: the McpSandbox is closed: make another to call tools"
+
+
+def _frozen(value: Any) -> Any:
+    """A copy of @value that no one else holds and no one can change: mappings as read-only
+    dicts, lists, tuples, sets and iterators as tuples, all the way down. A tool's grants are
+    checked once, at add_tool; a caller that kept its list could otherwise widen them after."""
+    if isinstance(value, Mapping):
+        return types.MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple, set, frozenset, Iterator)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _writable_of(caps: Mapping[str, Any]) -> list[str]:
@@ -302,22 +328,59 @@ def _check_root(name: str, root: str) -> None:
 
 
 class _Homes:
-    """Each call's private directory (0700, a new name in the temporary directory, outside the
-    workspace), its HOME and TMPDIR, removed after the call: nothing one call leaves there
-    configures a later one. Made per call, so a server that is killed leaves at most the
-    directories of the calls it was running."""
+    """The calls' private directories: each call's HOME and TMPDIR (0700, removed after the
+    call) in one parent of this McpSandbox's own (0700, a new name in the temporary
+    directory), so that nothing one call leaves there configures a later one. No tool may
+    write that parent (check_grants): as every call runs as the same user, a tool granted it
+    (or /tmp, which holds it) could write into the HOME of another call running beside it.
+    The parent goes at close() once no call runs, at garbage collection and at the
+    interpreter's exit; a server that is killed leaves it and its running calls'
+    directories."""
 
     def __init__(self, workspace: str) -> None:
-        self.top = os.path.realpath(tempfile.gettempdir())
-        if _workspace.beneath(self.top, workspace):
+        top = os.path.realpath(tempfile.gettempdir())
+        if _workspace.beneath(top, workspace):
             raise ValueError(f"McpSandbox: the workspace {workspace} holds the temporary "
-                             f"directory {self.top}: set TMPDIR outside the workspace")
+                             f"directory {top}: set TMPDIR outside the workspace")
+        try:
+            self.parent = tempfile.mkdtemp(prefix="sandlock-mcp-", dir=top)
+        except OSError as e:
+            raise ValueError(f"McpSandbox: the calls' directory cannot be made in {top}: "
+                             f"{e.strerror}: set TMPDIR to a directory you can write") from None
+        self._remove = weakref.finalize(self, shutil.rmtree, self.parent, ignore_errors=True)
+        self._lock = threading.Lock()
+        self._running = 0
+        self._closed = False
 
-    def make(self) -> str:
-        return tempfile.mkdtemp(prefix="sandlock-mcp-home-", dir=self.top)
+    def check_grants(self, name: str, grants: list[str]) -> None:
+        """ValueError for a write grant (resolved) that is, holds or lies inside the parent."""
+        for w in grants:
+            if _workspace.overlap(w, self.parent):
+                raise ValueError(f"add_tool {name!r}: the fs_writable grant {w} overlaps "
+                                 f"{self.parent}, which holds each call's private HOME: a tool "
+                                 "could write into the HOME of another call; narrow the grant, "
+                                 "or set TMPDIR elsewhere")
+
+    def make(self, name: str) -> str:
+        with self._lock:
+            if self._closed:
+                raise ToolError(_closed(name))
+            home = tempfile.mkdtemp(prefix="home-", dir=self.parent)
+            self._running += 1
+            return home
 
     def drop(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
+        with self._lock:
+            self._running -= 1
+            if self._closed and not self._running:
+                self._remove()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if not self._running:
+                self._remove()
 
 
 def _confines_itself(t: _Local) -> bool:

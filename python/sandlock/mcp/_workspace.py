@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Which directory may be a workspace: one this user owns and only this user can write, and
-that holds none of the code this process or a tool imports.
+"""Which directory may be a workspace: one this user owns and only this user can write, in
+directories no other user can change, and that holds none of the code this process or a tool
+imports.
 
 Tools write the workspace. A directory another user made (or a symlink one planted in /tmp)
 would let that user read what the agent writes and plant what it reads; a directory on this
@@ -110,7 +111,41 @@ def prepare(path: str) -> str:
     if st.st_mode & 0o022:
         raise _refuse(path, f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o}):"
                             f" chmod go-w {real}, or choose a directory only you can write")
+    _check_parents(path, real)
     return real
+
+
+def _check_parents(path: str, real: str) -> None:
+    """ValueError when a directory above @real (the workspace, resolved) lets another user
+    rename the workspace away and put one of theirs in its place: one owned by a user other
+    than this one or root, or one group or others can write without the sticky bit. Checked
+    from / down: each directory's owner and mode are in its parent, which is checked first, so
+    no other user can change what a later step reads."""
+    me = os.geteuid()
+    parent = os.path.dirname(real)
+    chain = [parent]
+    while parent != "/":
+        parent = os.path.dirname(parent)
+        chain.append(parent)
+    for d in reversed(chain):
+        try:
+            st = os.lstat(d)
+        except OSError as e:
+            raise _refuse(path, f"has a parent {d} that cannot be read: {e.strerror}: choose "
+                                "another directory") from None
+        mode = stat.S_IMODE(st.st_mode)
+        if not stat.S_ISDIR(st.st_mode):  # the resolved path holds no symlink, unless it moved
+            raise _refuse(path, f"has a parent {d} that is not a directory (it changed while "
+                                "it was checked): try again")
+        if st.st_uid not in (0, me):
+            raise _refuse(path, f"lies inside {d}, owned by uid {st.st_uid}, who could rename "
+                                "the workspace away and put another in its place: choose a "
+                                "directory whose parents are yours or root's")
+        if mode & 0o022 and not mode & stat.S_ISVTX:
+            raise _refuse(path, f"lies inside {d}, which other users can write (mode "
+                                f"{mode:04o}, not sticky): they could rename the workspace away "
+                                f"and put another in its place; chmod go-w {d} (or +t), or "
+                                "choose another directory")
 
 
 def import_paths() -> list[str]:
