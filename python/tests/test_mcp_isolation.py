@@ -222,6 +222,30 @@ def test_tool_module_in_another_tools_writable_grant_refused(ws, tmp_path, monke
                                                capabilities={"fs_writable": [PKG_PARENT]})
 
 
+
+@pytest.mark.parametrize("field", ["workdir", "fs_storage"])
+def test_tool_module_in_a_workdir_or_its_storage_refused(ws, tmp_path, monkeypatch, field):
+    # A workdir's changes land in it after a clean exit, and its branches are written to
+    # fs_storage: both are directories a tool changes, as an fs_writable grant is.
+    tools = tmp_path / "proj" / "tools"
+    mod = _module(monkeypatch, tools, f"f1_{field}")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    caps = {"workdir": str(other)}
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("run", mod.run)
+    caps[field] = str(tmp_path / "proj")
+    with pytest.raises(ValueError, match=r"^add_tool 'w': the module directory "
+                                         f"{tools} of 'run' overlaps {tmp_path / 'proj'}, "
+                                         r"writable by tools \(granted to 'w'\)"):
+        m.add_tool("w", mcp_tools.write, capabilities=caps)
+    caps[field] = str(other)  # the negative control: beside the module's directory
+    m.add_tool("w", mcp_tools.write, capabilities=caps)
+    assert "w" in m.tools
+    with pytest.raises(ValueError, match=f"^add_tool 'v': the {field} .* overlaps "
+                                         f"{m._homes.parent}, which holds"):
+        m.add_tool("v", mcp_tools.write, capabilities={**caps, field: m._homes.parent})
+
 def test_tool_module_in_the_home_directory_refused(ws, tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))

@@ -169,14 +169,14 @@ class McpSandbox:
         self._tools[name] = _Local(func, description or (func.__doc__ or "").strip(), schema,
                                    caps, module, function, root, takes_workspace)
 
-    def _check_writable(self, name: str, root: str, grants: list[str]) -> None:
+    def _check_writable(self, name: str, root: str, grants: list[tuple[str, str]]) -> None:
         """ValueError when a tool's module directory and a directory tools may write overlap:
         a tool could then rewrite the code of a tool granted more (the network, say). @root
         and @grants are the new tool's; both are checked against every registered tool."""
         writable = [(self.workspace, "the workspace")]
         writable += [(w, f"granted to {n!r}") for n, t in self._tools.items()
-                     if isinstance(t, _Local) for w in _writable_of(t.capabilities)]
-        writable += [(w, f"granted to {name!r}") for w in grants]
+                     if isinstance(t, _Local) for w, _ in _writable_of(t.capabilities)]
+        writable += [(w, f"granted to {name!r}") for w, _ in grants]
         # Every worker runs _worker.py from the package's directory, whichever tool it calls.
         roots = [(repr(n), t.root) for n, t in self._tools.items() if isinstance(t, _Local)]
         for tool, r in [(repr(name), root), ("the sandlock package", _PKG_PARENT), *roots]:
@@ -308,13 +308,18 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _writable_of(caps: Mapping[str, Any]) -> list[str]:
-    """The resolved fs_writable grants of @caps (a lone string counts as one path here, to be
-    safe; Sandbox refuses it)."""
+def _writable_of(caps: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The directories a tool of @caps may change, resolved, each with what grants it: its
+    fs_writable grants (a lone string counts as one path here, to be safe; Sandbox refuses
+    it), its workdir (whose changes land in it after a clean exit) and the fs_storage its
+    branches are written to."""
     grants = caps.get("fs_writable") or ()
     if isinstance(grants, (str, os.PathLike)):
         grants = [grants]
-    return [os.path.realpath(os.fspath(g)) for g in grants if isinstance(g, (str, os.PathLike))]
+    named = [("the fs_writable grant", g) for g in grants]
+    named += [(f"the {k}", caps.get(k)) for k in ("workdir", "fs_storage")]
+    return [(os.path.realpath(os.fspath(g)), what) for what, g in named
+            if isinstance(g, (str, os.PathLike))]
 
 
 def _check_root(name: str, root: str) -> None:
@@ -352,11 +357,11 @@ class _Homes:
         self._running = 0
         self._closed = False
 
-    def check_grants(self, name: str, grants: list[str]) -> None:
+    def check_grants(self, name: str, grants: list[tuple[str, str]]) -> None:
         """ValueError for a write grant (resolved) that is, holds or lies inside the parent."""
-        for w in grants:
+        for w, what in grants:
             if _workspace.overlap(w, self.parent):
-                raise ValueError(f"add_tool {name!r}: the fs_writable grant {w} overlaps "
+                raise ValueError(f"add_tool {name!r}: {what} {w} overlaps "
                                  f"{self.parent}, which holds each call's private HOME: a tool "
                                  "could write into the HOME of another call; narrow the grant, "
                                  "or set TMPDIR elsewhere")
