@@ -11,8 +11,9 @@ import re
 from bisect import bisect_left, bisect_right
 
 from ._types import Rule
+from ._variants import IDEOGRAPHS, STANDARDIZED_BASES
 
-RULESET_VERSION = "sandlock-guard-2"
+RULESET_VERSION = "sandlock-guard-3"
 
 _PRIOR = (r"(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|"
           r"existing|old|system|developer)")
@@ -141,9 +142,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("bidi-control",
          r"[\u202a-\u202e\u2066-\u2069]|(?<=[\x21-\x7e])[\u061c\u200e\u200f](?=[\x21-\x7e])",
          "high", "hidden text: bidirectional override characters"),
+    # A run of selectors, or one where no variant is defined: a supplementary selector after
+    # anything but an ideograph, one of U+FE00-FE0D after a character with no standardized
+    # variant (an emoji has only the text and emoji forms of U+FE0E and U+FE0F). One after
+    # ASCII is invisible-unicode's.
     Rule("variation-selector-smuggling",
-         rf"[{VARIATION_SELECTORS}]{{2,}}",
-         "high", "hidden text: bytes smuggled as a run of variation selectors"),
+         rf"[{VARIATION_SELECTORS}]{{2,}}"
+         rf"|(?<![\x21-\x7e{IDEOGRAPHS}])[\U000e0100-\U000e01ef]"
+         rf"|(?<![\x21-\x7e{STANDARDIZED_BASES}{IDEOGRAPHS}])[\ufe00-\ufe02]"
+         rf"|(?<![\x21-\x7e])[\ufe03-\ufe0d]",
+         "high", "hidden text: bytes smuggled as variation selectors"),
 )
 
 
