@@ -753,7 +753,8 @@ def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list
             continue
         spans = non_ascii_spans(t)
         found += smuggled(t, spans)
-        selectors = selectors or _VS_ANY.search(t) is not None
+        if child is not None and not selectors:
+            selectors = any(_VS_ANY.search(t, a, b) for a, b in spans)
         for piece in loose_pieces(t, spans):
             found += blobs(piece, cache)
     if child is not None and selectors:
