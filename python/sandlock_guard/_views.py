@@ -4,8 +4,9 @@ by encoding is seen in the clear. From each text come its normalized form (NFKC,
 the confusables table, default-ignorable characters removed, blanks read as spaces, line
 breaks as \n and Unicode tag characters read as the ASCII they smuggle), its unescaped form
 (HTML entities and line breaks, %XX, %uHHHH, backslash escapes), the text of each base64 or hex
-blob in it, the bytes a run of variation selectors spells, and one view with each blob's text
-in place; each of those is taken apart the same way in turn.
+blob in it, the bytes a run of variation selectors spells and those all its selectors spell,
+and one view with each blob's text in place; each of those is taken apart the same way in
+turn.
 
 The work is bounded: decoding nests at most MAX_DEPTH levels, at most MAX_VIEWS texts come out,
 and their total size is at most VIEW_CHARS_FACTOR times the input plus VIEW_CHARS_SLACK
