@@ -145,12 +145,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     # A run of selectors, or one where no variant is defined: a supplementary selector after
     # anything but an ideograph, one of U+FE00-FE0D after a character with no standardized
     # variant (an emoji has only the text and emoji forms of U+FE0E and U+FE0F). One after
-    # ASCII is invisible-unicode's.
+    # ASCII is invisible-unicode's. Each alternative opens with the selector and looks back
+    # past it, so that the search skips to selectors instead of trying a lookbehind at every
+    # character.
     Rule("variation-selector-smuggling",
          rf"[{VARIATION_SELECTORS}]{{2,}}"
-         rf"|(?<![\x21-\x7e{IDEOGRAPHS}])[\U000e0100-\U000e01ef]"
-         rf"|(?<![\x21-\x7e{STANDARDIZED_BASES}{IDEOGRAPHS}])[\ufe00-\ufe02]"
-         rf"|(?<![\x21-\x7e])[\ufe03-\ufe0d]",
+         rf"|[\U000e0100-\U000e01ef](?<![\x21-\x7e{IDEOGRAPHS}].)"
+         rf"|[\ufe00-\ufe02](?<![\x21-\x7e{STANDARDIZED_BASES}{IDEOGRAPHS}].)"
+         rf"|[\ufe03-\ufe0d](?<![\x21-\x7e].)",
          "high", "hidden text: bytes smuggled as variation selectors"),
 )
 

@@ -15,7 +15,7 @@ at could be the one that holds the instruction."""
 
 from __future__ import annotations
 
-import base64
+import binascii
 import html
 import re
 import unicodedata
@@ -30,6 +30,7 @@ MAX_VIEWS = 256
 VIEW_CHARS_FACTOR = 8
 VIEW_CHARS_SLACK = 65536
 MIN_BLOB_TEXT = 8  # shorter decoded texts are not worth a view
+MIXED_SPECIALS = 8  # a base64 run of both alphabets is read when one letter in this is +/-_
 SPLICE_CONTEXT = 256  # the clear text kept either side of a blob in the spliced view
 REGION_GAP = 64  # escapes closer than this share one region (fewer, longer regions)
 NORMALIZE_BLOCK = 1024  # the text is normalized in blocks this long, cut before ASCII
@@ -328,46 +329,63 @@ def _as_text(data: bytes) -> str | None:
 
 _STANDARD_ONLY = re.compile(r"[+/]+")
 _URL_ONLY = re.compile(r"[-_]+")
-_AS_STANDARD = str.maketrans("-_", "+/")
 
 
-def _b64_body(body: str, alt: bytes | None) -> bytes:
-    """@body, all base64 letters of one alphabet, decoded (a last odd letter dropped)."""
+def _as_standard(body: str) -> str:
+    """@body with the URL-safe letters as the standard ones (str.replace: str.translate
+    looks up every character in a table)."""
+    return body.replace("-", "+").replace("_", "/")
+
+
+def _b64_standard(body: str) -> bytes:
+    """@body, letters of the standard alphabet only, decoded (a last odd letter dropped). It
+    holds no other character, so the decoder's lenient mode, the fast one, reads it as the
+    strict one would."""
     if len(body) % 4 == 1:
         body = body[:-1]
-    return base64.b64decode(body + "=" * (-len(body) % 4), altchars=alt, validate=True)
+    return binascii.a2b_base64(body + "=" * (-len(body) % 4))
 
 
-def _b64_junked(body: str, junk: re.Pattern, alt: bytes | None) -> bytes:
-    """@body read in one alphabet with the other's letters (@junk) as junk: before each, the
-    4-letter groups up to it; after the last, the rest."""
+def _b64_junked(body: str, junk: re.Pattern) -> str:
+    """@body with the letters @junk matches taken as junk: before each, the 4-letter groups up
+    to it are kept; after the last, the rest. (Joined whole groups decode as each alone.)"""
     pieces = junk.split(body)
-    out = [_b64_body(p[:len(p) & ~3], alt) for p in pieces[:-1]]
-    out.append(_b64_body(pieces[-1], alt))
-    return b"".join(out)
+    return "".join([p[:len(p) & ~3] for p in pieces[:-1]] + [pieces[-1]])
 
 
 def _b64(blob: str) -> list[bytes]:
     """The bytes a base64 run reads as. A run of both alphabets (one "-" or "_" and one "+"
     or "/") is read three ways, since a model reads through junk letters: both alphabets as
-    one, and each alphabet with the other's letters as junk."""
+    one, and each alphabet with the other's letters as junk; but only where it has the shape
+    of base64, at most one letter in MIXED_SPECIALS one of the four (base64 of text has
+    almost none, of random bytes one in 32): a path has one in five, and reading each of a
+    MiB of them three ways would cost more than the rest of the scan and give views of the
+    runs of text that random bytes hold by chance."""
     body = blob.rstrip("=")
-    url = "-" in body or "_" in body
-    if not url:
-        return [_b64_body(body, None)]
+    if "-" not in body and "_" not in body:
+        return [_b64_standard(body)]
     if "+" not in body and "/" not in body:
-        return [_b64_body(body, b"-_")]
-    return [_b64_body(body.translate(_AS_STANDARD), None), _b64_junked(body, _URL_ONLY, None),
-            _b64_junked(body, _STANDARD_ONLY, b"-_")]
+        return [_b64_standard(_as_standard(body))]
+    specials = len(body) - len(body.encode().translate(None, b"+/-_"))
+    if specials * MIXED_SPECIALS > len(body):
+        return []
+    return [_b64_standard(_as_standard(body)), _b64_standard(_b64_junked(body, _URL_ONLY)),
+            _b64_standard(_as_standard(_b64_junked(body, _STANDARD_ONLY)))]
 
 
 def _decode_blob(blob: str) -> list[str]:
     found = []
-    # Of the ways to read a run of both alphabets, the one that gives the most text: one view
-    # a run, as for the others.
-    texts = [s for s in map(_as_text, _b64(blob)) if s is not None]
-    if texts:
-        found.append(max(texts, key=len))
+    readings = _b64(blob)
+    if len(readings) == 1:
+        s = _as_text(readings[0])
+        if s is not None:
+            found.append(s)
+    elif readings:
+        # Of the ways to read a run of both alphabets, the one that gives the most text: one
+        # view a run, as for the others.
+        texts = [s for s in map(_as_text, readings) if s is not None]
+        if texts:
+            found.append(max(texts, key=len))
     # Hex digits are base64 letters too: a hex run is part of some base64 match.
     for h in _HEX.findall(blob):
         s = _as_text(bytes.fromhex(h[:len(h) & ~1]))
@@ -554,10 +572,18 @@ def _after(text: str, end: int) -> str:
 
 
 def _near(text: str, end: int, start: int) -> bool:
-    """Whether blobs that end at @end and start at @start share one context."""
-    if start - end <= 2 * SPLICE_CONTEXT:
-        return True
-    return len(_squeeze(text[end:start])) <= 2 * SPLICE_CONTEXT
+    """Whether blobs that end at @end and start at @start share one context: at most twice
+    SPLICE_CONTEXT characters between them, squeezed. The gap is squeezed a piece at a time,
+    out to ASCII whitespace, until it is longer than that (a whitespace run cut between two
+    pieces counts twice)."""
+    room, pos, width = 2 * SPLICE_CONTEXT, end, 4 * SPLICE_CONTEXT
+    while pos < start:
+        hi = min(start, _run_end(text, pos + width))
+        room -= len(_squeeze(text[pos:hi]))
+        if room < 0:
+            return False
+        pos, width = hi, width * 4
+    return True
 
 
 def spliced(text: str, spans: list[tuple[int, int, list[str]]]) -> str | None:
@@ -588,10 +614,10 @@ def spliced(text: str, spans: list[tuple[int, int, list[str]]]) -> str | None:
     return "\n".join(out) if out else None
 
 
-_VS_ANY = re.compile(f"[{VARIATION_SELECTORS}]+")
-# The selectors that choose a character's text or emoji form: benign text is full of them, and
-# the bytes they stand for (14 and 15) are controls that no smuggled text holds.
-_PRESENTATION = "\ufe0e\ufe0f"
+_VS_RUN = re.compile(f"[{VARIATION_SELECTORS}]{{2,}}")
+# The selectors but the two that choose a character's text or emoji form: benign text is full
+# of those, and the bytes they stand for (14 and 15) are controls that no smuggled text holds.
+_VS_BYTES = re.compile("[\ufe00-\ufe0d\U000e0100-\U000e01ef]")
 
 
 def non_ascii_spans(text: str, block: int = 1024) -> list[tuple[int, int]]:
@@ -624,19 +650,13 @@ def smuggled(text: str, spans: list[tuple[int, int]] | None = None) -> list[str]
         return []
     found, every = [], []
     for start, end in non_ascii_spans(text) if spans is None else spans:
-        for m in _VS_ANY.finditer(text, start, end):
-            run = m.group(0)
-            if len(run) > 1:
-                s = _as_text(bytes(map(_vs_byte, run)))
-                if s is not None:
-                    found.append(s)
-            every.append(run)
-    selectors = "".join(every)
-    for c in _PRESENTATION:
-        if c in selectors:
-            selectors = selectors.replace(c, "")
-    if len(selectors) >= MIN_BLOB_TEXT and len(every) > 1:
-        s = _as_text(bytes(map(_vs_byte, selectors)))
+        for m in _VS_RUN.finditer(text, start, end):
+            s = _as_text(bytes(map(_vs_byte, m.group(0))))
+            if s is not None:
+                found.append(s)
+        every += _VS_BYTES.findall(text, start, end)
+    if len(every) >= MIN_BLOB_TEXT:
+        s = _as_text(bytes(map(_vs_byte, every)))
         if s is not None and s not in found:
             found.append(s)
     return found
@@ -755,7 +775,7 @@ def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list
         spans = non_ascii_spans(t)
         found += smuggled(t, spans)
         if child is not None and not selectors:
-            selectors = any(_VS_ANY.search(t, a, b) for a, b in spans)
+            selectors = any(_VS_BYTES.search(t, a, b) for a, b in spans)
         for piece in loose_pieces(t, spans):
             found += blobs(piece, cache)
     if child is not None and selectors:

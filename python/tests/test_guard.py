@@ -395,6 +395,20 @@ def test_a_decoded_text_equal_to_a_normalized_view_is_a_raw_view():
 
 
 @pytest.mark.pure
+def test_runs_of_both_alphabets_are_read_when_they_look_like_base64(monkeypatch):
+    # A run with few of "+/-_" (two junk letters in 86) is read with them as junk; a path,
+    # where one letter in six is one of them, is not base64's shape and is not read.
+    blob = "_/" + b64(P + ".")
+    assert P + "." in [v for v, norm in _views.views(blob) if not norm]
+    path = "see /usr/lib/systemd/systemd-binfmt"
+    assert _views.views(path) == [(path, False), (path, True)]
+    # Control: read as base64 whatever its shape, the path holds a run of 8 text characters
+    # by chance, a view of its own (and a spliced one).
+    monkeypatch.setattr(_views, "MIXED_SPECIALS", 0)
+    assert ("+-zg~n)\u07da", False) in _views.views(path)
+
+
+@pytest.mark.pure
 def test_binary_and_key_material_stay_clean():
     png = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000100000001008060000001ff3ff61"
                         "0000001974455874536f6674776172650041646f626520496d616765526561647971"
