@@ -42,6 +42,11 @@ _HIDDEN = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060
            "\u206a-\u206f\u2800\u3164\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
            "\U0001d173-\U0001d17a\U000e0080-\U000e00ff\U000e01f0-\U000e0fff")
 VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+# Whitespace but the newline (\s is str.isspace()), for the blanks a pattern skips after a line
+# start: with \s there, a run of blank lines is scanned again from each of its newlines (a MiB
+# of them took 15 s), and a match that crossed blank lines starts at the last one's line start
+# as well.
+_BLANK = r"\t\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("override-previous-instructions",
@@ -56,7 +61,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\s+told)",
          "high", "instruction override: asks to ignore everything said before"),
     Rule("override-new-instructions",
-         r"(?m)(?:^[\s>#*-]*(?:new|updated|revised|real|actual|true)\s+(?:system\s+)?"
+         rf"(?m)(?:^[{_BLANK}>#*-]*(?:new|updated|revised|real|actual|true)\s+(?:system\s+)?"
          r"instructions?\s*:|\byour\s+(?:new|real|actual|true)\s+(?:instructions|task|"
          r"purpose|goal|objective)\s+(?:is|are)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|"
          r"shall)\s+(?:only\s+)?(?:act|obey|follow|respond|answer|ignore|no\s+longer|be\s+"
@@ -86,8 +91,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:you\s+(?:are|must|will|should|shall|now)\b|ignore\b|disregard\b|sure[,!.]|"
          r"okay[,!.]|ok[,!.]|certainly[,!.]|of\s+course[,!.]|i\s+will\b|i'll\b|i\s+have\s+been|"
          r"new\s+instructions|from\s+now|override\b|(?:developer|admin|god)\s+mode)"
-         r"|^\s*#{2,}\s*(?:system|instruction|new\s+instructions?)\s*#*\s*:?\s*$"
-         r"|\n\s*(?:human|user)\s*:[^\n]{0,200}\n\s*(?:assistant|ai)\s*:",
+         rf"|^[{_BLANK}]*#{{2,}}\s*(?:system|instruction|new\s+instructions?)\s*#*\s*:?\s*$"
+         rf"|\n[{_BLANK}]*(?:human|user)\s*:[^\n]{{0,200}}\n\s*(?:assistant|ai)\s*:",
          "high", "role injection: a forged conversation turn"),
     Rule("jailbreak-persona",
          r"\bdo\s+anything\s+now\b|\b(?:developer|god|jailbreak|jailbroken|unrestricted|"
