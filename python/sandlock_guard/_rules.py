@@ -11,8 +11,9 @@ import re
 from bisect import bisect_left, bisect_right
 
 from ._types import Rule
+from ._variants import IDEOGRAPHS, STANDARDIZED_BASES
 
-RULESET_VERSION = "sandlock-guard-2"
+RULESET_VERSION = "sandlock-guard-3"
 
 _PRIOR = (r"(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|"
           r"existing|old|system|developer)")
@@ -41,6 +42,11 @@ _HIDDEN = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060
            "\u206a-\u206f\u2800\u3164\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
            "\U0001d173-\U0001d17a\U000e0080-\U000e00ff\U000e01f0-\U000e0fff")
 VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+# Whitespace but the newline (\s is str.isspace()), for the blanks a pattern skips after a line
+# start: with \s there, a run of blank lines is scanned again from each of its newlines (a MiB
+# of them took 15 s), and a match that crossed blank lines starts at the last one's line start
+# as well.
+_BLANK = r"\t\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("override-previous-instructions",
@@ -55,7 +61,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\s+told)",
          "high", "instruction override: asks to ignore everything said before"),
     Rule("override-new-instructions",
-         r"(?m)(?:^[\s>#*-]*(?:new|updated|revised|real|actual|true)\s+(?:system\s+)?"
+         rf"(?m)(?:^[{_BLANK}>#*-]*(?:new|updated|revised|real|actual|true)\s+(?:system\s+)?"
          r"instructions?\s*:|\byour\s+(?:new|real|actual|true)\s+(?:instructions|task|"
          r"purpose|goal|objective)\s+(?:is|are)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|"
          r"shall)\s+(?:only\s+)?(?:act|obey|follow|respond|answer|ignore|no\s+longer|be\s+"
@@ -85,8 +91,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:you\s+(?:are|must|will|should|shall|now)\b|ignore\b|disregard\b|sure[,!.]|"
          r"okay[,!.]|ok[,!.]|certainly[,!.]|of\s+course[,!.]|i\s+will\b|i'll\b|i\s+have\s+been|"
          r"new\s+instructions|from\s+now|override\b|(?:developer|admin|god)\s+mode)"
-         r"|^\s*#{2,}\s*(?:system|instruction|new\s+instructions?)\s*#*\s*:?\s*$"
-         r"|\n\s*(?:human|user)\s*:[^\n]{0,200}\n\s*(?:assistant|ai)\s*:",
+         rf"|^[{_BLANK}]*#{{2,}}\s*(?:system|instruction|new\s+instructions?)\s*#*\s*:?\s*$"
+         rf"|\n[{_BLANK}]*(?:human|user)\s*:[^\n]{{0,200}}\n\s*(?:assistant|ai)\s*:",
          "high", "role injection: a forged conversation turn"),
     Rule("jailbreak-persona",
          r"\bdo\s+anything\s+now\b|\b(?:developer|god|jailbreak|jailbroken|unrestricted|"
@@ -141,9 +147,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("bidi-control",
          r"[\u202a-\u202e\u2066-\u2069]|(?<=[\x21-\x7e])[\u061c\u200e\u200f](?=[\x21-\x7e])",
          "high", "hidden text: bidirectional override characters"),
+    # A run of selectors, or one where no variant is defined: a supplementary selector after
+    # anything but an ideograph, one of U+FE00-FE0D after a character with no standardized
+    # variant (an emoji has only the text and emoji forms of U+FE0E and U+FE0F). One after
+    # ASCII is invisible-unicode's. Each alternative opens with the selector and looks back
+    # past it, so that the search skips to selectors instead of trying a lookbehind at every
+    # character.
     Rule("variation-selector-smuggling",
-         rf"[{VARIATION_SELECTORS}]{{2,}}",
-         "high", "hidden text: bytes smuggled as a run of variation selectors"),
+         rf"[{VARIATION_SELECTORS}]{{2,}}"
+         rf"|[\U000e0100-\U000e01ef](?<![\x21-\x7e{IDEOGRAPHS}].)"
+         rf"|[\ufe00-\ufe02](?<![\x21-\x7e{STANDARDIZED_BASES}{IDEOGRAPHS}].)"
+         rf"|[\ufe03-\ufe0d](?<![\x21-\x7e].)",
+         "high", "hidden text: bytes smuggled as variation selectors"),
 )
 
 

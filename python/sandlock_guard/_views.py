@@ -4,8 +4,9 @@ by encoding is seen in the clear. From each text come its normalized form (NFKC,
 the confusables table, default-ignorable characters removed, blanks read as spaces, line
 breaks as \n and Unicode tag characters read as the ASCII they smuggle), its unescaped form
 (HTML entities and line breaks, %XX, %uHHHH, backslash escapes), the text of each base64 or hex
-blob in it, the bytes a run of variation selectors spells, and one view with each blob's text
-in place; each of those is taken apart the same way in turn.
+blob in it, the bytes a run of variation selectors spells and those all its selectors spell,
+and one view with each blob's text in place; each of those is taken apart the same way in
+turn.
 
 The work is bounded: decoding nests at most MAX_DEPTH levels, at most MAX_VIEWS texts come out,
 and their total size is at most VIEW_CHARS_FACTOR times the input plus VIEW_CHARS_SLACK
@@ -14,7 +15,6 @@ at could be the one that holds the instruction."""
 
 from __future__ import annotations
 
-import base64
 import binascii
 import html
 import re
@@ -30,6 +30,7 @@ MAX_VIEWS = 256
 VIEW_CHARS_FACTOR = 8
 VIEW_CHARS_SLACK = 65536
 MIN_BLOB_TEXT = 8  # shorter decoded texts are not worth a view
+MIXED_SPECIALS = 8  # a base64 run of both alphabets is read when one letter in this is +/-_
 SPLICE_CONTEXT = 256  # the clear text kept either side of a blob in the spliced view
 REGION_GAP = 64  # escapes closer than this share one region (fewer, longer regions)
 NORMALIZE_BLOCK = 1024  # the text is normalized in blocks this long, cut before ASCII
@@ -96,10 +97,12 @@ _HEX_SEPARATED = re.compile(r"[0-9A-Fa-f]{2}([ :])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]
                             r"(?![0-9A-Fa-f])")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _PERCENT_U = re.compile(r"%[uU]([0-9A-Fa-f]{4})")
-# The HTML line breaks, as \n: the line-anchored rules must see the lines a page shows. Only
-# the forms without whitespace (no escape reaches across ASCII whitespace; see
-# escape_regions).
-_HTML_BREAK = re.compile(r"<(?:br/?|/p)>", re.IGNORECASE)
+# The HTML line breaks, as \n: the line-anchored rules must see the lines a page shows. A tag
+# in the text, with or without whitespace before its end (<br />, <BR >), whose region holds
+# it whole (see escape_regions); and one that entities spell, without whitespace, since no
+# region reaches across the whitespace between entities.
+_HTML_BREAK = re.compile(r"<(?:br[ \t\n\r\f\v]*/?|/p[ \t\n\r\f\v]*)>", re.IGNORECASE)
+_ENTITY_BREAK = re.compile(r"<(?:br/?|/p)>", re.IGNORECASE)
 _TAG_STARTS = ("br", "BR", "Br", "bR", "/p", "/P")
 _BACKSLASH = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2}|[ntr\"'\\])")
 _WS = re.compile(r"[ \t\n\r\f\v]")
@@ -193,9 +196,11 @@ def _percent_u(m: re.Match) -> str:
 
 
 def _unescape_all(text: str) -> str:
-    out = html.unescape(text) if "&" in text else text
-    if "<" in out:
-        out = _HTML_BREAK.sub("\n", out)
+    out = _HTML_BREAK.sub("\n", text) if "<" in text else text
+    if "&" in out:
+        out = html.unescape(out)
+        if "<" in out:
+            out = _ENTITY_BREAK.sub("\n", out)
     if "%" in out:
         if "%u" in out or "%U" in out:
             out = _PERCENT_U.sub(_percent_u, out)
@@ -229,8 +234,8 @@ def escape_regions(text: str) -> list[tuple[int, int]]:
     at the start) and ends before it (or at the end), holds every run of non-whitespace with
     an escape character (&, %, \\, the < of <br> or </p>) in it, and stretches of plain text
     between such runs when they are closer than REGION_GAP. No escape reaches across ASCII
-    whitespace (entities, %XX runs, HTML line breaks without a space and backslash escapes
-    hold none, and ASCII bytes end any UTF-8 sequence), so
+    whitespace (entities, %XX runs and backslash escapes hold none, and ASCII bytes end any
+    UTF-8 sequence) but an HTML line break such as <br />, which a span holds whole, so
     unescaping each span alone and keeping the text between them as it is gives the same text
     as unescaping the whole; normalizing is the same piecewise too (see normalize)."""
     out: list[tuple[int, int]] = []
@@ -238,13 +243,26 @@ def escape_regions(text: str) -> list[tuple[int, int]]:
     i = nxt.at(0)
     while i >= 0:
         start = _run_start(text, i)
-        end = _run_end(text, i + REGION_GAP)
+        end = _region_end(text, i, i + REGION_GAP)
         i = nxt.at(end)
         while 0 <= i < end + REGION_GAP:
-            end = _run_end(text, i + REGION_GAP)
+            end = _region_end(text, i, i + REGION_GAP)
             i = nxt.at(end)
         out.append((start, end))
     return out
+
+
+def _region_end(text: str, i: int, pos: int) -> int:
+    """Where a span that holds the escape at @i ends: at the ASCII whitespace at or after @pos,
+    or past it where that whitespace is inside an HTML line break that starts in the span."""
+    end = _run_end(text, pos)
+    j = text.find("<", i, end)
+    while j >= 0:
+        m = _HTML_BREAK.match(text, j)
+        if m is not None and m.end() > end:
+            end = _run_end(text, m.end())
+        j = text.find("<", j + 1, end)
+    return end
 
 
 class _Escapes:
@@ -309,26 +327,65 @@ def _as_text(data: bytes) -> str | None:
     return "\n".join(runs) if runs else None
 
 
-def _b64(blob: str) -> bytes | None:
-    body = blob.rstrip("=")
+_STANDARD_ONLY = re.compile(r"[+/]+")
+_URL_ONLY = re.compile(r"[-_]+")
+
+
+def _as_standard(body: str) -> str:
+    """@body with the URL-safe letters as the standard ones (str.replace: str.translate
+    looks up every character in a table)."""
+    return body.replace("-", "+").replace("_", "/")
+
+
+def _b64_standard(body: str) -> bytes:
+    """@body, letters of the standard alphabet only, decoded (a last odd letter dropped). It
+    holds no other character, so the decoder's lenient mode, the fast one, reads it as the
+    strict one would."""
     if len(body) % 4 == 1:
         body = body[:-1]
-    padded = body + "=" * (-len(body) % 4)
-    alt = b"-_" if ("-" in body or "_" in body) else None
-    if alt and ("+" in body or "/" in body):
-        return None
-    try:
-        return base64.b64decode(padded, altchars=alt, validate=True)
-    except (binascii.Error, ValueError):
-        return None
+    return binascii.a2b_base64(body + "=" * (-len(body) % 4))
+
+
+def _b64_junked(body: str, junk: re.Pattern) -> str:
+    """@body with the letters @junk matches taken as junk: before each, the 4-letter groups up
+    to it are kept; after the last, the rest. (Joined whole groups decode as each alone.)"""
+    pieces = junk.split(body)
+    return "".join([p[:len(p) & ~3] for p in pieces[:-1]] + [pieces[-1]])
+
+
+def _b64(blob: str) -> list[bytes]:
+    """The bytes a base64 run reads as. A run of both alphabets (one "-" or "_" and one "+"
+    or "/") is read three ways, since a model reads through junk letters: both alphabets as
+    one, and each alphabet with the other's letters as junk; but only where it has the shape
+    of base64, at most one letter in MIXED_SPECIALS one of the four (base64 of text has
+    almost none, of random bytes one in 32): a path has one in five, and reading each of a
+    MiB of them three ways would cost more than the rest of the scan and give views of the
+    runs of text that random bytes hold by chance."""
+    body = blob.rstrip("=")
+    if "-" not in body and "_" not in body:
+        return [_b64_standard(body)]
+    if "+" not in body and "/" not in body:
+        return [_b64_standard(_as_standard(body))]
+    specials = len(body) - len(body.encode().translate(None, b"+/-_"))
+    if specials * MIXED_SPECIALS > len(body):
+        return []
+    return [_b64_standard(_as_standard(body)), _b64_standard(_b64_junked(body, _URL_ONLY)),
+            _b64_standard(_as_standard(_b64_junked(body, _STANDARD_ONLY)))]
 
 
 def _decode_blob(blob: str) -> list[str]:
     found = []
-    data = _b64(blob)
-    s = _as_text(data) if data else None
-    if s is not None:
-        found.append(s)
+    readings = _b64(blob)
+    if len(readings) == 1:
+        s = _as_text(readings[0])
+        if s is not None:
+            found.append(s)
+    elif readings:
+        # Of the ways to read a run of both alphabets, the one that gives the most text: one
+        # view a run, as for the others.
+        texts = [s for s in map(_as_text, readings) if s is not None]
+        if texts:
+            found.append(max(texts, key=len))
     # Hex digits are base64 letters too: a hex run is part of some base64 match.
     for h in _HEX.findall(blob):
         s = _as_text(bytes.fromhex(h[:len(h) & ~1]))
@@ -464,35 +521,103 @@ def blobs(text: str, cache: dict[str, list[str]] | None = None) -> list[str]:
     return [s for _, _, decoded in _decoded_spans(text, cache) for s in decoded]
 
 
+# What reads as a gap between words in a normalized view: whitespace, the blanks, and the
+# invisible characters (removed there). A run of them that holds whitespace or a blank
+# counts as one character in the spliced view's context, since the rules' \s+ has no bound.
+_GAP_RUN = re.compile("[\\s%s]+" % _char_class(list(BLANKS) + _INVISIBLE).pattern[1:-1])
+_GAP = re.compile("[\\s%s]" % "".join(map(chr, BLANKS)))
+_LINE = re.compile("[\n%s]" % "".join(map(chr, _BREAKS)))
+
+
+def _squeezed(m: re.Match) -> str:
+    run = m.group(0)
+    if _GAP.search(run) is None:
+        return run  # invisible characters inside a word
+    return "\n" if _LINE.search(run) else " "
+
+
+def _squeeze(text: str) -> str:
+    """@text with each run of gap characters that holds whitespace or a blank as one
+    character: a newline where the run holds a line break, else a space."""
+    return _GAP_RUN.sub(_squeezed, text)
+
+
+def _before(text: str, start: int) -> str:
+    """The context kept before a blob at @start: SPLICE_CONTEXT characters squeezed, out to
+    ASCII whitespace (a phrase's word is read whole)."""
+    width = SPLICE_CONTEXT
+    while True:
+        lo = _run_start(text, max(0, start - width))
+        out = _squeeze(text[lo:start])
+        if len(out) >= SPLICE_CONTEXT or lo == 0:
+            break
+        width *= 4
+    cut = len(out) - SPLICE_CONTEXT
+    if cut > 0:
+        m = _WS.search(out[:cut + 1][::-1])
+        out = out[cut + 1 - (m.start() if m else cut + 1):]
+    return out
+
+
+def _after(text: str, end: int) -> str:
+    """The context kept after a blob that ends at @end, as _before keeps it."""
+    width, n = SPLICE_CONTEXT, len(text)
+    while True:
+        hi = _run_end(text, min(n, end + width))
+        out = _squeeze(text[end:hi])
+        if len(out) >= SPLICE_CONTEXT or hi == n:
+            break
+        width *= 4
+    return out[:_run_end(out, SPLICE_CONTEXT)]
+
+
+def _near(text: str, end: int, start: int) -> bool:
+    """Whether blobs that end at @end and start at @start share one context: at most twice
+    SPLICE_CONTEXT characters between them, squeezed. The gap is squeezed a piece at a time,
+    out to ASCII whitespace, until it is longer than that (a whitespace run cut between two
+    pieces counts twice)."""
+    room, pos, width = 2 * SPLICE_CONTEXT, end, 4 * SPLICE_CONTEXT
+    while pos < start:
+        hi = min(start, _run_end(text, pos + width))
+        room -= len(_squeeze(text[pos:hi]))
+        if room < 0:
+            return False
+        pos, width = hi, width * 4
+    return True
+
+
 def spliced(text: str, spans: list[tuple[int, int, list[str]]]) -> str | None:
     """The blobs of @text that decode to text (@spans, from _decoded_spans), each in place in
-    its context (SPLICE_CONTEXT
-    characters either side, out to ASCII whitespace), so that a phrase begun in the clear
-    and ended in a blob reads whole; one context per group of nearby blobs, a line each.
-    The longest blob wins where two overlap (wrapped base64 over its lines). None when no
-    blob decodes."""
+    its context (SPLICE_CONTEXT characters either side, each run of whitespace counted and
+    kept as one, out to ASCII whitespace), so that a phrase begun in the clear and ended in a
+    blob reads whole; one context per group of nearby blobs, a line each. The longest blob
+    wins where two overlap (wrapped base64 over its lines). None when no blob decodes."""
     spans = sorted(spans, key=lambda s: (s[0], -s[1]))
     groups: list[list[tuple[int, int, list[str]]]] = []
     for span in spans:
         if groups and span[0] < groups[-1][-1][1]:
             continue
-        if groups and span[0] - groups[-1][-1][1] <= 2 * SPLICE_CONTEXT:
+        if groups and _near(text, groups[-1][-1][1], span[0]):
             groups[-1].append(span)
         else:
             groups.append([span])
     out = []
     for group in groups:
-        prev = _run_start(text, max(0, group[0][0] - SPLICE_CONTEXT))
-        parts = []
+        parts, prev = [_before(text, group[0][0])], None
         for start, end, decoded in group:
-            parts += [text[prev:start], decoded[0]]
+            if prev is not None:
+                parts.append(_squeeze(text[prev:start]))
+            parts.append(decoded[0])
             prev = end
-        parts.append(text[prev:_run_end(text, min(len(text), prev + SPLICE_CONTEXT))])
+        parts.append(_after(text, prev))
         out.append("".join(parts))
     return "\n".join(out) if out else None
 
 
 _VS_RUN = re.compile(f"[{VARIATION_SELECTORS}]{{2,}}")
+# The selectors but the two that choose a character's text or emoji form: benign text is full
+# of those, and the bytes they stand for (14 and 15) are controls that no smuggled text holds.
+_VS_BYTES = re.compile("[\ufe00-\ufe0d\U000e0100-\U000e01ef]")
 
 
 def non_ascii_spans(text: str, block: int = 1024) -> list[tuple[int, int]]:
@@ -516,17 +641,24 @@ def _vs_byte(c: str) -> int:
 
 
 def smuggled(text: str, spans: list[tuple[int, int]] | None = None) -> list[str]:
-    """The texts that runs of variation selectors spell, a byte each ("emoji smuggling":
-    U+FE00-FE0F for 0-15, U+E0100-E01EF for 16-255, after one visible character). @spans:
-    the text's non_ascii_spans() when known."""
+    """The texts that variation selectors spell, a byte each ("emoji smuggling": U+FE00-FE0F
+    for 0-15, U+E0100-E01EF for 16-255): each run of them (after one visible character), and
+    all of the text's selectors in order once there are MIN_BLOB_TEXT of them, but for the
+    text and emoji presentation ones, since one selector after each of many characters spells
+    bytes too. @spans: the text's non_ascii_spans() when known."""
     if text.isascii():
         return []
-    found = []
+    found, every = [], []
     for start, end in non_ascii_spans(text) if spans is None else spans:
         for m in _VS_RUN.finditer(text, start, end):
             s = _as_text(bytes(map(_vs_byte, m.group(0))))
             if s is not None:
                 found.append(s)
+        every += _VS_BYTES.findall(text, start, end)
+    if len(every) >= MIN_BLOB_TEXT:
+        s = _as_text(bytes(map(_vs_byte, every)))
+        if s is not None and s not in found:
+            found.append(s)
     return found
 
 
@@ -625,24 +757,29 @@ class _Child:
 
 
 def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list[str]:
-    """What @cur smuggles past its blobs: runs of variation selectors, and the blobs that
-    read as one only after NFKC and invisible characters removed. An unescaped child of a
-    text holds new ones only in its unescaped pieces; one of a normalized text holds none
-    (normalizing removes both)."""
+    """What @cur smuggles past its blobs: the bytes its variation selectors spell, and the
+    blobs that read as one only after NFKC and invisible characters removed. An unescaped
+    child of a text holds new ones only in its unescaped pieces, but for the sequence of all
+    its selectors, which is read whole again when a piece holds one; one of a normalized text
+    holds none (normalizing removes both)."""
     if child is None:
         texts = [cur]
     elif not child.folded:
         texts = [p for p in child.parts if p is not None]
     else:
         return []
-    found = []
+    found, selectors = [], False
     for t in texts:
         if t.isascii():
             continue
         spans = non_ascii_spans(t)
         found += smuggled(t, spans)
+        if child is not None and not selectors:
+            selectors = any(_VS_BYTES.search(t, a, b) for a, b in spans)
         for piece in loose_pieces(t, spans):
             found += blobs(piece, cache)
+    if child is not None and selectors:
+        found += smuggled(cur)
     return found
 
 
@@ -655,7 +792,10 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
     budget = _Budget(text)
     decoded: dict[str, list[str]] = {}
     out: list[tuple[str, bool, Derived | None]] = []
-    seen = {text}
+    # The raw and the normalized texts apart: a decoded text that equals a normalized view
+    # is still a raw view (the classifier scores it, the Unicode rules and the decoders read
+    # it).
+    seen, seen_norm = {text}, set()
     work: list[tuple[str, int, _Child | None]] = [(text, 0, None)]
     while work:
         cur, depth, child = work.pop()
@@ -675,10 +815,13 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
             norm_parts = [_fold(p) for p, _ in cut]
             norm = "".join(norm_parts)
         norm = _ascii_breaks(norm)
-        if norm == cur:
+        if norm in seen_norm:
+            pass
+        elif norm == cur:
+            seen_norm.add(norm)
             out.append((cur, True, derived))
-        elif norm not in seen:
-            seen.add(norm)
+        else:
+            seen_norm.add(norm)
             budget.take(norm)
             out.append((norm, True, derived))
         found += _hidden(cur, child, decoded)
@@ -691,7 +834,8 @@ def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
         if norm != cur:
             norm_cut = pieces(norm, escape_regions(norm))
             last = _Child(norm_cut, [_fold(p) for p, _ in norm_cut], True)
-            children.append((last.text, last))
+            if last.text != norm:  # else it is the normalized view itself, scanned as one
+                children.append((last.text, last))
         for sub, hint in children:
             if sub in seen:
                 continue

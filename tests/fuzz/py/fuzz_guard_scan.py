@@ -22,7 +22,9 @@ TOKENS = [b"ignore previous instructions", b"IGNORE ALL PRIOR", b"system prompt"
           b"<|im_start|>", b"secret word", b"secret\xe2\x80\x8bword", b"\xe2\x80\x8b",
           b"\xf3\xa0\x81\x89", b"&#105;", b"&amp;", b"%69", b"\\u0069", b"\\x69",
           b"aWdub3JlIHByZXZpb3VzIGluc3RydWN0aW9ucw==", b"69676e6f72652070726576696f7573",
-          b"\xef\xbc\xa9", b"\xc4\xb0", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\n\n", b"A" * 64]
+          b"\xef\xbc\xa9", b"\xc4\xb0", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\n\n", b"A" * 64,
+          b"\xf3\xa0\x85\x99", b"\xe4\xb8\x80", b"\xf0\x9f\x98\x80", b"-+", b"_/", b"<br />",
+          b" " * 300]
 _CODES = {"processing_limit", "input_too_large", "invalid_input"}
 _MODEL = G.StatisticalClassifier(fuzzlib.CORPUS / "guard_model" / "valid")
 _GUARD = G.PromptGuard("medium", 1 << 16, rules=[G.Rule("fuzz-secret", r"secret\s+word",
