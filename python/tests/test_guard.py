@@ -1337,4 +1337,5 @@ def test_accents_are_read_through(text):
     assert [f.rule_id for f in report.findings] == ["override-previous-instructions"], report
     # Negative control: accented prose that gives no instruction stays clean.
     assert not PromptGuard().scan("Le comit\u00e9 a r\u00e9vis\u00e9 le budget et ignor\u00e9 "
-                                  "la m\u00e9t\u00e9o; na\u00efve caf\u00e9 r\u00e9sum\u00e9.").flagged
+                                  "la m\u00e9t\u00e9o; na\u00efve caf\u00e9 "
+                                  "r\u00e9sum\u00e9.").flagged

@@ -5,9 +5,9 @@ then the server's connection handler (routing, the bearer token, Origin, session
 transports) answering them.
 
 The contract: _read_request() and _read_body() give a request, None at the end, or _HttpError
-with a 4xx status it has a reason for (asyncio.IncompleteReadError for a body cut short); the handler
-never lets an exception out and writes only well-formed HTTP/1.1 responses: a status line, the
-headers, a JSON body of Content-Length bytes or an SSE stream of JSON events. Session ids are
+with a 4xx status it has a reason for (asyncio.IncompleteReadError for a body cut short); the
+handler never lets an exception out and writes only well-formed HTTP/1.1 responses: a status
+line, the headers, a JSON body of Content-Length bytes or an SSE stream of JSON events. Session ids are
 made "FUZZSID", so that an input can initialize a session and then use it; and an older
 transport's session "LEGACY" is open, whose event stream must carry JSON-RPC responses only."""
 
