@@ -26,7 +26,6 @@ from sandlock.mcp import McpSandbox, ToolError, builtin
 from sandlock.mcp import _sandbox
 
 
-
 @pytest.fixture
 def ws(tmp_path):
     d = tmp_path / "ws"
@@ -159,6 +158,17 @@ def test_workspace_under_a_directory_others_can_write_refused(tmp_path):
         os.chown(shared, 0, 0)
         McpSandbox(workspace=str(shared / "ws"))
 
+
+def test_missing_parents_made_0700_whatever_the_umask(tmp_path):
+    # makedirs would make the parents 0775 under umask 002, which the check then refuses.
+    old = os.umask(0o002)
+    try:
+        m = McpSandbox(workspace=str(tmp_path / "a" / "b" / "ws"))
+    finally:
+        os.umask(old)
+    assert m.workspace == str(tmp_path / "a" / "b" / "ws")
+    for d in ("a", "a/b", "a/b/ws"):
+        assert stat.S_IMODE(os.stat(tmp_path / d).st_mode) == 0o700, d
 
 def test_symlink_in_a_shared_sticky_directory_refused(tmp_path, ws):
     shared = tmp_path / "shared"
@@ -305,6 +315,50 @@ def test_write_grant_over_the_calls_homes_refused(ws, tmp_path):
     assert "w" in m.tools
 
 
+def test_grant_swapped_for_a_symlink_refuses_the_call(ws):
+    # A tool that can write a grant's parent (the workspace, here) could replace the grant
+    # with a link to the calls' directory, which the sandbox would follow when it opens it.
+    cache = ws / "cache"
+    cache.mkdir()
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("w", mcp_tools.write, capabilities={"fs_writable": [str(cache)]})
+    assert run(m.call_tool("w", {"path": "cache/first"})) == "wrote"  # the negative control
+    (cache / "first").unlink()
+    cache.rmdir()
+    cache.symlink_to(m._homes.parent)
+    with pytest.raises(ToolError) as e:
+        run(m.call_tool("w", {"path": "cache/pwned"}))
+    assert str(e.value) == (f"tool 'w': the fs_writable grant {cache} is not the directory "
+                            "add_tool checked (a symlink is in its way, or it is gone; a tool "
+                            "may have swapped it): the call is refused; put the directory back")
+    assert os.listdir(m._homes.parent) == []
+    cache.unlink()
+    cache.mkdir()  # put back: the calls run again
+    assert run(m.call_tool("w", {"path": "cache/again"})) == "wrote"
+    m.close()
+
+
+def test_grants_kept_resolved(ws, tmp_path):
+    # The sandbox opens the directory add_tool checked, not what a link names at call time.
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("w", mcp_tools.write, capabilities={"fs_writable": [tmp_path / "link"]})
+    assert m.get_policy("w").fs_writable[0] == str(real)
+    m.close()
+
+
+def test_calls_directory_gone_is_a_tool_error(ws):
+    m = McpSandbox(workspace=str(ws))
+    m.add_tool("where", mcp_tools.where)
+    assert run(m.call_tool("where")) == str(ws)  # the negative control
+    os.rmdir(m._homes.parent)  # what a cleaner of /tmp may do to a long-lived server
+    with pytest.raises(ToolError) as e:
+        run(m.call_tool("where"))
+    assert str(e.value) == (f"tool 'where': the calls' directory {m._homes.parent} is gone (a "
+                            "cleaner of the temporary directory?): restart the server")
+
 def test_calls_directory_removed_with_the_sandbox(ws, tmp_path):
     m = McpSandbox(workspace=str(ws))
     parent = m._homes.parent
@@ -396,6 +450,9 @@ def test_capabilities_copied_at_registration(ws, tmp_path):
     m.add_tool("it", mcp_tools.write, capabilities={"fs_writable": iter(grants[:1])})
     assert list(m.get_policy("it").fs_writable) == [str(tmp_path / "a")]
     assert list(m.get_policy("it").fs_writable) == [str(tmp_path / "a")]
+    # Pairs, as dict() takes them.
+    m.add_tool("pairs", mcp_tools.write, capabilities=[("fs_writable", grants[:1])])
+    assert list(m.get_policy("pairs").fs_writable) == [str(tmp_path / "a")]
 
 
 def test_temporary_directory_inside_the_workspace_refused(ws, monkeypatch):
@@ -565,13 +622,14 @@ def test_symlink_planted_while_the_workspace_is_made_refused(tmp_path, ws, monke
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o1777)
-    real_makedirs = os.makedirs
+    real_mkdir = os.mkdir
 
     def plant(path, *a, **kw):
-        os.symlink(ws, path)
-        return real_makedirs(path, *a, **kw)
+        if str(path) == str(shared / "late"):
+            os.symlink(ws, path)
+        return real_mkdir(path, *a, **kw)
 
-    monkeypatch.setattr(os, "makedirs", plant)
+    monkeypatch.setattr(os, "mkdir", plant)
     with pytest.raises(ValueError, match=r"goes through the symlink .*/shared/late in a "
                                          r"directory every user can write"):
         McpSandbox(workspace=str(shared / "late"))

@@ -102,7 +102,7 @@ class RawOrigin:
 RAW_GET = r"""
 import hashlib, socket, sys
 port, path = int(sys.argv[1]), sys.argv[2]
-s = socket.create_connection(("localhost", port), timeout=30)
+s = socket.create_connection(("127.0.0.1", port), timeout=30)  # the origin's; not [::1]:port
 s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
 data = b""
 while d := s.recv(1 << 20):

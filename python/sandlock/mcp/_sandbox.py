@@ -160,9 +160,10 @@ class McpSandbox:
         if input_schema is not None:
             schema = dict(input_schema)
         _validate.check_schema(schema, name)  # every keyword checked at each call, or refused
-        caps = _frozen(capabilities or {})
+        caps = _frozen(dict(capabilities or {}))
         _policy.build(self.workspace, caps, ())  # an unknown or bad capability fails here
         _check_root(name, root)
+        caps = _resolved(caps)
         grants = _writable_of(caps)
         self._homes.check_grants(name, grants)
         self._check_writable(name, root, grants)
@@ -228,11 +229,23 @@ class McpSandbox:
     def _call_in_home(self, t: _Local, name: str, request: bytes, limit: float,
                       call: _Call) -> str:
         """One call in a pool thread, with a private directory of its own as HOME."""
+        self._check_unchanged(t, name)
         home = self._homes.make(name)
         try:
             return _run(self._policy(t, home), name, request, limit, call)
         finally:
             self._homes.drop(home)
+
+    def _check_unchanged(self, t: _Local, name: str) -> None:
+        """ToolError when the workspace or a directory @t may write is reached through a
+        symlink: add_tool checked them resolved (and keeps them so), and a tool that can
+        write a grant's parent could swap in a link to the calls' directory or to a tool's
+        code, which the sandbox would follow when it opens the grant."""
+        for path, what in [(self.workspace, "the workspace"), *_writable_of(t.capabilities)]:
+            if not _workspace.free_of_links(path):
+                raise ToolError(f"tool {name!r}: {what} {path} is not the directory add_tool "
+                                "checked (a symlink is in its way, or it is gone; a tool may "
+                                "have swapped it): the call is refused; put the directory back")
 
     def tool_definitions_openai(self) -> list[dict[str, Any]]:
         """Every tool in the OpenAI function-calling format."""
@@ -305,21 +318,36 @@ def _frozen(value: Any) -> Any:
         return types.MappingProxyType({k: _frozen(v) for k, v in value.items()})
     if isinstance(value, (list, tuple, set, frozenset, Iterator)):
         return tuple(_frozen(v) for v in value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     return value
 
 
+_WRITE_FIELDS = ("workdir", "fs_storage")  # besides fs_writable: directories a tool changes
+
+
+def _resolved(caps: Mapping[str, Any]) -> Mapping[str, Any]:
+    """@caps (frozen, checked by Sandbox) with the directories a tool writes resolved: the
+    sandbox opens what add_tool checked, and each call checks that nothing swapped a symlink
+    into their way since (_check_unchanged)."""
+    out = dict(caps)
+    if isinstance(caps.get("fs_writable"), tuple):
+        out["fs_writable"] = tuple(os.path.realpath(g) if isinstance(g, str) else g
+                                   for g in caps["fs_writable"])
+    for k in _WRITE_FIELDS:
+        if isinstance(caps.get(k), str):
+            out[k] = os.path.realpath(caps[k])
+    return types.MappingProxyType(out)
+
+
 def _writable_of(caps: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The directories a tool of @caps may change, resolved, each with what grants it: its
-    fs_writable grants (a lone string counts as one path here, to be safe; Sandbox refuses
-    it), its workdir (whose changes land in it after a clean exit) and the fs_storage its
-    branches are written to."""
-    grants = caps.get("fs_writable") or ()
-    if isinstance(grants, (str, os.PathLike)):
-        grants = [grants]
-    named = [("the fs_writable grant", g) for g in grants]
-    named += [(f"the {k}", caps.get(k)) for k in ("workdir", "fs_storage")]
-    return [(os.path.realpath(os.fspath(g)), what) for what, g in named
-            if isinstance(g, (str, os.PathLike))]
+    """The directories a tool of @caps (_resolved) may change, each with what grants it: its
+    fs_writable grants, its workdir (whose changes land in it after a clean exit) and the
+    fs_storage its branches are written to. Never resolved again here: a symlink swapped in
+    since add_tool must not be followed (_check_unchanged)."""
+    named = [("the fs_writable grant", g) for g in caps.get("fs_writable") or ()]
+    named += [(f"the {k}", caps.get(k)) for k in _WRITE_FIELDS]
+    return [(g, what) for what, g in named if isinstance(g, str)]
 
 
 def _check_root(name: str, root: str) -> None:
@@ -370,7 +398,12 @@ class _Homes:
         with self._lock:
             if self._closed:
                 raise ToolError(_closed(name))
-            home = tempfile.mkdtemp(prefix="home-", dir=self.parent)
+            try:
+                home = tempfile.mkdtemp(prefix="home-", dir=self.parent)
+            except FileNotFoundError:
+                raise ToolError(f"tool {name!r}: the calls' directory {self.parent} is gone "
+                                "(a cleaner of the temporary directory?): restart the "
+                                "server") from None
             self._running += 1
             return home
 

@@ -82,15 +82,32 @@ def _open_dir(path: str) -> int:
         raise
 
 
+def free_of_links(path: str) -> bool:
+    """Whether the absolute @path names a directory now, through no symlink."""
+    try:
+        fd = os.open("/", _DIR | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        for name in [p for p in path.split("/") if p]:
+            nfd = os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+            if stat.S_ISLNK(os.fstat(fd).st_mode):
+                return False
+        return stat.S_ISDIR(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def prepare(path: str) -> str:
     """@path made (mode 0700) when missing, checked when found; its resolved form.
     ValueError naming the path, what is wrong with it and what to do."""
     path = os.path.abspath(path)
     try:
-        # mkdir follows no symlink: a planted one makes it fail, and the lookup refuses it.
-        os.makedirs(path, mode=0o700)
-    except FileExistsError:
-        pass
+        _make(path)
     except OSError as e:
         raise _refuse(path, f"cannot be made: {e.strerror}: choose another directory") from None
     try:
@@ -113,6 +130,21 @@ def prepare(path: str) -> str:
                             f" chmod go-w {real}, or choose a directory only you can write")
     _check_parents(path, real)
     return real
+
+
+def _make(path: str) -> None:
+    """@path and the directories missing above it made, each 0700 (not makedirs' umask
+    modes, which _check_parents could then refuse as group-writable). mkdir follows no
+    symlink: a planted one makes it fail, and the lookup that follows refuses it."""
+    missing = []
+    while not os.path.lexists(path) and path != "/":
+        missing.append(path)
+        path = os.path.dirname(path)
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
 
 
 def _check_parents(path: str, real: str) -> None:
