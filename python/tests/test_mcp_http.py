@@ -459,6 +459,7 @@ def test_pending_connections_never_keep_an_authenticated_one_out(inproc, monkeyp
 
     monkeypatch.setattr(_http, "_MAX_CONNECTIONS", 2)
     monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 4)
+    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 0.0)
     s = inproc(token="s3cret")
     idle = [s.connect() for _ in range(4)]  # connected, never a byte sent: no token shown
     assert wait_until(lambda: len(s.srv.pending) == 4, timeout=10)
@@ -480,6 +481,7 @@ def test_a_peer_makes_room_from_its_own_pending_connections(inproc, monkeypatch)
 
     monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 2)
     monkeypatch.setattr(_http, "_MAX_PENDING", 3)
+    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 0.0)
     s = inproc(token="s3cret")
     a = [s.connect("127.0.0.2"), s.connect("127.0.0.2")]
     b = s.connect()
@@ -495,6 +497,34 @@ def test_a_peer_makes_room_from_its_own_pending_connections(inproc, monkeypatch)
     for c in [a[2], *rest]:
         assert status_of(exchange(c, request(headers=AUTH))) == "HTTP/1.1 200 OK"
 
+
+
+@pytest.mark.pure
+def test_a_burst_never_closes_a_connection_just_made(inproc, monkeypatch):
+    # The loop takes in a burst of connections before it reads any: one made just before the
+    # burst must keep its chance to send its request, so the newcomers are refused instead.
+    from sandlock.mcp import _http
+
+    monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 2)
+    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 600.0)
+    s = inproc(token="s3cret")
+    mine = s.connect()
+    other = s.connect()
+    assert wait_until(lambda: len(s.srv.pending) == 2, timeout=10)
+    got = exchange(s.connect(), b"")
+    assert status_of(got) == "HTTP/1.1 503 Service Unavailable"
+    assert b"over 2 connections from 127.0.0.1 without an accepted request yet, each under " \
+        b"600 s old: retry later" in got
+    assert len(s.srv.pending) == 2
+    assert status_of(exchange(mine, request(headers=AUTH))) == "HTTP/1.1 200 OK"
+    # The negative control: once they are old enough, the oldest makes room (the test above).
+    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 0.0)
+    late = [s.connect()]
+    assert wait_until(lambda: len(s.srv.pending) == 2, timeout=10)  # other, late[0]
+    late.append(s.connect())
+    assert pending_closed(other, "over 2 connections from 127.0.0.1")
+    for c in late:
+        assert status_of(exchange(c, request(headers=AUTH))) == "HTTP/1.1 200 OK"
 
 @pytest.mark.pure
 @pytest.mark.parametrize("peername,peer", [
@@ -517,18 +547,18 @@ def test_peers_counted_by_address(peername, peer):
 def test_one_deadline_for_the_request_line_and_headers(inproc, monkeypatch):
     from sandlock.mcp import _http
 
-    monkeypatch.setattr(_http, "_HEAD_TIMEOUT", 1.0)
+    monkeypatch.setattr(_http, "_HEAD_TIMEOUT", 2.0)
     s = inproc()
     c = s.connect()
     assert wait_until(lambda: len(s.srv.pending) == 1, timeout=10)  # its deadline is set
-    # The line, then the headers, each sent within the budget of 1 s, but not both.
+    # The line, then the headers, each sent within the budget of 2 s, but not both.
     head, _, rest = request().partition(b"\r\n")
-    time.sleep(0.6)
+    time.sleep(1.2)
     c.sendall(head + b"\r\n")
-    time.sleep(0.6)
+    time.sleep(1.2)
     got = exchange(c, rest)
     assert status_of(got) == "HTTP/1.1 408 Request Timeout"
-    assert b"the request line and headers took over 1 s" in got
+    assert b"the request line and headers took over 2 s" in got
     # Negative control: the same request sent at once.
     assert status_of(exchange(s.connect(), request())) == "HTTP/1.1 200 OK"
 

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -394,8 +395,17 @@ def test_server_stopped_by_sigterm_leaves_no_directory(ws, tmp_path, monkeypatch
             assert "result" in server.initialize()
         made = os.listdir(tmp)  # the negative control: there while the server runs
         assert len(made) == 1 and made[0].startswith("sandlock-mcp-")
+        held = []
+        if transport == "http":
+            # Open connections do not hold the server's end: an idle one, and an SSE stream.
+            host, port = server.base.split("//")[1].rsplit(":", 1)
+            held = [socket.create_connection((host, int(port))) for _ in range(2)]
+            held[1].sendall(f"GET /sse HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+            assert held[1].recv(12) == b"HTTP/1.1 200"
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(timeout=30) == 0
+        for c in held:
+            c.close()
     finally:
         server.close()
     assert os.listdir(tmp) == []

@@ -18,8 +18,9 @@ bound port, and so is any request a browser marks as coming from another site
 
 A connection counts against the connection cap only once its first request has passed these
 checks; until then it is one of a bounded set of pending connections, in all and per peer
-address, in which a new connection closes the oldest, so that connections which never show a
-token cannot keep a client that has one out.
+address, in which a new connection closes the oldest (unless that one has just been made: then
+the newcomer is refused), so that idle connections which never show a token close their own
+kind first.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ _MAX_CONNECTIONS = 256  # connections whose first request passed the checks
 # Connections whose first request has not passed them yet, in all and from one peer address.
 _MAX_PENDING = 128
 _MAX_PENDING_PER_PEER = 16
+# Seconds a pending connection is safe from a newer one: the asyncio loop takes in up to a
+# hundred connections before it reads any, so without it a burst right after a client's
+# connection would close that client's before its request is read. Past the bounds with
+# every candidate this young, the newcomer is the one refused.
+_MIN_PENDING_AGE = 0.25
 _MAX_STREAMS = 64  # open GET /sse streams, each with its own session of the older transport
 # Seconds: for a connection's first request line and its headers together, for a body, and
 # from an answer to the next request's line and headers on a kept-alive connection. Past any,
@@ -229,13 +235,14 @@ def _peer(writer: Any) -> str:
 class _Conn:
     """One client connection, as the connection bounds see it."""
 
-    __slots__ = ("peer", "writer", "task", "deadline", "admitted", "answered")
+    __slots__ = ("peer", "writer", "task", "born", "deadline", "admitted", "answered")
 
-    def __init__(self, writer: asyncio.StreamWriter, deadline: float) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, born: float) -> None:
         self.peer = _peer(writer)
         self.writer = writer
         self.task = asyncio.current_task()
-        self.deadline = deadline  # for its first request's line and headers, the loop's clock
+        self.born = born  # when it was taken in, the loop's clock
+        self.deadline = born + _HEAD_TIMEOUT  # for its first request's line and headers
         self.admitted = False  # its first request passed the checks
         self.answered = False  # an answer went out (a refusal), so none other may follow
 
@@ -254,16 +261,20 @@ class _Pending:
     def add(self, conn: _Conn) -> list[tuple[_Conn, str]]:
         """Hold @conn. Returns the connections that must close to make room for it, each with
         why, and holds them no more: its peer's oldest past _MAX_PENDING_PER_PEER, so that a
-        peer's idle connections end its own first, and the oldest of all past _MAX_PENDING."""
+        peer's idle connections end its own first, and the oldest of all past _MAX_PENDING;
+        or @conn itself, not held, when the one to close is under _MIN_PENDING_AGE old."""
         out = []
-        mine = self.by_peer.get(conn.peer, {})
-        if len(mine) >= _MAX_PENDING_PER_PEER:
-            out.append((next(iter(mine)), f"over {_MAX_PENDING_PER_PEER} connections from "
-                                          f"{conn.peer}"))
-            self.remove(out[-1][0])
-        if len(self.all) >= _MAX_PENDING:
-            out.append((next(iter(self.all)), f"over {_MAX_PENDING} connections"))
-            self.remove(out[-1][0])
+        for group, bound, why in ((self.by_peer.get(conn.peer, {}), _MAX_PENDING_PER_PEER,
+                                   f"over {_MAX_PENDING_PER_PEER} connections from "
+                                   f"{conn.peer}"),
+                                  (self.all, _MAX_PENDING, f"over {_MAX_PENDING} connections")):
+            if len(group) < bound:
+                continue
+            oldest = next(iter(group))
+            if conn.born - oldest.born < _MIN_PENDING_AGE:
+                return [*out, (conn, why)]
+            self.remove(oldest)
+            out.append((oldest, why))
         self.by_peer.setdefault(conn.peer, {})[conn] = None
         self.all[conn] = None
         return out
@@ -292,6 +303,7 @@ class _Server:
         self.legacy_sessions: dict[str, Session] = {}
         self.open = 0  # admitted connections, against _MAX_CONNECTIONS
         self.pending = _Pending()
+        self.tasks: set[asyncio.Task[None]] = set()  # every connection's, for stop()
 
     def keep(self, sid: str, session: Session) -> None:
         """Hold @session; past _MAX_SESSIONS the oldest ends (its client gets 404 and starts
@@ -303,14 +315,27 @@ class _Server:
 
     async def connection(self, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
-        conn = _Conn(writer, asyncio.get_running_loop().time() + _HEAD_TIMEOUT)
+        conn = _Conn(writer, asyncio.get_running_loop().time())
+        if conn.task is not None:
+            self.tasks.add(conn.task)
+        refused = None
         for old, why in self.pending.add(conn):
-            self._close_pending(old, why)
+            if old is conn:
+                refused = why
+            else:
+                self._close_pending(old, why)
         try:
-            await self._serve(conn, reader, writer)
+            if refused is not None:
+                self.send(writer, 503, {"error": f"{refused} without an accepted request yet, "
+                                                 f"each under {_MIN_PENDING_AGE:g} s old: retry "
+                                                 "later"}, close=True)
+                await _linger(reader, writer)
+            else:
+                await self._serve(conn, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
+            self.tasks.discard(conn.task)  # type: ignore[arg-type]
             self.pending.remove(conn)
             if conn.admitted:
                 self.open -= 1
@@ -337,6 +362,8 @@ class _Server:
                 if req.headers.get("connection", "").lower() == "close":
                     return
             except _HttpError as e:
+                if conn.answered:  # closed for a newer connection as the read failed
+                    return
                 conn.answered = True
                 extra = {"WWW-Authenticate": "Bearer"} if e.status == 401 else {}
                 self.send(writer, e.status, {"error": str(e)}, extra, close=True)
@@ -361,6 +388,15 @@ class _Server:
                                                   "request as soon as connected"}, close=True)
         if conn.task is not None:
             conn.task.cancel()  # its handler closes the connection
+
+    async def stop(self) -> None:
+        """End every connection, the calls they wait for with them: a server's wait_closed()
+        waits for its connections (Python 3.12.1 on), which an idle or streaming client keeps
+        open as long as it likes."""
+        tasks = [t for t in self.tasks if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def send(self, writer: asyncio.StreamWriter, status: int, body: Any = None,
              headers: dict[str, str] | None = None, close: bool = False) -> None:
@@ -624,4 +660,8 @@ async def serve(mcp: McpSandbox, host: str, port: int, token: str | None, *, sse
               "on a machine others use, give one (--token or SANDLOCK_MCP_TOKEN)",
               file=sys.stderr, flush=True)
     async with server:
-        await server.serve_forever()
+        try:
+            await asyncio.Future()  # until cancelled (SIGTERM, Ctrl-C)
+        finally:
+            server.close()
+            await srv.stop()
