@@ -485,7 +485,7 @@ class Sandbox:
             h._not_from_callback("wait")  # before another thread's claim is looked at
         with self._lock:
             h = self._handle
-            if h is not None:  # a callback that began before spawn() returned sees it now
+            if h is not None:  # also for a callback that began while spawn() held the lock
                 h._not_from_callback("wait")
             if h is None or h is self._waited:
                 raise RuntimeError("no process to wait for in this sandbox")
@@ -643,7 +643,8 @@ class Sandbox:
             if x is not None:
                 x._not_from_callback("close")
         with self._lock:
-            for x in (self._handle, self._pending):  # as wait() does, once spawn() has returned
+            # Again: a callback may have begun while spawn() held the lock.
+            for x in (self._handle, self._pending):
                 if x is not None:
                     x._not_from_callback("close")
             h, self._handle = self._handle, None
