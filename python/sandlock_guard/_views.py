@@ -553,67 +553,98 @@ def _hidden(cur: str, child: _Child | None, cache: dict[str, list[str]]) -> list
     return found
 
 
+def _forms(cur: str, cut: list[tuple[str, bool]], child: _Child | None,
+           cache: dict[str, list[str]]):
+    """What one text gives before its hidden blobs: (its normalized form, how that lines up
+    with the parent's for an unescaped view, its normalized pieces, the texts of its blobs,
+    their spans or None when they are not all of the text's)."""
+    if child is not None:
+        norm, derived = child.normalized()
+        found = child.new_blobs(cache)
+        norm_parts = [norm] if len(cut) == 1 else [_fold(p) for p, _ in cut]
+        return _ascii_breaks(norm), derived, norm_parts, found, None
+    spans = decoded_spans(cur, cache)
+    found = [s for _, _, texts in spans for s in texts]
+    norm_parts = [_fold(p) for p, _ in cut]
+    return _ascii_breaks("".join(norm_parts)), None, norm_parts, found, spans
+
+
+def _children(cur: str, norm: str, cut: list[tuple[str, bool]], norm_parts: list[str],
+              found: list[str], spans, cache: dict[str, list[str]]):
+    """The texts derived from @cur, as (text, _Child or None): its unescaped form, the texts
+    its blobs decode to (@found), the spliced view, and its normalized form's unescaped form."""
+    first = _Child(cut, norm_parts, False)
+    children = [(first.text, first)] + [(b, None) for b in found]
+    if found:
+        joined = spliced(cur, decoded_spans(cur, cache) if spans is None else spans)
+        if joined is not None:
+            children.append((joined, None))
+    if norm != cur:
+        norm_cut = pieces(norm, escape_regions(norm))
+        last = _Child(norm_cut, [_fold(p) for p, _ in norm_cut], True)
+        if last.text != norm:  # else it is the normalized view itself, scanned as one
+            children.append((last.text, last))
+    return children
+
+
+class _Walk:
+    """The views of one input as they are found: each text taken apart in turn, within the
+    budget. The raw and the normalized texts are kept apart: a decoded text that equals a
+    normalized view is still a raw view (the classifier scores it, the Unicode rules and the
+    decoders read it)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.budget = _Budget(text)
+        self.decoded: dict[str, list[str]] = {}
+        self.out: list[tuple[str, bool, Derived | None]] = []
+        self.seen, self.seen_norm = {text}, set()
+        self.work: list[tuple[str, int, _Child | None]] = [(text, 0, None)]
+
+    def run(self) -> list[tuple[str, bool, Derived | None]]:
+        while self.work:
+            self.visit(*self.work.pop())
+        return self.out
+
+    def visit(self, cur: str, depth: int, child: _Child | None) -> None:
+        if cur is not self.text:
+            self.budget.take(cur)
+        self.out.append((cur, False, None if child is None else child.raw()))
+        cut = pieces(cur, escape_regions(cur))
+        norm, derived, norm_parts, found, spans = _forms(cur, cut, child, self.decoded)
+        self.add_normalized(cur, norm, derived)
+        found += _hidden(cur, child, self.decoded)
+        self.push(_children(cur, norm, cut, norm_parts, found, spans, self.decoded), depth + 1)
+
+    def add_normalized(self, cur: str, norm: str, derived: Derived | None) -> None:
+        """The normalized view, once: listed as @cur itself when normalizing leaves it alone."""
+        if norm in self.seen_norm:
+            return
+        self.seen_norm.add(norm)
+        if norm == cur:
+            self.out.append((cur, True, derived))
+        else:
+            self.budget.take(norm)
+            self.out.append((norm, True, derived))
+
+    def push(self, children: list[tuple[str, _Child | None]], depth: int) -> None:
+        """Queues the @children not seen yet, at @depth; past MAX_DEPTH, raises ScanError."""
+        for sub, hint in children:
+            if sub in self.seen:
+                continue
+            if depth > MAX_DEPTH:
+                raise ScanError("processing_limit", f"encodings nested deeper than {MAX_DEPTH}")
+            self.seen.add(sub)
+            self.work.append((sub, depth, hint))
+
+
 def derive(text: str) -> list[tuple[str, bool, Derived | None]]:
     """Every text to scan, as (text, normalized, derived), the input first; a text that
     normalizing leaves alone is listed both ways; derived, for an unescaped view, says how it
     lines up with the text it was unescaped from, and for its normalized form how that lines
     up with the text's normalized form. Raises
     ScanError("processing_limit") past a bound."""
-    budget = _Budget(text)
-    decoded: dict[str, list[str]] = {}
-    out: list[tuple[str, bool, Derived | None]] = []
-    # The raw and the normalized texts apart: a decoded text that equals a normalized view
-    # is still a raw view (the classifier scores it, the Unicode rules and the decoders read
-    # it).
-    seen, seen_norm = {text}, set()
-    work: list[tuple[str, int, _Child | None]] = [(text, 0, None)]
-    while work:
-        cur, depth, child = work.pop()
-        if cur is not text:
-            budget.take(cur)
-        out.append((cur, False, None if child is None else child.raw()))
-        cut = pieces(cur, escape_regions(cur))
-        if child is not None:
-            norm, derived = child.normalized()
-            found = child.new_blobs(decoded)
-            spans = None
-            norm_parts = [norm] if len(cut) == 1 else [_fold(p) for p, _ in cut]
-        else:
-            derived = None
-            spans = decoded_spans(cur, decoded)
-            found = [s for _, _, texts in spans for s in texts]
-            norm_parts = [_fold(p) for p, _ in cut]
-            norm = "".join(norm_parts)
-        norm = _ascii_breaks(norm)
-        if norm in seen_norm:
-            pass
-        elif norm == cur:
-            seen_norm.add(norm)
-            out.append((cur, True, derived))
-        else:
-            seen_norm.add(norm)
-            budget.take(norm)
-            out.append((norm, True, derived))
-        found += _hidden(cur, child, decoded)
-        first = _Child(cut, norm_parts, False)
-        children = [(first.text, first)] + [(b, None) for b in found]
-        if found:
-            joined = spliced(cur, decoded_spans(cur, decoded) if spans is None else spans)
-            if joined is not None:
-                children.append((joined, None))
-        if norm != cur:
-            norm_cut = pieces(norm, escape_regions(norm))
-            last = _Child(norm_cut, [_fold(p) for p, _ in norm_cut], True)
-            if last.text != norm:  # else it is the normalized view itself, scanned as one
-                children.append((last.text, last))
-        for sub, hint in children:
-            if sub in seen:
-                continue
-            if depth + 1 > MAX_DEPTH:
-                raise ScanError("processing_limit", f"encodings nested deeper than {MAX_DEPTH}")
-            seen.add(sub)
-            work.append((sub, depth + 1, hint))
-    return out
+    return _Walk(text).run()
 
 
 def views(text: str) -> list[tuple[str, bool]]:
