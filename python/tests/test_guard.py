@@ -29,7 +29,7 @@ from sandlock_guard import (
     StatisticalClassifier,
     TransformersClassifier,
 )
-from sandlock_guard import _views
+from sandlock_guard import _blobs, _views
 
 pytestmark = pytest.mark.usefixtures("no_sanitizer_preload")
 
@@ -404,7 +404,7 @@ def test_runs_of_both_alphabets_are_read_when_they_look_like_base64(monkeypatch)
     assert _views.views(path) == [(path, False), (path, True)]
     # Control: read as base64 whatever its shape, the path holds a run of 8 text characters
     # by chance, a view of its own (and a spliced one).
-    monkeypatch.setattr(_views, "MIXED_SPECIALS", 0)
+    monkeypatch.setattr(_blobs, "MIXED_SPECIALS", 0)
     assert ("+-zg~n)\u07da", False) in _views.views(path)
 
 
@@ -571,7 +571,7 @@ def reference_ids(text):
         norm = _views._normalize_all(cur)
         folded.append(norm)
         subs = [_views._unescape_all(cur), _views._unescape_all(norm)]
-        subs += [d for b in _views._BASE64.findall(cur) for d in _views._decode_blob(b)]
+        subs += [d for b in _blobs._BASE64.findall(cur) for d in _blobs._decode_blob(b)]
         for sub in subs:
             if sub not in seen and depth < _views.MAX_DEPTH:
                 seen.add(sub)
@@ -667,7 +667,7 @@ def test_base64_candidates_are_the_regex_matches():
     for _ in range(20000):
         text = "".join(rng.choice(alphabet) * rng.randrange(1, 9)
                        for _ in range(rng.randrange(12)))
-        assert list(_views._candidates(text)) == _views._BASE64.findall(text), ascii(text)
+        assert list(_blobs._candidates(text)) == _blobs._BASE64.findall(text), ascii(text)
 
 
 @pytest.mark.pure
