@@ -179,9 +179,22 @@ def _percent_u(m: re.Match) -> str:
     return m.group(0) if 0xD800 <= c <= 0xDFFF else chr(c)
 
 
+# A decimal character reference of nine digits or more: html.unescape's int() refuses one of
+# 4300 digits (ValueError), and a browser reads leading zeros through (&#0000000105; is "i").
+_LONG_DECIMAL = re.compile(r"&#([0-9]{9,})")
+
+
+def _short_decimal(m: re.Match) -> str:
+    digits = m.group(1).lstrip("0") or "0"
+    # Past eight digits a reference is past U+10FFFF, which html.unescape reads as U+FFFD.
+    return "&#" + (digits if len(digits) <= 8 else "1114112")
+
+
 def _unescape_all(text: str) -> str:
     out = _HTML_BREAK.sub("\n", text) if "<" in text else text
     if "&" in out:
+        if "&#" in out:
+            out = _LONG_DECIMAL.sub(_short_decimal, out)
         out = html.unescape(out)
         if "<" in out:
             out = _ENTITY_BREAK.sub("\n", out)
