@@ -453,13 +453,17 @@ def pending_closed(c, why):
         and closed(c)
 
 
-@pytest.mark.pure
-def test_pending_connections_never_keep_an_authenticated_one_out(inproc, monkeypatch):
+def bounds(monkeypatch, **values):
+    """Set the server's connection bounds for a test: each NAME=value sets _http._NAME."""
     from sandlock.mcp import _http
 
-    monkeypatch.setattr(_http, "_MAX_CONNECTIONS", 2)
-    monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 4)
-    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 0.0)
+    for name, value in values.items():
+        monkeypatch.setattr(_http, f"_{name}", value)
+
+
+@pytest.mark.pure
+def test_pending_connections_never_keep_an_authenticated_one_out(inproc, monkeypatch):
+    bounds(monkeypatch, MAX_CONNECTIONS=2, MAX_PENDING_PER_PEER=4, MIN_PENDING_AGE=0.0)
     s = inproc(token="s3cret")
     idle = [s.connect() for _ in range(4)]  # connected, never a byte sent: no token shown
     assert wait_until(lambda: len(s.srv.pending) == 4, timeout=10)
@@ -477,11 +481,7 @@ def test_pending_connections_never_keep_an_authenticated_one_out(inproc, monkeyp
 
 @pytest.mark.pure
 def test_a_peer_makes_room_from_its_own_pending_connections(inproc, monkeypatch):
-    from sandlock.mcp import _http
-
-    monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 2)
-    monkeypatch.setattr(_http, "_MAX_PENDING", 3)
-    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 0.0)
+    bounds(monkeypatch, MAX_PENDING_PER_PEER=2, MAX_PENDING=3, MIN_PENDING_AGE=0.0)
     s = inproc(token="s3cret")
     a = [s.connect("127.0.0.2"), s.connect("127.0.0.2")]
     b = s.connect()
@@ -503,10 +503,7 @@ def test_a_peer_makes_room_from_its_own_pending_connections(inproc, monkeypatch)
 def test_a_burst_never_closes_a_connection_just_made(inproc, monkeypatch):
     # The loop takes in a burst of connections before it reads any: one made just before the
     # burst must keep its chance to send its request, so the newcomers are refused instead.
-    from sandlock.mcp import _http
-
-    monkeypatch.setattr(_http, "_MAX_PENDING_PER_PEER", 2)
-    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 600.0)
+    bounds(monkeypatch, MAX_PENDING_PER_PEER=2, MIN_PENDING_AGE=600.0)
     s = inproc(token="s3cret")
     mine = s.connect()
     other = s.connect()
@@ -518,7 +515,7 @@ def test_a_burst_never_closes_a_connection_just_made(inproc, monkeypatch):
     assert len(s.srv.pending) == 2
     assert status_of(exchange(mine, request(headers=AUTH))) == "HTTP/1.1 200 OK"
     # The negative control: once they are old enough, the oldest makes room (the test above).
-    monkeypatch.setattr(_http, "_MIN_PENDING_AGE", 0.0)
+    bounds(monkeypatch, MIN_PENDING_AGE=0.0)
     late = [s.connect()]
     assert wait_until(lambda: len(s.srv.pending) == 2, timeout=10)  # other, late[0]
     late.append(s.connect())
