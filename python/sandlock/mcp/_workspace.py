@@ -83,21 +83,14 @@ def _open_dir(path: str) -> int:
 
 
 def free_of_links(path: str) -> bool:
-    """Whether the absolute @path names a directory now, through no symlink."""
+    """Whether the absolute, resolved @path names a directory now, through no symlink: its
+    lookup ends where its own name says."""
     try:
-        fd = os.open("/", _DIR | os.O_DIRECTORY)
-    except OSError:
+        fd = _open_dir(path)
+    except (OSError, ValueError):
         return False
     try:
-        for name in [p for p in path.split("/") if p]:
-            nfd = os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = nfd
-            if stat.S_ISLNK(os.fstat(fd).st_mode):
-                return False
-        return stat.S_ISDIR(os.fstat(fd).st_mode)
-    except OSError:
-        return False
+        return os.readlink(f"/proc/self/fd/{fd}") == path and stat.S_ISDIR(os.fstat(fd).st_mode)
     finally:
         os.close(fd)
 
