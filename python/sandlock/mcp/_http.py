@@ -201,9 +201,12 @@ def _sse(event: str, data: str) -> bytes:
     return f"event: {event}\ndata: {data}\n\n".encode()
 
 
-def _stream_head(sid: str) -> bytes:
-    return _head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                       "Mcp-Session-Id": sid, "Connection": "close"})
+def _stream_head(sid: str | None) -> bytes:
+    """An SSE stream's head; the older transport's (@sid None) names no session in it."""
+    headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    if sid is not None:
+        headers["Mcp-Session-Id"] = sid
+    return _head(200, {**headers, "Connection": "close"})
 
 
 def _name(host: str) -> str:
@@ -584,8 +587,7 @@ class _Server:
         q: asyncio.Queue[Any] = asyncio.Queue()
         self.legacy[sid] = q
         self.legacy_sessions[sid] = Session(self.mcp)
-        writer.write(_head(200, {"Content-Type": "text/event-stream",
-                                 "Cache-Control": "no-cache", "Connection": "close"}))
+        writer.write(_stream_head(None))
         writer.write(_sse("endpoint", f"/messages?sessionId={sid}"))
         try:
             await writer.drain()
