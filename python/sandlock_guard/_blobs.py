@@ -87,7 +87,7 @@ def _b64(blob: str) -> list[bytes]:
         return [_b64_standard(body)]
     if "+" not in body and "/" not in body:
         return [_b64_standard(_as_standard(body))]
-    specials = len(body) - len(body.encode().translate(None, b"+/-_"))
+    specials = sum(map(body.count, "+/-_"))
     if specials * MIXED_SPECIALS > len(body):
         return []
     return [_b64_standard(_as_standard(body)), _b64_standard(_b64_junked(body, _URL_ONLY)),
@@ -96,17 +96,11 @@ def _b64(blob: str) -> list[bytes]:
 
 def _decode_blob(blob: str) -> list[str]:
     found = []
-    readings = _b64(blob)
-    if len(readings) == 1:
-        s = as_text(readings[0])
-        if s is not None:
-            found.append(s)
-    elif readings:
-        # Of the ways to read a run of both alphabets, the one that gives the most text: one
-        # view a run, as for the others.
-        texts = [s for s in map(as_text, readings) if s is not None]
-        if texts:
-            found.append(max(texts, key=len))
+    # Of the ways to read a run of both alphabets, the one that gives the most text: one view
+    # a run, as for the others.
+    texts = [s for s in map(as_text, _b64(blob)) if s is not None]
+    if texts:
+        found.append(max(texts, key=len))
     # Hex digits are base64 letters too: a hex run is part of some base64 match.
     for h in _HEX.findall(blob):
         s = as_text(bytes.fromhex(h[:len(h) & ~1]))

@@ -11,7 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 
 from ._types import Rule
-from ._variants import IDEOGRAPHS, STANDARDIZED_BASES
+from ._variants import IDEOGRAPHS, STANDARDIZED_BASES, VARIATION_SELECTORS
 
 RULESET_VERSION = "sandlock-guard-3"
 
@@ -41,7 +41,6 @@ _CONVO = (r"(?:conversation|chat(?:\s+history|\s+log)?|message\s+history|(?:prev
 _HIDDEN = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2065"
            "\u206a-\u206f\u2800\u3164\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
            "\U0001d173-\U0001d17a\U000e0080-\U000e00ff\U000e01f0-\U000e0fff")
-VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 # Whitespace but the newline (\s is str.isspace()), for the blanks a pattern skips after a line
 # start: with \s there, a run of blank lines is scanned again from each of its newlines (a MiB
 # of them took 15 s), and a match that crossed blank lines starts at the last one's line start

@@ -8,6 +8,11 @@ since no packaged copy of that file is there to load at run time: the list of Un
 less its ideographs, which IDEOGRAPHS covers whole, and its one ASCII base (the digit zero),
 which the rules leave to invisible-unicode like every selector after ASCII."""
 
+# Every variation selector (a character class's ranges), and all of them but U+FE0E and U+FE0F,
+# the two that choose a character's text or emoji form.
+VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+PLAIN_SELECTORS = "\ufe00-\ufe0d\U000e0100-\U000e01ef"
+
 # The CJK unified and compatibility ideographs (every Unified_Ideograph of Unicode 15.0 too):
 # the bases of ideographic variation sequences, and of U+FE00 to U+FE02 for the
 # compatibility ideographs' forms.

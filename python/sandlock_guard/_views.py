@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from ._blobs import MIN_BLOB_TEXT, as_text, blobs, decoded_spans
 from ._confusables import CONFUSABLES
-from ._rules import VARIATION_SELECTORS
+from ._variants import PLAIN_SELECTORS, VARIATION_SELECTORS
 from ._types import ScanError
 
 MAX_DEPTH = 4
@@ -337,8 +337,7 @@ def _before(text: str, start: int) -> str:
         width *= 4
     cut = len(out) - SPLICE_CONTEXT
     if cut > 0:
-        m = _WS.search(out[:cut + 1][::-1])
-        out = out[cut + 1 - (m.start() if m else cut + 1):]
+        out = out[_run_start(out, cut + 1):]
     return out
 
 
@@ -400,7 +399,7 @@ def spliced(text: str, spans: list[tuple[int, int, list[str]]]) -> str | None:
 _VS_RUN = re.compile(f"[{VARIATION_SELECTORS}]{{2,}}")
 # The selectors but the two that choose a character's text or emoji form: benign text is full
 # of those, and the bytes they stand for (14 and 15) are controls that no smuggled text holds.
-_VS_BYTES = re.compile("[\ufe00-\ufe0d\U000e0100-\U000e01ef]")
+_VS_BYTES = re.compile(f"[{PLAIN_SELECTORS}]")
 
 
 def non_ascii_spans(text: str, block: int = 1024) -> list[tuple[int, int]]:
